@@ -1,0 +1,43 @@
+/* SPDX-License-Identifier: MIT
+ *
+ * Shared pieces of the command-line interface: the subcommand entry points, one-line error reporting, and
+ * reading a recording's metadata into the model's configuration. The CLI is the only part of jobscope that
+ * prints above debug level or exits.
+ */
+#ifndef JOBSCOPE_CLI_H
+#define JOBSCOPE_CLI_H
+
+#include "core/model.h"
+#include "core/summary.h"
+#include "sinks/recording.h"
+
+#include <stdio.h>
+
+/* Exit codes of jobscope's own failures (run/attach otherwise exit with the command's status). */
+#define EXIT_USAGE 2
+#define EXIT_FAIL 1
+
+int cmd_run(int argc, char **argv);     /* also "attach" (argv[0] tells) */
+int cmd_summary(int argc, char **argv);
+int cmd_export(int argc, char **argv);
+
+/* cli_error: print "jobscope: <message>" as one line on stderr (newlines in arguments are escaped). */
+void cli_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+/* cli_usage_error: cli_error plus a hint to --help; returns EXIT_USAGE. */
+int cli_usage_error(const char *cmd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+/* cli_model_cfg: the model configuration recorded in `r`'s metadata. */
+void cli_model_cfg(const js_recording_t *r, js_model_cfg_t *ret);
+
+/* cli_run_info: the summary's run facts from `r`'s metadata (strings borrowed from r). */
+void cli_run_info(const js_recording_t *r, const char *path, js_run_info_t *ret);
+
+/* cli_read_recording: open `path` and feed every sample to a new model (*ret_model, caller frees); per sample
+ * `each` (may be NULL) is called after the feed. On failure prints one line and returns EXIT_FAIL; else 0
+ * and *ret_rec is open (caller closes). */
+typedef int (*cli_each_fn)(void *arg, const js_recording_t *r, const js_model_t *m, const js_sample_t *s);
+int cli_read_recording(const char *path, js_recording_t **ret_rec, js_model_t **ret_model, cli_each_fn each,
+                       void *arg);
+
+#endif

@@ -1,0 +1,57 @@
+/* SPDX-License-Identifier: MIT
+ *
+ * `jobscope summary [--json] RECORDING`: the run summary recomputed from a recording by the same model the
+ * live run uses.
+ */
+#include "cli/cli.h"
+
+#include "core/json.h"
+
+#include <getopt.h>
+#include <string.h>
+
+static const char summary_usage[] = "Usage: jobscope summary [--json] RECORDING\n"
+                                    "\n"
+                                    "Print the summary of a recording (text, or JSON with --json).\n";
+
+int cmd_summary(int argc, char **argv)
+{
+    static const struct option opts[] = {
+        {"json", no_argument, NULL, 'j'}, {"help", no_argument, NULL, 'h'}, {NULL, 0, NULL, 0}};
+    bool json = false;
+    optind = 1;
+    opterr = 0;
+    int c;
+    while ((c = getopt_long(argc, argv, "+jh", opts, NULL)) != -1) {
+        if (c == 'j')
+            json = true;
+        else if (c == 'h') {
+            fputs(summary_usage, stdout);
+            return 0;
+        } else
+            return cli_usage_error("summary ", "unknown option '%s'", argv[optind - 1]);
+    }
+    if (optind != argc - 1)
+        return cli_usage_error("summary ", optind >= argc ? "missing RECORDING" : "too many arguments");
+    const char *path = argv[optind];
+    js_recording_t *r;
+    js_model_t *m;
+    if (cli_read_recording(path, &r, &m, NULL, NULL))
+        return EXIT_FAIL;
+    js_summary_t su;
+    model_summary(m, &su);
+    js_run_info_t info;
+    cli_run_info(r, path, &info);
+    js_buf_t b = {0};
+    int rc = json ? summary_json(&b, &info, &su) : summary_text(&b, &info, &su);
+    if (rc == 0)
+        fputs(b.p, stdout);
+    buf_free(&b);
+    model_free(m);
+    recording_close(r);
+    if (fflush(stdout) != 0 || rc < 0) {
+        cli_error("cannot write the summary");
+        return EXIT_FAIL;
+    }
+    return 0;
+}

@@ -1,0 +1,50 @@
+/* SPDX-License-Identifier: MIT
+ *
+ * jobscope's entry point: dispatches to the subcommands and prints the top-level help and version.
+ */
+#include "cli/cli.h"
+#include "config.h"
+
+#include <string.h>
+
+static const char usage[] =
+    "Usage: jobscope COMMAND [OPTIONS] ...\n"
+    "\n"
+    "Monitor what a job uses (CPU, memory, I/O, processes) over time and in total, with exact totals.\n"
+    "\n"
+    "Commands:\n"
+    "  run [OPTIONS] [--] COMMAND [ARG...]   run COMMAND and monitor its whole process tree\n"
+    "  attach [OPTIONS] PID                  monitor an existing process and its descendants\n"
+    "  summary [--json] RECORDING            print the summary of a recording\n"
+    "  export --format csv|jsonl [--scope tree|process|system] [-o FILE] RECORDING\n"
+    "                                        write a recording's samples as a table\n"
+    "\n"
+    "Options:\n"
+    "  -h, --help      show this help (jobscope COMMAND --help for a command's options)\n"
+    "  -V, --version   show the version\n"
+    "\n"
+    "Recordings are SQLite files (docs/FORMAT.md); see jobscope(1).\n";
+
+int main(int argc, char **argv)
+{
+    if (argc < 2) {
+        fputs(usage, stderr);
+        return EXIT_USAGE;
+    }
+    const char *cmd = argv[1];
+    if (!strcmp(cmd, "-h") || !strcmp(cmd, "--help") || !strcmp(cmd, "help")) {
+        fputs(usage, stdout);
+        return 0;
+    }
+    if (!strcmp(cmd, "-V") || !strcmp(cmd, "--version")) {
+        printf("jobscope %s\n", JOBSCOPE_VERSION);
+        return 0;
+    }
+    if (!strcmp(cmd, "run") || !strcmp(cmd, "attach"))
+        return cmd_run(argc - 1, argv + 1);
+    if (!strcmp(cmd, "summary"))
+        return cmd_summary(argc - 1, argv + 1);
+    if (!strcmp(cmd, "export"))
+        return cmd_export(argc - 1, argv + 1);
+    return cli_usage_error(NULL, "unknown command '%s'", cmd);
+}

@@ -1,0 +1,100 @@
+/* SPDX-License-Identifier: MIT
+ *
+ * The model: the one place where raw samples become deltas, rates, tree sums and the run summary. The live
+ * monitor feeds it each sample as taken; `jobscope summary` and `jobscope export` feed it the same samples read
+ * back from a recording, so all of them agree. Derived values that could not be computed are NAN (absent is
+ * not zero). Totals follow the kernel's own accounting (see docs/ARCHITECTURE.md, "Exact totals"):
+ *   tree CPU(t) = sum over live members of utime+stime+cutime+cstime
+ *               + everything the monitor reaped (RUSAGE_CHILDREN; run mode)
+ *               + last-seen totals of members that vanished with no live member or the monitor to reap them
+ *                 (attach mode; inexact by nature)
+ * and likewise for I/O (a parent's /proc/<pid>/io includes the children it reaped) and page faults.
+ */
+#ifndef JOBSCOPE_MODEL_H
+#define JOBSCOPE_MODEL_H
+
+#include "core/sample.h"
+#include "core/source.h"
+
+#include <stdbool.h>
+#include <stdint.h>
+
+typedef struct {
+    js_mode_t mode;
+    int64_t clk_tck;        /* sysconf(_SC_CLK_TCK) of the recorded host */
+    int32_t monitor_pid;
+    int32_t root_pid;
+    int64_t interval_ns;
+    int64_t start_mono_ns;  /* when the command started (run) or monitoring began (attach); 0 = first sample */
+    double cores_available; /* CPUs in the command's affinity mask */
+} js_model_cfg_t;
+
+enum { IO_RCHAR, IO_WCHAR, IO_SYSCR, IO_SYSCW, IO_READ, IO_WRITE, IO__MAX };
+
+/* Tree-scope values derived for one sample. NAN = missing. Cumulative values count from the run's start. */
+typedef struct {
+    int64_t seq;
+    int64_t t_mono_ns, t_unix_ns;
+    double dt_s;                 /* since the previous sample; NAN for the first */
+    double cpu_s, user_s, system_s; /* cumulative tree CPU time */
+    double cpu_cores;            /* CPU rate over the interval (cores busy) */
+    double sampled_cpu_s;        /* what sampling alone sees: sum of each process's largest own utime+stime */
+    double rss, rss_main, rss_desc, shared, rss_anon, rss_file, rss_shmem, swap, uss, pss, hwm_max;
+    double members, threads, fds;
+    double io[IO__MAX];          /* cumulative */
+    double io_rate[IO__MAX];     /* per second over the interval */
+    double minflt, majflt;       /* cumulative */
+    bool root_alive;
+} js_tree_point_t;
+
+/* Per-process values derived for one sample, aligned with the proc rows of that sample. */
+typedef struct {
+    double cpu_cores; /* own utime+stime rate; NAN for a process first seen */
+    double read_bps, write_bps;
+} js_proc_point_t;
+
+typedef struct {
+    double user_s, system_s, total_s, sampled_s, mean_cores, max_cores, efficiency, cores_available;
+    double peak_rss, peak_rss_kernel, peak_swap, peak_rss_main, peak_rss_desc, peak_uss, peak_pss;
+    double io[IO__MAX];
+    int64_t procs_total, procs_max, threads_max;
+    int64_t taken, missed;
+    double interval_s, wall_s;
+    double mon_cpu_s, mon_max_rss, mon_mean_cost_s;
+    int64_t write_errors;
+    bool exact_cpu, exact_peak_rss;
+} js_summary_t;
+
+typedef struct js_model js_model_t;
+
+/* model_new: a model for one run. Returns NULL on ENOMEM. */
+js_model_t *model_new(const js_model_cfg_t *cfg);
+
+/* model_free: accepts NULL. */
+void model_free(js_model_t *m);
+
+/* model_feed: consume sample `seq`. Returns 0 or -ENOMEM. The derived points stay valid until the next feed. */
+int model_feed(js_model_t *m, int64_t seq, const js_sample_t *s);
+
+/* model_point: the tree point of the last fed sample (NULL before the first). */
+const js_tree_point_t *model_point(const js_model_t *m);
+
+/* model_procs: per-process points of the last fed sample, *ret_n of them (same order as its proc rows). */
+const js_proc_point_t *model_procs(const js_model_t *m, size_t *ret_n);
+
+/* model_summary: the summary of everything fed so far. */
+void model_summary(const js_model_t *m, js_summary_t *ret);
+
+/* rate_window_t: turns (delta, dt) pairs into rates, merging intervals shorter than half the nominal
+ * interval into the next, and a short tail into the last full interval, so a closing sample taken a few ms
+ * after the previous one cannot report a burst of 100 cores. Exposed for tests. */
+typedef struct {
+    double min_dt, acc_d, acc_dt, last_d, last_dt, max_rate;
+    bool any;
+} rate_window_t;
+void rate_window_init(rate_window_t *w, double nominal_dt);
+void rate_window_add(rate_window_t *w, double d, double dt);
+/* rate_window_max: the largest rate seen, the tail included; NAN if none. */
+double rate_window_max(const rate_window_t *w);
+
+#endif

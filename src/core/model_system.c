@@ -1,0 +1,524 @@
+/* SPDX-License-Identifier: MIT
+ *
+ * System-scope model (see model_system.h). The first feed fixes the layout: the aggregate and per-CPU
+ * utilisation columns, a fixed block of host columns, then two columns per interface and per disk, each
+ * entity remembered by its label (CPU number, interface or device name). Every feed then looks each entity up
+ * in the new sample (at its previous row index first, so the usual unchanged order costs one comparison),
+ * derives the cells from it and the copy of the previous sample's values, and keeps the new values for the
+ * next feed. Only the first feed allocates.
+ *
+ * CPU utilisation: busy = user + nice + system + irq + softirq + steal (guest and guest_nice are already
+ * inside user and nice), idle = idle + iowait, fraction = Δbusy / (Δbusy + Δidle). Fields a kernel lacks
+ * (steal before 2.6.11, ...) are left out of both sums, but only if absent from both samples. Summing idle
+ * and iowait before the delta also absorbs the kernel's iowait going backwards while idle goes forward.
+ */
+#include "core/model_system.h"
+
+#include "core/counter.h"
+#include "sources/system.h"
+
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define DISK_SECTOR_BYTES 512 /* diskstats sectors are 512 bytes whatever the device */
+
+/* The fixed block of columns between the per-CPU and the per-interface ones. */
+enum {
+    F_IOWAIT,
+    F_STEAL,
+    F_MEM_TOTAL,
+    F_MEM_USED,
+    F_MEM_AVAILABLE,
+    F_SWAP_USED,
+    F_LOAD1,
+    F_LOAD5,
+    F_LOAD15,
+    F_CTXT,
+    F_FORKS,
+    F_PSI_CPU_SOME,
+    F_PSI_MEMORY_SOME,
+    F_PSI_MEMORY_FULL,
+    F_PSI_IO_SOME,
+    F_PSI_IO_FULL,
+    F__MAX
+};
+
+static const char *const fixed_names[F__MAX] = {
+    [F_IOWAIT] = "iowait_fraction",
+    [F_STEAL] = "steal_fraction",
+    [F_MEM_TOTAL] = "mem_total_bytes",
+    [F_MEM_USED] = "mem_used_bytes",
+    [F_MEM_AVAILABLE] = "mem_available_bytes",
+    [F_SWAP_USED] = "swap_used_bytes",
+    [F_LOAD1] = "load1",
+    [F_LOAD5] = "load5",
+    [F_LOAD15] = "load15",
+    [F_CTXT] = "ctxt_per_s",
+    [F_FORKS] = "forks_per_s",
+    [F_PSI_CPU_SOME] = "psi_cpu_some_fraction",
+    [F_PSI_MEMORY_SOME] = "psi_memory_some_fraction",
+    [F_PSI_MEMORY_FULL] = "psi_memory_full_fraction",
+    [F_PSI_IO_SOME] = "psi_io_some_fraction",
+    [F_PSI_IO_FULL] = "psi_io_full_fraction",
+};
+
+/* system-table counter behind each psi_*_fraction column */
+static const int psi_source_col[F__MAX] = {
+    [F_PSI_CPU_SOME] = SYSTEM_PSI_CPU_SOME_TOTAL_US,
+    [F_PSI_MEMORY_SOME] = SYSTEM_PSI_MEMORY_SOME_TOTAL_US,
+    [F_PSI_MEMORY_FULL] = SYSTEM_PSI_MEMORY_FULL_TOTAL_US,
+    [F_PSI_IO_SOME] = SYSTEM_PSI_IO_SOME_TOTAL_US,
+    [F_PSI_IO_FULL] = SYSTEM_PSI_IO_FULL_TOTAL_US,
+};
+
+/* One CPU line reduced to what the fractions need. */
+typedef struct {
+    bool present;
+    unsigned mask; /* which optional fields went into the sums */
+    uint64_t busy; /* ticks */
+    uint64_t idle; /* ticks, idle + iowait */
+    js_value_t iowait;
+    js_value_t steal;
+} cpu_acc_t;
+
+/* Previous values of one interface or disk: rx/tx bytes, or sectors read/written. */
+typedef struct {
+    js_value_t v[2];
+    size_t hint; /* row index in the last sample */
+} pair_prev_t;
+
+struct model_system {
+    bool fed;
+    int t_col; /* t_mono_ns in table_samples */
+    size_t ncpu;
+    int64_t *cpu_ids; /* per-CPU columns, in first-sample order */
+    size_t nnet;
+    char **net_names;
+    size_t ndisk;
+    char **disk_names;
+    size_t ncols;
+    char **names;   /* ncols owned strings */
+    js_cell_t *row; /* ncols */
+    /* the previous sample */
+    js_value_t prev_t;
+    cpu_acc_t *prev_cpu; /* 1 + ncpu: the aggregate, then per CPU */
+    size_t *cpu_hint;    /* 1 + ncpu */
+    js_value_t prev_sys[SYSTEM__MAX];
+    pair_prev_t *prev_net;
+    pair_prev_t *prev_disk;
+};
+
+/* Column index helpers. */
+static size_t col_cpu(size_t i)
+{
+    return 1 + i; /* 0 is cpu_util_fraction */
+}
+static size_t col_fixed(const model_system_t *m, int f)
+{
+    return 1 + m->ncpu + (size_t)f;
+}
+static size_t col_net(const model_system_t *m, size_t i)
+{
+    return 1 + m->ncpu + F__MAX + 2 * i;
+}
+static size_t col_disk(const model_system_t *m, size_t i)
+{
+    return 1 + m->ncpu + F__MAX + 2 * m->nnet + 2 * i;
+}
+
+static char *str_printf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+static char *str_printf(const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    int n = vsnprintf(NULL, 0, fmt, ap);
+    va_end(ap);
+    if (n < 0)
+        return NULL;
+    char *s = malloc((size_t)n + 1);
+    if (!s)
+        return NULL;
+    va_start(ap, fmt);
+    vsnprintf(s, (size_t)n + 1, fmt, ap);
+    va_end(ap);
+    return s;
+}
+
+static void free_strv(char **v, size_t n)
+{
+    if (!v)
+        return;
+    for (size_t i = 0; i < n; i++)
+        free(v[i]);
+    free(v);
+}
+
+/* Forget the layout (back to the state before the first feed). */
+static void layout_free(model_system_t *m)
+{
+    free(m->cpu_ids);
+    free_strv(m->net_names, m->nnet);
+    free_strv(m->disk_names, m->ndisk);
+    free_strv(m->names, m->ncols);
+    free(m->row);
+    free(m->prev_cpu);
+    free(m->cpu_hint);
+    free(m->prev_net);
+    free(m->prev_disk);
+    int t_col = m->t_col;
+    memset(m, 0, sizeof(*m));
+    m->t_col = t_col;
+}
+
+model_system_t *model_system_new(void)
+{
+    model_system_t *m = calloc(1, sizeof(*m));
+    if (!m)
+        return NULL;
+    m->t_col = table_column(&table_samples, "t_mono_ns");
+    return m;
+}
+
+void model_system_free(model_system_t *m)
+{
+    if (!m)
+        return;
+    layout_free(m);
+    free(m);
+}
+
+size_t model_system_columns(const model_system_t *m, const char *const **ret_cols)
+{
+    if (!m->fed) {
+        *ret_cols = NULL;
+        return 0;
+    }
+    *ret_cols = (const char *const *)m->names;
+    return m->ncols;
+}
+
+const js_cell_t *model_system_row(const model_system_t *m)
+{
+    return m->fed ? m->row : NULL;
+}
+
+/* The rows of `t` in `s`, or NULL when the sample has none (table not registered or no row). */
+static const js_rows_t *rows_of(const js_sample_t *s, const js_table_t *t)
+{
+    const js_rows_t *r = sample_rows(s, t);
+    return r && r->nrows ? r : NULL;
+}
+
+/* Row of `r` whose INT label `col` is `id`, trying *hint first; updates *hint. NULL if none. */
+static const js_value_t *find_int(const js_rows_t *r, int col, int64_t id, size_t *hint)
+{
+    if (!r)
+        return NULL;
+    for (size_t k = 0; k < r->nrows; k++) {
+        size_t i = (*hint + k) % r->nrows;
+        const js_value_t *row = rows_row(r, i);
+        if (row[col].present && row[col].i == id) {
+            *hint = i;
+            return row;
+        }
+    }
+    return NULL;
+}
+
+/* As find_int for a TEXT label. */
+static const js_value_t *find_str(const js_rows_t *r, int col, const char *name, size_t *hint)
+{
+    if (!r)
+        return NULL;
+    for (size_t k = 0; k < r->nrows; k++) {
+        size_t i = (*hint + k) % r->nrows;
+        const js_value_t *row = rows_row(r, i);
+        if (row[col].present && strcmp(rows_str(r, &row[col]), name) == 0) {
+            *hint = i;
+            return row;
+        }
+    }
+    return NULL;
+}
+
+static js_value_t missing_value(void)
+{
+    js_value_t v = {.present = false, .i = 0};
+    return v;
+}
+
+/* Reduce a cpu-table row (or NULL) to busy/idle sums. */
+static cpu_acc_t cpu_reduce(const js_value_t *row)
+{
+    static const int required[] = {CPU_USER_TICKS, CPU_NICE_TICKS, CPU_SYSTEM_TICKS, CPU_IDLE_TICKS};
+    static const int optional_busy[] = {CPU_IRQ_TICKS, CPU_SOFTIRQ_TICKS, CPU_STEAL_TICKS};
+    cpu_acc_t a = {.present = false, .iowait = missing_value(), .steal = missing_value()};
+    if (!row)
+        return a;
+    for (size_t i = 0; i < sizeof(required) / sizeof(required[0]); i++)
+        if (!row[required[i]].present)
+            return a;
+    a.present = true;
+    a.busy =
+        (uint64_t)row[CPU_USER_TICKS].i + (uint64_t)row[CPU_NICE_TICKS].i + (uint64_t)row[CPU_SYSTEM_TICKS].i;
+    a.idle = (uint64_t)row[CPU_IDLE_TICKS].i;
+    for (size_t i = 0; i < sizeof(optional_busy) / sizeof(optional_busy[0]); i++)
+        if (row[optional_busy[i]].present) {
+            a.busy += (uint64_t)row[optional_busy[i]].i;
+            a.mask |= 1u << i;
+        }
+    if (row[CPU_IOWAIT_TICKS].present) {
+        a.idle += (uint64_t)row[CPU_IOWAIT_TICKS].i;
+        a.mask |= 1u << 3;
+    }
+    a.iowait = row[CPU_IOWAIT_TICKS];
+    a.steal = row[CPU_STEAL_TICKS];
+    return a;
+}
+
+static js_value_t u64_value(uint64_t u)
+{
+    js_value_t v = {.present = true, .i = (int64_t)u};
+    return v;
+}
+
+/* Δbusy, Δtotal of two reductions. Returns 0, or -ENODATA / -ERANGE when there is no usable interval. */
+static int cpu_deltas(const cpu_acc_t *p, const cpu_acc_t *c, uint64_t *ret_busy, uint64_t *ret_total)
+{
+    if (!p->present || !c->present || p->mask != c->mask)
+        return -ENODATA;
+    js_value_t pb = u64_value(p->busy), cb = u64_value(c->busy), pi = u64_value(p->idle),
+               ci = u64_value(c->idle);
+    uint64_t db, di;
+    int r = counter_delta(&pb, &cb, 64, &db);
+    if (r < 0)
+        return r;
+    r = counter_delta(&pi, &ci, 64, &di);
+    if (r < 0)
+        return r;
+    if (db + di == 0)
+        return -ENODATA;
+    *ret_busy = db;
+    *ret_total = db + di;
+    return 0;
+}
+
+/* The increase of one cpu-table tick counter as a fraction of `total` ticks, or missing. */
+static js_cell_t tick_fraction(const js_value_t *prev, const js_value_t *cur, uint64_t total)
+{
+    uint64_t d;
+    if (counter_delta(prev, cur, 64, &d) < 0) /* all cpu tick columns are 64-bit */
+        return cell_missing();
+    return cell_real((double)d / (double)total);
+}
+
+/* Rate per second of a counter of `width` bits times `scale`, or missing. `dt_ns` 0 means no interval. */
+static js_cell_t rate(const js_value_t *prev, const js_value_t *cur, unsigned width, double scale,
+                      int64_t dt_ns)
+{
+    uint64_t d;
+    if (dt_ns <= 0 || counter_delta(prev, cur, width, &d) < 0)
+        return cell_missing();
+    return cell_real((double)d * scale * 1e9 / (double)dt_ns);
+}
+
+static js_cell_t int_cell(const js_value_t *row, int col)
+{
+    return row && row[col].present ? cell_int(row[col].i) : cell_missing();
+}
+
+static js_cell_t real_cell(const js_value_t *row, int col)
+{
+    return row && row[col].present ? cell_real(row[col].d) : cell_missing();
+}
+
+static js_cell_t diff_cell(const js_value_t *row, int a, int b)
+{
+    if (!row || !row[a].present || !row[b].present)
+        return cell_missing();
+    return cell_int(row[a].i - row[b].i);
+}
+
+/* First feed: fix the entities and column names from `s`. Returns 0 or -ENOMEM (layout freed). */
+static int layout_build(model_system_t *m, const js_sample_t *s)
+{
+    const js_rows_t *cpu = rows_of(s, &table_cpu), *net = rows_of(s, &table_net),
+                    *disk = rows_of(s, &table_disk);
+    size_t ncpu = 0;
+    for (size_t i = 0; cpu && i < cpu->nrows; i++) {
+        const js_value_t *row = rows_row(cpu, i);
+        ncpu += row[CPU_CPU].present && row[CPU_CPU].i >= 0;
+    }
+    size_t nnet = net ? net->nrows : 0, ndisk = disk ? disk->nrows : 0;
+    size_t ncols = 1 + ncpu + F__MAX + 2 * nnet + 2 * ndisk;
+
+    m->cpu_ids = calloc(ncpu + 1, sizeof(*m->cpu_ids));
+    m->net_names = calloc(nnet + 1, sizeof(*m->net_names));
+    m->disk_names = calloc(ndisk + 1, sizeof(*m->disk_names));
+    m->names = calloc(ncols, sizeof(*m->names));
+    m->row = calloc(ncols, sizeof(*m->row));
+    m->prev_cpu = calloc(ncpu + 1, sizeof(*m->prev_cpu));
+    m->cpu_hint = calloc(ncpu + 1, sizeof(*m->cpu_hint));
+    m->prev_net = calloc(nnet + 1, sizeof(*m->prev_net));
+    m->prev_disk = calloc(ndisk + 1, sizeof(*m->prev_disk));
+    if (!m->cpu_ids || !m->net_names || !m->disk_names || !m->names || !m->row || !m->prev_cpu ||
+        !m->cpu_hint || !m->prev_net || !m->prev_disk)
+        goto fail;
+    m->ncols = ncols; /* names freed up to ncols: unset ones are NULL */
+
+    for (size_t i = 0; cpu && i < cpu->nrows; i++) {
+        const js_value_t *row = rows_row(cpu, i);
+        if (row[CPU_CPU].present && row[CPU_CPU].i >= 0) {
+            m->cpu_hint[1 + m->ncpu] = i;
+            m->cpu_ids[m->ncpu++] = row[CPU_CPU].i;
+        }
+    }
+    for (size_t i = 0; i < nnet; i++) {
+        const js_value_t *row = rows_row(net, i);
+        m->prev_net[i].hint = i;
+        m->net_names[m->nnet] = strdup(row[NETDEV_IFACE].present ? rows_str(net, &row[NETDEV_IFACE]) : "");
+        if (!m->net_names[m->nnet++])
+            goto fail;
+    }
+    for (size_t i = 0; i < ndisk; i++) {
+        const js_value_t *row = rows_row(disk, i);
+        m->prev_disk[i].hint = i;
+        m->disk_names[m->ndisk] = strdup(row[DISK_DEVICE].present ? rows_str(disk, &row[DISK_DEVICE]) : "");
+        if (!m->disk_names[m->ndisk++])
+            goto fail;
+    }
+
+    m->names[0] = strdup("cpu_util_fraction");
+    if (!m->names[0])
+        goto fail;
+    for (size_t i = 0; i < m->ncpu; i++)
+        if (!(m->names[col_cpu(i)] = str_printf("cpu%lld_util_fraction", (long long)m->cpu_ids[i])))
+            goto fail;
+    for (int f = 0; f < F__MAX; f++)
+        if (!(m->names[col_fixed(m, f)] = strdup(fixed_names[f])))
+            goto fail;
+    for (size_t i = 0; i < m->nnet; i++) {
+        if (!(m->names[col_net(m, i)] = str_printf("net_%s_rx_bytes_per_s", m->net_names[i])) ||
+            !(m->names[col_net(m, i) + 1] = str_printf("net_%s_tx_bytes_per_s", m->net_names[i])))
+            goto fail;
+    }
+    for (size_t i = 0; i < m->ndisk; i++) {
+        if (!(m->names[col_disk(m, i)] = str_printf("disk_%s_read_bytes_per_s", m->disk_names[i])) ||
+            !(m->names[col_disk(m, i) + 1] = str_printf("disk_%s_write_bytes_per_s", m->disk_names[i])))
+            goto fail;
+    }
+    m->prev_t = missing_value();
+    for (size_t i = 0; i <= m->ncpu; i++)
+        m->prev_cpu[i] = cpu_reduce(NULL);
+    for (int c = 0; c < SYSTEM__MAX; c++)
+        m->prev_sys[c] = missing_value();
+    for (size_t i = 0; i < m->nnet; i++)
+        m->prev_net[i].v[0] = m->prev_net[i].v[1] = missing_value();
+    for (size_t i = 0; i < m->ndisk; i++)
+        m->prev_disk[i].v[0] = m->prev_disk[i].v[1] = missing_value();
+    return 0;
+fail:
+    layout_free(m);
+    return -ENOMEM;
+}
+
+int model_system_feed(model_system_t *m, const js_sample_t *s)
+{
+    if (!m->fed) {
+        int r = layout_build(m, s);
+        if (r < 0)
+            return r;
+        m->fed = true;
+    }
+
+    /* interval */
+    const js_rows_t *samples = rows_of(s, &table_samples);
+    js_value_t t = missing_value();
+    if (samples && m->t_col >= 0)
+        t = rows_row(samples, 0)[m->t_col];
+    int64_t dt_ns = 0;
+    if (t.present && m->prev_t.present && t.i > m->prev_t.i)
+        dt_ns = t.i - m->prev_t.i;
+
+    /* CPU */
+    const js_rows_t *cpu = rows_of(s, &table_cpu);
+    for (size_t i = 0; i <= m->ncpu; i++) {
+        int64_t id = i == 0 ? -1 : m->cpu_ids[i - 1];
+        cpu_acc_t cur = cpu_reduce(find_int(cpu, CPU_CPU, id, &m->cpu_hint[i]));
+        const cpu_acc_t *prev = &m->prev_cpu[i];
+        uint64_t busy, total;
+        bool ok = cpu_deltas(prev, &cur, &busy, &total) == 0;
+        m->row[i == 0 ? 0 : col_cpu(i - 1)] = ok ? cell_real((double)busy / (double)total) : cell_missing();
+        if (i == 0) {
+            m->row[col_fixed(m, F_IOWAIT)] =
+                ok ? tick_fraction(&prev->iowait, &cur.iowait, total) : cell_missing();
+            m->row[col_fixed(m, F_STEAL)] =
+                ok ? tick_fraction(&prev->steal, &cur.steal, total) : cell_missing();
+        }
+        m->prev_cpu[i] = cur;
+    }
+
+    /* memory and load levels */
+    const js_rows_t *mem_rows = rows_of(s, &table_memory);
+    const js_value_t *mem = mem_rows ? rows_row(mem_rows, 0) : NULL;
+    m->row[col_fixed(m, F_MEM_TOTAL)] = int_cell(mem, MEM_TOTAL_BYTES);
+    m->row[col_fixed(m, F_MEM_USED)] = diff_cell(mem, MEM_TOTAL_BYTES, MEM_AVAILABLE_BYTES);
+    m->row[col_fixed(m, F_MEM_AVAILABLE)] = int_cell(mem, MEM_AVAILABLE_BYTES);
+    m->row[col_fixed(m, F_SWAP_USED)] = diff_cell(mem, MEM_SWAP_TOTAL_BYTES, MEM_SWAP_FREE_BYTES);
+
+    const js_rows_t *sys_rows = rows_of(s, &table_system);
+    const js_value_t *sys = sys_rows ? rows_row(sys_rows, 0) : NULL;
+    m->row[col_fixed(m, F_LOAD1)] = real_cell(sys, SYSTEM_LOAD1);
+    m->row[col_fixed(m, F_LOAD5)] = real_cell(sys, SYSTEM_LOAD5);
+    m->row[col_fixed(m, F_LOAD15)] = real_cell(sys, SYSTEM_LOAD15);
+
+    /* system-wide rates */
+    js_value_t none = missing_value();
+#define SYSV(c) (sys ? &sys[c] : &none)
+    m->row[col_fixed(m, F_CTXT)] = rate(&m->prev_sys[SYSTEM_CTXT_COUNT], SYSV(SYSTEM_CTXT_COUNT),
+                                        table_system.cols[SYSTEM_CTXT_COUNT].width, 1.0, dt_ns);
+    m->row[col_fixed(m, F_FORKS)] = rate(&m->prev_sys[SYSTEM_FORKS_COUNT], SYSV(SYSTEM_FORKS_COUNT),
+                                         table_system.cols[SYSTEM_FORKS_COUNT].width, 1.0, dt_ns);
+    for (int f = F_PSI_CPU_SOME; f <= F_PSI_IO_FULL; f++) {
+        int c = psi_source_col[f];
+        /* Δus / Δt_us = Δus * 1e-6 per second */
+        m->row[col_fixed(m, f)] = rate(&m->prev_sys[c], SYSV(c), table_system.cols[c].width, 1e-6, dt_ns);
+    }
+    for (int c = 0; c < SYSTEM__MAX; c++)
+        m->prev_sys[c] = *SYSV(c);
+#undef SYSV
+
+    /* interfaces */
+    const js_rows_t *net = rows_of(s, &table_net);
+    for (size_t i = 0; i < m->nnet; i++) {
+        pair_prev_t *p = &m->prev_net[i];
+        const js_value_t *row = find_str(net, NETDEV_IFACE, m->net_names[i], &p->hint);
+        static const int cols[2] = {NETDEV_RX_BYTES, NETDEV_TX_BYTES};
+        for (int k = 0; k < 2; k++) {
+            js_value_t cur = row ? row[cols[k]] : none;
+            m->row[col_net(m, i) + (size_t)k] =
+                rate(&p->v[k], &cur, table_net.cols[cols[k]].width, 1.0, dt_ns);
+            p->v[k] = cur;
+        }
+    }
+
+    /* disks */
+    const js_rows_t *disk = rows_of(s, &table_disk);
+    for (size_t i = 0; i < m->ndisk; i++) {
+        pair_prev_t *p = &m->prev_disk[i];
+        const js_value_t *row = find_str(disk, DISK_DEVICE, m->disk_names[i], &p->hint);
+        static const int cols[2] = {DISK_SECTORS_READ, DISK_SECTORS_WRITTEN};
+        for (int k = 0; k < 2; k++) {
+            js_value_t cur = row ? row[cols[k]] : none;
+            m->row[col_disk(m, i) + (size_t)k] =
+                rate(&p->v[k], &cur, table_disk.cols[cols[k]].width, DISK_SECTOR_BYTES, dt_ns);
+            p->v[k] = cur;
+        }
+    }
+
+    m->prev_t = t;
+    return 0;
+}

@@ -1,0 +1,261 @@
+/* SPDX-License-Identifier: MIT
+ *
+ * The sampling loop: timerfd deadlines, signalfd for SIGCHLD and forwarded signals, wait4 reaping, closing
+ * sample, recording and model feed (see monitor.h).
+ */
+#include "core/monitor.h"
+
+#include "core/sampler.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/resource.h>
+#include <sys/signalfd.h>
+#include <sys/timerfd.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+static const int handled_signals[] = {SIGCHLD, SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGUSR1, SIGUSR2};
+#define NHANDLED (sizeof(handled_signals) / sizeof(handled_signals[0]))
+
+static sigset_t saved_mask;
+
+int monitor_block_signals(void)
+{
+    sigset_t set;
+    sigemptyset(&set);
+    for (size_t i = 0; i < NHANDLED; i++)
+        sigaddset(&set, handled_signals[i]);
+    if (sigprocmask(SIG_BLOCK, &set, &saved_mask) < 0)
+        return -errno;
+    return 0;
+}
+
+int monitor_spawn(js_monitor_t *mon, char *const argv[])
+{
+    int pfd[2];
+    if (pipe2(pfd, O_CLOEXEC) < 0)
+        return -errno;
+    mon->start_mono_ns = now_ns(CLOCK_MONOTONIC);
+    mon->start_unix_ns = now_ns(CLOCK_REALTIME);
+    pid_t pid = fork();
+    if (pid < 0) {
+        int e = errno;
+        close(pfd[0]);
+        close(pfd[1]);
+        return -e;
+    }
+    if (pid == 0) {
+        close(pfd[0]);
+        signal(SIGPIPE, SIG_DFL);
+        sigprocmask(SIG_SETMASK, &saved_mask, NULL);
+        execvp(argv[0], argv);
+        int e = errno;
+        ssize_t w = write(pfd[1], &e, sizeof(e));
+        (void)w;
+        _exit(e == ENOENT ? 127 : 126);
+    }
+    close(pfd[1]);
+    int e = 0;
+    ssize_t n;
+    do
+        n = read(pfd[0], &e, sizeof(e));
+    while (n < 0 && errno == EINTR);
+    close(pfd[0]);
+    mon->child = pid;
+    mon->ctx.root_pid = pid;
+    mon->exec_errno = n == (ssize_t)sizeof(e) ? e : 0;
+    return 0;
+}
+
+/* reap: collect every exited child without blocking; their rusage goes to ctx->reaped. */
+static int reap(js_monitor_t *mon, size_t *cap)
+{
+    for (;;) {
+        int status;
+        struct rusage ru;
+        pid_t p = wait4(-1, &status, WNOHANG, &ru);
+        if (p <= 0)
+            return 0;
+        if (mon->ctx.nreaped == *cap) {
+            size_t c = *cap ? *cap * 2 : 16;
+            js_reaped_t *r = realloc(mon->ctx.reaped, c * sizeof(*r));
+            if (!r)
+                return -ENOMEM;
+            mon->ctx.reaped = r;
+            *cap = c;
+        }
+        js_reaped_t *x = &mon->ctx.reaped[mon->ctx.nreaped++];
+        x->pid = p;
+        x->status = status;
+        x->t_unix_ns = now_ns(CLOCK_REALTIME);
+        x->ru = ru;
+        if (p == mon->child) {
+            mon->child_status = status;
+            mon->child_reaped = true;
+        }
+    }
+}
+
+static int take(js_monitor_t *mon, js_sampler_t *sp, js_sample_t *s, int64_t deadline, bool final)
+{
+    mon->ctx.final = final;
+    int r = sampler_collect(sp, s, deadline, mon->missed);
+    if (r < 0)
+        return r;
+    return 0;
+}
+
+static void commit(js_monitor_t *mon, js_sample_t *s, bool final)
+{
+    if (final)
+        sampler_mark_final(s);
+    if (mon->rec) {
+        int64_t t0 = now_ns(CLOCK_MONOTONIC);
+        int w = recorder_write(mon->rec, (int64_t)mon->ctx.seq, s);
+        mon->ctx.prev_write_ns = now_ns(CLOCK_MONOTONIC) - t0;
+        if (w < 0) {
+            mon->ctx.write_errors++;
+            if (!mon->write_rc)
+                mon->write_rc = w;
+        }
+    }
+    if (mon->model)
+        model_feed(mon->model, (int64_t)mon->ctx.seq, s);
+    mon->taken++;
+    mon->ctx.seq++;
+    if (mon->on_sample)
+        mon->on_sample(mon->on_sample_arg, mon->model, mon->taken);
+}
+
+/* scope_over: whether monitoring should end after the sample just taken. */
+static bool scope_over(const js_monitor_t *mon)
+{
+    if (mon->ctx.mode == JS_MODE_RUN) {
+        if (!mon->child_reaped)
+            return false;
+        return mon->until_main_exits || mon->ctx.live_members == 0;
+    }
+    return mon->ctx.live_members == 0;
+}
+
+int monitor_loop(js_monitor_t *mon)
+{
+    js_sample_t s = {0};
+    js_sampler_t sp = {0};
+    size_t reaped_cap = 0;
+    int tfd = -1, sfd = -1, r;
+    sigset_t set;
+    sigemptyset(&set);
+    for (size_t i = 0; i < NHANDLED; i++)
+        sigaddset(&set, handled_signals[i]);
+    if ((r = sample_init(&s)) < 0)
+        goto out;
+    if ((r = sampler_init(&sp, &mon->ctx, &s)) < 0)
+        goto out;
+    sfd = signalfd(-1, &set, SFD_CLOEXEC | SFD_NONBLOCK);
+    tfd = timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC | TFD_NONBLOCK);
+    if (sfd < 0 || tfd < 0) {
+        r = -errno;
+        goto out;
+    }
+    if (!mon->start_mono_ns) {
+        mon->start_mono_ns = now_ns(CLOCK_MONOTONIC);
+        mon->start_unix_ns = now_ns(CLOCK_REALTIME);
+    }
+    const int64_t start = mon->start_mono_ns, iv = mon->interval_ns;
+    int64_t k = 0; /* index of the deadline the next scheduled sample is due at */
+    bool done = false;
+
+    /* the first sample, due at the start */
+    if (mon->ctx.mode == JS_MODE_RUN && (r = reap(mon, &reaped_cap)) < 0)
+        goto out;
+    if ((r = take(mon, &sp, &s, start, false)) < 0)
+        goto out;
+    done = scope_over(mon);
+    if (done && mon->ctx.mode == JS_MODE_RUN && !mon->until_main_exits && mon->ctx.live_members) {
+        done = false;
+    }
+    commit(mon, &s, done);
+    k = 1;
+
+    while (!done) {
+        int64_t deadline = start + k * iv;
+        struct itimerspec its = {.it_value = {.tv_sec = deadline / 1000000000, .tv_nsec = deadline % 1000000000}};
+        if (timerfd_settime(tfd, TFD_TIMER_ABSTIME, &its, NULL) < 0) {
+            r = -errno;
+            goto out;
+        }
+        struct pollfd pf[2] = {{.fd = tfd, .events = POLLIN}, {.fd = sfd, .events = POLLIN}};
+        if (poll(pf, 2, -1) < 0) {
+            if (errno == EINTR)
+                continue;
+            r = -errno;
+            goto out;
+        }
+        bool event_sample = false, stop = false;
+        if (pf[1].revents & POLLIN) {
+            struct signalfd_siginfo si;
+            while (read(sfd, &si, sizeof(si)) == (ssize_t)sizeof(si)) {
+                int sig = (int)si.ssi_signo;
+                if (sig == SIGCHLD)
+                    continue;
+                if (mon->ctx.mode == JS_MODE_ATTACH) {
+                    if (sig == SIGINT || sig == SIGTERM || sig == SIGHUP || sig == SIGQUIT) {
+                        stop = true;
+                        mon->stop_signal = sig;
+                    }
+                    continue;
+                }
+                /* a signal the terminal sent to the whole foreground group already reached the command */
+                bool from_tty = si.ssi_code == SI_KERNEL && (sig == SIGINT || sig == SIGQUIT);
+                if (!mon->child_reaped && !from_tty)
+                    kill(mon->child, sig);
+            }
+            if (mon->ctx.mode == JS_MODE_RUN) {
+                bool was = mon->child_reaped;
+                size_t before = mon->ctx.nreaped;
+                if ((r = reap(mon, &reaped_cap)) < 0)
+                    goto out;
+                /* the command just ended, or something was reaped after it: check at once if all is over */
+                if ((!was && mon->child_reaped) || (mon->child_reaped && mon->ctx.nreaped > before))
+                    event_sample = true;
+            }
+        }
+        int64_t now = now_ns(CLOCK_MONOTONIC);
+        bool due = now >= deadline;
+        if (!due && !event_sample && !stop)
+            continue;
+        int64_t dl = -1;
+        if (due) {
+            int64_t kn = (now - start) / iv; /* the latest deadline that has passed */
+            if (kn > k)
+                mon->missed += kn - k; /* deadlines k..kn-1 passed without a sample */
+            dl = start + kn * iv;
+            k = kn + 1;
+        }
+        if ((r = take(mon, &sp, &s, dl, stop)) < 0)
+            goto out;
+        done = stop || scope_over(mon);
+        commit(mon, &s, done);
+    }
+    r = 0;
+out:
+    mon->stop_mono_ns = now_ns(CLOCK_MONOTONIC);
+    mon->stop_unix_ns = now_ns(CLOCK_REALTIME);
+    if (tfd >= 0)
+        close(tfd);
+    if (sfd >= 0)
+        close(sfd);
+    sampler_fini(&sp);
+    sample_free(&s);
+    free(mon->ctx.reaped);
+    mon->ctx.reaped = NULL;
+    return r;
+}

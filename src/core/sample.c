@@ -1,0 +1,58 @@
+/* SPDX-License-Identifier: MIT
+ *
+ * js_sample_t: one row buffer per registered table.
+ */
+#include "core/sample.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+int sample_init(js_sample_t *s)
+{
+    const js_table_t *const *t = registry_tables();
+    size_t n = 0;
+    while (t[n])
+        n++;
+    s->tables = t;
+    s->ntables = n;
+    s->rows = calloc(n, sizeof(*s->rows));
+    if (!s->rows)
+        return -ENOMEM;
+    for (size_t i = 0; i < n; i++)
+        rows_init(&s->rows[i], t[i]);
+    return 0;
+}
+
+void sample_clear(js_sample_t *s)
+{
+    for (size_t i = 0; i < s->ntables; i++)
+        rows_clear(&s->rows[i]);
+}
+
+void sample_free(js_sample_t *s)
+{
+    if (!s || !s->rows)
+        return;
+    for (size_t i = 0; i < s->ntables; i++)
+        rows_free(&s->rows[i]);
+    free(s->rows);
+    s->rows = NULL;
+    s->ntables = 0;
+}
+
+js_rows_t *sample_rows(const js_sample_t *s, const js_table_t *t)
+{
+    for (size_t i = 0; i < s->ntables; i++)
+        if (s->tables[i] == t)
+            return &s->rows[i];
+    return NULL;
+}
+
+js_rows_t *sample_rows_named(const js_sample_t *s, const char *name)
+{
+    for (size_t i = 0; i < s->ntables; i++)
+        if (strcmp(s->tables[i]->name, name) == 0)
+            return &s->rows[i];
+    return NULL;
+}

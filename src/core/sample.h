@@ -1,0 +1,35 @@
+/* SPDX-License-Identifier: MIT
+ *
+ * One sample: the row buffers of every registered table (core tables first, then each source's, in
+ * registry_tables() order). The live sampler fills it from the sources; the recording reader fills it from a
+ * SQLite file. The model consumes it the same way in both cases, which is why the end-of-run summary,
+ * `jobscope summary` and the exports agree.
+ */
+#ifndef JOBSCOPE_SAMPLE_H
+#define JOBSCOPE_SAMPLE_H
+
+#include "core/source.h"
+#include "core/table.h"
+
+typedef struct {
+    size_t ntables;
+    const js_table_t *const *tables; /* registry_tables() */
+    js_rows_t *rows;                 /* ntables buffers, same order */
+} js_sample_t;
+
+/* sample_init: allocate empty buffers for every registered table. Returns 0 or -ENOMEM. */
+int sample_init(js_sample_t *s);
+
+/* sample_clear: empty every buffer (keeps allocations). */
+void sample_clear(js_sample_t *s);
+
+/* sample_free: release everything; accepts a zeroed sample. */
+void sample_free(js_sample_t *s);
+
+/* sample_rows: the buffer of table `t` (must be a registered table), never NULL for a registered table. */
+js_rows_t *sample_rows(const js_sample_t *s, const js_table_t *t);
+
+/* sample_rows_named: the buffer of the table named `name`, or NULL. */
+js_rows_t *sample_rows_named(const js_sample_t *s, const char *name);
+
+#endif

@@ -1,0 +1,104 @@
+/* SPDX-License-Identifier: MIT
+ *
+ * Runs the registered sources into one sample (see sampler.h).
+ */
+#include "core/sampler.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+enum { S_T_MONO, S_T_UNIX, S_DEADLINE, S_MISSED, S_FINAL };
+
+int64_t now_ns(int clock_id)
+{
+    struct timespec ts;
+    clock_gettime(clock_id, &ts);
+    return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+
+int sampler_init(js_sampler_t *sp, js_ctx_t *ctx, js_sample_t *s)
+{
+    memset(sp, 0, sizeof(*sp));
+    sp->ctx = ctx;
+    while (js_sources[sp->nsources])
+        sp->nsources++;
+    sp->state = calloc(sp->nsources, sizeof(*sp->state));
+    sp->init_rc = calloc(sp->nsources, sizeof(*sp->init_rc));
+    sp->rows = calloc(sp->nsources, sizeof(*sp->rows));
+    if (!sp->state || !sp->init_rc || !sp->rows)
+        goto nomem;
+    for (size_t i = 0; i < sp->nsources; i++) {
+        const js_source_t *src = js_sources[i];
+        size_t nt = 0;
+        while (src->tables[nt])
+            nt++;
+        sp->rows[i] = calloc(nt + 1, sizeof(js_rows_t *));
+        if (!sp->rows[i])
+            goto nomem;
+        for (size_t t = 0; t < nt; t++)
+            sp->rows[i][t] = sample_rows(s, src->tables[t]);
+        sp->init_rc[i] = src->init ? src->init(ctx, &sp->state[i]) : 0;
+    }
+    return 0;
+nomem:
+    sampler_fini(sp);
+    return -ENOMEM;
+}
+
+int sampler_collect(js_sampler_t *sp, js_sample_t *s, int64_t deadline_ns, int64_t missed)
+{
+    sample_clear(s);
+    js_rows_t *samples = sample_rows(s, &table_samples);
+    js_rows_t *stats = sample_rows(s, &table_source_stats);
+    js_value_t *v = rows_add(samples);
+    if (!v)
+        return -ENOMEM;
+    val_int(&v[S_T_MONO], now_ns(CLOCK_MONOTONIC));
+    val_int(&v[S_T_UNIX], now_ns(CLOCK_REALTIME));
+    if (deadline_ns >= 0)
+        val_int(&v[S_DEADLINE], deadline_ns);
+    val_int(&v[S_MISSED], missed);
+    val_int(&v[S_FINAL], 0);
+    for (size_t i = 0; i < sp->nsources; i++) {
+        if (sp->init_rc[i] < 0)
+            continue;
+        const js_source_t *src = js_sources[i];
+        int64_t t0 = now_ns(CLOCK_MONOTONIC);
+        int rc = src->collect(sp->state[i], sp->ctx, sp->rows[i]);
+        int64_t t1 = now_ns(CLOCK_MONOTONIC);
+        js_value_t *st = rows_add(stats);
+        if (!st)
+            return -ENOMEM;
+        rows_set_str(stats, &st[0], src->name, strlen(src->name));
+        val_int(&st[1], t1 - t0);
+        val_int(&st[2], rc);
+        if (rc == -ENOMEM)
+            return rc;
+    }
+    return 0;
+}
+
+void sampler_mark_final(js_sample_t *s)
+{
+    js_rows_t *samples = sample_rows(s, &table_samples);
+    if (samples->nrows)
+        val_int(&rows_row(samples, 0)[S_FINAL], 1);
+}
+
+void sampler_fini(js_sampler_t *sp)
+{
+    if (!sp)
+        return;
+    for (size_t i = 0; i < sp->nsources; i++) {
+        if (sp->state && sp->init_rc && sp->init_rc[i] == 0 && js_sources[i]->fini)
+            js_sources[i]->fini(sp->state[i]);
+        if (sp->rows)
+            free(sp->rows[i]);
+    }
+    free(sp->state);
+    free(sp->init_rc);
+    free(sp->rows);
+    memset(sp, 0, sizeof(*sp));
+}

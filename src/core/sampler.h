@@ -1,0 +1,39 @@
+/* SPDX-License-Identifier: MIT
+ *
+ * The sampler: runs every registered source once per sample into a js_sample_t, timing each, and writes the
+ * core `samples` and `source_stats` rows. A source whose init failed stays disabled for the run (its failure
+ * is kept for the recording's metadata); a source whose collect fails in one sample keeps its partial rows and
+ * its errno in source_stats. Nothing here sleeps or knows about deadlines: that is the monitor loop's job.
+ */
+#ifndef JOBSCOPE_SAMPLER_H
+#define JOBSCOPE_SAMPLER_H
+
+#include "core/sample.h"
+#include "core/source.h"
+
+typedef struct {
+    js_ctx_t *ctx;
+    size_t nsources;
+    void **state;
+    int *init_rc;           /* per source: 0 or the negative errno init() failed with */
+    js_rows_t ***rows;      /* per source: its tables' buffers in the sample */
+} js_sampler_t;
+
+/* sampler_init: init every source against `ctx` (borrowed for the sampler's life) and bind the buffers of `s`.
+ * Returns 0 or -ENOMEM; a failing source init is not an error (see init_rc). */
+int sampler_init(js_sampler_t *sp, js_ctx_t *ctx, js_sample_t *s);
+
+/* sampler_collect: clear `s` and take sample ctx->seq. `deadline_ns` < 0 means an off-schedule sample.
+ * Returns 0 or -ENOMEM. */
+int sampler_collect(js_sampler_t *sp, js_sample_t *s, int64_t deadline_ns, int64_t missed);
+
+/* sampler_mark_final: set the `final` flag of the sample just collected. */
+void sampler_mark_final(js_sample_t *s);
+
+/* sampler_fini: fini every source; accepts a zeroed sampler. */
+void sampler_fini(js_sampler_t *sp);
+
+/* now_ns: the given clock in nanoseconds. */
+int64_t now_ns(int clock_id);
+
+#endif

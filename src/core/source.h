@@ -1,0 +1,82 @@
+/* SPDX-License-Identifier: MIT
+ *
+ * The source interface. A source is one file in src/sources/ ending in one `const js_source_t` descriptor,
+ * listed by hand in src/core/registry.c. It declares the tables it fills; the sampler calls collect() once per
+ * sample with that sample's row buffers. Sources read only through ctx->root (never literal kernel paths),
+ * store raw values as read (counters, not rates) and leave unreadable values missing. "Absent hardware" or
+ * "permission denied" is a normal state: collect() then fills what it can and returns 0; a negative errno
+ * return means the whole source failed this sample (recorded in source_stats, never fatal).
+ */
+#ifndef JOBSCOPE_SOURCE_H
+#define JOBSCOPE_SOURCE_H
+
+#include "core/table.h"
+#include "sys/fsroot.h"
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/resource.h>
+#include <sys/types.h>
+
+typedef enum {
+    JS_MODE_RUN,    /* jobscope started the command and is its subreaper */
+    JS_MODE_ATTACH, /* jobscope watches an existing process tree */
+    JS_MODE_MAX
+} js_mode_t;
+
+/* One child reaped by the monitor (wait4), handed to the proc_tree source for the `exits` table. */
+typedef struct {
+    pid_t pid;
+    int status;          /* as from wait4 */
+    int64_t t_unix_ns;   /* when reaped */
+    struct rusage ru;    /* that child's and its reaped descendants' usage */
+} js_reaped_t;
+
+/* What the sources may read about the monitored scope and the options. Owned by the monitor. */
+typedef struct {
+    js_fsroot_t root;
+    js_mode_t mode;
+    pid_t monitor_pid;  /* this process: children's ppid in run mode (subreaper) */
+    pid_t root_pid;     /* the command (run) or the PID given (attach) */
+    uint64_t seq;       /* sample number, from 0 */
+    unsigned uss_every;    /* read smaps_rollup every N samples (0 = never) */
+    unsigned status_every; /* read /proc/<pid>/status every N samples (>= 1) */
+    bool final;            /* this is the last sample: read everything */
+    /* reaped children since the last sample (filled by the monitor, drained by proc_tree) */
+    js_reaped_t *reaped;
+    size_t nreaped;
+    /* the recording's cost, for the self source: duration of the previous sample's write, failures so far */
+    int64_t prev_write_ns;
+    uint64_t write_errors;
+    /* set by proc_tree after each collect: live members in the scope */
+    size_t live_members;
+    bool root_alive;
+} js_ctx_t;
+
+typedef struct js_source {
+    const char *name;
+    const char *help;
+    const js_table_t *const *tables; /* NULL-terminated, in the order collect() receives their rows */
+    /* init: allocate per-run state in *ret_state (may stay NULL). Returns 0 or -errno (then the source is
+     * disabled for the run, and the reason is recorded). */
+    int (*init)(const js_ctx_t *ctx, void **ret_state);
+    /* collect: append this sample's rows; rows[i] belongs to tables[i]. Returns 0 or -errno. */
+    int (*collect)(void *state, js_ctx_t *ctx, js_rows_t *const *rows);
+    /* fini: free the state; accepts NULL. */
+    void (*fini)(void *state);
+} js_source_t;
+
+/* The explicit list of sources, NULL-terminated (src/core/registry.c). */
+extern const js_source_t *const js_sources[];
+
+/* Core tables written by the sampler itself (not by a source). */
+extern const js_table_t table_samples;
+extern const js_table_t table_source_stats;
+
+/* registry_find_table: the table descriptor named `name` among the core tables and all sources', or NULL. */
+const js_table_t *registry_find_table(const char *name);
+
+/* registry_tables: every table (core first, then each source's), NULL-terminated static array. */
+const js_table_t *const *registry_tables(void);
+
+#endif

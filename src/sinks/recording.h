@@ -1,0 +1,53 @@
+/* SPDX-License-Identifier: MIT
+ *
+ * The recording: one SQLite file per run (docs/FORMAT.md). The writer (recorder_*) creates one table per
+ * registered js_table_t, each row prefixed by its sample number, and commits each sample in one transaction in
+ * WAL mode, so a killed monitor loses at most the sample in flight and readers can follow a live run. The
+ * reader (recording_*) validates the file and hands samples back as js_sample_t in sample order, mapping
+ * stored columns onto the current descriptors by name (unknown columns are ignored, absent ones missing).
+ */
+#ifndef JOBSCOPE_RECORDING_H
+#define JOBSCOPE_RECORDING_H
+
+#include "core/sample.h"
+
+#include <stdint.h>
+
+#define JS_SCHEMA_VERSION 1
+
+typedef struct js_recorder js_recorder_t;
+typedef struct js_recording js_recording_t;
+
+/* recorder_open: create a new recording at `path` (must not exist unless `overwrite`). On failure returns
+ * -errno (or -EIO for SQLite errors) and writes a one-line reason into err. *ret owned by the caller. */
+int recorder_open(const char *path, bool overwrite, js_recorder_t **ret, char *err, size_t errlen);
+
+/* recorder_meta: set a run metadata key (text value; NULL deletes). Returns 0 or -EIO. */
+int recorder_meta(js_recorder_t *w, const char *key, const char *value);
+
+/* recorder_write: append sample `seq` (all tables of `s`) in one transaction. Returns 0, or -ENOSPC / -EIO on
+ * failure, in which case the transaction is rolled back and the recorder stays usable. */
+int recorder_write(js_recorder_t *w, int64_t seq, const js_sample_t *s);
+
+/* recorder_close: checkpoint and close; accepts NULL. */
+void recorder_close(js_recorder_t *w);
+
+/* recording_open: open `path` read-only and check it is a jobscope recording of a known schema version.
+ * Returns 0 or a negative errno with a one-line reason in err (not a database, truncated, wrong version). */
+int recording_open(const char *path, js_recording_t **ret, char *err, size_t errlen);
+
+/* recording_meta: the value of a metadata key, or NULL. Valid until recording_close. */
+const char *recording_meta(const js_recording_t *r, const char *key);
+
+/* recording_meta_i64 / _f64: a numeric metadata value, or `dflt` when absent or not a number. */
+int64_t recording_meta_i64(const js_recording_t *r, const char *key, int64_t dflt);
+double recording_meta_f64(const js_recording_t *r, const char *key, double dflt);
+
+/* recording_next: clear `s` and fill it with the next sample; *ret_seq is its number.
+ * Returns 1 when a sample was read, 0 at the end, or a negative errno (corrupt file: reason in err). */
+int recording_next(js_recording_t *r, js_sample_t *s, int64_t *ret_seq, char *err, size_t errlen);
+
+/* recording_close: accepts NULL. */
+void recording_close(js_recording_t *r);
+
+#endif

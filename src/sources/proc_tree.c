@@ -1,0 +1,786 @@
+/* SPDX-License-Identifier: MIT
+ *
+ * Process-tree source. Each sample it walks the monitored scope breadth-first, parents before children: the
+ * roots (run mode: every child of the monitor, which is a child subreaper, so double-forked orphans stay; attach
+ * mode: the PID given), then every member seen last sample that is still alive (a member re-parented outside
+ * the tree stays a member), then the children of each member from /proc/<pid>/task/<tid>/children, or from a
+ * full scan of /proc when the kernel lacks that file. Per member it reads stat, statm, io and the fd count
+ * every sample through descriptors kept open between samples (pread from offset 0), status every
+ * status_every samples, smaps_rollup (USS/PSS) every uss_every samples, and cmdline when a process is first
+ * seen or its comm changes (exec). Processes are identified by (pid, start time), so PID reuse is detected.
+ * It also records, once per sample, the rusage of everything the monitor has reaped (RUSAGE_CHILDREN) and the
+ * I/O of reaped children (the monitor's whole-process io minus its own thread's), which make the CPU and I/O
+ * totals exact for children that lived less than one interval.
+ */
+#include "sources/proc_tree.h"
+
+#include "core/json.h"
+#include "core/source.h"
+#include "sys/parse.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+/* ---- tables ---------------------------------------------------------------------------------------- */
+
+static const js_column_t proc_cols[PROC__MAX] = {
+    [PROC_PID] = {"pid", "count", JS_INT, JS_LABEL, 0, "process ID"},
+    [PROC_START_TICKS] = {"start_ticks", "ticks", JS_INT, JS_LABEL, 0, "start time after boot (stat field 22)"},
+    [PROC_PPID] = {"ppid", "count", JS_INT, JS_GAUGE, 0, "parent process ID"},
+    [PROC_STATE] = {"state", "text", JS_TEXT, JS_GAUGE, 0, "R, S, D, Z, T, t, X, I"},
+    [PROC_UTIME] = {"utime_ticks", "ticks", JS_INT, JS_COUNTER, 64, "user CPU time of the process"},
+    [PROC_STIME] = {"stime_ticks", "ticks", JS_INT, JS_COUNTER, 64, "system CPU time of the process"},
+    [PROC_CUTIME] = {"cutime_ticks", "ticks", JS_INT, JS_COUNTER, 64, "user CPU of children it reaped"},
+    [PROC_CSTIME] = {"cstime_ticks", "ticks", JS_INT, JS_COUNTER, 64, "system CPU of children it reaped"},
+    [PROC_THREADS] = {"threads", "count", JS_INT, JS_GAUGE, 0, "number of threads"},
+    [PROC_MINFLT] = {"minflt", "count", JS_INT, JS_COUNTER, 64, "minor page faults"},
+    [PROC_MAJFLT] = {"majflt", "count", JS_INT, JS_COUNTER, 64, "major page faults"},
+    [PROC_CMINFLT] = {"cminflt", "count", JS_INT, JS_COUNTER, 64, "minor faults of reaped children"},
+    [PROC_CMAJFLT] = {"cmajflt", "count", JS_INT, JS_COUNTER, 64, "major faults of reaped children"},
+    [PROC_VSIZE] = {"vsize_bytes", "bytes", JS_INT, JS_GAUGE, 0, "virtual memory size"},
+    [PROC_RSS] = {"rss_bytes", "bytes", JS_INT, JS_GAUGE, 0, "resident set size (statm resident)"},
+    [PROC_SHARED] = {"shared_bytes", "bytes", JS_INT, JS_GAUGE, 0, "resident file-backed + shmem (statm)"},
+    [PROC_RSS_ANON] = {"rss_anon_bytes", "bytes", JS_INT, JS_GAUGE, 0, "RssAnon (status cadence)"},
+    [PROC_RSS_FILE] = {"rss_file_bytes", "bytes", JS_INT, JS_GAUGE, 0, "RssFile (status cadence)"},
+    [PROC_RSS_SHMEM] = {"rss_shmem_bytes", "bytes", JS_INT, JS_GAUGE, 0, "RssShmem (status cadence)"},
+    [PROC_SWAP] = {"swap_bytes", "bytes", JS_INT, JS_GAUGE, 0, "VmSwap (status cadence)"},
+    [PROC_HWM] = {"hwm_bytes", "bytes", JS_INT, JS_GAUGE, 0, "VmHWM: kernel's peak RSS (status cadence)"},
+    [PROC_VCSW] = {"vol_ctxsw", "count", JS_INT, JS_COUNTER, 64, "voluntary context switches (status cadence)"},
+    [PROC_IVCSW] = {"invol_ctxsw", "count", JS_INT, JS_COUNTER, 64, "involuntary context switches (status)"},
+    [PROC_RCHAR] = {"rchar_bytes", "bytes", JS_INT, JS_COUNTER, 64, "bytes passed to read-like calls"},
+    [PROC_WCHAR] = {"wchar_bytes", "bytes", JS_INT, JS_COUNTER, 64, "bytes passed to write-like calls"},
+    [PROC_SYSCR] = {"syscr", "count", JS_INT, JS_COUNTER, 64, "read-like system calls"},
+    [PROC_SYSCW] = {"syscw", "count", JS_INT, JS_COUNTER, 64, "write-like system calls"},
+    [PROC_READ_BYTES] = {"read_bytes", "bytes", JS_INT, JS_COUNTER, 64, "bytes fetched from storage"},
+    [PROC_WRITE_BYTES] = {"write_bytes", "bytes", JS_INT, JS_COUNTER, 64, "bytes sent to storage"},
+    [PROC_CANCELLED_WRITE_BYTES] = {"cancelled_write_bytes", "bytes", JS_INT, JS_COUNTER, 64,
+                                    "written bytes truncated before writeback"},
+    [PROC_FDS] = {"fds", "count", JS_INT, JS_GAUGE, 0, "open file descriptors"},
+    [PROC_USS] = {"uss_bytes", "bytes", JS_INT, JS_GAUGE, 0, "unique set size (smaps_rollup, uss cadence)"},
+    [PROC_PSS] = {"pss_bytes", "bytes", JS_INT, JS_GAUGE, 0, "proportional set size (uss cadence)"},
+    [PROC_SWAP_PSS] = {"swap_pss_bytes", "bytes", JS_INT, JS_GAUGE, 0, "proportional swap (uss cadence)"},
+    [PROC_PROCESSOR] = {"processor", "count", JS_INT, JS_GAUGE, 0, "CPU last run on"},
+};
+const js_table_t table_proc = {"proc", "one row per sample and live member of the scope", PROC__MAX, proc_cols};
+
+static const js_column_t info_cols[INFO__MAX] = {
+    [INFO_PID] = {"pid", "count", JS_INT, JS_LABEL, 0, "process ID"},
+    [INFO_START_TICKS] = {"start_ticks", "ticks", JS_INT, JS_LABEL, 0, "start time after boot"},
+    [INFO_PPID] = {"ppid", "count", JS_INT, JS_GAUGE, 0, "parent when seen"},
+    [INFO_UID] = {"uid", "count", JS_INT, JS_GAUGE, 0, "real user ID"},
+    [INFO_COMM] = {"comm", "text", JS_TEXT, JS_GAUGE, 0, "command name (may hold any byte)"},
+    [INFO_CMDLINE] = {"cmdline", "json", JS_TEXT, JS_GAUGE, 0, "arguments as a JSON array of strings"},
+};
+const js_table_t table_proc_info = {"proc_info", "a process first seen, or after it changed its comm (exec)",
+                                    INFO__MAX, info_cols};
+
+static const js_column_t tree_cols[TREE__MAX] = {
+    [TREE_MEMBERS] = {"members", "count", JS_INT, JS_GAUGE, 0, "live processes in the scope"},
+    [TREE_ROOT_ALIVE] = {"root_alive", "bool", JS_INT, JS_GAUGE, 0, "1 while the command (root) lives"},
+    [TREE_DISCOVERY] = {"discovery", "text", JS_TEXT, JS_GAUGE, 0, "children (task/*/children) or scan"},
+    [TREE_REAPED_UTIME] = {"reaped_utime_us", "us", JS_INT, JS_COUNTER, 64,
+                           "user CPU of all the monitor reaped (RUSAGE_CHILDREN); run mode"},
+    [TREE_REAPED_STIME] = {"reaped_stime_us", "us", JS_INT, JS_COUNTER, 64, "system CPU, likewise"},
+    [TREE_REAPED_MAXRSS] = {"reaped_maxrss_bytes", "bytes", JS_INT, JS_GAUGE, 0,
+                            "largest peak RSS of any reaped descendant (ru_maxrss)"},
+    [TREE_REAPED_MINFLT] = {"reaped_minflt", "count", JS_INT, JS_COUNTER, 64, "minor faults, likewise"},
+    [TREE_REAPED_MAJFLT] = {"reaped_majflt", "count", JS_INT, JS_COUNTER, 64, "major faults, likewise"},
+    [TREE_REAPED_NVCSW] = {"reaped_vol_ctxsw", "count", JS_INT, JS_COUNTER, 64, "voluntary switches"},
+    [TREE_REAPED_NIVCSW] = {"reaped_invol_ctxsw", "count", JS_INT, JS_COUNTER, 64, "involuntary switches"},
+    [TREE_REAPED_RCHAR] = {"reaped_rchar_bytes", "bytes", JS_INT, JS_COUNTER, 64,
+                           "rchar of reaped children (monitor io minus its thread's io)"},
+    [TREE_REAPED_WCHAR] = {"reaped_wchar_bytes", "bytes", JS_INT, JS_COUNTER, 64, "wchar, likewise"},
+    [TREE_REAPED_SYSCR] = {"reaped_syscr", "count", JS_INT, JS_COUNTER, 64, "syscr, likewise"},
+    [TREE_REAPED_SYSCW] = {"reaped_syscw", "count", JS_INT, JS_COUNTER, 64, "syscw, likewise"},
+    [TREE_REAPED_READ_BYTES] = {"reaped_read_bytes", "bytes", JS_INT, JS_COUNTER, 64, "read_bytes, likewise"},
+    [TREE_REAPED_WRITE_BYTES] = {"reaped_write_bytes", "bytes", JS_INT, JS_COUNTER, 64,
+                                 "write_bytes, likewise"},
+};
+const js_table_t table_tree = {"tree", "one row per sample: scope membership and the monitor's reaped totals",
+                               TREE__MAX, tree_cols};
+
+static const js_column_t exit_cols[EXIT__MAX] = {
+    [EXIT_PID] = {"pid", "count", JS_INT, JS_LABEL, 0, "process ID reaped by the monitor"},
+    [EXIT_STATUS] = {"wait_status", "raw", JS_INT, JS_GAUGE, 0, "status word from wait4"},
+    [EXIT_CODE] = {"exit_code", "count", JS_INT, JS_GAUGE, 0, "exit status, if it exited"},
+    [EXIT_SIGNAL] = {"signal", "count", JS_INT, JS_GAUGE, 0, "terminating signal, if killed"},
+    [EXIT_T_UNIX] = {"t_unix_ns", "ns", JS_INT, JS_GAUGE, 0, "when it was reaped"},
+    [EXIT_UTIME] = {"utime_us", "us", JS_INT, JS_GAUGE, 0, "user CPU of it and its reaped descendants"},
+    [EXIT_STIME] = {"stime_us", "us", JS_INT, JS_GAUGE, 0, "system CPU, likewise"},
+    [EXIT_MAXRSS] = {"maxrss_bytes", "bytes", JS_INT, JS_GAUGE, 0, "ru_maxrss"},
+    [EXIT_MINFLT] = {"minflt", "count", JS_INT, JS_GAUGE, 0, "minor faults"},
+    [EXIT_MAJFLT] = {"majflt", "count", JS_INT, JS_GAUGE, 0, "major faults"},
+    [EXIT_INBLOCK] = {"inblock", "count", JS_INT, JS_GAUGE, 0, "512-byte blocks read"},
+    [EXIT_OUBLOCK] = {"oublock", "count", JS_INT, JS_GAUGE, 0, "512-byte blocks written"},
+};
+const js_table_t table_exits = {"exits", "one row per child reaped by the monitor (wait4 rusage)", EXIT__MAX,
+                                exit_cols};
+
+/* ---- parsers --------------------------------------------------------------------------------------- */
+
+int proc_parse_io(const char *text, js_pid_io_t *ret)
+{
+    static const char *const keys[7] = {"rchar:",      "wchar:",       "syscr:",
+                                        "syscw:",      "read_bytes:",  "write_bytes:",
+                                        "cancelled_write_bytes:"};
+    ret->present = 0;
+    for (int i = 0; i < 7; i++)
+        if (kv_u64(text, keys[i], &ret->v[i]) == 0)
+            ret->present |= (uint8_t)(1u << i);
+    return ret->present ? 0 : -EINVAL;
+}
+
+int proc_parse_statm(const char *text, uint64_t *ret_resident, uint64_t *ret_shared)
+{
+    const char *p = text;
+    uint64_t size, res, shared;
+    if (parse_u64(&p, &size) < 0 || parse_u64(&p, &res) < 0 || parse_u64(&p, &shared) < 0)
+        return -EINVAL;
+    *ret_resident = res;
+    *ret_shared = shared;
+    return 0;
+}
+
+int proc_parse_status(const char *text, js_pid_status_t *ret)
+{
+    static const char *const keys[7] = {"RssAnon:", "RssFile:", "RssShmem:", "VmSwap:", "VmHWM:",
+                                        "voluntary_ctxt_switches:", "nonvoluntary_ctxt_switches:"};
+    uint64_t *dst[8] = {&ret->rss_anon, &ret->rss_file, &ret->rss_shmem, &ret->swap,
+                        &ret->hwm,      &ret->vcsw,     &ret->ivcsw,     &ret->uid};
+    ret->present = 0;
+    for (int i = 0; i < 7; i++) {
+        if (kv_u64(text, keys[i], dst[i]) == 0) {
+            if (i < 5)
+                *dst[i] *= 1024; /* kB */
+            ret->present |= (uint16_t)(1u << i);
+        }
+    }
+    if (kv_u64(text, "Uid:", &ret->uid) == 0)
+        ret->present |= 1u << 7;
+    return 0;
+}
+
+int proc_parse_smaps_rollup(const char *text, js_pid_smaps_t *ret)
+{
+    uint64_t pc = 0, pd = 0, ph = 0;
+    memset(ret, 0, sizeof(*ret));
+    if (kv_u64(text, "Pss:", &ret->pss) < 0)
+        return -EINVAL;
+    kv_u64(text, "Rss:", &ret->rss);
+    kv_u64(text, "Private_Clean:", &pc);
+    kv_u64(text, "Private_Dirty:", &pd);
+    kv_u64(text, "Private_Hugetlb:", &ph);
+    kv_u64(text, "SwapPss:", &ret->swap_pss);
+    ret->rss *= 1024;
+    ret->pss *= 1024;
+    ret->swap_pss *= 1024;
+    ret->uss = (pc + pd + ph) * 1024;
+    ret->ok = true;
+    return 0;
+}
+
+int proc_cmdline_json(const char *raw, size_t len, js_buf_t *b)
+{
+    b->len = 0;
+    if (buf_append(b, "[", 1) < 0)
+        return -ENOMEM;
+    /* the kernel ends the last argument with a NUL; a process that rewrote its argv may not */
+    size_t i = 0;
+    bool first = true;
+    while (i < len) {
+        size_t j = i;
+        while (j < len && raw[j] != '\0')
+            j++;
+        if (!first && buf_append(b, ",", 1) < 0)
+            return -ENOMEM;
+        if (json_str(b, raw + i, j - i) < 0)
+            return -ENOMEM;
+        first = false;
+        i = j + 1;
+    }
+    return buf_append(b, "]", 1);
+}
+
+/* ---- state ------------------------------------------------------------------------------------------ */
+
+typedef struct {
+    int32_t pid; /* 0: empty slot */
+    uint64_t start;
+    int fd_stat, fd_statm, fd_io, fd_children;
+    uint64_t seen; /* sample stamp */
+    bool io_denied;
+    char comm[64];
+} pent_t;
+
+typedef struct {
+    pent_t *slots;
+    size_t cap; /* power of two */
+    size_t count;
+    int32_t *order; /* members of the last sample, parents first */
+    size_t norder, order_cap;
+    int32_t *queue;
+    size_t nqueue, queue_cap;
+    js_buf_t buf, buf2, cmd;
+    long page;
+    bool fd_by_stat; /* st_size of /proc/<pid>/fd is the fd count (Linux >= 6.2) */
+    bool scan;       /* no task/<tid>/children: discover by scanning /proc */
+    /* scan mode: (ppid, pid) pairs sorted by ppid */
+    int32_t (*pairs)[2];
+    size_t npairs, pairs_cap;
+    uint64_t stamp;
+} tree_state_t;
+
+static size_t slot_of(int32_t pid, size_t mask)
+{
+    return ((uint32_t)pid * 2654435761u) & mask;
+}
+
+static pent_t *ent_find(tree_state_t *st, int32_t pid)
+{
+    if (!st->cap)
+        return NULL;
+    size_t mask = st->cap - 1;
+    for (size_t i = slot_of(pid, mask);; i = (i + 1) & mask) {
+        if (st->slots[i].pid == pid)
+            return &st->slots[i];
+        if (st->slots[i].pid == 0)
+            return NULL;
+    }
+}
+
+static void ent_close(pent_t *e)
+{
+    int *fds[4] = {&e->fd_stat, &e->fd_statm, &e->fd_io, &e->fd_children};
+    for (int i = 0; i < 4; i++) {
+        if (*fds[i] >= 0)
+            close(*fds[i]);
+        *fds[i] = -1;
+    }
+}
+
+static int ent_grow(tree_state_t *st)
+{
+    size_t cap = st->cap ? st->cap * 2 : 64;
+    pent_t *s = calloc(cap, sizeof(*s));
+    if (!s)
+        return -ENOMEM;
+    for (size_t i = 0; i < st->cap; i++) {
+        if (!st->slots[i].pid)
+            continue;
+        size_t j = slot_of(st->slots[i].pid, cap - 1);
+        while (s[j].pid)
+            j = (j + 1) & (cap - 1);
+        s[j] = st->slots[i];
+    }
+    free(st->slots);
+    st->slots = s;
+    st->cap = cap;
+    return 0;
+}
+
+/* ent_insert: a new zeroed entry for `pid` (not present). Pointers into the table are invalidated. */
+static pent_t *ent_insert(tree_state_t *st, int32_t pid)
+{
+    if ((st->count + 1) * 2 > st->cap && ent_grow(st) < 0)
+        return NULL;
+    size_t mask = st->cap - 1, i = slot_of(pid, mask);
+    while (st->slots[i].pid)
+        i = (i + 1) & mask;
+    pent_t *e = &st->slots[i];
+    memset(e, 0, sizeof(*e));
+    e->pid = pid;
+    e->fd_stat = e->fd_statm = e->fd_io = e->fd_children = -1;
+    st->count++;
+    return e;
+}
+
+/* ent_remove: close and delete `e` with backward-shift deletion (no tombstones). */
+static void ent_remove(tree_state_t *st, pent_t *e)
+{
+    ent_close(e);
+    size_t mask = st->cap - 1, i = (size_t)(e - st->slots), j = i;
+    for (;;) {
+        j = (j + 1) & mask;
+        if (!st->slots[j].pid)
+            break;
+        size_t k = slot_of(st->slots[j].pid, mask);
+        bool movable = (j > i) ? (k <= i || k > j) : (k <= i && k > j);
+        if (movable) {
+            st->slots[i] = st->slots[j];
+            i = j;
+        }
+    }
+    st->slots[i].pid = 0;
+    st->count--;
+}
+
+static int push_pid(int32_t **arr, size_t *n, size_t *cap, int32_t pid)
+{
+    if (*n == *cap) {
+        size_t c = *cap ? *cap * 2 : 64;
+        int32_t *a = realloc(*arr, c * sizeof(*a));
+        if (!a)
+            return -ENOMEM;
+        *arr = a;
+        *cap = c;
+    }
+    (*arr)[(*n)++] = pid;
+    return 0;
+}
+
+/* kept_read: read a per-process file through a descriptor kept open across samples. */
+static int kept_read(tree_state_t *st, int dirfd, int *fd, const char *path, js_buf_t *b)
+{
+    (void)st;
+    if (*fd < 0) {
+        *fd = openat(dirfd, path, O_RDONLY | O_CLOEXEC);
+        if (*fd < 0) {
+            if (errno == EMFILE || errno == ENFILE)
+                return fs_read(dirfd, path, b); /* out of descriptors: read without keeping */
+            return -errno;
+        }
+    }
+    return fd_read(*fd, b);
+}
+
+static int tree_init(const js_ctx_t *ctx, void **ret_state)
+{
+    tree_state_t *st = calloc(1, sizeof(*st));
+    if (!st)
+        return -ENOMEM;
+    st->page = sysconf(_SC_PAGESIZE);
+    if (st->page <= 0)
+        st->page = 4096;
+    if (fsroot_is_live(&ctx->root)) {
+        struct stat s;
+        st->fd_by_stat = fstatat(ctx->root.proc, "self/fd", &s, 0) == 0 && s.st_size > 0;
+    }
+    /* children files need CONFIG_PROC_CHILDREN; probe on the root (or the monitor) */
+    char path[64];
+    pid_t probe = ctx->mode == JS_MODE_RUN ? ctx->monitor_pid : ctx->root_pid;
+    snprintf(path, sizeof(path), "%d/task/%d/children", (int)probe, (int)probe);
+    if (faccessat(ctx->root.proc, path, R_OK, 0) < 0) {
+        snprintf(path, sizeof(path), "%d/stat", (int)probe);
+        st->scan = faccessat(ctx->root.proc, path, R_OK, 0) == 0;
+    }
+    *ret_state = st;
+    return 0;
+}
+
+static void tree_fini(void *state)
+{
+    tree_state_t *st = state;
+    if (!st)
+        return;
+    for (size_t i = 0; i < st->cap; i++)
+        if (st->slots[i].pid)
+            ent_close(&st->slots[i]);
+    free(st->slots);
+    free(st->order);
+    free(st->queue);
+    free(st->pairs);
+    buf_free(&st->buf);
+    buf_free(&st->buf2);
+    buf_free(&st->cmd);
+    free(st);
+}
+
+/* enqueue_children_text: push every PID listed (space separated) in `text`. */
+static int enqueue_list(tree_state_t *st, const char *text)
+{
+    const char *p = text;
+    uint64_t v;
+    while (parse_u64(&p, &v) == 0) {
+        if (v > 0 && v <= INT32_MAX && push_pid(&st->queue, &st->nqueue, &st->queue_cap, (int32_t)v) < 0)
+            return -ENOMEM;
+        while (*p == ' ' || *p == '\n')
+            p++;
+    }
+    return 0;
+}
+
+static int cmp_pair(const void *a, const void *b)
+{
+    const int32_t *x = a, *y = b;
+    return x[0] < y[0] ? -1 : x[0] > y[0] ? 1 : (x[1] < y[1] ? -1 : x[1] > y[1]);
+}
+
+/* scan_build: scan mode, read every /proc/<pid>/stat once for its ppid. */
+static int scan_build(tree_state_t *st, const js_ctx_t *ctx)
+{
+    st->npairs = 0;
+    int dfd = openat(ctx->root.proc, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (dfd < 0)
+        return -errno;
+    DIR *d = fdopendir(dfd);
+    if (!d) {
+        close(dfd);
+        return -ENOMEM;
+    }
+    struct dirent *de;
+    char path[64], text[1024];
+    while ((de = readdir(d))) {
+        char *end;
+        long pid = strtol(de->d_name, &end, 10);
+        if (*end || pid <= 0)
+            continue;
+        snprintf(path, sizeof(path), "%ld/stat", pid);
+        if (fs_read_small(ctx->root.proc, path, text, sizeof(text)) <= 0)
+            continue;
+        js_pid_stat_t ps;
+        if (parse_pid_stat(text, &ps) < 0)
+            continue;
+        if (st->npairs == st->pairs_cap) {
+            size_t c = st->pairs_cap ? st->pairs_cap * 2 : 256;
+            void *p = realloc(st->pairs, c * sizeof(*st->pairs));
+            if (!p) {
+                closedir(d);
+                return -ENOMEM;
+            }
+            st->pairs = p;
+            st->pairs_cap = c;
+        }
+        st->pairs[st->npairs][0] = ps.ppid;
+        st->pairs[st->npairs][1] = (int32_t)pid;
+        st->npairs++;
+    }
+    closedir(d);
+    qsort(st->pairs, st->npairs, sizeof(*st->pairs), cmp_pair);
+    return 0;
+}
+
+static int scan_children(tree_state_t *st, int32_t ppid)
+{
+    size_t lo = 0, hi = st->npairs;
+    while (lo < hi) {
+        size_t mid = (lo + hi) / 2;
+        if (st->pairs[mid][0] < ppid)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    for (; lo < st->npairs && st->pairs[lo][0] == ppid; lo++)
+        if (push_pid(&st->queue, &st->nqueue, &st->queue_cap, st->pairs[lo][1]) < 0)
+            return -ENOMEM;
+    return 0;
+}
+
+/* enqueue_children: children of every thread of `pid`. Single-threaded processes use a kept descriptor. */
+static int enqueue_children(tree_state_t *st, const js_ctx_t *ctx, int32_t pid, int *fd_children,
+                            int64_t threads)
+{
+    if (st->scan)
+        return scan_children(st, pid);
+    char path[300];
+    if (threads <= 1 && fd_children) {
+        snprintf(path, sizeof(path), "%d/task/%d/children", (int)pid, (int)pid);
+        if (kept_read(st, ctx->root.proc, fd_children, path, &st->buf2) < 0)
+            return 0;
+        return enqueue_list(st, st->buf2.p);
+    }
+    snprintf(path, sizeof(path), "%d/task", (int)pid);
+    int dfd = openat(ctx->root.proc, path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (dfd < 0)
+        return 0;
+    DIR *d = fdopendir(dfd);
+    if (!d) {
+        close(dfd);
+        return -ENOMEM;
+    }
+    struct dirent *de;
+    int r = 0;
+    while ((de = readdir(d)) && r == 0) {
+        if (de->d_name[0] < '0' || de->d_name[0] > '9')
+            continue;
+        snprintf(path, sizeof(path), "%s/children", de->d_name);
+        if (fs_read(dirfd(d), path, &st->buf2) == 0)
+            r = enqueue_list(st, st->buf2.p);
+    }
+    closedir(d);
+    return r;
+}
+
+static int count_fds(tree_state_t *st, const js_ctx_t *ctx, int32_t pid, int64_t *ret)
+{
+    char path[48];
+    snprintf(path, sizeof(path), "%d/fd", (int)pid);
+    if (st->fd_by_stat) {
+        struct stat s;
+        if (fstatat(ctx->root.proc, path, &s, 0) < 0)
+            return -errno;
+        *ret = (int64_t)s.st_size;
+        return 0;
+    }
+    int dfd = openat(ctx->root.proc, path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (dfd < 0)
+        return -errno;
+    DIR *d = fdopendir(dfd);
+    if (!d) {
+        close(dfd);
+        return -ENOMEM;
+    }
+    int64_t n = 0;
+    struct dirent *de;
+    while ((de = readdir(d)))
+        if (de->d_name[0] != '.')
+            n++;
+    closedir(d);
+    *ret = n;
+    return 0;
+}
+
+/* emit_info: the proc_info row for a new process or one that exec'd. */
+static void emit_info(tree_state_t *st, const js_ctx_t *ctx, js_rows_t *info, const js_pid_stat_t *ps,
+                      const js_pid_status_t *pst)
+{
+    js_value_t *v = rows_add(info);
+    if (!v)
+        return;
+    val_int(&v[INFO_PID], ps->pid);
+    val_int(&v[INFO_START_TICKS], (int64_t)ps->starttime);
+    val_int(&v[INFO_PPID], ps->ppid);
+    if (pst && (pst->present & (1u << 7)))
+        val_int(&v[INFO_UID], (int64_t)pst->uid);
+    rows_set_str(info, &v[INFO_COMM], ps->comm, strlen(ps->comm));
+    char path[48];
+    snprintf(path, sizeof(path), "%d/cmdline", (int)ps->pid);
+    if (fs_read(ctx->root.proc, path, &st->buf2) == 0 && proc_cmdline_json(st->buf2.p, st->buf2.len, &st->cmd) == 0)
+        rows_set_str(info, &v[INFO_CMDLINE], st->cmd.p, st->cmd.len);
+}
+
+/* visit: sample one process; returns 1 if it is a live member (row written), 0 if gone, <0 on ENOMEM. */
+static int visit(tree_state_t *st, js_ctx_t *ctx, int32_t pid, js_rows_t *proc, js_rows_t *info)
+{
+    char path[64];
+    pent_t *e = ent_find(st, pid);
+    if (e && e->seen == st->stamp)
+        return 0;
+    bool fresh = false;
+    js_pid_stat_t ps;
+    for (int attempt = 0; attempt < 2; attempt++) {
+        if (!e) {
+            e = ent_insert(st, pid);
+            if (!e)
+                return -ENOMEM;
+            fresh = true;
+        }
+        snprintf(path, sizeof(path), "%d/stat", (int)pid);
+        int r = kept_read(st, ctx->root.proc, &e->fd_stat, path, &st->buf);
+        if (r == 0 && parse_pid_stat(st->buf.p, &ps) == 0 && (fresh || ps.starttime == e->start))
+            break;
+        /* gone, or the PID was reused by a new process: drop the old entry and retry once fresh */
+        ent_remove(st, e);
+        e = NULL;
+        if (r < 0 || fresh)
+            return 0;
+    }
+    if (!e)
+        return 0;
+    e->seen = st->stamp;
+    e->start = ps.starttime;
+
+    js_value_t *v = rows_add(proc);
+    if (!v)
+        return -ENOMEM;
+    val_int(&v[PROC_PID], pid);
+    val_int(&v[PROC_START_TICKS], (int64_t)ps.starttime);
+    val_int(&v[PROC_PPID], ps.ppid);
+    rows_set_str(proc, &v[PROC_STATE], &ps.state, 1);
+    val_int(&v[PROC_UTIME], (int64_t)ps.utime);
+    val_int(&v[PROC_STIME], (int64_t)ps.stime);
+    val_int(&v[PROC_CUTIME], ps.cutime);
+    val_int(&v[PROC_CSTIME], ps.cstime);
+    val_int(&v[PROC_THREADS], ps.num_threads);
+    val_int(&v[PROC_MINFLT], (int64_t)ps.minflt);
+    val_int(&v[PROC_MAJFLT], (int64_t)ps.majflt);
+    val_int(&v[PROC_CMINFLT], (int64_t)ps.cminflt);
+    val_int(&v[PROC_CMAJFLT], (int64_t)ps.cmajflt);
+    val_int(&v[PROC_VSIZE], (int64_t)ps.vsize);
+    val_int(&v[PROC_PROCESSOR], ps.processor);
+
+    uint64_t res, shared;
+    snprintf(path, sizeof(path), "%d/statm", (int)pid);
+    if (kept_read(st, ctx->root.proc, &e->fd_statm, path, &st->buf) == 0 &&
+        proc_parse_statm(st->buf.p, &res, &shared) == 0) {
+        val_int(&v[PROC_RSS], (int64_t)(res * (uint64_t)st->page));
+        val_int(&v[PROC_SHARED], (int64_t)(shared * (uint64_t)st->page));
+    } else if (ps.rss >= 0) {
+        val_int(&v[PROC_RSS], ps.rss * st->page);
+    }
+
+    if (!e->io_denied) {
+        snprintf(path, sizeof(path), "%d/io", (int)pid);
+        int r = kept_read(st, ctx->root.proc, &e->fd_io, path, &st->buf);
+        js_pid_io_t io;
+        if (r == 0 && proc_parse_io(st->buf.p, &io) == 0) {
+            for (int i = 0; i < 7; i++)
+                if (io.present & (1u << i))
+                    val_int(&v[PROC_RCHAR + i], (int64_t)io.v[i]);
+        } else if (r == -EACCES || r == -EPERM) {
+            e->io_denied = true;
+        }
+    }
+
+    int64_t nfd = 0;
+    if (count_fds(st, ctx, pid, &nfd) == 0)
+        val_int(&v[PROC_FDS], nfd);
+
+    bool comm_changed = !fresh && strcmp(e->comm, ps.comm) != 0;
+    js_pid_status_t pst;
+    bool have_status = false;
+    if (fresh || comm_changed || ctx->final || ctx->status_every <= 1 || ctx->seq % ctx->status_every == 0) {
+        snprintf(path, sizeof(path), "%d/status", (int)pid);
+        if (fs_read(ctx->root.proc, path, &st->buf) == 0 && proc_parse_status(st->buf.p, &pst) == 0) {
+            have_status = true;
+            for (int i = 0; i < 7; i++)
+                if (pst.present & (1u << i))
+                    val_int(&v[PROC_RSS_ANON + i], (int64_t)(&pst.rss_anon)[i]);
+        }
+    }
+    if (ctx->uss_every && (ctx->final || fresh || ctx->seq % ctx->uss_every == 0)) {
+        snprintf(path, sizeof(path), "%d/smaps_rollup", (int)pid);
+        js_pid_smaps_t sm;
+        if (fs_read(ctx->root.proc, path, &st->buf) == 0 && proc_parse_smaps_rollup(st->buf.p, &sm) == 0) {
+            val_int(&v[PROC_USS], (int64_t)sm.uss);
+            val_int(&v[PROC_PSS], (int64_t)sm.pss);
+            val_int(&v[PROC_SWAP_PSS], (int64_t)sm.swap_pss);
+        }
+    }
+    if (fresh || comm_changed) {
+        emit_info(st, ctx, info, &ps, have_status ? &pst : NULL);
+        snprintf(e->comm, sizeof(e->comm), "%s", ps.comm);
+    }
+    /* e stays valid: no insertion happened since it was found */
+    int r = enqueue_children(st, ctx, pid, &e->fd_children, ps.num_threads);
+    return r < 0 ? r : 1;
+}
+
+/* reaped_totals: run mode; what the monitor has reaped so far (its own figures are excluded). */
+static void reaped_totals(tree_state_t *st, const js_ctx_t *ctx, js_value_t *t)
+{
+    struct rusage ru;
+    if (getrusage(RUSAGE_CHILDREN, &ru) == 0) {
+        val_int(&t[TREE_REAPED_UTIME], (int64_t)ru.ru_utime.tv_sec * 1000000 + ru.ru_utime.tv_usec);
+        val_int(&t[TREE_REAPED_STIME], (int64_t)ru.ru_stime.tv_sec * 1000000 + ru.ru_stime.tv_usec);
+        val_int(&t[TREE_REAPED_MAXRSS], (int64_t)ru.ru_maxrss * 1024);
+        val_int(&t[TREE_REAPED_MINFLT], ru.ru_minflt);
+        val_int(&t[TREE_REAPED_MAJFLT], ru.ru_majflt);
+        val_int(&t[TREE_REAPED_NVCSW], ru.ru_nvcsw);
+        val_int(&t[TREE_REAPED_NIVCSW], ru.ru_nivcsw);
+    }
+    /* whole-process io = own threads + exited threads + reaped children; the monitor is one thread */
+    char path[64];
+    js_pid_io_t whole, self;
+    snprintf(path, sizeof(path), "%d/io", (int)ctx->monitor_pid);
+    if (fs_read(ctx->root.proc, path, &st->buf) < 0 || proc_parse_io(st->buf.p, &whole) < 0)
+        return;
+    snprintf(path, sizeof(path), "%d/task/%d/io", (int)ctx->monitor_pid, (int)ctx->monitor_pid);
+    if (fs_read(ctx->root.proc, path, &st->buf) < 0 || proc_parse_io(st->buf.p, &self) < 0)
+        return;
+    for (int i = 0; i < 6; i++)
+        if ((whole.present & self.present & (1u << i)) && whole.v[i] >= self.v[i])
+            val_int(&t[TREE_REAPED_RCHAR + i], (int64_t)(whole.v[i] - self.v[i]));
+}
+
+static void emit_exits(js_ctx_t *ctx, js_rows_t *exits)
+{
+    for (size_t i = 0; i < ctx->nreaped; i++) {
+        const js_reaped_t *x = &ctx->reaped[i];
+        js_value_t *v = rows_add(exits);
+        if (!v)
+            break;
+        val_int(&v[EXIT_PID], x->pid);
+        val_int(&v[EXIT_STATUS], x->status);
+        if (WIFEXITED(x->status))
+            val_int(&v[EXIT_CODE], WEXITSTATUS(x->status));
+        if (WIFSIGNALED(x->status))
+            val_int(&v[EXIT_SIGNAL], WTERMSIG(x->status));
+        val_int(&v[EXIT_T_UNIX], x->t_unix_ns);
+        val_int(&v[EXIT_UTIME], (int64_t)x->ru.ru_utime.tv_sec * 1000000 + x->ru.ru_utime.tv_usec);
+        val_int(&v[EXIT_STIME], (int64_t)x->ru.ru_stime.tv_sec * 1000000 + x->ru.ru_stime.tv_usec);
+        val_int(&v[EXIT_MAXRSS], (int64_t)x->ru.ru_maxrss * 1024);
+        val_int(&v[EXIT_MINFLT], x->ru.ru_minflt);
+        val_int(&v[EXIT_MAJFLT], x->ru.ru_majflt);
+        val_int(&v[EXIT_INBLOCK], x->ru.ru_inblock);
+        val_int(&v[EXIT_OUBLOCK], x->ru.ru_oublock);
+    }
+    ctx->nreaped = 0;
+}
+
+static int tree_collect(void *state, js_ctx_t *ctx, js_rows_t *const *rows)
+{
+    tree_state_t *st = state;
+    js_rows_t *proc = rows[0], *info = rows[1], *tree = rows[2], *exits = rows[3];
+    int r = 0;
+    st->stamp++;
+    st->nqueue = 0;
+    emit_exits(ctx, exits);
+
+    if (st->scan && (r = scan_build(st, ctx)) < 0)
+        return r;
+    /* roots first, then last sample's members in their order */
+    if (ctx->mode == JS_MODE_RUN) {
+        if (enqueue_children(st, ctx, ctx->monitor_pid, NULL, 2) < 0)
+            return -ENOMEM;
+    }
+    if (push_pid(&st->queue, &st->nqueue, &st->queue_cap, ctx->root_pid) < 0)
+        return -ENOMEM;
+    for (size_t i = 0; i < st->norder; i++)
+        if (push_pid(&st->queue, &st->nqueue, &st->queue_cap, st->order[i]) < 0)
+            return -ENOMEM;
+
+    st->norder = 0;
+    bool root_alive = false;
+    for (size_t qi = 0; qi < st->nqueue; qi++) {
+        int32_t pid = st->queue[qi];
+        if (pid == ctx->monitor_pid)
+            continue;
+        int v = visit(st, ctx, pid, proc, info);
+        if (v < 0)
+            return v;
+        if (v == 1) {
+            if (push_pid(&st->order, &st->norder, &st->order_cap, pid) < 0)
+                return -ENOMEM;
+            if (pid == ctx->root_pid)
+                root_alive = true;
+        }
+    }
+    /* forget processes not seen this sample */
+    for (size_t i = 0; i < st->cap;) {
+        if (st->slots[i].pid && st->slots[i].seen != st->stamp)
+            ent_remove(st, &st->slots[i]); /* backward shift may move another entry into slot i */
+        else
+            i++;
+    }
+    js_value_t *t = rows_add(tree);
+    if (!t)
+        return -ENOMEM;
+    val_int(&t[TREE_MEMBERS], (int64_t)st->norder);
+    val_int(&t[TREE_ROOT_ALIVE], root_alive);
+    rows_set_str(tree, &t[TREE_DISCOVERY], st->scan ? "scan" : "children", st->scan ? 4 : 8);
+    if (ctx->mode == JS_MODE_RUN)
+        reaped_totals(st, ctx, t);
+    ctx->live_members = st->norder;
+    ctx->root_alive = root_alive;
+    return 0;
+}
+
+static const js_table_t *const tree_tables[] = {&table_proc, &table_proc_info, &table_tree, &table_exits, NULL};
+
+const js_source_t source_proc_tree = {
+    .name = "proc_tree",
+    .help = "the monitored process tree: per-process counters, membership, reaped totals",
+    .tables = tree_tables,
+    .init = tree_init,
+    .collect = tree_collect,
+    .fini = tree_fini,
+};

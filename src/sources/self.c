@@ -1,0 +1,83 @@
+/* SPDX-License-Identifier: MIT
+ *
+ * The monitor measures itself: its own CPU time and memory, and what writing the previous sample to the
+ * recording cost. Together with the per-source collect durations in source_stats (written by the sampler)
+ * these give the overhead figures every summary reports.
+ */
+#include "core/source.h"
+#include "sys/parse.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <sys/resource.h>
+#include <unistd.h>
+
+enum { SELF_UTIME, SELF_STIME, SELF_MAXRSS, SELF_RSS, SELF_PREV_WRITE, SELF_WRITE_ERRORS, SELF__MAX };
+
+static const js_column_t self_cols[SELF__MAX] = {
+    [SELF_UTIME] = {"utime_us", "us", JS_INT, JS_COUNTER, 64, "monitor's own user CPU time"},
+    [SELF_STIME] = {"stime_us", "us", JS_INT, JS_COUNTER, 64, "monitor's own system CPU time"},
+    [SELF_MAXRSS] = {"maxrss_bytes", "bytes", JS_INT, JS_GAUGE, 0, "monitor's peak RSS (ru_maxrss)"},
+    [SELF_RSS] = {"rss_bytes", "bytes", JS_INT, JS_GAUGE, 0, "monitor's RSS now"},
+    [SELF_PREV_WRITE] = {"prev_write_ns", "ns", JS_INT, JS_GAUGE, 0, "time the previous sample's write took"},
+    [SELF_WRITE_ERRORS] = {"write_errors", "count", JS_INT, JS_COUNTER, 64, "recording writes that failed"},
+};
+const js_table_t table_self = {"self", "one row per sample: the monitor's own cost", SELF__MAX, self_cols};
+
+typedef struct {
+    char path[32];
+    char text[128];
+    long page;
+} self_state_t;
+
+static int self_init(const js_ctx_t *ctx, void **ret_state)
+{
+    self_state_t *st = calloc(1, sizeof(*st));
+    if (!st)
+        return -ENOMEM;
+    snprintf(st->path, sizeof(st->path), "%d/statm", (int)ctx->monitor_pid);
+    st->page = sysconf(_SC_PAGESIZE);
+    *ret_state = st;
+    return 0;
+}
+
+static int self_collect(void *state, js_ctx_t *ctx, js_rows_t *const *rows)
+{
+    self_state_t *st = state;
+    js_value_t *v = rows_add(rows[0]);
+    if (!v)
+        return -ENOMEM;
+    struct rusage ru;
+    if (getrusage(RUSAGE_SELF, &ru) == 0) {
+        val_int(&v[SELF_UTIME], (int64_t)ru.ru_utime.tv_sec * 1000000 + ru.ru_utime.tv_usec);
+        val_int(&v[SELF_STIME], (int64_t)ru.ru_stime.tv_sec * 1000000 + ru.ru_stime.tv_usec);
+        val_int(&v[SELF_MAXRSS], (int64_t)ru.ru_maxrss * 1024);
+    }
+    if (fs_read_small(ctx->root.proc, st->path, st->text, sizeof(st->text)) > 0) {
+        const char *p = st->text;
+        uint64_t size, res;
+        if (parse_u64(&p, &size) == 0 && parse_u64(&p, &res) == 0)
+            val_int(&v[SELF_RSS], (int64_t)res * st->page);
+    }
+    if (ctx->seq > 0)
+        val_int(&v[SELF_PREV_WRITE], ctx->prev_write_ns);
+    val_int(&v[SELF_WRITE_ERRORS], (int64_t)ctx->write_errors);
+    return 0;
+}
+
+static void self_fini(void *state)
+{
+    free(state);
+}
+
+static const js_table_t *const self_tables[] = {&table_self, NULL};
+
+const js_source_t source_self = {
+    .name = "self",
+    .help = "the monitor's own CPU, memory and recording cost",
+    .tables = self_tables,
+    .init = self_init,
+    .collect = self_collect,
+    .fini = self_fini,
+};

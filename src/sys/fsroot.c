@@ -1,0 +1,140 @@
+/* SPDX-License-Identifier: MIT
+ *
+ * procfs/sysfs roots and read-to-EOF helpers. The only file that spells the default kernel paths.
+ */
+#include "sys/fsroot.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#define PROCFS_DEFAULT "/proc"
+#define SYSFS_DEFAULT "/sys"
+
+int fsroot_open(js_fsroot_t *ret, const char *procfs, const char *sysfs)
+{
+    if (!procfs)
+        procfs = getenv("JOBSCOPE_PROCFS");
+    if (!procfs || !*procfs)
+        procfs = PROCFS_DEFAULT;
+    if (!sysfs)
+        sysfs = getenv("JOBSCOPE_SYSFS");
+    if (!sysfs || !*sysfs)
+        sysfs = SYSFS_DEFAULT;
+    int p = open(procfs, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (p < 0) {
+        ret->proc = ret->sys = -1;
+        return -errno;
+    }
+    ret->proc = p;
+    ret->sys = open(sysfs, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    return 0;
+}
+
+void fsroot_close(js_fsroot_t *r)
+{
+    if (r->proc >= 0)
+        close(r->proc);
+    if (r->sys >= 0)
+        close(r->sys);
+    r->proc = r->sys = -1;
+}
+
+int fsroot_is_live(const js_fsroot_t *r)
+{
+    struct stat a, b;
+    if (fstat(r->proc, &a) < 0 || stat(PROCFS_DEFAULT, &b) < 0)
+        return 0;
+    return a.st_dev == b.st_dev && a.st_ino == b.st_ino;
+}
+
+int buf_reserve(js_buf_t *b, size_t n)
+{
+    if (n <= b->cap)
+        return 0;
+    size_t cap = b->cap ? b->cap : 1024;
+    while (cap < n)
+        cap *= 2;
+    char *p = realloc(b->p, cap);
+    if (!p)
+        return -ENOMEM;
+    b->p = p;
+    b->cap = cap;
+    return 0;
+}
+
+void buf_free(js_buf_t *b)
+{
+    if (!b)
+        return;
+    free(b->p);
+    b->p = NULL;
+    b->len = b->cap = 0;
+}
+
+int fd_read(int fd, js_buf_t *b)
+{
+    b->len = 0;
+    if (buf_reserve(b, 1024) < 0)
+        return -ENOMEM;
+    for (;;) {
+        if (b->cap - b->len < 512 && buf_reserve(b, b->cap * 2) < 0)
+            return -ENOMEM;
+        ssize_t n = pread(fd, b->p + b->len, b->cap - b->len - 1, (off_t)b->len);
+        if (n < 0) {
+            if (errno == EINTR)
+                continue;
+            int r = -errno;
+            b->len = 0;
+            b->p[0] = '\0';
+            return r;
+        }
+        if (n == 0)
+            break;
+        b->len += (size_t)n;
+    }
+    b->p[b->len] = '\0';
+    return 0;
+}
+
+int fs_read(int dirfd, const char *path, js_buf_t *b)
+{
+    int fd = openat(dirfd, path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0) {
+        int r = -errno;
+        b->len = 0;
+        if (b->p)
+            b->p[0] = '\0';
+        return r;
+    }
+    int r = fd_read(fd, b);
+    close(fd);
+    return r;
+}
+
+ssize_t fs_read_small(int dirfd, const char *path, char *buf, size_t cap)
+{
+    int fd = openat(dirfd, path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return -errno;
+    size_t len = 0;
+    while (len + 1 < cap) {
+        ssize_t n = read(fd, buf + len, cap - 1 - len);
+        if (n < 0) {
+            if (errno == EINTR)
+                continue;
+            int r = -errno;
+            close(fd);
+            return r;
+        }
+        if (n == 0)
+            break;
+        len += (size_t)n;
+    }
+    buf[len] = '\0';
+    close(fd);
+    return (ssize_t)len;
+}

@@ -1,0 +1,54 @@
+/* SPDX-License-Identifier: MIT
+ *
+ * The procfs and sysfs roots, and the file readers every source uses. All /proc and /sys access in jobscope
+ * goes through a js_fsroot_t: a pair of directory descriptors opened once, so tests point a source at a fixture
+ * tree (tests/fixtures/...) and production points it at the live kernel. This module is the only place that
+ * names the default paths. Readers read to end-of-file (procfs files such as task/<tid>/children hand back one
+ * page per read) and never allocate per call except to grow a caller-owned js_buf_t.
+ */
+#ifndef JOBSCOPE_FSROOT_H
+#define JOBSCOPE_FSROOT_H
+
+#include <stddef.h>
+#include <sys/types.h>
+
+typedef struct {
+    int proc; /* directory fd of the procfs root */
+    int sys;  /* directory fd of the sysfs root, or -1 */
+} js_fsroot_t;
+
+/* A growable byte buffer, always NUL-terminated after a successful read. Owned by the caller. */
+typedef struct {
+    char *p;
+    size_t len;
+    size_t cap;
+} js_buf_t;
+
+/* fsroot_open: open the roots. `procfs`/`sysfs` NULL means $JOBSCOPE_PROCFS / $JOBSCOPE_SYSFS, else the live
+ * kernel's. Returns 0 or a negative errno (procfs missing); a missing sysfs is not an error (sys = -1). */
+int fsroot_open(js_fsroot_t *ret, const char *procfs, const char *sysfs);
+
+/* fsroot_close: close both descriptors; accepts a root that failed to open. */
+void fsroot_close(js_fsroot_t *r);
+
+/* fsroot_is_live: whether `r->proc` is the running kernel's procfs (then "self" names this process). */
+int fsroot_is_live(const js_fsroot_t *r);
+
+/* buf_reserve: make room for at least `n` bytes. Returns 0 or -ENOMEM. */
+int buf_reserve(js_buf_t *b, size_t n);
+
+/* buf_free: release the buffer; accepts a zeroed buffer. */
+void buf_free(js_buf_t *b);
+
+/* fs_read: read all of `path` (relative to `dirfd`) into `b`, growing it. Returns 0 or -errno (-ENOENT for a
+ * vanished process, -EACCES, -ENOMEM). On failure b->len is 0 and b->p is "" if allocated. */
+int fs_read(int dirfd, const char *path, js_buf_t *b);
+
+/* fd_read: read all of an open file from offset 0 with pread (procfs regenerates the content), into `b`. */
+int fd_read(int fd, js_buf_t *b);
+
+/* fs_read_small: read `path` into a fixed buffer `buf` of `cap` bytes (at most cap-1 bytes, NUL-terminated);
+ * returns the length read or -errno. Content beyond cap-1 bytes is cut off. */
+ssize_t fs_read_small(int dirfd, const char *path, char *buf, size_t cap);
+
+#endif

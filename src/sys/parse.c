@@ -1,0 +1,110 @@
+/* SPDX-License-Identifier: MIT
+ *
+ * Allocation-free number and /proc record parsers shared by all sources. Locale-independent.
+ */
+#include "sys/parse.h"
+
+#include <errno.h>
+#include <string.h>
+
+int parse_u64(const char **p, uint64_t *ret)
+{
+    const char *s = *p;
+    while (*s == ' ' || *s == '\t')
+        s++;
+    if (*s < '0' || *s > '9')
+        return -EINVAL;
+    uint64_t v = 0;
+    for (; *s >= '0' && *s <= '9'; s++) {
+        unsigned d = (unsigned)(*s - '0');
+        if (v > (UINT64_MAX - d) / 10)
+            v = UINT64_MAX;
+        else
+            v = v * 10 + d;
+    }
+    *ret = v;
+    *p = s;
+    return 0;
+}
+
+int parse_i64(const char **p, int64_t *ret)
+{
+    const char *s = *p;
+    while (*s == ' ' || *s == '\t')
+        s++;
+    bool neg = *s == '-';
+    if (neg)
+        s++;
+    uint64_t u;
+    if (parse_u64(&s, &u) < 0)
+        return -EINVAL;
+    if (u > (uint64_t)INT64_MAX)
+        u = (uint64_t)INT64_MAX;
+    *ret = neg ? -(int64_t)u : (int64_t)u;
+    *p = s;
+    return 0;
+}
+
+int kv_u64(const char *text, const char *key, uint64_t *ret)
+{
+    size_t kl = strlen(key);
+    const char *s = text;
+    while (s && *s) {
+        if (strncmp(s, key, kl) == 0) {
+            const char *v = s + kl;
+            return parse_u64(&v, ret);
+        }
+        s = strchr(s, '\n');
+        if (s)
+            s++;
+    }
+    return -ENOENT;
+}
+
+int parse_pid_stat(const char *text, js_pid_stat_t *ret)
+{
+    const char *open = strchr(text, '(');
+    const char *close = strrchr(text, ')');
+    if (!open || !close || close < open)
+        return -EINVAL;
+    const char *p = text;
+    int64_t pid;
+    if (parse_i64(&p, &pid) < 0)
+        return -EINVAL;
+    ret->pid = (int32_t)pid;
+    size_t n = (size_t)(close - open - 1);
+    if (n >= sizeof(ret->comm))
+        n = sizeof(ret->comm) - 1;
+    memcpy(ret->comm, open + 1, n);
+    ret->comm[n] = '\0';
+    p = close + 1;
+    while (*p == ' ')
+        p++;
+    if (!*p)
+        return -EINVAL;
+    ret->state = *p++;
+    /* fields 4.. as numbers; index = field number as in proc(5) */
+    int64_t f[53];
+    int nf = 4;
+    for (; nf < 53; nf++) {
+        if (parse_i64(&p, &f[nf]) < 0)
+            break;
+    }
+    if (nf <= 41) /* need at least through field 41 (policy); older kernels have 44+ */
+        return -EINVAL;
+    ret->ppid = (int32_t)f[4];
+    ret->minflt = (uint64_t)f[10];
+    ret->cminflt = (uint64_t)f[11];
+    ret->majflt = (uint64_t)f[12];
+    ret->cmajflt = (uint64_t)f[13];
+    ret->utime = (uint64_t)f[14];
+    ret->stime = (uint64_t)f[15];
+    ret->cutime = f[16];
+    ret->cstime = f[17];
+    ret->num_threads = f[20];
+    ret->starttime = (uint64_t)f[22];
+    ret->vsize = (uint64_t)f[23];
+    ret->rss = f[24];
+    ret->processor = (int32_t)f[39];
+    return 0;
+}

@@ -1,0 +1,45 @@
+/* SPDX-License-Identifier: MIT
+ *
+ * Small, allocation-free parsers shared by the sources: unsigned integers, "Key: value unit" lines, and
+ * /proc/<pid>/stat, whose comm field may hold spaces, parentheses and newlines (the last ')' ends it).
+ * All functions work on NUL-terminated strings and never read past the terminator.
+ */
+#ifndef JOBSCOPE_PARSE_H
+#define JOBSCOPE_PARSE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+/* parse_u64: skip blanks, read a decimal unsigned integer at *p, advance *p past it.
+ * Returns 0, or -EINVAL if no digit is there (then *p is unchanged). Saturates at UINT64_MAX. */
+int parse_u64(const char **p, uint64_t *ret);
+
+/* parse_i64: as parse_u64 with an optional leading '-'. */
+int parse_i64(const char **p, int64_t *ret);
+
+/* kv_u64: find a line starting with `key` (e.g. "VmHWM:") in `text` and parse the number after it.
+ * Returns 0 or -ENOENT (no such line) / -EINVAL (no number). `*ret` untouched on failure. */
+int kv_u64(const char *text, const char *key, uint64_t *ret);
+
+/* The fields of /proc/<pid>/stat jobscope uses (see proc(5) for their meaning). */
+typedef struct {
+    int32_t pid;
+    char comm[64]; /* as the kernel gives it (at most 15 bytes normally; fixtures may be longer; cut at 63) */
+    char state;
+    int32_t ppid;
+    uint64_t minflt, cminflt, majflt, cmajflt;
+    uint64_t utime, stime; /* ticks */
+    int64_t cutime, cstime; /* ticks */
+    int64_t num_threads;
+    uint64_t starttime; /* ticks after boot */
+    uint64_t vsize;     /* bytes */
+    int64_t rss;        /* pages */
+    int32_t processor;
+} js_pid_stat_t;
+
+/* parse_pid_stat: parse the text of /proc/<pid>/stat. Returns 0 or -EINVAL (truncated or malformed);
+ * `*ret` may be partly written on failure. */
+int parse_pid_stat(const char *text, js_pid_stat_t *ret);
+
+#endif
