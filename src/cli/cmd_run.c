@@ -26,7 +26,7 @@
 #include <unistd.h>
 
 #define DEFAULT_USS_EVERY 10
-#define DEFAULT_STATUS_EVERY 1
+#define DEFAULT_STATUS_EVERY 5
 
 static const char run_usage[] =
     "Usage: jobscope run [OPTIONS] [--] COMMAND [ARG...]\n"
@@ -46,7 +46,7 @@ static const char run_usage[] =
     "  -q, --quiet              no live status line, no summary on stderr\n"
     "      --uss-every N        read USS/PSS (smaps_rollup) every N samples; 0 = never (default 10)\n"
     "      --status-every N     read /proc/PID/status (RSS split, swap, VmHWM, context switches) every N\n"
-    "                           samples (default 1)\n"
+    "                           samples (default 5)\n"
     "      --until-main-exits   run: stop when COMMAND exits, even if descendants remain\n"
     "      --procfs DIR         read process data from DIR instead of the kernel's procfs (testing)\n"
     "  -h, --help               show this help\n";

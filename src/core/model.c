@@ -363,7 +363,9 @@ int model_feed(js_model_t *m, int64_t seq, const js_sample_t *s)
         dt_since = (double)(pt->t_mono_ns - m->cfg.start_mono_ns) / 1e9;
         dcpu = pt->cpu_s;
     }
-    pt->cpu_cores = dt_since > 0 ? dcpu / dt_since : NAN;
+    /* a row's rate covers the interval since the previous sample (none for the first row); the summary's
+     * rate window also counts the stretch from the command's start to the first sample */
+    pt->cpu_cores = pv && dt_since > 0 ? dcpu / dt_since : NAN;
     rate_window_add(&m->cpu_win, dcpu, dt_since);
 
     pt->rss = have_rss == n && n ? rss : (n ? NAN : 0);

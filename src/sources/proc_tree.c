@@ -152,20 +152,37 @@ int proc_parse_statm(const char *text, uint64_t *ret_resident, uint64_t *ret_sha
 
 int proc_parse_status(const char *text, js_pid_status_t *ret)
 {
-    static const char *const keys[7] = {"RssAnon:", "RssFile:", "RssShmem:", "VmSwap:", "VmHWM:",
-                                        "voluntary_ctxt_switches:", "nonvoluntary_ctxt_switches:"};
+    static const struct {
+        const char *key;
+        uint8_t len, bit, kb;
+    } keys[] = {
+        {"RssAnon:", 8, 0, 1}, {"RssFile:", 8, 1, 1}, {"RssShmem:", 9, 2, 1},
+        {"VmSwap:", 7, 3, 1},  {"VmHWM:", 6, 4, 1},   {"voluntary_ctxt_switches:", 24, 5, 0},
+        {"nonvoluntary_ctxt_switches:", 27, 6, 0},    {"Uid:", 4, 7, 0},
+    };
     uint64_t *dst[8] = {&ret->rss_anon, &ret->rss_file, &ret->rss_shmem, &ret->swap,
                         &ret->hwm,      &ret->vcsw,     &ret->ivcsw,     &ret->uid};
     ret->present = 0;
-    for (int i = 0; i < 7; i++) {
-        if (kv_u64(text, keys[i], dst[i]) == 0) {
-            if (i < 5)
-                *dst[i] *= 1024; /* kB */
-            ret->present |= (uint16_t)(1u << i);
+    /* one pass over the lines; only lines starting with R, V, v, n or U can match */
+    for (const char *line = text; line && *line;) {
+        char c = *line;
+        if (c == 'R' || c == 'V' || c == 'v' || c == 'n' || c == 'U') {
+            for (size_t i = 0; i < sizeof(keys) / sizeof(keys[0]); i++) {
+                if (keys[i].key[0] != c || strncmp(line, keys[i].key, keys[i].len) != 0)
+                    continue;
+                const char *v = line + keys[i].len;
+                uint64_t x;
+                if (parse_u64(&v, &x) == 0) {
+                    *dst[keys[i].bit] = keys[i].kb ? x * 1024 : x;
+                    ret->present |= (uint16_t)(1u << keys[i].bit);
+                }
+                break;
+            }
         }
+        line = strchr(line, '\n');
+        if (line)
+            line++;
     }
-    if (kv_u64(text, "Uid:", &ret->uid) == 0)
-        ret->present |= 1u << 7;
     return 0;
 }
 
@@ -337,19 +354,19 @@ static int push_pid(int32_t **arr, size_t *n, size_t *cap, int32_t pid)
     return 0;
 }
 
-/* kept_read: read a per-process file through a descriptor kept open across samples. */
-static int kept_read(tree_state_t *st, int dirfd, int *fd, const char *path, js_buf_t *b)
+/* kept_read: read a per-process file through a descriptor kept open across samples. `record`: the file is
+ * rendered whole by one read (stat, statm, io), so no second read is needed to see end-of-file. */
+static int kept_read(int dirfd, int *fd, const char *path, js_buf_t *b, bool record)
 {
-    (void)st;
     if (*fd < 0) {
         *fd = openat(dirfd, path, O_RDONLY | O_CLOEXEC);
         if (*fd < 0) {
-            if (errno == EMFILE || errno == ENFILE)
-                return fs_read(dirfd, path, b); /* out of descriptors: read without keeping */
+            if (errno == EMFILE || errno == ENFILE) /* out of descriptors: read without keeping */
+                return record ? fs_read_record(dirfd, path, b) : fs_read(dirfd, path, b);
             return -errno;
         }
     }
-    return fd_read(*fd, b);
+    return record ? fd_read_record(*fd, b) : fd_read(*fd, b);
 }
 
 static int tree_init(const js_ctx_t *ctx, void **ret_state)
@@ -483,7 +500,7 @@ static int enqueue_children(tree_state_t *st, const js_ctx_t *ctx, int32_t pid, 
     char path[300];
     if (threads <= 1 && fd_children) {
         snprintf(path, sizeof(path), "%d/task/%d/children", (int)pid, (int)pid);
-        if (kept_read(st, ctx->root.proc, fd_children, path, &st->buf2) < 0)
+        if (kept_read(ctx->root.proc, fd_children, path, &st->buf2, false) < 0)
             return 0;
         return enqueue_list(st, st->buf2.p);
     }
@@ -574,7 +591,7 @@ static int visit(tree_state_t *st, js_ctx_t *ctx, int32_t pid, js_rows_t *proc, 
             fresh = true;
         }
         snprintf(path, sizeof(path), "%d/stat", (int)pid);
-        int r = kept_read(st, ctx->root.proc, &e->fd_stat, path, &st->buf);
+        int r = kept_read(ctx->root.proc, &e->fd_stat, path, &st->buf, true);
         if (r == 0 && parse_pid_stat(st->buf.p, &ps) == 0 && (fresh || ps.starttime == e->start))
             break;
         /* gone, or the PID was reused by a new process: drop the old entry and retry once fresh */
@@ -609,7 +626,7 @@ static int visit(tree_state_t *st, js_ctx_t *ctx, int32_t pid, js_rows_t *proc, 
 
     uint64_t res, shared;
     snprintf(path, sizeof(path), "%d/statm", (int)pid);
-    if (kept_read(st, ctx->root.proc, &e->fd_statm, path, &st->buf) == 0 &&
+    if (kept_read(ctx->root.proc, &e->fd_statm, path, &st->buf, true) == 0 &&
         proc_parse_statm(st->buf.p, &res, &shared) == 0) {
         val_int(&v[PROC_RSS], (int64_t)(res * (uint64_t)st->page));
         val_int(&v[PROC_SHARED], (int64_t)(shared * (uint64_t)st->page));
@@ -619,7 +636,7 @@ static int visit(tree_state_t *st, js_ctx_t *ctx, int32_t pid, js_rows_t *proc, 
 
     if (!e->io_denied) {
         snprintf(path, sizeof(path), "%d/io", (int)pid);
-        int r = kept_read(st, ctx->root.proc, &e->fd_io, path, &st->buf);
+        int r = kept_read(ctx->root.proc, &e->fd_io, path, &st->buf, true);
         js_pid_io_t io;
         if (r == 0 && proc_parse_io(st->buf.p, &io) == 0) {
             for (int i = 0; i < 7; i++)
@@ -639,7 +656,7 @@ static int visit(tree_state_t *st, js_ctx_t *ctx, int32_t pid, js_rows_t *proc, 
     bool have_status = false;
     if (fresh || comm_changed || ctx->final || ctx->status_every <= 1 || ctx->seq % ctx->status_every == 0) {
         snprintf(path, sizeof(path), "%d/status", (int)pid);
-        if (fs_read(ctx->root.proc, path, &st->buf) == 0 && proc_parse_status(st->buf.p, &pst) == 0) {
+        if (fs_read_record(ctx->root.proc, path, &st->buf) == 0 && proc_parse_status(st->buf.p, &pst) == 0) {
             have_status = true;
             for (int i = 0; i < 7; i++)
                 if (pst.present & (1u << i))

@@ -13,6 +13,8 @@
 #include "sys/parse.h"
 
 #include <errno.h>
+#include <fcntl.h>
+#include <unistd.h>
 #include <limits.h>
 #include <stdlib.h>
 #include <string.h>
@@ -498,8 +500,17 @@ static const js_table_t *const system_tables[T__MAX + 1] = {
     [T_NET] = &table_net, [T_DISK] = &table_disk,     [T__MAX] = NULL,
 };
 
+enum { F_STAT, F_LOADAVG, F_PSI_CPU, F_PSI_MEMORY, F_PSI_IO, F_MEMINFO, F_NETDEV, F_DISKSTATS, F__MAX };
+
+static const char *const file_paths[F__MAX] = {
+    [F_STAT] = "stat",           [F_LOADAVG] = "loadavg",     [F_PSI_CPU] = "pressure/cpu",
+    [F_PSI_MEMORY] = "pressure/memory", [F_PSI_IO] = "pressure/io", [F_MEMINFO] = "meminfo",
+    [F_NETDEV] = "net/dev",      [F_DISKSTATS] = "diskstats",
+};
+
 typedef struct {
     js_buf_t buf; /* one file at a time: read, parse, next */
+    int fd[F__MAX]; /* kept open across samples and re-read with pread: no open/close per sample */
 } system_state_t;
 
 static int system_init(const js_ctx_t *ctx, void **ret_state)
@@ -507,6 +518,8 @@ static int system_init(const js_ctx_t *ctx, void **ret_state)
     system_state_t *st = calloc(1, sizeof(*st));
     if (!st)
         return -ENOMEM;
+    for (int i = 0; i < F__MAX; i++)
+        st->fd[i] = -1;
     *ret_state = st;
     return 0;
 }
@@ -516,45 +529,54 @@ static void system_fini(void *state)
     system_state_t *st = state;
     if (!st)
         return;
+    for (int i = 0; i < F__MAX; i++)
+        if (st->fd[i] >= 0)
+            close(st->fd[i]);
     buf_free(&st->buf);
     free(st);
 }
 
+/* sys_read: read file `f` into st->buf through its kept descriptor (opened on first use). 0 or -errno. */
+static int sys_read(system_state_t *st, int dir, int f)
+{
+    if (st->fd[f] < 0) {
+        st->fd[f] = openat(dir, file_paths[f], O_RDONLY | O_CLOEXEC);
+        if (st->fd[f] < 0)
+            return -errno;
+    }
+    return fd_read(st->fd[f], &st->buf);
+}
+
 static int system_collect(void *state, js_ctx_t *ctx, js_rows_t *const *rows)
 {
-    static const char *const psi_files[SYSTEM_PSI_MAX] = {
-        [SYSTEM_PSI_CPU] = "pressure/cpu",
-        [SYSTEM_PSI_MEMORY] = "pressure/memory",
-        [SYSTEM_PSI_IO] = "pressure/io",
-    };
     system_state_t *st = state;
     int dir = ctx->root.proc;
 
     js_value_t *sys = rows_add(rows[T_SYSTEM]);
     if (!sys)
         return -ENOMEM;
-    int stat_rc = fs_read(dir, "stat", &st->buf);
+    int stat_rc = sys_read(st, dir, F_STAT);
     if (stat_rc == 0) {
         stat_rc = system_parse_stat(st->buf.p, rows[T_CPU], sys);
         if (stat_rc == -ENOMEM)
             return stat_rc;
     }
-    if (fs_read(dir, "loadavg", &st->buf) == 0)
+    if (sys_read(st, dir, F_LOADAVG) == 0)
         (void)system_parse_loadavg(st->buf.p, sys);
     for (int i = 0; i < SYSTEM_PSI_MAX; i++)
-        if (fs_read(dir, psi_files[i], &st->buf) == 0)
+        if (sys_read(st, dir, F_PSI_CPU + i) == 0)
             (void)system_parse_pressure(st->buf.p, (system_psi_t)i, sys);
 
     js_value_t *mem = rows_add(rows[T_MEMORY]);
     if (!mem)
         return -ENOMEM;
-    if (fs_read(dir, "meminfo", &st->buf) == 0)
+    if (sys_read(st, dir, F_MEMINFO) == 0)
         (void)system_parse_meminfo(st->buf.p, mem);
 
     int r;
-    if (fs_read(dir, "net/dev", &st->buf) == 0 && (r = system_parse_net_dev(st->buf.p, rows[T_NET])) < 0)
+    if (sys_read(st, dir, F_NETDEV) == 0 && (r = system_parse_net_dev(st->buf.p, rows[T_NET])) < 0)
         return r;
-    if (fs_read(dir, "diskstats", &st->buf) == 0 && (r = system_parse_diskstats(st->buf.p, rows[T_DISK])) < 0)
+    if (sys_read(st, dir, F_DISKSTATS) == 0 && (r = system_parse_diskstats(st->buf.p, rows[T_DISK])) < 0)
         return r;
     return stat_rc;
 }

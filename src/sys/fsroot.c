@@ -100,6 +100,42 @@ int fd_read(int fd, js_buf_t *b)
     return 0;
 }
 
+int fd_read_record(int fd, js_buf_t *b)
+{
+    b->len = 0;
+    if (buf_reserve(b, 4096) < 0)
+        return -ENOMEM;
+    ssize_t n;
+    do
+        n = pread(fd, b->p, b->cap - 1, 0);
+    while (n < 0 && errno == EINTR);
+    if (n < 0) {
+        b->p[0] = '\0';
+        return -errno;
+    }
+    if ((size_t)n < b->cap - 1) {
+        b->len = (size_t)n;
+        b->p[n] = '\0';
+        return 0;
+    }
+    return fd_read(fd, b); /* filled the buffer: there may be more */
+}
+
+int fs_read_record(int dirfd, const char *path, js_buf_t *b)
+{
+    int fd = openat(dirfd, path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0) {
+        int r = -errno;
+        b->len = 0;
+        if (b->p)
+            b->p[0] = '\0';
+        return r;
+    }
+    int r = fd_read_record(fd, b);
+    close(fd);
+    return r;
+}
+
 int fs_read(int dirfd, const char *path, js_buf_t *b)
 {
     int fd = openat(dirfd, path, O_RDONLY | O_CLOEXEC);

@@ -47,6 +47,14 @@ int fs_read(int dirfd, const char *path, js_buf_t *b);
 /* fd_read: read all of an open file from offset 0 with pread (procfs regenerates the content), into `b`. */
 int fd_read(int fd, js_buf_t *b);
 
+/* fd_read_record: as fd_read for files the kernel renders whole in one read (stat, statm, io, status:
+ * single-record seq_files): one pread when the content fits the buffer, the full loop otherwise. Saves the
+ * second, empty read that confirms end-of-file. Not for files served a page at a time (task/<tid>/children). */
+int fd_read_record(int fd, js_buf_t *b);
+
+/* fs_read_record: open `path`, fd_read_record, close. */
+int fs_read_record(int dirfd, const char *path, js_buf_t *b);
+
 /* fs_read_small: read `path` into a fixed buffer `buf` of `cap` bytes (at most cap-1 bytes, NUL-terminated);
  * returns the length read or -errno. Content beyond cap-1 bytes is cut off. */
 ssize_t fs_read_small(int dirfd, const char *path, char *buf, size_t cap);

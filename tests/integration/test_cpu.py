@@ -142,3 +142,19 @@ def test_until_main_exits_stops_with_main(js, workload):
         pid = read_pidfile(pidfile)
         if pid:
             kill_quietly(pid)
+
+
+def test_rates_stay_physical_when_many_processes_exit(js, workload):
+    """20 idle children and their parent exit at the same moment at -i 50ms. Their exact (rusage) CPU replaces
+    the tick-truncated sampled values as they exit; that catch-up must not be reported as a burst of more
+    cores than the machine has, neither in the export's cpu_cores nor in the summary's max_cores."""
+    r = js.run([PYTHON, workload("many_exit.py"), "20", "0.5"], interval="50ms", timeout=60)
+    assert r.returncode == 0, r.proc.stderr
+    cores = r.summary["cpu"]["cores_available"]
+    bound = cores * 1.5 + 0.5
+    exp = js("export", "--format", "csv", r.recording, check=True)
+    rows = list(csv.DictReader(io.StringIO(exp.stdout, newline="")))
+    spikes = [(row.get("sample"), row.get("dt_s"), row["cpu_cores"]) for row in rows
+              if row["cpu_cores"] != "" and float(row["cpu_cores"]) > bound]
+    assert not spikes, f"cpu_cores above {bound} on a {cores}-core machine (sample, dt_s, cpu_cores): {spikes}"
+    assert r.summary["cpu"]["max_cores"] <= bound, f"max_cores on a {cores}-core machine: {r.summary['cpu']}"

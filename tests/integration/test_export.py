@@ -81,7 +81,7 @@ def test_csv_to_file_equals_stdout(recorded):
     js, r, _ = recorded
     out = js.path("tree.csv")
     export(js, r.recording, "csv", out=out)
-    assert out.read_text() == export(js, r.recording, "csv").stdout
+    assert out.read_bytes().decode() == export(js, r.recording, "csv").stdout
 
 
 def test_jsonl_tree(recorded):
@@ -157,3 +157,15 @@ def test_uss_read_when_asked(js, workload):
     m = r.summary["memory"]
     assert m["peak_uss_bytes"] and m["peak_pss_bytes"], m
     assert m["peak_uss_bytes"] <= m["peak_pss_bytes"] * 1.05 and m["peak_pss_bytes"] <= m["peak_rss_bytes"] * 1.05, m
+
+
+def test_rates_without_a_previous_sample_are_missing(recorded):
+    """A rate needs two samples: where a row has no interval before it (the first row), every rate column
+    (cpu_cores and the *_per_s columns) is missing (empty), not an invented 0."""
+    js, r, _ = recorded
+    header, rows = parse_csv(export(js, r.recording, "csv").stdout)
+    rate_cols = [c for c in header if c == "cpu_cores" or c.endswith("_per_s")]
+    assert "cpu_cores" in rate_cols
+    first = rows[0]
+    bad = {c: first[c] for c in rate_cols if first[c] != ""}
+    assert not bad, f"first row (no previous sample) has rate values {bad}; expected empty fields"

@@ -1,0 +1,26 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
+# The whole test suite, as CI runs it: installs what is missing, builds with warnings as errors, runs the unit
+# tests (cmocka) and the integration tests (pytest, real workloads) in a normal build, the unit tests again
+# under AddressSanitizer + UndefinedBehaviorSanitizer, and a seconds-long smoke run of the benchmark.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+scripts/deps.sh
+
+meson setup build --buildtype=debugoptimized --wipe >/dev/null 2>&1 || meson setup build --buildtype=debugoptimized >/dev/null
+ninja -C build
+meson test -C build --suite unit --print-errorlogs
+
+meson setup build-asan --buildtype=debug -Db_sanitize=address,undefined -Db_lundef=false -Dintegration=disabled \
+    --wipe >/dev/null 2>&1 || meson setup build-asan --buildtype=debug -Db_sanitize=address,undefined \
+    -Db_lundef=false -Dintegration=disabled >/dev/null
+ninja -C build-asan
+ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
+    meson test -C build-asan --suite unit --print-errorlogs
+
+meson test -C build --suite integration --print-errorlogs --verbose
+
+if [ -x bench/run.sh ]; then
+    bench/run.sh --smoke
+fi
+echo "all tests passed"

@@ -1,0 +1,323 @@
+/* SPDX-License-Identifier: MIT
+ *
+ * Unit tests of the model layer on hand-built samples: deltas and rates, exact totals in run mode (a child
+ * reaped between samples is counted once, through RUSAGE_CHILDREN), attach-mode accounting of vanished
+ * members, missing values, PID reuse, the rate window's short-tail rule, and the summary arithmetic
+ * (gpu_tracker's sum percent / hardware percent semantics).
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <cmocka.h>
+
+#include "core/model.h"
+#include "core/sample.h"
+#include "sources/proc_tree.h"
+
+#include <math.h>
+#include <string.h>
+
+extern const js_table_t table_self;
+
+typedef struct {
+    int32_t pid, ppid;
+    int64_t start, ut, st, cut, cst;
+    int64_t rss;     /* <0: missing */
+    int64_t uss;     /* <0: missing */
+    int64_t wbytes;  /* <0: missing */
+} fake_proc_t;
+
+static void add_sample(js_sample_t *s, int64_t t_ns, const fake_proc_t *p, size_t n, int64_t reaped_us,
+                       int64_t reaped_wbytes)
+{
+    sample_clear(s);
+    js_value_t *sv = rows_add(sample_rows(s, &table_samples));
+    val_int(&sv[0], t_ns);
+    val_int(&sv[1], 1700000000000000000LL + t_ns);
+    val_int(&sv[3], 0);
+    js_rows_t *proc = sample_rows(s, &table_proc);
+    for (size_t i = 0; i < n; i++) {
+        js_value_t *v = rows_add(proc);
+        val_int(&v[PROC_PID], p[i].pid);
+        val_int(&v[PROC_PPID], p[i].ppid);
+        val_int(&v[PROC_START_TICKS], p[i].start);
+        val_int(&v[PROC_UTIME], p[i].ut);
+        val_int(&v[PROC_STIME], p[i].st);
+        val_int(&v[PROC_CUTIME], p[i].cut);
+        val_int(&v[PROC_CSTIME], p[i].cst);
+        val_int(&v[PROC_THREADS], 1);
+        if (p[i].rss >= 0)
+            val_int(&v[PROC_RSS], p[i].rss);
+        if (p[i].uss >= 0)
+            val_int(&v[PROC_USS], p[i].uss);
+        if (p[i].wbytes >= 0) {
+            for (int k = PROC_RCHAR; k <= PROC_WRITE_BYTES; k++)
+                val_int(&v[k], 0);
+            val_int(&v[PROC_WRITE_BYTES], p[i].wbytes);
+        }
+    }
+    js_value_t *t = rows_add(sample_rows(s, &table_tree));
+    val_int(&t[TREE_MEMBERS], (int64_t)n);
+    if (reaped_us >= 0) {
+        val_int(&t[TREE_REAPED_UTIME], reaped_us);
+        val_int(&t[TREE_REAPED_STIME], 0);
+        for (int k = TREE_REAPED_RCHAR; k <= TREE_REAPED_WRITE_BYTES; k++)
+            val_int(&t[k], 0);
+        val_int(&t[TREE_REAPED_WRITE_BYTES], reaped_wbytes);
+    }
+}
+
+static js_model_t *new_model(js_mode_t mode, double cores)
+{
+    js_model_cfg_t cfg = {.mode = mode, .clk_tck = 100, .monitor_pid = 1, .root_pid = 10,
+                          .interval_ns = 1000000000, .start_mono_ns = 0, .cores_available = cores};
+    return model_new(&cfg);
+}
+
+#define SEC 1000000000LL
+
+static void test_rates_and_deltas(void **state)
+{
+    (void)state;
+    js_sample_t s;
+    assert_int_equal(sample_init(&s), 0);
+    js_model_t *m = new_model(JS_MODE_RUN, 2);
+    fake_proc_t p = {10, 1, 500, 100, 50, 0, 0, 4096, -1, 0};
+    add_sample(&s, 1 * SEC, &p, 1, 0, 0);
+    assert_int_equal(model_feed(m, 0, &s), 0);
+    const js_tree_point_t *pt = model_point(m);
+    assert_true(isnan(pt->dt_s));
+    assert_float_equal(pt->cpu_s, 1.5, 1e-9);
+    assert_true(isnan(pt->cpu_cores)); /* no start time configured: no rate for the first sample */
+    p.ut = 250; /* +1.5 s user over 1 s... with stime +0.5 s = 2 cores */
+    p.st = 100;
+    add_sample(&s, 2 * SEC, &p, 1, 0, 0);
+    assert_int_equal(model_feed(m, 1, &s), 0);
+    pt = model_point(m);
+    assert_float_equal(pt->dt_s, 1.0, 1e-9);
+    assert_float_equal(pt->cpu_s, 3.5, 1e-9);
+    assert_float_equal(pt->user_s, 2.5, 1e-9);
+    assert_float_equal(pt->cpu_cores, 2.0, 1e-9);
+    assert_float_equal(pt->rss, 4096, 0);
+    assert_true(isnan(pt->uss)); /* never read: missing, not 0 */
+    size_t n;
+    const js_proc_point_t *pp = model_procs(m, &n);
+    assert_int_equal(n, 1);
+    assert_float_equal(pp[0].cpu_cores, 2.0, 1e-9);
+    model_free(m);
+    sample_free(&s);
+}
+
+/* A child that lives between two samples is never seen, but its CPU arrives through RUSAGE_CHILDREN of the
+ * monitor (if the monitor reaped it) or the parent's cutime (if the parent did): counted once either way. */
+static void test_run_mode_exact_short_children(void **state)
+{
+    (void)state;
+    js_sample_t s;
+    sample_init(&s);
+    js_model_t *m = new_model(JS_MODE_RUN, 2);
+    fake_proc_t parent = {10, 1, 500, 10, 0, 0, 0, 1000, -1, 0};
+    add_sample(&s, 1 * SEC, &parent, 1, 0, 0);
+    model_feed(m, 0, &s);
+    /* the parent reaped 30 short children of 2 ticks each: cutime 60 */
+    parent.cut = 60;
+    add_sample(&s, 2 * SEC, &parent, 1, 0, 0);
+    model_feed(m, 1, &s);
+    assert_float_equal(model_point(m)->cpu_s, 0.7, 1e-9);
+    /* a seen child, then it exits and the parent reaps it: its 0.5 s move into the parent's cutime */
+    fake_proc_t two[2] = {parent, {11, 10, 600, 50, 0, 0, 0, 1000, -1, 0}};
+    add_sample(&s, 3 * SEC, two, 2, 0, 0);
+    model_feed(m, 2, &s);
+    assert_float_equal(model_point(m)->cpu_s, 1.2, 1e-9);
+    parent.cut = 60 + 50;
+    add_sample(&s, 4 * SEC, &parent, 1, 0, 0);
+    model_feed(m, 3, &s);
+    assert_float_equal(model_point(m)->cpu_s, 1.2, 1e-9);
+    /* the parent exits and the monitor reaps it: RUSAGE_CHILDREN holds all of it (1.2 s + 0.1 s more) */
+    add_sample(&s, 5 * SEC, NULL, 0, 1300000, 0);
+    model_feed(m, 4, &s);
+    assert_float_equal(model_point(m)->cpu_s, 1.3, 1e-9);
+    js_summary_t su;
+    model_summary(m, &su);
+    assert_float_equal(su.total_s, 1.3, 1e-9);
+    assert_true(su.exact_cpu);
+    /* sampling alone saw only 0.1 (parent) + 0.5 (child) */
+    assert_float_equal(su.sampled_s, 0.6, 1e-9);
+    assert_int_equal(su.procs_total, 2);
+    model_free(m);
+    sample_free(&s);
+}
+
+/* Attach mode: a member whose parent is outside the tree vanishes: its last-seen totals are kept; one whose
+ * live parent reaps it is not added twice. */
+static void test_attach_mode_vanished(void **state)
+{
+    (void)state;
+    js_sample_t s;
+    sample_init(&s);
+    js_model_t *m = new_model(JS_MODE_ATTACH, 2);
+    fake_proc_t a[2] = {{10, 1, 500, 100, 0, 0, 0, 1, -1, 0}, {11, 10, 600, 100, 0, 0, 0, 1, -1, 0}};
+    add_sample(&s, 1 * SEC, a, 2, -1, 0);
+    model_feed(m, 0, &s);
+    assert_float_equal(model_point(m)->cpu_s, 0, 1e-9); /* attach counts from the first sample */
+    a[0].ut = 200;
+    a[1].ut = 150;
+    add_sample(&s, 2 * SEC, a, 2, -1, 0);
+    model_feed(m, 1, &s);
+    assert_float_equal(model_point(m)->cpu_s, 1.5, 1e-9);
+    /* child 11 exits and is reaped by 10: cutime += 150 */
+    a[0].cut = 150;
+    add_sample(&s, 3 * SEC, a, 1, -1, 0);
+    model_feed(m, 2, &s);
+    assert_float_equal(model_point(m)->cpu_s, 1.5, 1e-9);
+    /* the root exits (its parent is outside): its last-seen 200+150 ticks stay counted */
+    add_sample(&s, 4 * SEC, NULL, 0, -1, 0);
+    model_feed(m, 3, &s);
+    assert_float_equal(model_point(m)->cpu_s, 1.5, 1e-9);
+    js_summary_t su;
+    model_summary(m, &su);
+    assert_false(su.exact_cpu);
+    assert_float_equal(su.wall_s, 3.0, 1e-9);
+    model_free(m);
+    sample_free(&s);
+}
+
+/* A member read after its parent already reaped it would be counted twice for one sample; cumulative values
+ * never decrease, and a missing counter gives a missing tree value, never 0. */
+static void test_missing_and_monotone(void **state)
+{
+    (void)state;
+    js_sample_t s;
+    sample_init(&s);
+    js_model_t *m = new_model(JS_MODE_RUN, 1);
+    fake_proc_t p = {10, 1, 500, 100, 0, 0, 0, 100, 5000, 1024};
+    add_sample(&s, 1 * SEC, &p, 1, 0, 0);
+    model_feed(m, 0, &s);
+    const js_tree_point_t *pt = model_point(m);
+    assert_float_equal(pt->uss, 5000, 0);
+    assert_float_equal(pt->io[IO_WRITE], 1024, 0);
+    /* utime goes backwards (a reset or a misread): cumulative stays */
+    p.ut = 50;
+    p.uss = -1;
+    add_sample(&s, 2 * SEC, &p, 1, 0, 0);
+    model_feed(m, 1, &s);
+    pt = model_point(m);
+    assert_float_equal(pt->cpu_s, 1.0, 1e-9);
+    assert_float_equal(pt->cpu_cores, 0, 1e-9);
+    assert_true(isnan(pt->uss));
+    /* two members, one without a readable io file: the tree's io is unknown, not a partial sum */
+    fake_proc_t two[2] = {p, {12, 10, 700, 0, 0, 0, 0, 100, -1, -1}};
+    add_sample(&s, 3 * SEC, two, 2, 0, 0);
+    model_feed(m, 2, &s);
+    assert_true(isnan(model_point(m)->io[IO_WRITE]));
+    js_summary_t su;
+    model_summary(m, &su);
+    assert_float_equal(su.peak_uss, 5000, 0);
+    assert_float_equal(su.peak_rss, 200, 0);
+    model_free(m);
+    sample_free(&s);
+}
+
+static void test_pid_reuse(void **state)
+{
+    (void)state;
+    js_sample_t s;
+    sample_init(&s);
+    js_model_t *m = new_model(JS_MODE_RUN, 1);
+    fake_proc_t p[2] = {{10, 1, 500, 0, 0, 0, 0, 1, -1, -1}, {11, 10, 600, 100, 0, 0, 0, 1, -1, -1}};
+    add_sample(&s, 1 * SEC, p, 2, 0, 0);
+    model_feed(m, 0, &s);
+    p[1].start = 650; /* PID 11 now names another process */
+    p[1].ut = 10;
+    p[0].cut = 100; /* the first 11 was reaped by 10 */
+    add_sample(&s, 2 * SEC, p, 2, 0, 0);
+    model_feed(m, 1, &s);
+    assert_float_equal(model_point(m)->cpu_s, 1.1, 1e-9);
+    size_t n;
+    const js_proc_point_t *pp = model_procs(m, &n);
+    assert_true(isnan(pp[1].cpu_cores)); /* a new process has no rate yet */
+    js_summary_t su;
+    model_summary(m, &su);
+    assert_int_equal(su.procs_total, 3);
+    model_free(m);
+    sample_free(&s);
+}
+
+static void test_rate_window(void **state)
+{
+    (void)state;
+    rate_window_t w;
+    rate_window_init(&w, 1.0);
+    assert_true(isnan(rate_window_max(&w)));
+    rate_window_add(&w, 1.0, 1.0);
+    rate_window_add(&w, 2.0, 1.0);
+    assert_float_equal(rate_window_max(&w), 2.0, 1e-12);
+    /* a closing sample 5 ms later with 0.5 s of CPU that arrived at reap: not 100 cores */
+    rate_window_add(&w, 0.5, 0.005);
+    assert_float_equal(rate_window_max(&w), 2.5 / 1.005, 1e-12);
+    /* short intervals merge until half the nominal interval has passed */
+    rate_window_init(&w, 1.0);
+    rate_window_add(&w, 0.1, 0.2);
+    rate_window_add(&w, 0.1, 0.2);
+    assert_false(w.any);
+    rate_window_add(&w, 0.4, 0.2);
+    assert_float_equal(rate_window_max(&w), 1.0, 1e-12);
+}
+
+/* gpu_tracker: sum percent = sum over units of their percent (here: cores busy x 100); hardware percent =
+ * sum percent / units. jobscope reports them as cores (sum / 100) and fractions (hardware / 100). */
+static void test_summary_arithmetic(void **state)
+{
+    (void)state;
+    js_sample_t s;
+    sample_init(&s);
+    js_model_cfg_t cfg = {.mode = JS_MODE_RUN, .clk_tck = 100, .monitor_pid = 1, .root_pid = 10,
+                          .interval_ns = SEC, .start_mono_ns = 1 * SEC, .cores_available = 4};
+    js_model_t *m = model_new(&cfg);
+    /* 3 cores busy for 1 s, then 1 core for 1 s, then the tree ends and everything is reaped */
+    fake_proc_t p = {10, 1, 500, 300, 0, 0, 0, 10, -1, -1};
+    add_sample(&s, 2 * SEC, &p, 1, 0, 0);
+    model_feed(m, 0, &s);
+    assert_true(isnan(model_point(m)->cpu_cores)); /* no previous sample: no rate in the row */
+    p.ut = 400;
+    add_sample(&s, 3 * SEC, &p, 1, 0, 0);
+    model_feed(m, 1, &s);
+    add_sample(&s, 3 * SEC + 5000000, NULL, 0, 4000000, 0);
+    model_feed(m, 2, &s);
+    js_summary_t su;
+    model_summary(m, &su);
+    assert_float_equal(su.total_s, 4.0, 1e-9);
+    assert_float_equal(su.wall_s, 2.005, 1e-9);
+    assert_float_equal(su.mean_cores, 4.0 / 2.005, 1e-9);                /* mean sum percent / 100 */
+    assert_float_equal(su.max_cores, 3.0, 1e-9);                         /* max sum percent / 100 */
+    assert_float_equal(su.efficiency, 4.0 / 2.005 / 4, 1e-9);            /* mean hardware fraction */
+    assert_float_equal(su.cores_available, 4, 0);
+    assert_int_equal(su.taken, 3);
+    model_free(m);
+    sample_free(&s);
+}
+
+static void test_empty_summary(void **state)
+{
+    (void)state;
+    js_model_t *m = new_model(JS_MODE_RUN, 2);
+    js_summary_t su;
+    model_summary(m, &su);
+    assert_true(isnan(su.total_s));
+    assert_true(isnan(su.peak_rss));
+    assert_int_equal(su.taken, 0);
+    model_free(m);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_rates_and_deltas),      cmocka_unit_test(test_run_mode_exact_short_children),
+        cmocka_unit_test(test_attach_mode_vanished),  cmocka_unit_test(test_missing_and_monotone),
+        cmocka_unit_test(test_pid_reuse),             cmocka_unit_test(test_rate_window),
+        cmocka_unit_test(test_summary_arithmetic),    cmocka_unit_test(test_empty_summary),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
