@@ -232,7 +232,7 @@ int proc_cmdline_json(const char *raw, size_t len, js_buf_t *b)
 typedef struct {
     int32_t pid; /* 0: empty slot */
     uint64_t start;
-    int fd_stat, fd_statm, fd_io, fd_children;
+    int fd_stat, fd_statm, fd_io, fd_children, fd_fddir; /* fd_fddir: O_PATH to /proc/<pid>/fd */
     uint64_t seen; /* sample stamp */
     bool io_denied;
     char comm[64];
@@ -276,8 +276,8 @@ static pent_t *ent_find(tree_state_t *st, int32_t pid)
 
 static void ent_close(pent_t *e)
 {
-    int *fds[4] = {&e->fd_stat, &e->fd_statm, &e->fd_io, &e->fd_children};
-    for (int i = 0; i < 4; i++) {
+    int *fds[5] = {&e->fd_stat, &e->fd_statm, &e->fd_io, &e->fd_children, &e->fd_fddir};
+    for (int i = 0; i < 5; i++) {
         if (*fds[i] >= 0)
             close(*fds[i]);
         *fds[i] = -1;
@@ -315,7 +315,7 @@ static pent_t *ent_insert(tree_state_t *st, int32_t pid)
     pent_t *e = &st->slots[i];
     memset(e, 0, sizeof(*e));
     e->pid = pid;
-    e->fd_stat = e->fd_statm = e->fd_io = e->fd_children = -1;
+    e->fd_stat = e->fd_statm = e->fd_io = e->fd_children = e->fd_fddir = -1;
     st->count++;
     return e;
 }
@@ -366,7 +366,7 @@ static int kept_read(int dirfd, int *fd, const char *path, js_buf_t *b, bool rec
             return -errno;
         }
     }
-    return record ? fd_read_record(*fd, b) : fd_read(*fd, b);
+    return record ? fd_read_record(*fd, b) : fd_read_paged(*fd, b);
 }
 
 static int tree_init(const js_ctx_t *ctx, void **ret_state)
@@ -526,13 +526,17 @@ static int enqueue_children(tree_state_t *st, const js_ctx_t *ctx, int32_t pid, 
     return r;
 }
 
-static int count_fds(tree_state_t *st, const js_ctx_t *ctx, int32_t pid, int64_t *ret)
+/* count_fds: open descriptors of `pid`. On Linux >= 6.2 the size of /proc/<pid>/fd is the count, and an
+ * O_PATH descriptor kept on that directory is re-stat'ed without a path lookup; otherwise count entries. */
+static int count_fds(tree_state_t *st, const js_ctx_t *ctx, int32_t pid, int *fddir, int64_t *ret)
 {
     char path[48];
     snprintf(path, sizeof(path), "%d/fd", (int)pid);
     if (st->fd_by_stat) {
         struct stat s;
-        if (fstatat(ctx->root.proc, path, &s, 0) < 0)
+        if (*fddir < 0 && (*fddir = openat(ctx->root.proc, path, O_PATH | O_DIRECTORY | O_CLOEXEC)) < 0)
+            return -errno;
+        if (fstat(*fddir, &s) < 0)
             return -errno;
         *ret = (int64_t)s.st_size;
         return 0;
@@ -648,7 +652,7 @@ static int visit(tree_state_t *st, js_ctx_t *ctx, int32_t pid, js_rows_t *proc, 
     }
 
     int64_t nfd = 0;
-    if (count_fds(st, ctx, pid, &nfd) == 0)
+    if (count_fds(st, ctx, pid, &e->fd_fddir, &nfd) == 0)
         val_int(&v[PROC_FDS], nfd);
 
     bool comm_changed = !fresh && strcmp(e->comm, ps.comm) != 0;

@@ -121,6 +121,27 @@ int fd_read_record(int fd, js_buf_t *b)
     return fd_read(fd, b); /* filled the buffer: there may be more */
 }
 
+int fd_read_paged(int fd, js_buf_t *b)
+{
+    b->len = 0;
+    if (buf_reserve(b, 8192) < 0)
+        return -ENOMEM;
+    ssize_t n;
+    do
+        n = pread(fd, b->p, b->cap - 1, 0);
+    while (n < 0 && errno == EINTR);
+    if (n < 0) {
+        b->p[0] = '\0';
+        return -errno;
+    }
+    if (n < 4096 - 64) {
+        b->len = (size_t)n;
+        b->p[n] = '\0';
+        return 0;
+    }
+    return fd_read(fd, b);
+}
+
 int fs_read_record(int dirfd, const char *path, js_buf_t *b)
 {
     int fd = openat(dirfd, path, O_RDONLY | O_CLOEXEC);

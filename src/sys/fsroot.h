@@ -52,6 +52,10 @@ int fd_read(int fd, js_buf_t *b);
  * second, empty read that confirms end-of-file. Not for files served a page at a time (task/<tid>/children). */
 int fd_read_record(int fd, js_buf_t *b);
 
+/* fd_read_paged: as fd_read for seq_files served one page per read (task/<tid>/children): a first read that
+ * returns clearly less than a page (page minus 64 bytes, more than any one record) held everything. */
+int fd_read_paged(int fd, js_buf_t *b);
+
 /* fs_read_record: open `path`, fd_read_record, close. */
 int fs_read_record(int dirfd, const char *path, js_buf_t *b);
 
