@@ -11,6 +11,7 @@
 #include "core/json.h"
 #include "core/monitor.h"
 #include "core/sampler.h"
+#include "sources/proc_tree.h"
 #include "sinks/tabsink.h"
 
 #include <errno.h>
@@ -36,7 +37,7 @@ static const char run_usage[] =
     "are gone; it exits with COMMAND's exit status (128+N if it died of signal N; 127 not found, 126 not\n"
     "executable). SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGUSR1 and SIGUSR2 are forwarded to COMMAND.\n"
     "attach monitors a running process and its descendants until they are gone or jobscope gets SIGINT,\n"
-    "SIGTERM or SIGHUP; CPU totals of members that exit are then sampled, not exact.\n"
+    "SIGTERM, SIGHUP or SIGQUIT; CPU totals of members that exit are then sampled, not exact.\n"
     "\n"
     "Options:\n"
     "  -i, --interval DURATION  time between samples, 10ms..1h (default 1s); units ns us ms s m h, none = s\n"
@@ -288,10 +289,17 @@ int cmd_run(int argc, char **argv)
         fsroot_close(&mon.ctx.root);
         return EXIT_FAIL;
     }
-    if (o.attach)
-        command_json(&cmd, &argv[argc - 1], 1);
-    else
+    if (o.attach) {
+        /* the attached process's own command line, as the kernel has it */
+        char path[32];
+        js_buf_t raw = {0};
+        snprintf(path, sizeof(path), "%d/cmdline", (int)o.pid);
+        if (fs_read(mon.ctx.root.proc, path, &raw) < 0 || raw.len == 0 || proc_cmdline_json(raw.p, raw.len, &cmd) < 0)
+            command_json(&cmd, &argv[argc - 1], 1);
+        buf_free(&raw);
+    } else {
         command_json(&cmd, o.argv, argc);
+    }
     mon.ctx.mode = o.attach ? JS_MODE_ATTACH : JS_MODE_RUN;
     mon.ctx.monitor_pid = getpid();
     mon.ctx.root_pid = o.pid;
@@ -301,6 +309,20 @@ int cmd_run(int argc, char **argv)
     mon.until_main_exits = o.until_main_exits;
     mon.rec = rec;
 
+    /* everything known before the command starts is recorded before it starts */
+    recorder_meta(rec, "jobscope_version", JOBSCOPE_VERSION);
+    recorder_meta(rec, "mode", o.attach ? "attach" : "run");
+    recorder_meta(rec, "command", cmd.p);
+    recorder_meta(rec, "host", hi.host);
+    recorder_meta(rec, "kernel", hi.kernel);
+    recorder_meta(rec, "cpu_model", hi.cpu_model);
+    meta_i64(rec, "cpus_online", hi.cpus_online);
+    meta_i64(rec, "mem_total_bytes", hi.mem_total_bytes);
+    meta_i64(rec, "clk_tck", hi.clk_tck);
+    meta_i64(rec, "page_size", hi.page_size);
+    meta_i64(rec, "interval_ns", o.interval_ns);
+    meta_i64(rec, "uss_every", o.uss_every);
+    meta_i64(rec, "status_every", o.status_every);
     if (!o.attach) {
         if (prctl(PR_SET_CHILD_SUBREAPER, 1) < 0)
             cli_error("cannot become a child subreaper (%s): orphans will escape the tree", strerror(errno));
@@ -334,21 +356,9 @@ int cmd_run(int argc, char **argv)
         setrlimit(RLIMIT_NOFILE, &rl);
     }
 
-    hostinfo_read(&mon.ctx.root, o.attach ? o.pid : mon.child, &hi);
-    recorder_meta(rec, "jobscope_version", JOBSCOPE_VERSION);
-    recorder_meta(rec, "mode", o.attach ? "attach" : "run");
-    recorder_meta(rec, "command", cmd.p);
-    recorder_meta(rec, "host", hi.host);
-    recorder_meta(rec, "kernel", hi.kernel);
-    recorder_meta(rec, "cpu_model", hi.cpu_model);
-    meta_i64(rec, "cpus_online", hi.cpus_online);
+    if (!o.attach)
+        hostinfo_read(&mon.ctx.root, mon.child, &hi); /* the command's affinity mask */
     meta_i64(rec, "cores_available", hi.cores_available);
-    meta_i64(rec, "mem_total_bytes", hi.mem_total_bytes);
-    meta_i64(rec, "clk_tck", hi.clk_tck);
-    meta_i64(rec, "page_size", hi.page_size);
-    meta_i64(rec, "interval_ns", o.interval_ns);
-    meta_i64(rec, "uss_every", o.uss_every);
-    meta_i64(rec, "status_every", o.status_every);
     meta_i64(rec, "monitor_pid", mon.ctx.monitor_pid);
     meta_i64(rec, "root_pid", mon.ctx.root_pid);
     meta_i64(rec, "start_mono_ns", mon.start_mono_ns);
@@ -403,6 +413,7 @@ wait_child:
     if (model) {
         js_summary_t su;
         model_summary(model, &su);
+        su.write_errors = (int64_t)mon.ctx.write_errors; /* the last sample's own failure included */
         js_run_info_t info = {
             .version = JOBSCOPE_VERSION,
             .command_json = cmd.p,

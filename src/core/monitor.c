@@ -11,6 +11,7 @@
 #include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/prctl.h>
@@ -159,6 +160,13 @@ int monitor_loop(js_monitor_t *mon)
         goto out;
     if ((r = sampler_init(&sp, &mon->ctx, &s)) < 0)
         goto out;
+    for (size_t i = 0; mon->rec && i < sp.nsources; i++) {
+        if (sp.init_rc[i] < 0) { /* a disabled source is a fact of the run, recorded with it */
+            char key[96];
+            snprintf(key, sizeof(key), "source_error.%s", js_sources[i]->name);
+            recorder_meta(mon->rec, key, strerror(-sp.init_rc[i]));
+        }
+    }
     sfd = signalfd(-1, &set, SFD_CLOEXEC | SFD_NONBLOCK);
     tfd = timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC | TFD_NONBLOCK);
     if (sfd < 0 || tfd < 0) {

@@ -698,14 +698,18 @@ static void reaped_totals(tree_state_t *st, const js_ctx_t *ctx, js_value_t *t)
         val_int(&t[TREE_REAPED_NVCSW], ru.ru_nvcsw);
         val_int(&t[TREE_REAPED_NIVCSW], ru.ru_nivcsw);
     }
-    /* whole-process io = own threads + exited threads + reaped children; the monitor is one thread */
+    /* whole-process io = own threads + exited threads + reaped children; the monitor is one thread. Read the
+     * thread's first: the whole-process figures then include that one read (its bytes and one syscall),
+     * which is taken off again so the result is exactly what the reaped children did. */
     char path[64];
     js_pid_io_t whole, self;
-    snprintf(path, sizeof(path), "%d/io", (int)ctx->monitor_pid);
-    if (fs_read(ctx->root.proc, path, &st->buf) < 0 || proc_parse_io(st->buf.p, &whole) < 0)
-        return;
     snprintf(path, sizeof(path), "%d/task/%d/io", (int)ctx->monitor_pid, (int)ctx->monitor_pid);
-    if (fs_read(ctx->root.proc, path, &st->buf) < 0 || proc_parse_io(st->buf.p, &self) < 0)
+    if (fs_read_record(ctx->root.proc, path, &st->buf) < 0 || proc_parse_io(st->buf.p, &self) < 0)
+        return;
+    self.v[0] += st->buf.len; /* rchar of the read just made */
+    self.v[2] += 1;           /* syscr */
+    snprintf(path, sizeof(path), "%d/io", (int)ctx->monitor_pid);
+    if (fs_read_record(ctx->root.proc, path, &st->buf) < 0 || proc_parse_io(st->buf.p, &whole) < 0)
         return;
     for (int i = 0; i < 6; i++)
         if ((whole.present & self.present & (1u << i)) && whole.v[i] >= self.v[i])
