@@ -11,9 +11,9 @@ meson setup build --buildtype=debugoptimized --wipe >/dev/null 2>&1 || meson set
 ninja -C build
 meson test -C build --suite unit --print-errorlogs
 
-meson setup build-asan --buildtype=debug -Db_sanitize=address,undefined -Db_lundef=false -Dintegration=disabled \
+meson setup build-asan --buildtype=debug -Db_sanitize=address,undefined -Db_lundef=false -Dintegration=disabled -Dc_args=-fsanitize=float-cast-overflow \
     --wipe >/dev/null 2>&1 || meson setup build-asan --buildtype=debug -Db_sanitize=address,undefined \
-    -Db_lundef=false -Dintegration=disabled >/dev/null
+    -Db_lundef=false -Dintegration=disabled -Dc_args=-fsanitize=float-cast-overflow >/dev/null
 ninja -C build-asan
 ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
     meson test -C build-asan --suite unit --print-errorlogs

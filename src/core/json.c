@@ -39,21 +39,31 @@ int buf_printf(js_buf_t *b, const char *fmt, ...)
     return 0;
 }
 
-/* utf8_len: length of a valid UTF-8 sequence at s (max `n` bytes), or 0 if invalid. */
+/* utf8_len: length of a valid UTF-8 sequence at s (max `n` bytes), or 0 if invalid: overlong forms,
+ * surrogates and code points above U+10FFFF are invalid (RFC 3629). */
 static size_t utf8_len(const unsigned char *s, size_t n)
 {
     size_t k;
+    unsigned char lo = 0x80, hi = 0xbf; /* allowed range of the second byte */
     if (s[0] >= 0xc2 && s[0] <= 0xdf)
         k = 2;
-    else if (s[0] >= 0xe0 && s[0] <= 0xef)
+    else if (s[0] >= 0xe0 && s[0] <= 0xef) {
         k = 3;
-    else if (s[0] >= 0xf0 && s[0] <= 0xf4)
+        if (s[0] == 0xe0)
+            lo = 0xa0;
+        else if (s[0] == 0xed)
+            hi = 0x9f;
+    } else if (s[0] >= 0xf0 && s[0] <= 0xf4) {
         k = 4;
-    else
+        if (s[0] == 0xf0)
+            lo = 0x90;
+        else if (s[0] == 0xf4)
+            hi = 0x8f;
+    } else
         return 0;
-    if (k > n)
+    if (k > n || s[1] < lo || s[1] > hi)
         return 0;
-    for (size_t i = 1; i < k; i++)
+    for (size_t i = 2; i < k; i++)
         if ((s[i] & 0xc0) != 0x80)
             return 0;
     return k;
@@ -113,7 +123,7 @@ char *fmt_real(char *buf, size_t cap, double d)
         snprintf(buf, cap, "0");
         return buf;
     }
-    if (d == (double)(int64_t)d && d > -9007199254740992.0 && d < 9007199254740992.0) {
+    if (d > -9007199254740992.0 && d < 9007199254740992.0 && d == (double)(int64_t)d) {
         snprintf(buf, cap, "%lld", (long long)d); /* integral values print as integers, never 1e+07 */
         return buf;
     }

@@ -6,6 +6,7 @@
 #include "sinks/tabsink.h"
 
 #include <errno.h>
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -58,7 +59,7 @@ static int csv_row(void *state, const js_cell_t *cells)
             fprintf(c->f, "%lld", (long long)cells[i].i);
             break;
         case CELL_REAL:
-            if (cells[i].d == cells[i].d) /* NAN stays empty */
+            if (isfinite(cells[i].d)) /* NAN and infinities stay empty */
                 fputs(fmt_real(num, sizeof(num), cells[i].d), c->f);
             break;
         case CELL_TEXT:

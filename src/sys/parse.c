@@ -35,12 +35,15 @@ int parse_i64(const char **p, int64_t *ret)
     bool neg = *s == '-';
     if (neg)
         s++;
+    if (*s < '0' || *s > '9') /* no blanks between the sign and the digits */
+        return -EINVAL;
     uint64_t u;
     if (parse_u64(&s, &u) < 0)
         return -EINVAL;
-    if (u > (uint64_t)INT64_MAX)
-        u = (uint64_t)INT64_MAX;
-    *ret = neg ? -(int64_t)u : (int64_t)u;
+    if (neg)
+        *ret = u >= (uint64_t)INT64_MAX + 1 ? INT64_MIN : -(int64_t)u;
+    else
+        *ret = u > (uint64_t)INT64_MAX ? INT64_MAX : (int64_t)u;
     *p = s;
     return 0;
 }

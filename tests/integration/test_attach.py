@@ -11,6 +11,19 @@ import pytest
 from conftest import PYTHON, assert_no_crash, kill_quietly, read_pidfile, wait_for
 
 
+def samples_taken(js, rec):
+    """Samples in a recording that may still be being written (0 while it cannot be read yet)."""
+    if not rec.exists():
+        return 0
+    proc = js("summary", "--json", rec, timeout=30)
+    if proc.returncode != 0:
+        return 0
+    try:
+        return json.loads(proc.stdout)["samples"]["taken"] or 0
+    except (ValueError, KeyError, TypeError):
+        return 0
+
+
 def test_attach_until_exit(js, workload, tmp_path):
     go = tmp_path / "go"
     childpid = tmp_path / "child.pid"
@@ -59,7 +72,8 @@ def test_attach_stops_on_sigint_and_leaves_the_process(js):
     try:
         p = js.popen("attach", "-q", "-i", "0.1", "-o", rec, str(w.pid),
                      preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
-        wait_for(lambda: rec.exists() or p.poll() is not None, 15, what="attach to start recording")
+        # wait until attach is really monitoring: its recording (readable while written) holds a sample
+        wait_for(lambda: p.poll() is not None or samples_taken(js, rec) >= 1, 30, what="attach's first sample")
         os.kill(p.pid, signal.SIGINT)
         try:
             _, err = p.communicate(timeout=10)

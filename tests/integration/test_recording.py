@@ -1,6 +1,8 @@
 # SPDX-License-Identifier: MIT
 """Durability after kill -9, and the summary's shape and consistency (issue 2, Integration: kill -9)."""
+import json
 import os
+import re
 import shutil
 import signal
 import socket
@@ -150,3 +152,48 @@ def test_kill_9_leaves_a_readable_recording(js, workload, tmp_path):
     assert s["samples"]["taken"] >= 2, s["samples"]
     assert s["cpu"]["total_s"] is None or s["cpu"]["total_s"] > 0, s["cpu"]
     assert s["exit_status"] is None, f"the exit status was never seen, yet the summary gives {s['exit_status']!r}"
+
+
+def test_late_samples_are_counted_as_missed_not_shifted(js):
+    """Deadlines are absolute: stopping jobscope for 1 s at -i 0.1 makes about 10 samples missed, and taken +
+    missed still matches wall time / interval (no drift)."""
+    rec, sj = js.path("missed.db"), js.path("missed.json")
+    p = js.popen("run", "-q", "-i", "0.1", "-o", rec, "--summary-json", sj, "--", "sleep", "3")
+    try:
+        wait_for(lambda: any(c.name() == "sleep" for c in psutil.Process(p.pid).children()), 15, what="sleep to start")
+        time.sleep(0.3)
+        os.kill(p.pid, signal.SIGSTOP)
+        time.sleep(1.0)
+        os.kill(p.pid, signal.SIGCONT)
+        p.wait(timeout=30)
+    finally:
+        if p.poll() is None:
+            os.killpg(p.pid, signal.SIGKILL)
+            p.wait()
+    assert p.returncode == 0, p.stderr.read().decode(errors="replace")
+    s = json.loads(sj.read_text())
+    smp = s["samples"]
+    assert smp["missed"] >= 5, f"1 s stopped at a 0.1 s interval, yet {smp}"
+    expected = s["wall_time_s"] / 0.1
+    assert expected - 3 <= smp["taken"] + smp["missed"] <= expected + 3, (
+        f"taken + missed = {smp['taken'] + smp['missed']} for {s['wall_time_s']:.2f} s at 0.1 s: {smp}"
+    )
+
+
+def test_default_output_name(js):
+    proc = js("run", "-q", "-i", "0.1", "--", "true", check=True)
+    names = [p.name for p in js.tmp.iterdir() if p.suffix == ".db"]
+    host = socket.gethostname()
+    pattern = re.compile(rf"jobscope-{re.escape(host)}-\d{{8}}T\d{{6}}\.db")
+    assert len(names) == 1 and pattern.fullmatch(names[0]), f"recordings in cwd: {names}"
+    assert proc.returncode == 0
+
+
+@pytest.mark.parametrize("args", [["--help"], ["--version"], ["run", "--help"], ["attach", "--help"],
+                                  ["summary", "--help"], ["export", "--help"]], ids=lambda a: " ".join(a))
+def test_help_and_version(js, args):
+    proc = js(*args, timeout=30)
+    assert_no_crash(proc)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.strip(), "nothing on stdout"
+    assert not [p for p in js.tmp.iterdir() if p.suffix == ".db"], "--help/--version created a recording"

@@ -56,7 +56,7 @@ static void test_units(void **state)
         {"1h", 3600000000000LL},
         {"250us", 250000LL},
         {"7ns", 7LL},
-        {"1", 1000000000LL},  /* no unit: seconds */
+        {"1", 1000000000LL}, /* no unit: seconds */
         {"0", 0},
         {"0s", 0},
         {"0ms", 0},
@@ -109,9 +109,9 @@ static void test_locale_independent(void **state)
 static void test_invalid(void **state)
 {
     (void)state;
-    static const char *const bad[] = {"",    "abc", "10x", "-1",  "1.2.3", "s",   "ms", ".",   "-0.5", "+1",
-                                      " 1s", "1s ", "1 s", "1S",  "1e3",   "1sec", "1hh", "0x10", "1,5",  "1..2",
-                                      "ns",  "1m s", "1mn", "inf", "nan",  "1h1m"};
+    static const char *const bad[] = {"",    "abc",  "10x", "-1",   "1.2.3", "s",   "ms",   ".",   "-0.5",
+                                      "+1",  " 1s",  "1s ", "1 s",  "1S",    "1e3", "1sec", "1hh", "0x10",
+                                      "1,5", "1..2", "ns",  "1m s", "1mn",   "inf", "nan",  "1h1m"};
     check_bad(bad, sizeof(bad) / sizeof(bad[0]), -EINVAL);
     int64_t ns = SENTINEL;
     assert_int_equal(duration_parse(NULL, &ns), -EINVAL);
@@ -121,12 +121,17 @@ static void test_invalid(void **state)
 static void test_range(void **state)
 {
     (void)state;
-    static const char *const big[] = {"99999999999999999999h", "99999999999999999999", "2562048h",
-                                      "153722868m", "9223372037s", "2562047.9h",
+    static const char *const big[] = {"99999999999999999999h",
+                                      "99999999999999999999",
+                                      "2562048h",
+                                      "153722868m",
+                                      "9223372037s",
+                                      "2562047.9h",
                                       "99999999999999999999999999999999999999ns"};
     check_bad(big, sizeof(big) / sizeof(big[0]), -ERANGE);
     /* the largest whole hours that fit in int64 nanoseconds */
-    static const good_t g[] = {{"2562047h", 2562047LL * 3600000000000LL}, {"9223372036s", 9223372036000000000LL}};
+    static const good_t g[] = {{"2562047h", 2562047LL * 3600000000000LL},
+                               {"9223372036s", 9223372036000000000LL}};
     check_good(g, sizeof(g) / sizeof(g[0]));
 }
 
@@ -162,8 +167,12 @@ static void test_interval(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_units),     cmocka_unit_test(test_fractions), cmocka_unit_test(test_locale_independent),
-        cmocka_unit_test(test_invalid),   cmocka_unit_test(test_range),     cmocka_unit_test(test_interval),
+        cmocka_unit_test(test_units),
+        cmocka_unit_test(test_fractions),
+        cmocka_unit_test(test_locale_independent),
+        cmocka_unit_test(test_invalid),
+        cmocka_unit_test(test_range),
+        cmocka_unit_test(test_interval),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

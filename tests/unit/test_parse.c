@@ -21,8 +21,8 @@
 /* The fields after rss (25 .. 52) of this machine's /proc/self/stat; rsslim is the unlimited 2^64-1 and
  * processor (field 39) is 1. */
 #define STAT_TAIL                                                                                            \
-    "18446744073709551615 94406396076032 94406396095913 140735423154192 0 0 0 0 0 0 0 0 0 17 1 0 0 0 0 0 "  \
-    "94406396111920 94406396113536 94407292456960 140735423162822 140735423162842 140735423162842 "         \
+    "18446744073709551615 94406396076032 94406396095913 140735423154192 0 0 0 0 0 0 0 0 0 17 1 0 0 0 0 0 "   \
+    "94406396111920 94406396113536 94407292456960 140735423162822 140735423162842 140735423162842 "          \
     "140735423164395 0\n"
 
 /* Fields 4 .. 24: ppid pgrp session tty tpgid(-1) flags minflt cminflt majflt cmajflt utime stime cutime
@@ -131,10 +131,24 @@ static void test_i64(void **state)
     assert_int_equal(parse_i64(&p, &v), 0);
     assert_int_equal(v, 0);
 
-    static const char *const bad[] = {"", "-", " - 1", "--1", "x", "\t-x"};
+    static const char *const bad[] = {"", "-", "--1", "-+1", "x", "\t-x", "-\n1"};
     for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
         p = bad[i];
         v = 99;
+        assert_int_equal(parse_i64(&p, &v), -EINVAL);
+        assert_ptr_equal(p, bad[i]);
+        assert_int_equal(v, 99);
+    }
+}
+
+/* The sign belongs to the number: "- 1" is not -1 (parse_u64's blank skipping must not apply after '-'). */
+static void test_i64_blank_after_sign(void **state)
+{
+    (void)state;
+    static const char *const bad[] = {" - 1", "-\t7"};
+    for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+        const char *p = bad[i];
+        int64_t v = 99;
         assert_int_equal(parse_i64(&p, &v), -EINVAL);
         assert_ptr_equal(p, bad[i]);
         assert_int_equal(v, 99);
@@ -254,10 +268,11 @@ static void test_stat_real(void **state)
 static void test_stat_verbatim(void **state)
 {
     (void)state;
-    const char *text = "16348 (cat) R 16346 16346 13272 0 -1 4194304 99 0 0 0 0 0 0 0 20 0 1 0 99410 3133440 412 "
-                       "18446744073709551615 94406396076032 94406396095913 140735423154192 0 0 0 0 0 0 0 0 0 17 1 "
-                       "0 0 0 0 0 94406396111920 94406396113536 94407292456960 140735423162822 140735423162842 "
-                       "140735423162842 140735423164395 0\n";
+    const char *text =
+        "16348 (cat) R 16346 16346 13272 0 -1 4194304 99 0 0 0 0 0 0 0 20 0 1 0 99410 3133440 412 "
+        "18446744073709551615 94406396076032 94406396095913 140735423154192 0 0 0 0 0 0 0 0 0 17 1 "
+        "0 0 0 0 0 94406396111920 94406396113536 94407292456960 140735423162822 140735423162842 "
+        "140735423162842 140735423164395 0\n";
     js_pid_stat_t ps;
     assert_int_equal(parse_pid_stat(text, &ps), 0);
     assert_int_equal(ps.ppid, 16346);
@@ -341,8 +356,9 @@ static void test_stat_negative(void **state)
 {
     (void)state;
     /* tpgid -1 (no terminal), priority -100 (realtime), nice -20, rss of a kernel thread */
-    const char *text = "2 (kthreadd) S 0 0 0 0 -1 2129984 0 0 0 0 0 3 -1 -2 -100 -20 1 0 2 0 0 "
-                       "18446744073709551615 0 0 0 0 0 0 0 2147483647 0 1 0 0 17 2 99 1 0 0 0 0 0 0 0 0 0 0 0\n";
+    const char *text =
+        "2 (kthreadd) S 0 0 0 0 -1 2129984 0 0 0 0 0 3 -1 -2 -100 -20 1 0 2 0 0 "
+        "18446744073709551615 0 0 0 0 0 0 0 2147483647 0 1 0 0 17 2 99 1 0 0 0 0 0 0 0 0 0 0 0\n";
     js_pid_stat_t ps;
     assert_int_equal(parse_pid_stat(text, &ps), 0);
     assert_int_equal(ps.pid, 2);
@@ -361,8 +377,9 @@ static void test_stat_old_kernel(void **state)
 {
     (void)state;
     /* 2.6.24-era: 44 fields (through guest_time/cguest_time) */
-    const char *text = "77 (init) S 0 1 1 0 -1 4202752 1 2 3 4 5 6 7 8 20 0 1 0 9 10 11 4294967295 1 1 0 0 0 0 0 "
-                       "0 0 0 0 0 17 3 0 0 0 0 0\n";
+    const char *text =
+        "77 (init) S 0 1 1 0 -1 4202752 1 2 3 4 5 6 7 8 20 0 1 0 9 10 11 4294967295 1 1 0 0 0 0 0 "
+        "0 0 0 0 0 17 3 0 0 0 0 0\n";
     js_pid_stat_t ps;
     assert_int_equal(parse_pid_stat(text, &ps), 0);
     assert_int_equal(ps.utime, 5);
@@ -389,10 +406,11 @@ static void test_stat_invalid(void **state)
     assert_int_equal(parse_pid_stat("12 (cat) R 1", &ps), -EINVAL);
     assert_int_equal(parse_pid_stat("12 (cat) R " STAT_MID, &ps), -EINVAL); /* through rss only */
     /* a field that is not a number stops the parse early */
-    assert_int_equal(parse_pid_stat("12 (cat) R 1 2 x 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 19 20 21 22 23 24 25 "
-                                     "26 27 28 29 30 31 32 33 34 35 36 37 38 39 40 41 42 43 44",
-                                     &ps),
-                     -EINVAL);
+    assert_int_equal(
+        parse_pid_stat("12 (cat) R 1 2 x 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 19 20 21 22 23 24 25 "
+                       "26 27 28 29 30 31 32 33 34 35 36 37 38 39 40 41 42 43 44",
+                       &ps),
+        -EINVAL);
 }
 
 /* Every prefix of a good line either parses or fails with -EINVAL, never reads past the end; prefixes that
@@ -427,6 +445,7 @@ int main(void)
         cmocka_unit_test(test_u64_no_digits),
         cmocka_unit_test(test_u64_saturates),
         cmocka_unit_test(test_i64),
+        cmocka_unit_test(test_i64_blank_after_sign),
         cmocka_unit_test(test_i64_min),
         cmocka_unit_test(test_kv_positions),
         cmocka_unit_test(test_kv_missing),
