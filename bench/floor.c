@@ -346,6 +346,10 @@ int main(int argc, char **argv)
            "\"open_fds_counted_per_sample\": %lld, ",
            FILE_MAX, (double)bytes / (double)samples, (long long)errors,
            (long long)(fds / (warmup + samples)));
+    printf("\"cpu_per_sample_us_raw\": [");
+    for (long k = 0; k < samples; k++)
+        printf("%s%.3f", k ? ", " : "", (double)cycle[k] / 1e3);
+    printf("], ");
     print_stats("cpu_per_sample_us", cycle, (size_t)samples);
     printf(", ");
     print_stats("collect_cpu_us", collect, (size_t)samples);

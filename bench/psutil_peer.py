@@ -146,6 +146,7 @@ def main():
         "warmup": args.warmup,
         "interval_s": args.interval,
         "errors": peer.errors,
+        "cpu_per_sample_us_raw": [round(x * 1e6, 3) for x in cycle],
         "cpu_per_sample_us": stats_us(cycle),
         "collect_cpu_us": stats_us(collect),
         "collect_wall_us": stats_us(wall),
