@@ -1,22 +1,23 @@
 /* SPDX-License-Identifier: MIT
  *
  * The explicit list of metric sources, and the core tables the sampler writes itself. Adding a source means
- * one file in src/sources/ and one line in js_sources[] below (docs/ARCHITECTURE.md).
+ * one file in src/sources/ and one X(name) line in JS_SOURCE_LIST below (docs/ARCHITECTURE.md).
  */
 #include "core/source.h"
 
 #include <string.h>
 
-extern const js_source_t source_proc_tree;
-extern const js_source_t source_system;
-extern const js_source_t source_self;
+/* The sources, in collection order: one line each. X(name) refers to `const js_source_t source_<name>`. */
+#define JS_SOURCE_LIST(X)                                                                                      \
+    X(proc_tree)                                                                                               \
+    X(system)                                                                                                  \
+    X(self)
 
-const js_source_t *const js_sources[] = {
-    &source_proc_tree,
-    &source_system,
-    &source_self,
-    NULL,
-};
+#define JS_SOURCE_DECLARE(name) extern const js_source_t source_##name;
+#define JS_SOURCE_REF(name) &source_##name,
+JS_SOURCE_LIST(JS_SOURCE_DECLARE)
+
+const js_source_t *const js_sources[] = {JS_SOURCE_LIST(JS_SOURCE_REF) NULL};
 
 static const js_column_t samples_cols[] = {
     {"t_mono_ns", "ns", JS_INT, JS_GAUGE, 0, "CLOCK_MONOTONIC when the sample started"},

@@ -14,13 +14,21 @@ int parse_u64(const char **p, uint64_t *ret)
         s++;
     if (*s < '0' || *s > '9')
         return -EINVAL;
+    const char *start = s;
     uint64_t v = 0;
-    for (; *s >= '0' && *s <= '9'; s++) {
-        unsigned d = (unsigned)(*s - '0');
-        if (v > (UINT64_MAX - d) / 10)
-            v = UINT64_MAX;
-        else
+    for (; *s >= '0' && *s <= '9'; s++)
+        v = v * 10 + (uint64_t)(*s - '0'); /* 19 digits cannot overflow 64 bits */
+    if (s - start > 19) {
+        /* rare: 20 digits or more, redo with saturation at UINT64_MAX */
+        v = 0;
+        for (const char *q = start; q < s; q++) {
+            unsigned d = (unsigned)(*q - '0');
+            if (v > (UINT64_MAX - d) / 10) {
+                v = UINT64_MAX;
+                break;
+            }
             v = v * 10 + d;
+        }
     }
     *ret = v;
     *p = s;
