@@ -26,7 +26,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#define DEFAULT_USS_EVERY 10
+#define DEFAULT_USS_EVERY 30
 #define DEFAULT_STATUS_EVERY 5
 
 static const char run_usage[] =
@@ -45,7 +45,7 @@ static const char run_usage[] =
     "      --force              replace FILE if it exists\n"
     "      --summary-json FILE  also write the summary as JSON to FILE\n"
     "  -q, --quiet              no live status line, no summary on stderr\n"
-    "      --uss-every N        read USS/PSS (smaps_rollup) every N samples; 0 = never (default 10)\n"
+    "      --uss-every N        read USS/PSS (smaps_rollup) every N samples; 0 = never (default 30)\n"
     "      --status-every N     read /proc/PID/status (RSS split, swap, VmHWM, context switches) every N\n"
     "                           samples (default 5)\n"
     "      --until-main-exits   run: stop when COMMAND exits, even if descendants remain\n"

@@ -42,7 +42,7 @@ struct js_model {
     /* baseline subtracted from cumulative values (attach mode: the first sample) */
     bool have_base;
     double base_cpu, base_user, base_sys, base_io[IO__MAX], base_minflt, base_majflt;
-    rate_window_t cpu_win;
+    rate_carry_t cpu_rate;
     js_summary_t sum;
     int64_t t_first, t_last;
     double collect_ns_sum, write_ns_sum;
@@ -50,39 +50,29 @@ struct js_model {
     double reaped_maxrss;
 };
 
-void rate_window_init(rate_window_t *w, double nominal_dt)
+void rate_carry_init(rate_carry_t *c, double cap, double nominal_dt)
 {
-    memset(w, 0, sizeof(*w));
-    w->min_dt = nominal_dt > 0 ? nominal_dt / 2 : 0;
-    w->max_rate = NAN;
+    c->cap = cap;
+    c->min_dt = nominal_dt / 2;
+    c->carry = 0;
+    c->max_rate = NAN;
 }
 
-void rate_window_add(rate_window_t *w, double d, double dt)
+double rate_carry_step(rate_carry_t *c, double d, double dt)
 {
-    if (!(dt > 0) || isnan(d))
-        return;
-    w->acc_d += d;
-    w->acc_dt += dt;
-    if (w->acc_dt < w->min_dt)
-        return;
-    double r = w->acc_d / w->acc_dt;
-    if (!w->any || r > w->max_rate)
-        w->max_rate = r;
-    w->any = true;
-    w->last_d = w->acc_d;
-    w->last_dt = w->acc_dt;
-    w->acc_d = w->acc_dt = 0;
-}
-
-double rate_window_max(const rate_window_t *w)
-{
-    double m = w->any ? w->max_rate : NAN;
-    if (w->acc_dt > 0) {
-        double tail = (w->last_d + w->acc_d) / (w->last_dt + w->acc_dt);
-        if (isnan(m) || tail > m)
-            m = tail;
-    }
-    return m;
+    if (!(dt > 0))
+        return NAN;
+    if (d > 0)
+        c->carry += d;
+    double rate = c->carry / dt;
+    if (c->cap > 0 && rate > c->cap)
+        rate = c->cap;
+    c->carry -= rate * dt;
+    if (c->carry < 0)
+        c->carry = 0;
+    if (dt >= c->min_dt && (isnan(c->max_rate) || rate > c->max_rate))
+        c->max_rate = rate;
+    return rate;
 }
 
 js_model_t *model_new(const js_model_cfg_t *cfg)
@@ -94,7 +84,7 @@ js_model_t *model_new(const js_model_cfg_t *cfg)
     if (m->cfg.clk_tck <= 0)
         m->cfg.clk_tck = 100;
     pidmap_init(&m->procs, sizeof(mproc_t));
-    rate_window_init(&m->cpu_win, (double)cfg->interval_ns / 1e9);
+    rate_carry_init(&m->cpu_rate, cfg->cores_available, (double)cfg->interval_ns / 1e9);
     js_summary_t *s = &m->sum;
     s->peak_rss = s->peak_rss_kernel = s->peak_swap = s->peak_rss_main = s->peak_rss_desc = NAN;
     s->peak_uss = s->peak_pss = NAN;
@@ -217,6 +207,8 @@ int model_feed(js_model_t *m, int64_t seq, const js_sample_t *s)
         pp->cpu_cores = pp->read_bps = pp->write_bps = NAN;
         if (!fresh && pt->dt_s > 0) {
             pp->cpu_cores = own >= e->own ? (own - e->own) / pt->dt_s : NAN;
+            if (m->cfg.cores_available > 0 && pp->cpu_cores > m->cfg.cores_available)
+                pp->cpu_cores = m->cfg.cores_available; /* whole ticks over a few ms */
             if (v[PROC_READ_BYTES].present && (e->io_ok & (1u << IO_READ)))
                 pp->read_bps = ((double)v[PROC_READ_BYTES].i - e->io[IO_READ]) / pt->dt_s;
             if (v[PROC_WRITE_BYTES].present && (e->io_ok & (1u << IO_WRITE)))
@@ -363,10 +355,10 @@ int model_feed(js_model_t *m, int64_t seq, const js_sample_t *s)
         dt_since = (double)(pt->t_mono_ns - m->cfg.start_mono_ns) / 1e9;
         dcpu = pt->cpu_s;
     }
-    /* a row's rate covers the interval since the previous sample (none for the first row); the summary's
-     * rate window also counts the stretch from the command's start to the first sample */
-    pt->cpu_cores = pv && dt_since > 0 ? dcpu / dt_since : NAN;
-    rate_window_add(&m->cpu_win, dcpu, dt_since);
+    /* a row's rate covers the interval since the previous sample (none for the first row); the stretch from
+     * the command's start to the first sample still feeds the carry and the maximum */
+    double rate = rate_carry_step(&m->cpu_rate, dcpu, dt_since);
+    pt->cpu_cores = pv ? rate : NAN;
 
     pt->rss = have_rss == n && n ? rss : (n ? NAN : 0);
     pt->rss_main = rss_main;
@@ -457,7 +449,7 @@ void model_summary(const js_model_t *m, js_summary_t *ret)
     ret->total_s = pt->cpu_s;
     ret->sampled_s = pt->sampled_cpu_s;
     ret->mean_cores = ret->wall_s > 0 ? ret->total_s / ret->wall_s : NAN;
-    ret->max_cores = rate_window_max(&m->cpu_win);
+    ret->max_cores = m->cpu_rate.max_rate;
     ret->efficiency = ret->cores_available > 0 ? ret->mean_cores / ret->cores_available : NAN;
     for (int k = 0; k < IO__MAX; k++)
         ret->io[k] = pt->io[k];

@@ -85,16 +85,20 @@ const js_proc_point_t *model_procs(const js_model_t *m, size_t *ret_n);
 /* model_summary: the summary of everything fed so far. */
 void model_summary(const js_model_t *m, js_summary_t *ret);
 
-/* rate_window_t: turns (delta, dt) pairs into rates, merging intervals shorter than half the nominal
- * interval into the next, and a short tail into the last full interval, so a closing sample taken a few ms
- * after the previous one cannot report a burst of 100 cores. Exposed for tests. */
+/* rate_carry_t: turns (CPU delta, dt) pairs into rates that stay physical. The kernel shows a live process's
+ * CPU time in whole clock ticks and the exact figure only when it is reaped, so CPU used earlier can become
+ * visible at once (up to a tick per exiting process), and a closing sample may follow the previous one by a
+ * few ms. A rate is therefore capped at the cores the tree may use, and what is above the cap carries into
+ * the following intervals; totals are unaffected. Intervals shorter than half the nominal interval give no
+ * candidate for the maximum. Exposed for tests. */
 typedef struct {
-    double min_dt, acc_d, acc_dt, last_d, last_dt, max_rate;
-    bool any;
-} rate_window_t;
-void rate_window_init(rate_window_t *w, double nominal_dt);
-void rate_window_add(rate_window_t *w, double d, double dt);
-/* rate_window_max: the largest rate seen, the tail included; NAN if none. */
-double rate_window_max(const rate_window_t *w);
+    double cap, min_dt, carry, max_rate;
+} rate_carry_t;
+
+/* rate_carry_init: `cap` <= 0 means no cap; `nominal_dt` the sampling interval in seconds. */
+void rate_carry_init(rate_carry_t *c, double cap, double nominal_dt);
+
+/* rate_carry_step: the rate (cores) over `dt` s for `d` CPU seconds, with the carry; NAN if dt <= 0. */
+double rate_carry_step(rate_carry_t *c, double d, double dt);
 
 #endif

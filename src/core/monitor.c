@@ -135,6 +135,20 @@ static void commit(js_monitor_t *mon, js_sample_t *s, bool final)
         mon->on_sample(mon->on_sample_arg, mon->model, mon->taken);
 }
 
+/* has_children: whether the monitor still has a child (every member of a run-mode tree is a descendant of one). */
+static bool has_children(const js_monitor_t *mon)
+{
+    char path[64], text[64];
+    snprintf(path, sizeof(path), "%d/task/%d/children", (int)mon->ctx.monitor_pid, (int)mon->ctx.monitor_pid);
+    ssize_t n = fs_read_small(mon->ctx.root.proc, path, text, sizeof(text));
+    if (n < 0)
+        return true; /* cannot tell: let the next scheduled sample decide */
+    for (ssize_t i = 0; i < n; i++)
+        if (text[i] >= '0' && text[i] <= '9')
+            return true;
+    return false;
+}
+
 /* scope_over: whether monitoring should end after the sample just taken. */
 static bool scope_over(const js_monitor_t *mon)
 {
@@ -231,9 +245,10 @@ int monitor_loop(js_monitor_t *mon)
                 size_t before = mon->ctx.nreaped;
                 if ((r = reap(mon, &reaped_cap)) < 0)
                     goto out;
-                /* the command just ended, or something was reaped after it: check at once if all is over */
+                /* the command just ended, or something was reaped after it: take the closing sample at once
+                 * if the scope is over (--until-main-exits, or no child of the monitor is left) */
                 if ((!was && mon->child_reaped) || (mon->child_reaped && mon->ctx.nreaped > before))
-                    event_sample = true;
+                    event_sample = mon->until_main_exits || !has_children(mon);
             }
         }
         int64_t now = now_ns(CLOCK_MONOTONIC);

@@ -47,6 +47,7 @@ def test_stress_ng_cpu_total_matches_gnu_time(js):
     oracle = gnu_time_seconds(tf)
     assert oracle > 1.0, f"stress-ng used only {oracle}s of CPU"
     cpu = r.summary["cpu"]
+    print(f"stress-ng: exact {cpu['total_s']:.3f}s, GNU time {oracle:.3f}s, sampled {cpu.get('sampled_s')}s")
     assert_within(cpu["total_s"], oracle, 0.02, "stress-ng --cpu 2 -t 5")
     assert abs(cpu["user_s"] + cpu["system_s"] - cpu["total_s"]) <= 0.01 * cpu["total_s"] + 0.01, cpu
     assert r.summary["exact"]["cpu"] is True

@@ -245,25 +245,30 @@ static void test_pid_reuse(void **state)
     sample_free(&s);
 }
 
-static void test_rate_window(void **state)
+static void test_rate_carry(void **state)
 {
     (void)state;
-    rate_window_t w;
-    rate_window_init(&w, 1.0);
-    assert_true(isnan(rate_window_max(&w)));
-    rate_window_add(&w, 1.0, 1.0);
-    rate_window_add(&w, 2.0, 1.0);
-    assert_float_equal(rate_window_max(&w), 2.0, 1e-12);
-    /* a closing sample 5 ms later with 0.5 s of CPU that arrived at reap: not 100 cores */
-    rate_window_add(&w, 0.5, 0.005);
-    assert_float_equal(rate_window_max(&w), 2.5 / 1.005, 1e-12);
-    /* short intervals merge until half the nominal interval has passed */
-    rate_window_init(&w, 1.0);
-    rate_window_add(&w, 0.1, 0.2);
-    rate_window_add(&w, 0.1, 0.2);
-    assert_false(w.any);
-    rate_window_add(&w, 0.4, 0.2);
-    assert_float_equal(rate_window_max(&w), 1.0, 1e-12);
+    rate_carry_t c;
+    rate_carry_init(&c, 2.0, 1.0);
+    assert_true(isnan(c.max_rate));
+    assert_true(isnan(rate_carry_step(&c, 1.0, 0)));
+    assert_float_equal(rate_carry_step(&c, 1.0, 1.0), 1.0, 1e-12);
+    assert_float_equal(rate_carry_step(&c, 2.0, 1.0), 2.0, 1e-12);
+    assert_float_equal(c.max_rate, 2.0, 1e-12);
+    /* 0.5 s of CPU that became visible at reap, 5 ms after the previous sample: capped, carried, no new max */
+    assert_float_equal(rate_carry_step(&c, 0.5, 0.005), 2.0, 1e-12);
+    assert_float_equal(c.carry, 0.49, 1e-12);
+    assert_float_equal(c.max_rate, 2.0, 1e-12);
+    /* the carry is spread over the next interval: 0.49 + 0.2 over 1 s */
+    assert_float_equal(rate_carry_step(&c, 0.2, 1.0), 0.69, 1e-12);
+    assert_float_equal(c.carry, 0, 1e-12);
+    /* a burst above the cap over a full interval: capped, the rest carried */
+    assert_float_equal(rate_carry_step(&c, 3.0, 1.0), 2.0, 1e-12);
+    assert_float_equal(rate_carry_step(&c, 0.0, 1.0), 1.0, 1e-12);
+    /* no cap: the raw rate; a negative delta adds nothing */
+    rate_carry_init(&c, 0, 1.0);
+    assert_float_equal(rate_carry_step(&c, 5.0, 1.0), 5.0, 1e-12);
+    assert_float_equal(rate_carry_step(&c, -1.0, 1.0), 0.0, 1e-12);
 }
 
 /* gpu_tracker: sum percent = sum over units of their percent (here: cores busy x 100); hardware percent =
@@ -316,7 +321,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_rates_and_deltas),      cmocka_unit_test(test_run_mode_exact_short_children),
         cmocka_unit_test(test_attach_mode_vanished),  cmocka_unit_test(test_missing_and_monotone),
-        cmocka_unit_test(test_pid_reuse),             cmocka_unit_test(test_rate_window),
+        cmocka_unit_test(test_pid_reuse),             cmocka_unit_test(test_rate_carry),
         cmocka_unit_test(test_summary_arithmetic),    cmocka_unit_test(test_empty_summary),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
