@@ -56,6 +56,15 @@ def rusage_cpu_s():
     return ru.ru_utime + ru.ru_stime
 
 
+def vmhwm_bytes(pid="self"):
+    """Peak RSS of the process's own image (VmHWM); ru_maxrss would include the harness's, from before exec."""
+    try:
+        with open(f"/proc/{pid}/status") as f:
+            return int(next(l for l in f if l.startswith("VmHWM:")).split()[1]) * 1024
+    except (OSError, StopIteration, ValueError):
+        return None
+
+
 class Peer:
     def __init__(self, root_pid, oneshot):
         self.oneshot = oneshot
@@ -152,7 +161,8 @@ def main():
         "collect_wall_us": stats_us(wall),
         "rusage_mean_us": ru_total / args.samples * 1e6,
         "cputime_mean_us": cpu_total / args.samples * 1e6,
-        "max_rss_bytes": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024,
+        "max_rss_bytes": vmhwm_bytes(),
+        "ru_maxrss_bytes": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024,
     }
     json.dump(result, sys.stdout)
     sys.stdout.write("\n")

@@ -263,6 +263,12 @@ int cmd_run(int argc, char **argv)
     int status = EXIT_FAIL;
     char outbuf[512], err[1024];
 
+    /* from here on a SIGINT or SIGTERM is handled by the loop (or forwarded), never fatal half-way through
+     * creating the recording */
+    if ((r = monitor_block_signals()) < 0) {
+        cli_error("cannot block signals: %s", strerror(-r));
+        return EXIT_FAIL;
+    }
     mon.ctx.root.proc = mon.ctx.root.sys = -1;
     if ((r = fsroot_open(&mon.ctx.root, o.procfs, NULL)) < 0) {
         cli_error("cannot open procfs %s: %s", o.procfs ? o.procfs : "", strerror(-r));
@@ -327,7 +333,7 @@ int cmd_run(int argc, char **argv)
         if (prctl(PR_SET_CHILD_SUBREAPER, 1) < 0)
             cli_error("cannot become a child subreaper (%s): orphans will escape the tree", strerror(errno));
         signal(SIGPIPE, SIG_IGN);
-        if ((r = monitor_block_signals()) < 0 || (r = monitor_spawn(&mon, o.argv)) < 0) {
+        if ((r = monitor_spawn(&mon, o.argv)) < 0) {
             cli_error("cannot start %s: %s", o.argv[0], strerror(-r));
             goto out;
         }
@@ -342,10 +348,6 @@ int cmd_run(int argc, char **argv)
             goto out;
         }
     } else {
-        if ((r = monitor_block_signals()) < 0) {
-            cli_error("cannot block signals: %s", strerror(-r));
-            goto out;
-        }
         mon.start_mono_ns = now_ns(CLOCK_MONOTONIC);
         mon.start_unix_ns = now_ns(CLOCK_REALTIME);
     }
