@@ -15,6 +15,7 @@
 #include "sources/proc_tree.h"
 
 #include "core/json.h"
+#include "core/pidmap.h"
 #include "core/source.h"
 #include "sys/parse.h"
 
@@ -230,7 +231,7 @@ int proc_cmdline_json(const char *raw, size_t len, js_buf_t *b)
 /* ---- state ------------------------------------------------------------------------------------------ */
 
 typedef struct {
-    int32_t pid; /* 0: empty slot */
+    int32_t pid;
     uint64_t start;
     int fd_stat, fd_statm, fd_io, fd_children, fd_fddir; /* fd_fddir: O_PATH to /proc/<pid>/fd */
     uint64_t seen; /* sample stamp */
@@ -239,9 +240,7 @@ typedef struct {
 } pent_t;
 
 typedef struct {
-    pent_t *slots;
-    size_t cap; /* power of two */
-    size_t count;
+    js_pidmap_t procs; /* pid -> pent_t */
     int32_t *order; /* members of the last sample, parents first */
     size_t norder, order_cap;
     int32_t *queue;
@@ -256,24 +255,6 @@ typedef struct {
     uint64_t stamp;
 } tree_state_t;
 
-static size_t slot_of(int32_t pid, size_t mask)
-{
-    return ((uint32_t)pid * 2654435761u) & mask;
-}
-
-static pent_t *ent_find(tree_state_t *st, int32_t pid)
-{
-    if (!st->cap)
-        return NULL;
-    size_t mask = st->cap - 1;
-    for (size_t i = slot_of(pid, mask);; i = (i + 1) & mask) {
-        if (st->slots[i].pid == pid)
-            return &st->slots[i];
-        if (st->slots[i].pid == 0)
-            return NULL;
-    }
-}
-
 static void ent_close(pent_t *e)
 {
     int *fds[5] = {&e->fd_stat, &e->fd_statm, &e->fd_io, &e->fd_children, &e->fd_fddir};
@@ -284,60 +265,22 @@ static void ent_close(pent_t *e)
     }
 }
 
-static int ent_grow(tree_state_t *st)
-{
-    size_t cap = st->cap ? st->cap * 2 : 64;
-    pent_t *s = calloc(cap, sizeof(*s));
-    if (!s)
-        return -ENOMEM;
-    for (size_t i = 0; i < st->cap; i++) {
-        if (!st->slots[i].pid)
-            continue;
-        size_t j = slot_of(st->slots[i].pid, cap - 1);
-        while (s[j].pid)
-            j = (j + 1) & (cap - 1);
-        s[j] = st->slots[i];
-    }
-    free(st->slots);
-    st->slots = s;
-    st->cap = cap;
-    return 0;
-}
-
-/* ent_insert: a new zeroed entry for `pid` (not present). Pointers into the table are invalidated. */
+/* ent_insert: a new entry for `pid` (not present), descriptors closed. Pointers to entries are invalidated. */
 static pent_t *ent_insert(tree_state_t *st, int32_t pid)
 {
-    if ((st->count + 1) * 2 > st->cap && ent_grow(st) < 0)
+    pent_t *e = pidmap_put(&st->procs, pid, NULL);
+    if (!e)
         return NULL;
-    size_t mask = st->cap - 1, i = slot_of(pid, mask);
-    while (st->slots[i].pid)
-        i = (i + 1) & mask;
-    pent_t *e = &st->slots[i];
-    memset(e, 0, sizeof(*e));
     e->pid = pid;
     e->fd_stat = e->fd_statm = e->fd_io = e->fd_children = e->fd_fddir = -1;
-    st->count++;
     return e;
 }
 
-/* ent_remove: close and delete `e` with backward-shift deletion (no tombstones). */
+/* ent_remove: close `e`'s descriptors and delete it. Pointers to entries are invalidated. */
 static void ent_remove(tree_state_t *st, pent_t *e)
 {
     ent_close(e);
-    size_t mask = st->cap - 1, i = (size_t)(e - st->slots), j = i;
-    for (;;) {
-        j = (j + 1) & mask;
-        if (!st->slots[j].pid)
-            break;
-        size_t k = slot_of(st->slots[j].pid, mask);
-        bool movable = (j > i) ? (k <= i || k > j) : (k <= i && k > j);
-        if (movable) {
-            st->slots[i] = st->slots[j];
-            i = j;
-        }
-    }
-    st->slots[i].pid = 0;
-    st->count--;
+    pidmap_del(&st->procs, e->pid);
 }
 
 static int push_pid(int32_t **arr, size_t *n, size_t *cap, int32_t pid)
@@ -374,6 +317,7 @@ static int tree_init(const js_ctx_t *ctx, void **ret_state)
     tree_state_t *st = calloc(1, sizeof(*st));
     if (!st)
         return -ENOMEM;
+    pidmap_init(&st->procs, sizeof(pent_t));
     st->page = sysconf(_SC_PAGESIZE);
     if (st->page <= 0)
         st->page = 4096;
@@ -398,10 +342,12 @@ static void tree_fini(void *state)
     tree_state_t *st = state;
     if (!st)
         return;
-    for (size_t i = 0; i < st->cap; i++)
-        if (st->slots[i].pid)
-            ent_close(&st->slots[i]);
-    free(st->slots);
+    for (size_t i = 0; i < st->procs.cap; i++) {
+        pent_t *e;
+        if (pidmap_at(&st->procs, i, (void **)&e))
+            ent_close(e);
+    }
+    pidmap_free(&st->procs);
     free(st->order);
     free(st->queue);
     free(st->pairs);
@@ -582,7 +528,7 @@ static void emit_info(tree_state_t *st, const js_ctx_t *ctx, js_rows_t *info, co
 static int visit(tree_state_t *st, js_ctx_t *ctx, int32_t pid, js_rows_t *proc, js_rows_t *info)
 {
     char path[64];
-    pent_t *e = ent_find(st, pid);
+    pent_t *e = pidmap_get(&st->procs, pid);
     if (e && e->seen == st->stamp)
         return 0;
     bool fresh = false;
@@ -779,13 +725,16 @@ static int tree_collect(void *state, js_ctx_t *ctx, js_rows_t *const *rows)
                 root_alive = true;
         }
     }
-    /* forget processes not seen this sample */
-    for (size_t i = 0; i < st->cap;) {
-        if (st->slots[i].pid && st->slots[i].seen != st->stamp)
-            ent_remove(st, &st->slots[i]); /* backward shift may move another entry into slot i */
-        else
-            i++;
+    /* forget processes not seen this sample (collected first: deletion moves entries) */
+    st->nqueue = 0;
+    for (size_t i = 0; i < st->procs.cap; i++) {
+        pent_t *e;
+        int32_t pid = pidmap_at(&st->procs, i, (void **)&e);
+        if (pid && e->seen != st->stamp && push_pid(&st->queue, &st->nqueue, &st->queue_cap, pid) < 0)
+            return -ENOMEM;
     }
+    for (size_t i = 0; i < st->nqueue; i++)
+        ent_remove(st, pidmap_get(&st->procs, st->queue[i]));
     js_value_t *t = rows_add(tree);
     if (!t)
         return -ENOMEM;
