@@ -100,10 +100,12 @@ int fd_read(int fd, js_buf_t *b)
     return 0;
 }
 
-int fd_read_record(int fd, js_buf_t *b)
+/* read_first: one pread from offset 0; when it returned fewer than `complete_below` bytes it held the whole
+ * file, else read on to end-of-file. `complete_below` 0 means "the buffer was not filled". */
+static int read_first(int fd, js_buf_t *b, size_t reserve, size_t complete_below)
 {
     b->len = 0;
-    if (buf_reserve(b, 4096) < 0)
+    if (buf_reserve(b, reserve) < 0)
         return -ENOMEM;
     ssize_t n;
     do
@@ -113,63 +115,48 @@ int fd_read_record(int fd, js_buf_t *b)
         b->p[0] = '\0';
         return -errno;
     }
-    if ((size_t)n < b->cap - 1) {
+    if ((size_t)n < (complete_below ? complete_below : b->cap - 1)) {
         b->len = (size_t)n;
         b->p[n] = '\0';
         return 0;
     }
-    return fd_read(fd, b); /* filled the buffer: there may be more */
+    return fd_read(fd, b); /* there may be more */
+}
+
+int fd_read_record(int fd, js_buf_t *b)
+{
+    return read_first(fd, b, 4096, 0);
 }
 
 int fd_read_paged(int fd, js_buf_t *b)
 {
-    b->len = 0;
-    if (buf_reserve(b, 8192) < 0)
-        return -ENOMEM;
-    ssize_t n;
-    do
-        n = pread(fd, b->p, b->cap - 1, 0);
-    while (n < 0 && errno == EINTR);
-    if (n < 0) {
-        b->p[0] = '\0';
-        return -errno;
+    return read_first(fd, b, 8192, 4096 - 64);
+}
+
+/* open_read: open `path`, read it with `reader`, close. */
+static int open_read(int dirfd, const char *path, js_buf_t *b, int (*reader)(int, js_buf_t *))
+{
+    int fd = openat(dirfd, path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0) {
+        int r = -errno;
+        b->len = 0;
+        if (b->p)
+            b->p[0] = '\0';
+        return r;
     }
-    if (n < 4096 - 64) {
-        b->len = (size_t)n;
-        b->p[n] = '\0';
-        return 0;
-    }
-    return fd_read(fd, b);
+    int r = reader(fd, b);
+    close(fd);
+    return r;
 }
 
 int fs_read_record(int dirfd, const char *path, js_buf_t *b)
 {
-    int fd = openat(dirfd, path, O_RDONLY | O_CLOEXEC);
-    if (fd < 0) {
-        int r = -errno;
-        b->len = 0;
-        if (b->p)
-            b->p[0] = '\0';
-        return r;
-    }
-    int r = fd_read_record(fd, b);
-    close(fd);
-    return r;
+    return open_read(dirfd, path, b, fd_read_record);
 }
 
 int fs_read(int dirfd, const char *path, js_buf_t *b)
 {
-    int fd = openat(dirfd, path, O_RDONLY | O_CLOEXEC);
-    if (fd < 0) {
-        int r = -errno;
-        b->len = 0;
-        if (b->p)
-            b->p[0] = '\0';
-        return r;
-    }
-    int r = fd_read(fd, b);
-    close(fd);
-    return r;
+    return open_read(dirfd, path, b, fd_read);
 }
 
 ssize_t fs_read_small(int dirfd, const char *path, char *buf, size_t cap)
