@@ -74,7 +74,9 @@ class Peer:
 
     def sample(self):
         out = {"procs": {}}
+        t0 = time.process_time()
         procs = [self.root] + self.root.children(recursive=True)
+        out["discovery_cpu_s"] = time.process_time() - t0
         seen = {}
         for p in procs:
             # Keep one Process object per PID so cpu_percent() measures against the previous sample.
@@ -113,7 +115,7 @@ def main():
     args = ap.parse_args()
 
     peer = Peer(args.root_pid, args.oneshot)
-    cycle, collect, wall = [], [], []
+    cycle, collect, wall, discovery = [], [], [], []
     nprocs = 0
     deadline = time.monotonic()
     prev_cpu = None
@@ -136,6 +138,7 @@ def main():
         if k >= args.warmup:
             collect.append(c1 - c0)
             wall.append(w1 - w0)
+            discovery.append(out["discovery_cpu_s"])
         nprocs = len(out["procs"])
         deadline += args.interval
         delay = deadline - time.monotonic()
@@ -159,6 +162,8 @@ def main():
         "cpu_per_sample_us": stats_us(cycle),
         "collect_cpu_us": stats_us(collect),
         "collect_wall_us": stats_us(wall),
+        "discovery_cpu_us": stats_us(discovery),
+        "system_processes": len(psutil.pids()),
         "rusage_mean_us": ru_total / args.samples * 1e6,
         "cputime_mean_us": cpu_total / args.samples * 1e6,
         "max_rss_bytes": vmhwm_bytes(),
