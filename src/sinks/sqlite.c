@@ -22,6 +22,7 @@ struct js_recorder {
     const js_table_t *const *tables;
     sqlite3_stmt **ins; /* per table */
     sqlite3_stmt *meta;
+    sqlite3_stmt *begin, *commit, *rollback; /* prepared once: no SQL parsing per sample */
 };
 
 static const char *const kind_names[JS_KIND_MAX] = {"gauge", "counter", "label"};
@@ -142,7 +143,10 @@ int recorder_open(const char *path, bool overwrite, js_recorder_t **ret, char *e
     if ((r = exec(w->db, "BEGIN")) < 0 || (r = create_schema(w)) < 0 || (r = exec(w->db, "COMMIT")) < 0)
         goto fail;
     if (sqlite3_prepare_v3(w->db, "INSERT OR REPLACE INTO meta VALUES (?,?)", -1, SQLITE_PREPARE_PERSISTENT,
-                           &w->meta, NULL) != SQLITE_OK) {
+                           &w->meta, NULL) != SQLITE_OK ||
+        sqlite3_prepare_v3(w->db, "BEGIN", -1, SQLITE_PREPARE_PERSISTENT, &w->begin, NULL) != SQLITE_OK ||
+        sqlite3_prepare_v3(w->db, "COMMIT", -1, SQLITE_PREPARE_PERSISTENT, &w->commit, NULL) != SQLITE_OK ||
+        sqlite3_prepare_v3(w->db, "ROLLBACK", -1, SQLITE_PREPARE_PERSISTENT, &w->rollback, NULL) != SQLITE_OK) {
         r = -EIO;
         goto fail;
     }
@@ -173,9 +177,17 @@ int recorder_meta(js_recorder_t *w, const char *key, const char *value)
     return rc == SQLITE_DONE ? 0 : sql_errno(rc);
 }
 
+/* step_once: run a prepared statement that returns no rows. 0 or a negative errno. */
+static int step_once(sqlite3_stmt *st)
+{
+    int rc = sqlite3_step(st);
+    sqlite3_reset(st);
+    return rc == SQLITE_DONE ? 0 : sql_errno(rc);
+}
+
 int recorder_write(js_recorder_t *w, int64_t seq, const js_sample_t *s)
 {
-    int r = exec(w->db, "BEGIN");
+    int r = step_once(w->begin);
     if (r < 0)
         return r;
     for (size_t i = 0; i < s->ntables && r == 0; i++) {
@@ -196,16 +208,13 @@ int recorder_write(js_recorder_t *w, int64_t seq, const js_sample_t *s)
                 else
                     sqlite3_bind_text(st, col, rows_str(rows, &v[c]), -1, SQLITE_STATIC);
             }
-            int rc = sqlite3_step(st);
-            if (rc != SQLITE_DONE)
-                r = sql_errno(rc);
-            sqlite3_reset(st);
+            r = step_once(st);
         }
     }
     if (r == 0)
-        r = exec(w->db, "COMMIT");
-    if (r < 0)
-        exec(w->db, "ROLLBACK");
+        r = step_once(w->commit);
+    if (r < 0 && !sqlite3_get_autocommit(w->db))
+        step_once(w->rollback);
     return r;
 }
 
@@ -216,6 +225,9 @@ void recorder_close(js_recorder_t *w)
     for (size_t i = 0; w->ins && i < w->ntables; i++)
         sqlite3_finalize(w->ins[i]);
     sqlite3_finalize(w->meta);
+    sqlite3_finalize(w->begin);
+    sqlite3_finalize(w->commit);
+    sqlite3_finalize(w->rollback);
     if (w->db) {
         sqlite3_wal_checkpoint_v2(w->db, NULL, SQLITE_CHECKPOINT_TRUNCATE, NULL, NULL);
         sqlite3_close(w->db);

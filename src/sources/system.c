@@ -397,7 +397,8 @@ int system_parse_meminfo(const char *text, js_value_t *memory_row)
             continue;
         size_t klen = (size_t)(colon - line);
         for (int c = 0; c < MEM__MAX; c++) {
-            if (strncmp(line, meminfo_keys[c], klen) != 0 || meminfo_keys[c][klen] != '\0')
+            if (meminfo_keys[c][0] != line[0] || strncmp(line, meminfo_keys[c], klen) != 0 ||
+                meminfo_keys[c][klen] != '\0')
                 continue;
             const char *p = colon + 1;
             uint64_t u;
@@ -450,6 +451,19 @@ int system_parse_net_dev(const char *text, js_rows_t *net)
     return 0;
 }
 
+/* disk_ignored: loop, RAM and floppy devices carry no storage traffic worth a row per sample (as node_exporter's
+ * default device filter does). */
+static bool disk_ignored(const char *name, size_t len)
+{
+    static const char *const prefixes[] = {"loop", "ram", "zram", "fd"};
+    for (size_t i = 0; i < sizeof(prefixes) / sizeof(prefixes[0]); i++) {
+        size_t pl = strlen(prefixes[i]);
+        if (len > pl && strncmp(name, prefixes[i], pl) == 0 && name[pl] >= '0' && name[pl] <= '9')
+            return true;
+    }
+    return false;
+}
+
 int system_parse_diskstats(const char *text, js_rows_t *disk)
 {
     enum { NFIELDS = DISK__MAX - DISK_READS_COMPLETED };
@@ -467,7 +481,7 @@ int system_parse_diskstats(const char *text, js_rows_t *disk)
         while (*p && *p != ' ' && *p != '\t' && *p != '\n')
             p++;
         size_t name_len = (size_t)(p - name);
-        if (!name_len)
+        if (!name_len || disk_ignored(name, name_len))
             continue;
         uint64_t f[NFIELDS];
         int n = 0;

@@ -220,11 +220,16 @@ static void test_parse_diskstats(void **state)
                        " 254       0 vda 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15\n"
                        " 259       0 nvme0n1 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17\n"
                        "   3       1 hda1 355 2840 1025 8200\n"
+                       "   7       0 loop0 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15\n"
+                       "   1       0 ram0 1 2 3 4 5 6 7 8 9 10 11\n"
+                       " 253       0 zram0 1 2 3 4 5 6 7 8 9 10 11\n"
+                       "   7       9 loopback 1 2 3 4 5 6 7 8 9 10 11\n"
                        "garbage line\n";
     js_rows_t disk;
     rows_init(&disk, &table_disk);
     assert_int_equal(system_parse_diskstats(text, &disk), 0);
-    assert_int_equal(disk.nrows, 4);
+    assert_int_equal(disk.nrows, 5); /* loop0, ram0, zram0 skipped; "loopback" is not a loop device */
+    assert_string_equal(rows_str(&disk, &rows_row(&disk, 4)[DISK_DEVICE]), "loopback");
 
     js_value_t *r = rows_row(&disk, 0); /* 14 fields */
     assert_ival(r[DISK_MAJOR], 8);
@@ -348,8 +353,8 @@ static void test_collect_fixture(void **state)
     assert_ival(rows_row(net, 2)[NETDEV_RX_BYTES], 123456789012LL);
     assert_string_equal(rows_str(net, &rows_row(net, 3)[NETDEV_IFACE]), "br-3f.10");
 
-    assert_int_equal(disk->nrows, 5);
-    js_value_t *d = rows_row(disk, 2);
+    assert_int_equal(disk->nrows, 2); /* loop0, loop1 and zram0 are ignored */
+    js_value_t *d = rows_row(disk, 0);
     assert_string_equal(rows_str(disk, &d[DISK_DEVICE]), "vda");
     assert_ival(d[DISK_MAJOR], 254);
     assert_ival(d[DISK_SECTORS_WRITTEN], 463688);
@@ -623,7 +628,7 @@ static void test_model_system_fixture(void **state)
     }
     const char *const *cols;
     size_t n = model_system_columns(m, &cols);
-    assert_int_equal(n, 3 + 16 + 2 * 4 + 2 * 5);
+    assert_int_equal(n, 3 + 16 + 2 * 4 + 2 * 2);
     const js_cell_t *row = model_system_row(m);
     assert_int_equal(row[col_of(m, "mem_total_bytes")].i, 24684092LL * 1024);
     assert_int_equal(row[col_of(m, "mem_used_bytes")].i, (24684092LL - 24396032LL) * 1024);
