@@ -100,7 +100,8 @@ static int parse_args(int argc, char **argv, run_opts_t *o)
     optind = 1;
     opterr = 0;
     int c;
-    while ((c = getopt_long(argc, argv, "+i:o:qh", run_opts, NULL)) != -1) {
+    /* run stops at COMMAND (its own options follow); attach takes options before or after the PID */
+    while ((c = getopt_long(argc, argv, o->attach ? "i:o:qh" : "+i:o:qh", run_opts, NULL)) != -1) {
         switch (c) {
         case 'i': {
             int r = interval_parse(optarg, &o->interval_ns);

@@ -18,7 +18,8 @@ enum { SELF_UTIME, SELF_STIME, SELF_MAXRSS, SELF_RSS, SELF_PREV_WRITE, SELF_WRIT
 static const js_column_t self_cols[SELF__MAX] = {
     [SELF_UTIME] = {"utime_us", "us", JS_INT, JS_COUNTER, 64, "monitor's own user CPU time"},
     [SELF_STIME] = {"stime_us", "us", JS_INT, JS_COUNTER, 64, "monitor's own system CPU time"},
-    [SELF_MAXRSS] = {"maxrss_bytes", "bytes", JS_INT, JS_GAUGE, 0, "monitor's peak RSS (ru_maxrss)"},
+    [SELF_MAXRSS] = {"maxrss_bytes", "bytes", JS_INT, JS_GAUGE, 0,
+                     "monitor's peak RSS (VmHWM; read with the status cadence and at the closing sample)"},
     [SELF_RSS] = {"rss_bytes", "bytes", JS_INT, JS_GAUGE, 0, "monitor's RSS now"},
     [SELF_PREV_WRITE] = {"prev_write_ns", "ns", JS_INT, JS_GAUGE, 0, "time the previous sample's write took"},
     [SELF_WRITE_ERRORS] = {"write_errors", "count", JS_INT, JS_COUNTER, 64, "recording writes that failed"},
@@ -26,8 +27,10 @@ static const js_column_t self_cols[SELF__MAX] = {
 const js_table_t table_self = {"self", "one row per sample: the monitor's own cost", SELF__MAX, self_cols};
 
 typedef struct {
-    char path[32];
+    char path[32];        /* PID/statm */
+    char status_path[32]; /* PID/status */
     char text[128];
+    js_buf_t buf;
     long page;
 } self_state_t;
 
@@ -37,6 +40,7 @@ static int self_init(const js_ctx_t *ctx, void **ret_state)
     if (!st)
         return -ENOMEM;
     snprintf(st->path, sizeof(st->path), "%d/statm", (int)ctx->monitor_pid);
+    snprintf(st->status_path, sizeof(st->status_path), "%d/status", (int)ctx->monitor_pid);
     st->page = sysconf(_SC_PAGESIZE);
     *ret_state = st;
     return 0;
@@ -52,8 +56,12 @@ static int self_collect(void *state, js_ctx_t *ctx, js_rows_t *const *rows)
     if (getrusage(RUSAGE_SELF, &ru) == 0) {
         val_int(&v[SELF_UTIME], (int64_t)ru.ru_utime.tv_sec * 1000000 + ru.ru_utime.tv_usec);
         val_int(&v[SELF_STIME], (int64_t)ru.ru_stime.tv_sec * 1000000 + ru.ru_stime.tv_usec);
-        val_int(&v[SELF_MAXRSS], (int64_t)ru.ru_maxrss * 1024);
     }
+    /* not ru_maxrss: Linux carries it over from the image that exec'd jobscope (a Python parent, say) */
+    uint64_t hwm;
+    if ((ctx->final || ctx->seq % (ctx->status_every ? ctx->status_every : 1) == 0) &&
+        fs_read_record(ctx->root.proc, st->status_path, &st->buf) == 0 && kv_u64(st->buf.p, "VmHWM:", &hwm) == 0)
+        val_int(&v[SELF_MAXRSS], (int64_t)hwm * 1024);
     if (fs_read_small(ctx->root.proc, st->path, st->text, sizeof(st->text)) > 0) {
         const char *p = st->text;
         uint64_t size, res;
@@ -68,7 +76,10 @@ static int self_collect(void *state, js_ctx_t *ctx, js_rows_t *const *rows)
 
 static void self_fini(void *state)
 {
-    free(state);
+    self_state_t *st = state;
+    if (st)
+        buf_free(&st->buf);
+    free(st);
 }
 
 static const js_table_t *const self_tables[] = {&table_self, NULL};

@@ -558,7 +558,11 @@ static int sys_read(system_state_t *st, int dir, int f)
         if (st->fd[f] < 0)
             return -errno;
     }
-    return fd_read(st->fd[f], &st->buf);
+    /* stat, loadavg, pressure and meminfo are rendered whole by one read; net/dev and diskstats are record
+     * lists served a page at a time */
+    if (f == F_NETDEV || f == F_DISKSTATS)
+        return fd_read_paged(st->fd[f], &st->buf);
+    return fd_read_record(st->fd[f], &st->buf);
 }
 
 static int system_collect(void *state, js_ctx_t *ctx, js_rows_t *const *rows)
