@@ -7,20 +7,25 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/deps.sh
 
-meson setup build --buildtype=debugoptimized --wipe >/dev/null 2>&1 || meson setup build --buildtype=debugoptimized >/dev/null
+# setup: a fresh configuration each time, so a stale build directory cannot hide a missing file
+setup() { # DIR ARGS...
+    local dir=$1
+    shift
+    rm -rf "$dir"
+    meson setup "$dir" "$@" >"$dir.setup.log" 2>&1 || { cat "$dir.setup.log" >&2; return 1; }
+}
+
+setup build --buildtype=debugoptimized
 ninja -C build
 meson test -C build --suite unit --print-errorlogs
 
-meson setup build-asan --buildtype=debug -Db_sanitize=address,undefined -Db_lundef=false -Dintegration=disabled -Dc_args=-fsanitize=float-cast-overflow \
-    --wipe >/dev/null 2>&1 || meson setup build-asan --buildtype=debug -Db_sanitize=address,undefined \
-    -Db_lundef=false -Dintegration=disabled -Dc_args=-fsanitize=float-cast-overflow >/dev/null
+setup build-asan --buildtype=debug -Db_sanitize=address,undefined -Db_lundef=false -Dintegration=disabled \
+    -Dc_args=-fsanitize=float-cast-overflow
 ninja -C build-asan
 ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
     meson test -C build-asan --suite unit --print-errorlogs
 
 meson test -C build --suite integration --print-errorlogs --verbose
 
-if [ -x bench/run.sh ]; then
-    bench/run.sh --smoke
-fi
+bench/run.sh --smoke --no-build
 echo "all tests passed"
