@@ -393,9 +393,8 @@ def main():
     w(f"## Monitor memory at N = {nmax}")
     w("")
     w("Peak resident memory of each monitor while it sampled the tree. jobscope's own figure is its summary's "
-      "`monitor.max_rss_bytes` (`ru_maxrss`); it is started from a small shell, because on Linux `ru_maxrss` "
-      "keeps the peak of the image that ran before `exec()`. The others' figure is `VmHWM`, their own image's "
-      "peak, from `/proc/PID/status`.")
+      "`monitor.max_rss_bytes` (its `VmHWM`); the others' figure is `VmHWM` too, their own image's peak, from "
+      "`/proc/PID/status`.")
     w("")
     rows = []
     for t, name in (("jobscope_default", "jobscope (default set)"), ("jobscope_uss", "jobscope (USS every sample)")):
