@@ -21,7 +21,8 @@
 static const char export_usage[] =
     "Usage: jobscope export --format csv|jsonl [--scope tree|process|system] [-o FILE] RECORDING\n"
     "\n"
-    "Write a recording's samples as a table: CSV (header with units, RFC 4180) or JSON Lines.\n"
+    "Write a recording's samples as a table: CSV (RFC 4180; column names end in their unit:\n"
+    "_bytes, _s, _per_s, _fraction) or JSON Lines.\n"
     "  -f, --format FORMAT  csv or jsonl (required)\n"
     "  -s, --scope SCOPE    tree: a row per sample with the tree's sums and rates (default)\n"
     "                       process: a row per sample and process (long table)\n"
