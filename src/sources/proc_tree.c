@@ -253,6 +253,8 @@ typedef struct {
     int32_t (*pairs)[2];
     size_t npairs, pairs_cap;
     uint64_t stamp;
+    /* run mode: the monitor's own children file and io files, kept open (it is one thread) */
+    int fd_mon_children, fd_mon_io, fd_mon_thread_io;
 } tree_state_t;
 
 static void ent_close(pent_t *e)
@@ -318,6 +320,7 @@ static int tree_init(const js_ctx_t *ctx, void **ret_state)
     if (!st)
         return -ENOMEM;
     pidmap_init(&st->procs, sizeof(pent_t));
+    st->fd_mon_children = st->fd_mon_io = st->fd_mon_thread_io = -1;
     st->page = sysconf(_SC_PAGESIZE);
     if (st->page <= 0)
         st->page = 4096;
@@ -348,6 +351,10 @@ static void tree_fini(void *state)
             ent_close(e);
     }
     pidmap_free(&st->procs);
+    int mon_fds[3] = {st->fd_mon_children, st->fd_mon_io, st->fd_mon_thread_io};
+    for (int i = 0; i < 3; i++)
+        if (mon_fds[i] >= 0)
+            close(mon_fds[i]);
     free(st->order);
     free(st->queue);
     free(st->pairs);
@@ -650,12 +657,13 @@ static void reaped_totals(tree_state_t *st, const js_ctx_t *ctx, js_value_t *t)
     char path[64];
     js_pid_io_t whole, self;
     snprintf(path, sizeof(path), "%d/task/%d/io", (int)ctx->monitor_pid, (int)ctx->monitor_pid);
-    if (fs_read_record(ctx->root.proc, path, &st->buf) < 0 || proc_parse_io(st->buf.p, &self) < 0)
+    if (kept_read(ctx->root.proc, &st->fd_mon_thread_io, path, &st->buf, true) < 0 ||
+        proc_parse_io(st->buf.p, &self) < 0)
         return;
     self.v[0] += st->buf.len; /* rchar of the read just made */
     self.v[2] += 1;           /* syscr */
     snprintf(path, sizeof(path), "%d/io", (int)ctx->monitor_pid);
-    if (fs_read_record(ctx->root.proc, path, &st->buf) < 0 || proc_parse_io(st->buf.p, &whole) < 0)
+    if (kept_read(ctx->root.proc, &st->fd_mon_io, path, &st->buf, true) < 0 || proc_parse_io(st->buf.p, &whole) < 0)
         return;
     for (int i = 0; i < 6; i++)
         if ((whole.present & self.present & (1u << i)) && whole.v[i] >= self.v[i])
@@ -700,7 +708,7 @@ static int tree_collect(void *state, js_ctx_t *ctx, js_rows_t *const *rows)
         return r;
     /* roots first, then last sample's members in their order */
     if (ctx->mode == JS_MODE_RUN) {
-        if (enqueue_children(st, ctx, ctx->monitor_pid, NULL, 2) < 0)
+        if (enqueue_children(st, ctx, ctx->monitor_pid, &st->fd_mon_children, 1) < 0)
             return -ENOMEM;
     }
     if (push_pid(&st->queue, &st->nqueue, &st->queue_cap, ctx->root_pid) < 0)

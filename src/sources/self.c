@@ -8,6 +8,7 @@
 #include "sys/parse.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <sys/resource.h>
@@ -31,6 +32,7 @@ typedef struct {
     char status_path[32]; /* PID/status */
     char text[128];
     js_buf_t buf;
+    int fd_statm; /* kept open: one pread per sample */
     long page;
 } self_state_t;
 
@@ -42,6 +44,7 @@ static int self_init(const js_ctx_t *ctx, void **ret_state)
     snprintf(st->path, sizeof(st->path), "%d/statm", (int)ctx->monitor_pid);
     snprintf(st->status_path, sizeof(st->status_path), "%d/status", (int)ctx->monitor_pid);
     st->page = sysconf(_SC_PAGESIZE);
+    st->fd_statm = openat(ctx->root.proc, st->path, O_RDONLY | O_CLOEXEC);
     *ret_state = st;
     return 0;
 }
@@ -62,7 +65,9 @@ static int self_collect(void *state, js_ctx_t *ctx, js_rows_t *const *rows)
     if ((ctx->final || ctx->seq % (ctx->status_every ? ctx->status_every : 1) == 0) &&
         fs_read_record(ctx->root.proc, st->status_path, &st->buf) == 0 && kv_u64(st->buf.p, "VmHWM:", &hwm) == 0)
         val_int(&v[SELF_MAXRSS], (int64_t)hwm * 1024);
-    if (fs_read_small(ctx->root.proc, st->path, st->text, sizeof(st->text)) > 0) {
+    ssize_t n = st->fd_statm >= 0 ? pread(st->fd_statm, st->text, sizeof(st->text) - 1, 0) : -1;
+    if (n > 0) {
+        st->text[n] = '\0';
         const char *p = st->text;
         uint64_t size, res;
         if (parse_u64(&p, &size) == 0 && parse_u64(&p, &res) == 0)
@@ -77,8 +82,11 @@ static int self_collect(void *state, js_ctx_t *ctx, js_rows_t *const *rows)
 static void self_fini(void *state)
 {
     self_state_t *st = state;
-    if (st)
+    if (st) {
         buf_free(&st->buf);
+        if (st->fd_statm >= 0)
+            close(st->fd_statm);
+    }
     free(st);
 }
 
