@@ -388,6 +388,8 @@ int model_feed(js_model_t *m, int64_t seq, const js_sample_t *s)
     su->peak_rss_desc = fmax_nan(su->peak_rss_desc, n ? pt->rss_desc : NAN);
     su->peak_swap = fmax_nan(su->peak_swap, pt->swap);
     su->peak_uss = fmax_nan(su->peak_uss, pt->uss);
+    if (!isnan(pt->uss))
+        su->uss_samples++;
     su->peak_pss = fmax_nan(su->peak_pss, pt->pss);
     su->peak_rss_kernel = fmax_nan(su->peak_rss_kernel, pt->hwm_max);
     if ((int64_t)n > su->procs_max)

@@ -57,6 +57,7 @@ typedef struct {
     double user_s, system_s, total_s, sampled_s, mean_cores, max_cores, efficiency, cores_available;
     double peak_rss, peak_rss_kernel, peak_swap, peak_rss_main, peak_rss_desc, peak_uss, peak_pss;
     double io[IO__MAX];
+    int64_t uss_samples; /* samples with a complete tree USS reading (the --uss-every cadence) */
     int64_t procs_total, procs_max, threads_max;
     int64_t taken, missed;
     double interval_s, wall_s;

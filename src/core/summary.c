@@ -132,6 +132,7 @@ int summary_json(js_buf_t *b, const js_run_info_t *info, const js_summary_t *s)
     jw_peak(&w, "combined", s->peak_rss);
     jw_num(&w, "peak_uss_bytes", s->peak_uss);
     jw_num(&w, "peak_pss_bytes", s->peak_pss);
+    jw_int(&w, "uss_samples", s->uss_samples);
     jw_close(&w);
 
     jw_open(&w, "io");
@@ -198,8 +199,9 @@ int summary_text(js_buf_t *b, const js_run_info_t *info, const js_summary_t *s)
     err |= buf_printf(b, "  peak RSS         %s sampled (main %s, descendants %s); kernel high-water %s\n",
                       fmt_bytes(a, sizeof(a), s->peak_rss), fmt_bytes(c, sizeof(c), s->peak_rss_main),
                       fmt_bytes(d, sizeof(d), s->peak_rss_desc), fmt_bytes(e, sizeof(e), s->peak_rss_kernel));
-    err |= buf_printf(b, "  peak USS / PSS   %s / %s; peak swap %s\n", fmt_bytes(a, sizeof(a), s->peak_uss),
-                      fmt_bytes(c, sizeof(c), s->peak_pss), fmt_bytes(d, sizeof(d), s->peak_swap));
+    err |= buf_printf(b, "  peak USS / PSS   %s / %s (read at %lld of %lld samples, see --uss-every); peak swap %s\n",
+                      fmt_bytes(a, sizeof(a), s->peak_uss), fmt_bytes(c, sizeof(c), s->peak_pss),
+                      (long long)s->uss_samples, (long long)s->taken, fmt_bytes(d, sizeof(d), s->peak_swap));
     err |= buf_printf(b, "  I/O              read %s, written %s (storage); %s / %s (read/write calls)\n",
                       fmt_bytes(a, sizeof(a), s->io[IO_READ]), fmt_bytes(c, sizeof(c), s->io[IO_WRITE]),
                       fmt_bytes(d, sizeof(d), s->io[IO_RCHAR]), fmt_bytes(e, sizeof(e), s->io[IO_WCHAR]));
