@@ -6,6 +6,7 @@
 #include "core/model.h"
 
 #include "sources/proc_tree.h"
+#include "sources/self.h"
 #include "core/pidmap.h"
 
 #include <errno.h>
@@ -13,7 +14,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-extern const js_table_t table_self;
 
 typedef struct {
     uint64_t start;
@@ -148,131 +148,116 @@ static double all_or_nan(double sum, size_t have, size_t n)
     return have == n && n > 0 ? sum : NAN;
 }
 
-int model_feed(js_model_t *m, int64_t seq, const js_sample_t *s)
+/* Sums over the live members of one sample. */
+typedef struct {
+    size_t n;
+    double user, sys, io[IO__MAX], minflt, majflt, sampled;
+    size_t io_have[IO__MAX];
+    double rss, rss_main, rss_desc, shared, threads;
+    size_t have_rss, have_shared;
+    double opt[8]; /* PROC_RSS_ANON.. in opt_cols order; HWM is a maximum, the rest sums */
+    size_t opt_have[8];
+} live_sums_t;
+
+static const int opt_cols[8] = {PROC_RSS_ANON, PROC_RSS_FILE, PROC_RSS_SHMEM, PROC_SWAP,
+                                PROC_HWM,      PROC_USS,      PROC_PSS,       PROC_FDS};
+enum { OPT_ANON, OPT_FILE, OPT_SHMEM, OPT_SWAP, OPT_HWM, OPT_USS, OPT_PSS, OPT_FDS };
+
+/* What the monitor has reaped so far (run mode), from the tree row. */
+typedef struct {
+    double user, sys, io[IO__MAX], minflt, majflt;
+} reaped_t;
+
+/* feed_proc: one proc row: update the process's state, its per-process rates (*pp) and the live sums. */
+static int feed_proc(js_model_t *m, const js_value_t *v, double dt, js_proc_point_t *pp, live_sums_t *ls)
 {
     const double tck = (double)m->cfg.clk_tck;
-    const js_value_t *sv = first_row(s, &table_samples);
-    const js_value_t *tv = first_row(s, &table_tree);
-    const js_rows_t *proc = sample_rows(s, &table_proc);
-    js_tree_point_t *pt = &m->pt;
-
-    m->prev = *pt;
-    memset(pt, 0, sizeof(*pt));
-    pt->seq = seq;
-    pt->t_mono_ns = sv && sv[0].present ? sv[0].i : 0;
-    pt->t_unix_ns = sv && sv[1].present ? sv[1].i : 0;
-    pt->dt_s = m->nfed ? (double)(pt->t_mono_ns - m->prev.t_mono_ns) / 1e9 : NAN;
-    m->stamp++;
-
-    size_t n = proc ? proc->nrows : 0;
-    if (n > m->pp_cap) {
-        js_proc_point_t *pp = realloc(m->pp, n * sizeof(*pp));
-        if (!pp)
+    int32_t pid = (int32_t)v[PROC_PID].i;
+    uint64_t start = (uint64_t)v[PROC_START_TICKS].i;
+    mproc_t *e = pidmap_get(&m->procs, pid);
+    if (e && e->start != start) { /* PID reused within one interval */
+        mproc_t old = *e;
+        pidmap_del(&m->procs, pid);
+        vanish(m, &old);
+        e = NULL;
+    }
+    int fresh = 0;
+    if (!e) {
+        e = pidmap_put(&m->procs, pid, &fresh);
+        if (!e)
             return -ENOMEM;
-        m->pp = pp;
-        m->pp_cap = n;
+        e->start = start;
+        m->sum.procs_total++;
     }
-    m->npp = n;
-
-    double live_cpu = 0, live_user = 0, live_sys = 0, live_io[IO__MAX] = {0}, live_min = 0, live_maj = 0;
-    double sampled_live = 0;
-    size_t io_have[IO__MAX] = {0};
-    double sums[8] = {0}; /* anon file shmem swap hwm(max) uss pss fds */
-    size_t have[8] = {0};
-    double rss = 0, rss_main = 0, rss_desc = 0, shared = 0, threads = 0;
-    size_t have_rss = 0, have_shared = 0;
-    for (size_t i = 0; i < n; i++) {
-        const js_value_t *v = rows_row(proc, i);
-        int32_t pid = (int32_t)v[PROC_PID].i;
-        uint64_t start = (uint64_t)v[PROC_START_TICKS].i;
-        mproc_t *e = pidmap_get(&m->procs, pid);
-        if (e && e->start != start) { /* PID reused within one interval */
-            mproc_t old = *e;
-            pidmap_del(&m->procs, pid);
-            vanish(m, &old);
-            e = NULL;
-        }
-        int fresh = 0;
-        if (!e) {
-            e = pidmap_put(&m->procs, pid, &fresh);
-            if (!e)
-                return -ENOMEM;
-            e->start = start;
-            m->sum.procs_total++;
-        }
-        double ut = v_num(&v[PROC_UTIME]) / tck, st = v_num(&v[PROC_STIME]) / tck;
-        double cut = v_num(&v[PROC_CUTIME]) / tck, cst = v_num(&v[PROC_CSTIME]) / tck;
-        double own = ut + st;
-        js_proc_point_t *pp = &m->pp[i];
-        pp->cpu_cores = pp->read_bps = pp->write_bps = NAN;
-        if (!fresh && pt->dt_s > 0) {
-            pp->cpu_cores = own >= e->own ? (own - e->own) / pt->dt_s : NAN;
-            if (m->cfg.cores_available > 0 && pp->cpu_cores > m->cfg.cores_available)
-                pp->cpu_cores = m->cfg.cores_available; /* whole ticks over a few ms */
-            if (v[PROC_READ_BYTES].present && (e->io_ok & (1u << IO_READ)))
-                pp->read_bps = ((double)v[PROC_READ_BYTES].i - e->io[IO_READ]) / pt->dt_s;
-            if (v[PROC_WRITE_BYTES].present && (e->io_ok & (1u << IO_WRITE)))
-                pp->write_bps = ((double)v[PROC_WRITE_BYTES].i - e->io[IO_WRITE]) / pt->dt_s;
-        }
-        e->stamp = m->stamp;
-        e->ppid = v[PROC_PPID].present ? (int32_t)v[PROC_PPID].i : 0;
-        if (!isnan(own)) {
-            e->own = own;
-            e->max_own = fmax_nan(e->max_own, own);
-            e->user_all = ut + (isnan(cut) ? 0 : cut);
-            e->sys_all = st + (isnan(cst) ? 0 : cst);
-            e->cpu_all = e->user_all + e->sys_all;
-        }
-        for (int k = 0; k < IO__MAX; k++) {
-            if (v[PROC_RCHAR + k].present) {
-                e->io[k] = (double)v[PROC_RCHAR + k].i;
-                e->io_ok |= (uint8_t)(1u << k);
-            }
-            if (e->io_ok & (1u << k)) {
-                live_io[k] += e->io[k];
-                io_have[k]++;
-            }
-        }
-        if (v[PROC_MINFLT].present)
-            e->minflt = (double)v[PROC_MINFLT].i + (v[PROC_CMINFLT].present ? (double)v[PROC_CMINFLT].i : 0);
-        if (v[PROC_MAJFLT].present)
-            e->majflt = (double)v[PROC_MAJFLT].i + (v[PROC_CMAJFLT].present ? (double)v[PROC_CMAJFLT].i : 0);
-        live_cpu += e->cpu_all;
-        live_user += e->user_all;
-        live_sys += e->sys_all;
-        live_min += e->minflt;
-        live_maj += e->majflt;
-        sampled_live += e->max_own;
-
-        if (v[PROC_RSS].present) {
-            double r = (double)v[PROC_RSS].i;
-            rss += r;
-            have_rss++;
-            if (pid == m->cfg.root_pid)
-                rss_main += r;
-            else
-                rss_desc += r;
-        }
-        if (v[PROC_SHARED].present) {
-            shared += (double)v[PROC_SHARED].i;
-            have_shared++;
-        }
-        static const int opt_cols[8] = {PROC_RSS_ANON, PROC_RSS_FILE, PROC_RSS_SHMEM, PROC_SWAP,
-                                        PROC_HWM,      PROC_USS,      PROC_PSS,       PROC_FDS};
-        for (int k = 0; k < 8; k++) {
-            const js_value_t *o = &v[opt_cols[k]];
-            if (!o->present)
-                continue;
-            have[k]++;
-            if (k == 4)
-                sums[k] = fmax_nan(sums[k], (double)o->i);
-            else
-                sums[k] += (double)o->i;
-        }
-        threads += v[PROC_THREADS].present ? (double)v[PROC_THREADS].i : 0;
+    double ut = v_num(&v[PROC_UTIME]) / tck, st = v_num(&v[PROC_STIME]) / tck;
+    double cut = v_num(&v[PROC_CUTIME]) / tck, cst = v_num(&v[PROC_CSTIME]) / tck;
+    double own = ut + st;
+    pp->cpu_cores = pp->read_bps = pp->write_bps = NAN;
+    if (!fresh && dt > 0) {
+        pp->cpu_cores = own >= e->own ? (own - e->own) / dt : NAN;
+        if (m->cfg.cores_available > 0 && pp->cpu_cores > m->cfg.cores_available)
+            pp->cpu_cores = m->cfg.cores_available; /* whole ticks over a few ms */
+        if (v[PROC_READ_BYTES].present && (e->io_ok & (1u << IO_READ)))
+            pp->read_bps = ((double)v[PROC_READ_BYTES].i - e->io[IO_READ]) / dt;
+        if (v[PROC_WRITE_BYTES].present && (e->io_ok & (1u << IO_WRITE)))
+            pp->write_bps = ((double)v[PROC_WRITE_BYTES].i - e->io[IO_WRITE]) / dt;
     }
+    e->stamp = m->stamp;
+    e->ppid = v[PROC_PPID].present ? (int32_t)v[PROC_PPID].i : 0;
+    if (!isnan(own)) {
+        e->own = own;
+        e->max_own = fmax_nan(e->max_own, own);
+        e->user_all = ut + (isnan(cut) ? 0 : cut);
+        e->sys_all = st + (isnan(cst) ? 0 : cst);
+        e->cpu_all = e->user_all + e->sys_all;
+    }
+    for (int k = 0; k < IO__MAX; k++) {
+        if (v[PROC_RCHAR + k].present) {
+            e->io[k] = (double)v[PROC_RCHAR + k].i;
+            e->io_ok |= (uint8_t)(1u << k);
+        }
+        if (e->io_ok & (1u << k)) {
+            ls->io[k] += e->io[k];
+            ls->io_have[k]++;
+        }
+    }
+    if (v[PROC_MINFLT].present)
+        e->minflt = (double)v[PROC_MINFLT].i + (v[PROC_CMINFLT].present ? (double)v[PROC_CMINFLT].i : 0);
+    if (v[PROC_MAJFLT].present)
+        e->majflt = (double)v[PROC_MAJFLT].i + (v[PROC_CMAJFLT].present ? (double)v[PROC_CMAJFLT].i : 0);
+    ls->user += e->user_all;
+    ls->sys += e->sys_all;
+    ls->minflt += e->minflt;
+    ls->majflt += e->majflt;
+    ls->sampled += e->max_own;
 
-    /* members not in this sample have vanished */
+    if (v[PROC_RSS].present) {
+        double r = (double)v[PROC_RSS].i;
+        ls->rss += r;
+        ls->have_rss++;
+        if (pid == m->cfg.root_pid)
+            ls->rss_main += r;
+        else
+            ls->rss_desc += r;
+    }
+    if (v[PROC_SHARED].present) {
+        ls->shared += (double)v[PROC_SHARED].i;
+        ls->have_shared++;
+    }
+    for (int k = 0; k < 8; k++) {
+        const js_value_t *o = &v[opt_cols[k]];
+        if (!o->present)
+            continue;
+        ls->opt_have[k]++;
+        ls->opt[k] = k == OPT_HWM ? fmax_nan(ls->opt[k], (double)o->i) : ls->opt[k] + (double)o->i;
+    }
+    ls->threads += v[PROC_THREADS].present ? (double)v[PROC_THREADS].i : 0;
+    return 0;
+}
+
+/* forget_vanished: members not in this sample have gone; account for them and drop their state. */
+static int forget_vanished(js_model_t *m)
+{
     size_t ngone = 0;
     for (size_t i = 0; i < m->procs.cap; i++) {
         mproc_t *e;
@@ -292,38 +277,43 @@ int model_feed(js_model_t *m, int64_t seq, const js_sample_t *s)
     }
     for (size_t i = 0; i < ngone; i++)
         pidmap_del(&m->procs, m->gone[i]);
+    return 0;
+}
 
-    /* what the monitor reaped (run mode) */
-    double r_user = 0, r_sys = 0, r_io[IO__MAX] = {0}, r_min = 0, r_maj = 0;
-    bool r_io_ok[IO__MAX] = {false};
-    if (tv) {
-        if (tv[TREE_REAPED_UTIME].present)
-            r_user = (double)tv[TREE_REAPED_UTIME].i / 1e6;
-        if (tv[TREE_REAPED_STIME].present)
-            r_sys = (double)tv[TREE_REAPED_STIME].i / 1e6;
-        for (int k = 0; k < IO__MAX; k++)
-            if (tv[TREE_REAPED_RCHAR + k].present) {
-                r_io[k] = (double)tv[TREE_REAPED_RCHAR + k].i;
-                r_io_ok[k] = true;
-            }
-        if (tv[TREE_REAPED_MINFLT].present)
-            r_min = (double)tv[TREE_REAPED_MINFLT].i;
-        if (tv[TREE_REAPED_MAJFLT].present)
-            r_maj = (double)tv[TREE_REAPED_MAJFLT].i;
-        if (tv[TREE_REAPED_MAXRSS].present)
-            m->reaped_maxrss = fmax_nan(m->reaped_maxrss, (double)tv[TREE_REAPED_MAXRSS].i);
-        pt->root_alive = tv[TREE_ROOT_ALIVE].present && tv[TREE_ROOT_ALIVE].i;
-    }
-    double c_user = live_user + r_user + m->lost_user, c_sys = live_sys + r_sys + m->lost_sys;
+/* read_reaped: the monitor's reaped totals from the tree row (zeros where absent, as in attach mode). */
+static void read_reaped(js_model_t *m, const js_value_t *tv, reaped_t *r, js_tree_point_t *pt)
+{
+    memset(r, 0, sizeof(*r));
+    if (!tv)
+        return;
+    if (tv[TREE_REAPED_UTIME].present)
+        r->user = (double)tv[TREE_REAPED_UTIME].i / 1e6;
+    if (tv[TREE_REAPED_STIME].present)
+        r->sys = (double)tv[TREE_REAPED_STIME].i / 1e6;
+    for (int k = 0; k < IO__MAX; k++)
+        if (tv[TREE_REAPED_RCHAR + k].present)
+            r->io[k] = (double)tv[TREE_REAPED_RCHAR + k].i;
+    if (tv[TREE_REAPED_MINFLT].present)
+        r->minflt = (double)tv[TREE_REAPED_MINFLT].i;
+    if (tv[TREE_REAPED_MAJFLT].present)
+        r->majflt = (double)tv[TREE_REAPED_MAJFLT].i;
+    if (tv[TREE_REAPED_MAXRSS].present)
+        m->reaped_maxrss = fmax_nan(m->reaped_maxrss, (double)tv[TREE_REAPED_MAXRSS].i);
+    pt->root_alive = tv[TREE_ROOT_ALIVE].present && tv[TREE_ROOT_ALIVE].i;
+}
+
+/* cumulate: the tree's cumulative CPU, I/O and faults (live + reaped + lost, less the attach baseline, never
+ * decreasing) and the CPU rate. */
+static void cumulate(js_model_t *m, js_tree_point_t *pt, const live_sums_t *ls, const reaped_t *r)
+{
+    double c_user = ls->user + r->user + m->lost_user, c_sys = ls->sys + r->sys + m->lost_sys;
     double c_io[IO__MAX];
-    for (int k = 0; k < IO__MAX; k++) {
-        bool ok = io_have[k] == n || (m->cfg.mode == JS_MODE_RUN && r_io_ok[k] && io_have[k] == n);
-        c_io[k] = ok ? live_io[k] + r_io[k] + m->lost_io[k] : NAN;
-    }
-    double c_min = live_min + r_min + m->lost_minflt, c_maj = live_maj + r_maj + m->lost_majflt;
+    for (int k = 0; k < IO__MAX; k++) /* unknown when a live member's io could not be read */
+        c_io[k] = ls->io_have[k] == ls->n ? ls->io[k] + r->io[k] + m->lost_io[k] : NAN;
+    double c_min = ls->minflt + r->minflt + m->lost_minflt, c_maj = ls->majflt + r->majflt + m->lost_majflt;
     if (!m->have_base) {
         m->have_base = true;
-        if (m->cfg.mode == JS_MODE_ATTACH) {
+        if (m->cfg.mode == JS_MODE_ATTACH) { /* attach counts what was used while watched */
             m->base_user = c_user;
             m->base_sys = c_sys;
             for (int k = 0; k < IO__MAX; k++)
@@ -345,7 +335,7 @@ int model_feed(js_model_t *m, int64_t seq, const js_sample_t *s)
     }
     pt->minflt = fmax_nan(c_min - m->base_minflt, pv ? pv->minflt : 0);
     pt->majflt = fmax_nan(c_maj - m->base_majflt, pv ? pv->majflt : 0);
-    pt->sampled_cpu_s = sampled_live + m->sampled_gone;
+    pt->sampled_cpu_s = ls->sampled + m->sampled_gone;
 
     double dt_since = NAN, dcpu = NAN;
     if (pv) {
@@ -359,62 +349,107 @@ int model_feed(js_model_t *m, int64_t seq, const js_sample_t *s)
      * the command's start to the first sample still feeds the carry and the maximum */
     double rate = rate_carry_step(&m->cpu_rate, dcpu, dt_since);
     pt->cpu_cores = pv ? rate : NAN;
+}
 
-    pt->rss = have_rss == n && n ? rss : (n ? NAN : 0);
-    pt->rss_main = rss_main;
-    pt->rss_desc = rss_desc;
-    pt->shared = all_or_nan(shared, have_shared, n);
-    pt->rss_anon = all_or_nan(sums[0], have[0], n);
-    pt->rss_file = all_or_nan(sums[1], have[1], n);
-    pt->rss_shmem = all_or_nan(sums[2], have[2], n);
-    pt->swap = all_or_nan(sums[3], have[3], n);
-    pt->hwm_max = have[4] ? sums[4] : NAN;
-    pt->uss = all_or_nan(sums[5], have[5], n);
-    pt->pss = all_or_nan(sums[6], have[6], n);
-    pt->fds = all_or_nan(sums[7], have[7], n);
+/* tree_levels: the tree's memory and count levels of this sample. */
+static void tree_levels(js_tree_point_t *pt, const live_sums_t *ls)
+{
+    size_t n = ls->n;
+    pt->rss = ls->have_rss == n && n ? ls->rss : (n ? NAN : 0);
+    pt->rss_main = ls->rss_main;
+    pt->rss_desc = ls->rss_desc;
+    pt->shared = all_or_nan(ls->shared, ls->have_shared, n);
+    pt->rss_anon = all_or_nan(ls->opt[OPT_ANON], ls->opt_have[OPT_ANON], n);
+    pt->rss_file = all_or_nan(ls->opt[OPT_FILE], ls->opt_have[OPT_FILE], n);
+    pt->rss_shmem = all_or_nan(ls->opt[OPT_SHMEM], ls->opt_have[OPT_SHMEM], n);
+    pt->swap = all_or_nan(ls->opt[OPT_SWAP], ls->opt_have[OPT_SWAP], n);
+    pt->hwm_max = ls->opt_have[OPT_HWM] ? ls->opt[OPT_HWM] : NAN;
+    pt->uss = all_or_nan(ls->opt[OPT_USS], ls->opt_have[OPT_USS], n);
+    pt->pss = all_or_nan(ls->opt[OPT_PSS], ls->opt_have[OPT_PSS], n);
+    pt->fds = all_or_nan(ls->opt[OPT_FDS], ls->opt_have[OPT_FDS], n);
     pt->members = (double)n;
-    pt->threads = threads;
+    pt->threads = ls->threads;
+}
 
-    /* summary accumulators */
+/* summary_add: fold this sample's point and the monitor's own rows into the run summary. */
+static void summary_add(js_model_t *m, const js_sample_t *s, const js_value_t *sv, const js_tree_point_t *pt)
+{
     js_summary_t *su = &m->sum;
+    bool any = pt->members > 0;
     if (!m->nfed)
         m->t_first = pt->t_mono_ns;
     m->t_last = pt->t_mono_ns;
     su->taken++;
-    if (sv && sv[3].present)
-        su->missed = sv[3].i;
+    if (sv && sv[SAMPLES_MISSED].present)
+        su->missed = sv[SAMPLES_MISSED].i;
     su->peak_rss = fmax_nan(su->peak_rss, pt->rss);
-    su->peak_rss_main = fmax_nan(su->peak_rss_main, n ? pt->rss_main : NAN);
-    su->peak_rss_desc = fmax_nan(su->peak_rss_desc, n ? pt->rss_desc : NAN);
+    su->peak_rss_main = fmax_nan(su->peak_rss_main, any ? pt->rss_main : NAN);
+    su->peak_rss_desc = fmax_nan(su->peak_rss_desc, any ? pt->rss_desc : NAN);
     su->peak_swap = fmax_nan(su->peak_swap, pt->swap);
     su->peak_uss = fmax_nan(su->peak_uss, pt->uss);
     if (!isnan(pt->uss))
         su->uss_samples++;
     su->peak_pss = fmax_nan(su->peak_pss, pt->pss);
     su->peak_rss_kernel = fmax_nan(su->peak_rss_kernel, pt->hwm_max);
-    if ((int64_t)n > su->procs_max)
-        su->procs_max = (int64_t)n;
-    if ((int64_t)threads > su->threads_max)
-        su->threads_max = (int64_t)threads;
+    if ((int64_t)pt->members > su->procs_max)
+        su->procs_max = (int64_t)pt->members;
+    if ((int64_t)pt->threads > su->threads_max)
+        su->threads_max = (int64_t)pt->threads;
     const js_value_t *self = first_row(s, &table_self);
     if (self) {
-        if (self[0].present && self[1].present)
-            su->mon_cpu_s = (double)(self[0].i + self[1].i) / 1e6;
-        if (self[2].present)
-            su->mon_max_rss = fmax_nan(su->mon_max_rss, (double)self[2].i);
-        if (self[4].present) {
-            m->write_ns_sum += (double)self[4].i;
+        if (self[SELF_UTIME].present && self[SELF_STIME].present)
+            su->mon_cpu_s = (double)(self[SELF_UTIME].i + self[SELF_STIME].i) / 1e6;
+        if (self[SELF_MAXRSS].present)
+            su->mon_max_rss = fmax_nan(su->mon_max_rss, (double)self[SELF_MAXRSS].i);
+        if (self[SELF_PREV_WRITE].present) {
+            m->write_ns_sum += (double)self[SELF_PREV_WRITE].i;
             m->write_n++;
         }
-        if (self[5].present)
-            su->write_errors = self[5].i;
+        if (self[SELF_WRITE_ERRORS].present)
+            su->write_errors = self[SELF_WRITE_ERRORS].i;
     }
     const js_rows_t *ss = sample_rows(s, &table_source_stats);
     for (size_t i = 0; ss && i < ss->nrows; i++) {
         const js_value_t *v = rows_row(ss, i);
-        if (v[1].present)
-            m->collect_ns_sum += (double)v[1].i;
+        if (v[STATS_DURATION].present)
+            m->collect_ns_sum += (double)v[STATS_DURATION].i;
     }
+}
+
+int model_feed(js_model_t *m, int64_t seq, const js_sample_t *s)
+{
+    const js_value_t *sv = first_row(s, &table_samples);
+    const js_rows_t *proc = sample_rows(s, &table_proc);
+    js_tree_point_t *pt = &m->pt;
+    int r;
+
+    m->prev = *pt;
+    memset(pt, 0, sizeof(*pt));
+    pt->seq = seq;
+    pt->t_mono_ns = sv && sv[SAMPLES_T_MONO].present ? sv[SAMPLES_T_MONO].i : 0;
+    pt->t_unix_ns = sv && sv[SAMPLES_T_UNIX].present ? sv[SAMPLES_T_UNIX].i : 0;
+    pt->dt_s = m->nfed ? (double)(pt->t_mono_ns - m->prev.t_mono_ns) / 1e9 : NAN;
+    m->stamp++;
+
+    live_sums_t ls = {.n = proc ? proc->nrows : 0};
+    if (ls.n > m->pp_cap) {
+        js_proc_point_t *pp = realloc(m->pp, ls.n * sizeof(*pp));
+        if (!pp)
+            return -ENOMEM;
+        m->pp = pp;
+        m->pp_cap = ls.n;
+    }
+    m->npp = ls.n;
+    for (size_t i = 0; i < ls.n; i++)
+        if ((r = feed_proc(m, rows_row(proc, i), pt->dt_s, &m->pp[i], &ls)) < 0)
+            return r;
+    if ((r = forget_vanished(m)) < 0)
+        return r;
+    reaped_t reaped;
+    read_reaped(m, first_row(s, &table_tree), &reaped, pt);
+    cumulate(m, pt, &ls, &reaped);
+    tree_levels(pt, &ls);
+    summary_add(m, s, sv, pt);
     m->nfed++;
     return 0;
 }

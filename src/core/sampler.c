@@ -9,8 +9,6 @@
 #include <string.h>
 #include <time.h>
 
-enum { S_T_MONO, S_T_UNIX, S_DEADLINE, S_MISSED, S_FINAL };
-
 int64_t now_ns(int clock_id)
 {
     struct timespec ts;
@@ -55,12 +53,12 @@ int sampler_collect(js_sampler_t *sp, js_sample_t *s, int64_t deadline_ns, int64
     js_value_t *v = rows_add(samples);
     if (!v)
         return -ENOMEM;
-    val_int(&v[S_T_MONO], now_ns(CLOCK_MONOTONIC));
-    val_int(&v[S_T_UNIX], now_ns(CLOCK_REALTIME));
+    val_int(&v[SAMPLES_T_MONO], now_ns(CLOCK_MONOTONIC));
+    val_int(&v[SAMPLES_T_UNIX], now_ns(CLOCK_REALTIME));
     if (deadline_ns >= 0)
-        val_int(&v[S_DEADLINE], deadline_ns);
-    val_int(&v[S_MISSED], missed);
-    val_int(&v[S_FINAL], 0);
+        val_int(&v[SAMPLES_DEADLINE], deadline_ns);
+    val_int(&v[SAMPLES_MISSED], missed);
+    val_int(&v[SAMPLES_FINAL], 0);
     for (size_t i = 0; i < sp->nsources; i++) {
         if (sp->init_rc[i] < 0)
             continue;
@@ -71,9 +69,9 @@ int sampler_collect(js_sampler_t *sp, js_sample_t *s, int64_t deadline_ns, int64
         js_value_t *st = rows_add(stats);
         if (!st)
             return -ENOMEM;
-        rows_set_str(stats, &st[0], src->name, strlen(src->name));
-        val_int(&st[1], t1 - t0);
-        val_int(&st[2], rc);
+        rows_set_str(stats, &st[STATS_SOURCE], src->name, strlen(src->name));
+        val_int(&st[STATS_DURATION], t1 - t0);
+        val_int(&st[STATS_RC], rc);
         if (rc == -ENOMEM)
             return rc;
     }
@@ -84,7 +82,7 @@ void sampler_mark_final(js_sample_t *s)
 {
     js_rows_t *samples = sample_rows(s, &table_samples);
     if (samples->nrows)
-        val_int(&rows_row(samples, 0)[S_FINAL], 1);
+        val_int(&rows_row(samples, 0)[SAMPLES_FINAL], 1);
 }
 
 void sampler_fini(js_sampler_t *sp)

@@ -69,7 +69,9 @@ typedef struct js_source {
 /* The explicit list of sources, NULL-terminated (src/core/registry.c). */
 extern const js_source_t *const js_sources[];
 
-/* Core tables written by the sampler itself (not by a source). */
+/* Core tables written by the sampler itself (not by a source), and their column indices. */
+enum { SAMPLES_T_MONO, SAMPLES_T_UNIX, SAMPLES_DEADLINE, SAMPLES_MISSED, SAMPLES_FINAL, SAMPLES__MAX };
+enum { STATS_SOURCE, STATS_DURATION, STATS_RC, STATS__MAX };
 extern const js_table_t table_samples;
 extern const js_table_t table_source_stats;
 

@@ -4,6 +4,8 @@
  * recording cost. Together with the per-source collect durations in source_stats (written by the sampler)
  * these give the overhead figures every summary reports.
  */
+#include "sources/self.h"
+
 #include "core/source.h"
 #include "sys/parse.h"
 
@@ -13,8 +15,6 @@
 #include <stdlib.h>
 #include <sys/resource.h>
 #include <unistd.h>
-
-enum { SELF_UTIME, SELF_STIME, SELF_MAXRSS, SELF_RSS, SELF_PREV_WRITE, SELF_WRITE_ERRORS, SELF__MAX };
 
 static const js_column_t self_cols[SELF__MAX] = {
     [SELF_UTIME] = {"utime_us", "us", JS_INT, JS_COUNTER, 64, "monitor's own user CPU time"},
