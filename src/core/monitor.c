@@ -17,6 +17,7 @@
 #include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/signalfd.h>
+#include <sys/syscall.h>
 #include <sys/timerfd.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -165,7 +166,7 @@ int monitor_loop(js_monitor_t *mon)
     js_sample_t s = {0};
     js_sampler_t sp = {0};
     size_t reaped_cap = 0;
-    int tfd = -1, sfd = -1, r;
+    int tfd = -1, sfd = -1, root_pidfd = -1, r;
     sigset_t set;
     sigemptyset(&set);
     for (size_t i = 0; i < NHANDLED; i++)
@@ -187,6 +188,8 @@ int monitor_loop(js_monitor_t *mon)
         r = -errno;
         goto out;
     }
+    if (mon->ctx.mode == JS_MODE_ATTACH) /* pollable exit of the watched process (Linux >= 5.3) */
+        root_pidfd = (int)syscall(SYS_pidfd_open, mon->ctx.root_pid, 0);
     if (!mon->start_mono_ns) {
         mon->start_mono_ns = now_ns(CLOCK_MONOTONIC);
         mon->start_unix_ns = now_ns(CLOCK_REALTIME);
@@ -214,14 +217,22 @@ int monitor_loop(js_monitor_t *mon)
             r = -errno;
             goto out;
         }
-        struct pollfd pf[2] = {{.fd = tfd, .events = POLLIN}, {.fd = sfd, .events = POLLIN}};
-        if (poll(pf, 2, -1) < 0) {
+        struct pollfd pf[3] = {{.fd = tfd, .events = POLLIN}, {.fd = sfd, .events = POLLIN},
+                               {.fd = root_pidfd, .events = POLLIN}};
+        if (poll(pf, root_pidfd >= 0 ? 3 : 2, -1) < 0) {
             if (errno == EINTR)
                 continue;
             r = -errno;
             goto out;
         }
         bool event_sample = false, stop = false;
+        if (root_pidfd >= 0 && (pf[2].revents & (POLLIN | POLLHUP | POLLERR))) {
+            /* attach: the watched process has exited; if nothing of its tree is left, end now, not at the
+             * next deadline (which may be an hour away) */
+            close(root_pidfd);
+            root_pidfd = -1;
+            event_sample = true;
+        }
         if (pf[1].revents & POLLIN) {
             struct signalfd_siginfo si;
             while (read(sfd, &si, sizeof(si)) == (ssize_t)sizeof(si)) {
@@ -274,6 +285,8 @@ out:
     mon->stop_unix_ns = now_ns(CLOCK_REALTIME);
     if (tfd >= 0)
         close(tfd);
+    if (root_pidfd >= 0)
+        close(root_pidfd);
     if (sfd >= 0)
         close(sfd);
     sampler_fini(&sp);

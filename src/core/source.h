@@ -48,7 +48,7 @@ typedef struct {
     /* the recording's cost, for the self source: duration of the previous sample's write, failures so far */
     int64_t prev_write_ns;
     uint64_t write_errors;
-    /* set by proc_tree after each collect: live members in the scope */
+    /* set by proc_tree after each collect: members in the scope that have not exited (zombies excluded) */
     size_t live_members;
     bool root_alive;
 } js_ctx_t;

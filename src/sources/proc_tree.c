@@ -253,6 +253,7 @@ typedef struct {
     int32_t (*pairs)[2];
     size_t npairs, pairs_cap;
     uint64_t stamp;
+    size_t nzombies; /* members of the current sample that have exited but are not reaped yet */
     /* run mode: the monitor's own children file and io files, kept open (it is one thread) */
     int fd_mon_children, fd_mon_io, fd_mon_thread_io;
 } tree_state_t;
@@ -561,6 +562,8 @@ static int visit(tree_state_t *st, js_ctx_t *ctx, int32_t pid, js_rows_t *proc, 
         return 0;
     e->seen = st->stamp;
     e->start = ps.starttime;
+    if (ps.state == 'Z' || ps.state == 'X')
+        st->nzombies++; /* exited, waiting for its parent: counted, but it keeps no scope alive */
 
     js_value_t *v = rows_add(proc);
     if (!v)
@@ -702,6 +705,7 @@ static int tree_collect(void *state, js_ctx_t *ctx, js_rows_t *const *rows)
     int r = 0;
     st->stamp++;
     st->nqueue = 0;
+    st->nzombies = 0;
     emit_exits(ctx, exits);
 
     if (st->scan && (r = scan_build(st, ctx)) < 0)
@@ -751,7 +755,7 @@ static int tree_collect(void *state, js_ctx_t *ctx, js_rows_t *const *rows)
     rows_set_str(tree, &t[TREE_DISCOVERY], st->scan ? "scan" : "children", st->scan ? 4 : 8);
     if (ctx->mode == JS_MODE_RUN)
         reaped_totals(st, ctx, t);
-    ctx->live_members = st->norder;
+    ctx->live_members = st->norder - st->nzombies;
     ctx->root_alive = root_alive;
     return 0;
 }

@@ -89,3 +89,22 @@ def test_attach_stops_on_sigint_and_leaves_the_process(js):
     assert watched_alive, "attach must not kill or signal the process it watched"
     s = js.summary_json(rec)
     assert s["samples"]["taken"] >= 1
+
+
+def test_attach_ends_when_target_exits_even_with_a_long_interval(js):
+    """The watched process exits and stays a zombie (its parent, this test, does not reap it yet): attach
+    ends at once, not at the next deadline an hour away, and does not wait for the parent to reap it."""
+    target = subprocess.Popen(["sleep", "1"])
+    try:
+        rec = js.path("long.db")
+        t0 = __import__("time").monotonic()
+        proc = js("attach", "-q", "-i", "1h", "-o", rec, target.pid, timeout=30)
+        elapsed = __import__("time").monotonic() - t0
+        assert_no_crash(proc)
+        assert proc.returncode == 0, proc.stderr
+        assert elapsed < 10, f"attach took {elapsed:.1f}s after its target exited"
+        s = js.summary_json(rec)
+        assert s["samples"]["taken"] >= 2  # the first sample and the closing one
+        assert s["processes"]["total"] == 1
+    finally:
+        target.wait()
