@@ -105,13 +105,11 @@ static int reap(js_monitor_t *mon, size_t *cap)
     }
 }
 
+/* take: collect one sample; `final` asks the sources to read everything (a stop signal ends the run). */
 static int take(js_monitor_t *mon, js_sampler_t *sp, js_sample_t *s, int64_t deadline, bool final)
 {
     mon->ctx.final = final;
-    int r = sampler_collect(sp, s, deadline, mon->missed);
-    if (r < 0)
-        return r;
-    return 0;
+    return sampler_collect(sp, s, deadline, mon->missed);
 }
 
 static void commit(js_monitor_t *mon, js_sample_t *s, bool final)
@@ -204,9 +202,6 @@ int monitor_loop(js_monitor_t *mon)
     if ((r = take(mon, &sp, &s, start, false)) < 0)
         goto out;
     done = scope_over(mon);
-    if (done && mon->ctx.mode == JS_MODE_RUN && !mon->until_main_exits && mon->ctx.live_members) {
-        done = false;
-    }
     commit(mon, &s, done);
     k = 1;
 
