@@ -42,7 +42,7 @@ def test_full_disk_keeps_job_and_summary(js, small_fs):
     assert s["monitor"]["write_errors"] > 0
     assert s["wall_time_s"] >= 1.9
     assert s["processes"]["max_concurrent"] >= 9  # the summary saw samples the recording could not hold
-    assert s["samples"]["taken"] > 150
+    assert s["samples"]["taken"] > 100  # about 200 at 10 ms; fewer if the machine is busy
     # what was recorded is intact and readable
     con = sqlite3.connect(f"file:{rec}?mode=ro", uri=True)
     assert con.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
