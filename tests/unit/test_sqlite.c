@@ -97,12 +97,7 @@ static void spit(const char *path, const void *data, size_t len)
     fclose(fp);
 }
 
-#define assert_missing(v) assert_false((v).present)
-#define assert_ival(v, x)                                                                                    \
-    do {                                                                                                     \
-        assert_true((v).present);                                                                            \
-        assert_int_equal((v).i, (x));                                                                        \
-    } while (0)
+#include "assert_value.h"
 
 static const char odd_comm[] = "a) b (c\n\x01\xff\xc3\xa9'\"\\;DROP TABLE proc;--";
 

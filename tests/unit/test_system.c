@@ -22,12 +22,7 @@
 
 /* ---- helpers ---- */
 
-#define assert_missing(v) assert_false((v).present)
-#define assert_ival(v, x)                                                                                    \
-    do {                                                                                                     \
-        assert_true((v).present);                                                                            \
-        assert_int_equal((v).i, (x));                                                                        \
-    } while (0)
+#include "assert_value.h"
 #define assert_rval(v, x)                                                                                    \
     do {                                                                                                     \
         assert_true((v).present);                                                                            \
