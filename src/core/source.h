@@ -50,7 +50,6 @@ typedef struct {
     uint64_t write_errors;
     /* set by proc_tree after each collect: members in the scope that have not exited (zombies excluded) */
     size_t live_members;
-    bool root_alive;
 } js_ctx_t;
 
 typedef struct js_source {

@@ -756,7 +756,6 @@ static int tree_collect(void *state, js_ctx_t *ctx, js_rows_t *const *rows)
     if (ctx->mode == JS_MODE_RUN)
         reaped_totals(st, ctx, t);
     ctx->live_members = st->norder - st->nzombies;
-    ctx->root_alive = root_alive;
     return 0;
 }
 
