@@ -7,8 +7,9 @@
 #ifndef JOBSCOPE_CLI_H
 #define JOBSCOPE_CLI_H
 
-#include "core/model.h"
-#include "core/summary.h"
+#include "core/sink.h"
+#include "model/model.h"
+#include "model/summary.h"
 #include "sinks/recording.h"
 
 #include <stdio.h>
@@ -20,6 +21,13 @@
 int cmd_run(int argc, char **argv);     /* also "attach" (argv[0] tells) */
 int cmd_summary(int argc, char **argv);
 int cmd_export(int argc, char **argv);
+
+/* The terminal status line (status.c), a live sink: state is a js_status_t. */
+typedef struct {
+    int64_t start_mono_ns;
+    bool on;
+} js_status_t;
+extern const js_live_sink_t sink_status;
 
 /* cli_error: print "jobscope: <message>" as one line on stderr (newlines in arguments are escaped). */
 void cli_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
@@ -36,7 +44,7 @@ void cli_run_info(const js_recording_t *r, const char *path, js_run_info_t *ret)
 /* cli_read_recording: open `path` and feed every sample to a new model (*ret_model, caller frees); per sample
  * `each` (may be NULL) is called after the feed. On failure prints one line and returns EXIT_FAIL; else 0
  * and *ret_rec is open (caller closes). */
-typedef int (*cli_each_fn)(void *arg, const js_recording_t *r, const js_model_t *m, const js_sample_t *s);
+typedef int (*cli_each_fn)(void *arg, const js_recording_t *r, js_model_t *m, const js_sample_t *s);
 int cli_read_recording(const char *path, js_recording_t **ret_rec, js_model_t **ret_model, cli_each_fn each,
                        void *arg);
 

@@ -167,27 +167,6 @@ static int parse_args(int argc, char **argv, run_opts_t *o)
     return 0;
 }
 
-/* ---- live status line ---------------------------------------------------------------------------------- */
-
-typedef struct {
-    int64_t start;
-    bool on;
-} status_line_t;
-
-static void status_line(void *arg, const js_model_t *m, int64_t taken)
-{
-    status_line_t *sl = arg;
-    const js_tree_point_t *p = model_point(m);
-    if (!sl->on || !p)
-        return;
-    char mem[32];
-    fmt_bytes(mem, sizeof(mem), p->rss);
-    double el = (double)(now_ns(CLOCK_MONOTONIC) - sl->start) / 1e9;
-    fprintf(stderr, "\r\033[K[jobscope] %.1fs  cores %.2f  mem %s  procs %.0f  samples %lld", el,
-            isnan(p->cpu_cores) ? 0.0 : p->cpu_cores, mem, p->members, (long long)taken);
-    fflush(stderr);
-}
-
 /* ---- metadata ------------------------------------------------------------------------------------------ */
 
 static void meta_i64(js_recorder_t *w, const char *key, int64_t v)
@@ -314,7 +293,18 @@ int cmd_run(int argc, char **argv)
     mon.ctx.status_every = o.status_every;
     mon.interval_ns = o.interval_ns;
     mon.until_main_exits = o.until_main_exits;
-    mon.rec = rec;
+    js_status_t sl = {.on = !o.quiet && isatty(STDERR_FILENO)};
+    if ((r = monitor_prepare(&mon)) < 0 || (r = monitor_add_sink(&mon, &sink_recording, rec)) < 0 ||
+        (r = monitor_add_sink(&mon, &sink_status, &sl)) < 0) {
+        cli_error("cannot start monitoring: %s", strerror(-r));
+        goto out;
+    }
+    for (size_t i = 0; i < mon.sampler.nsources; i++) /* a disabled source is a fact of the run */
+        if (mon.sampler.init_rc[i] < 0) {
+            char key[96];
+            snprintf(key, sizeof(key), "source_error.%s", js_sources[i]->name);
+            recorder_meta(rec, key, strerror(-mon.sampler.init_rc[i]));
+        }
 
     /* everything known before the command starts is recorded before it starts */
     recorder_meta(rec, "jobscope_version", JOBSCOPE_VERSION);
@@ -382,13 +372,16 @@ int cmd_run(int argc, char **argv)
         goto wait_child;
     }
     mon.model = model;
-    status_line_t sl = {.start = mon.start_mono_ns, .on = !o.quiet && isatty(STDERR_FILENO)};
-    mon.on_sample = status_line;
-    mon.on_sample_arg = &sl;
+    sl.start_mono_ns = mon.start_mono_ns;
+    for (size_t i = 0; i < mon.sampler.nsources; i++)
+        if (mon.sampler.prep_rc[i] < 0) {
+            char key[96];
+            snprintf(key, sizeof(key), "prepare_error.%s", js_sources[i]->name);
+            recorder_meta(rec, key, strerror(-mon.sampler.prep_rc[i]));
+        }
 
     r = monitor_loop(&mon);
-    if (sl.on)
-        fputs("\r\033[K", stderr);
+    monitor_finish(&mon);
     if (r < 0)
         cli_error("monitoring failed: %s", strerror(-r));
 wait_child:
@@ -431,16 +424,17 @@ wait_child:
         meta_f64(rec, "monitor_mean_sample_cost_s", su.mon_mean_cost_s);
         if (o.summary_json) {
             out.len = 0;
-            if (summary_json(&out, &info, &su) == 0 && (r = write_file(o.summary_json, &out)) < 0)
+            if (summary_json(&out, &info, &su, model) == 0 && (r = write_file(o.summary_json, &out)) < 0)
                 cli_error("cannot write %s: %s", o.summary_json, strerror(-r));
         }
         if (!o.quiet) {
             out.len = 0;
-            if (summary_text(&out, &info, &su) == 0)
+            if (summary_text(&out, &info, &su, model) == 0)
                 fputs(out.p, stderr);
         }
     }
 out:
+    monitor_finish(&mon);
     recorder_close(rec);
     model_free(model);
     fsroot_close(&mon.ctx.root);

@@ -43,7 +43,7 @@ int cmd_summary(int argc, char **argv)
     js_run_info_t info;
     cli_run_info(r, path, &info);
     js_buf_t b = {0};
-    int rc = json ? summary_json(&b, &info, &su) : summary_text(&b, &info, &su);
+    int rc = json ? summary_json(&b, &info, &su, m) : summary_text(&b, &info, &su, m);
     if (rc == 0)
         fputs(b.p, stdout);
     buf_free(&b);

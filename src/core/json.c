@@ -134,3 +134,107 @@ char *fmt_real(char *buf, size_t cap, double d)
     }
     return buf;
 }
+
+/* ---- nested writer ------------------------------------------------------------------------------------ */
+
+void jw_init(jw_t *w, js_buf_t *b)
+{
+    w->b = b;
+    w->depth = 0;
+    w->first = true;
+    w->err = 0;
+}
+
+void jw_key(jw_t *w, const char *key)
+{
+    if (w->depth == 0 && w->first) { /* the top-level value: no indentation */
+        w->first = false;
+        return;
+    }
+    if (!w->first)
+        w->err |= buf_append(w->b, ",", 1);
+    w->err |= buf_printf(w->b, "\n%*s", w->depth * 2, "");
+    if (key) {
+        w->err |= json_str(w->b, key, strlen(key));
+        w->err |= buf_append(w->b, ": ", 2);
+    }
+    w->first = false;
+}
+
+static void jw_begin(jw_t *w, const char *key, const char *open)
+{
+    jw_key(w, key);
+    w->err |= buf_append(w->b, open, 1);
+    w->depth++;
+    w->first = true;
+}
+
+static void jw_end(jw_t *w, const char *close)
+{
+    w->depth--;
+    if (!w->first)
+        w->err |= buf_printf(w->b, "\n%*s", w->depth * 2, "");
+    w->err |= buf_append(w->b, close, 1);
+    w->first = false;
+}
+
+void jw_open(jw_t *w, const char *key)
+{
+    jw_begin(w, key, "{");
+}
+
+void jw_close(jw_t *w)
+{
+    jw_end(w, "}");
+}
+
+void jw_array(jw_t *w, const char *key)
+{
+    jw_begin(w, key, "[");
+}
+
+void jw_array_close(jw_t *w)
+{
+    jw_end(w, "]");
+}
+
+void jw_num(jw_t *w, const char *key, double v)
+{
+    jw_key(w, key);
+    w->err |= json_num(w->b, !isnan(v), v);
+}
+
+void jw_int(jw_t *w, const char *key, int64_t v)
+{
+    jw_key(w, key);
+    w->err |= buf_printf(w->b, "%lld", (long long)v);
+}
+
+void jw_bool(jw_t *w, const char *key, bool v)
+{
+    jw_key(w, key);
+    w->err |= buf_append(w->b, v ? "true" : "false", v ? 4 : 5);
+}
+
+void jw_str(jw_t *w, const char *key, const char *s)
+{
+    jw_key(w, key);
+    w->err |= s ? json_str(w->b, s, strlen(s)) : buf_append(w->b, "null", 4);
+}
+
+void jw_null(jw_t *w, const char *key)
+{
+    jw_key(w, key);
+    w->err |= buf_append(w->b, "null", 4);
+}
+
+void jw_raw(jw_t *w, const char *key, const char *json)
+{
+    jw_key(w, key);
+    w->err |= json ? buf_append(w->b, json, strlen(json)) : buf_append(w->b, "null", 4);
+}
+
+int jw_error(const jw_t *w)
+{
+    return w->err ? -ENOMEM : 0;
+}

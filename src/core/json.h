@@ -26,4 +26,40 @@ int json_str(js_buf_t *b, const char *s, size_t len);
  * finite. Returns 0 or -ENOMEM. */
 int json_num(js_buf_t *b, bool present, double d);
 
+/* A pretty-printing JSON writer for nested objects and arrays (the summary, `jobscope info`). Errors are
+ * sticky: after an allocation failure every call is a no-op and jw_error() returns -ENOMEM. */
+typedef struct {
+    js_buf_t *b;
+    int depth;
+    bool first; /* no member written yet in the innermost object or array */
+    int err;
+} jw_t;
+
+/* jw_init: write into `b` (appending). */
+void jw_init(jw_t *w, js_buf_t *b);
+
+/* jw_key: start a member: the comma, the indentation and `"key": ` (key NULL: an array element). */
+void jw_key(jw_t *w, const char *key);
+
+/* jw_open / jw_close: an object member `key` (NULL for the top level or an array element) and its end. */
+void jw_open(jw_t *w, const char *key);
+void jw_close(jw_t *w);
+
+/* jw_array / jw_array_close: an array member `key` (NULL for an array element) and its end. */
+void jw_array(jw_t *w, const char *key);
+void jw_array_close(jw_t *w);
+
+/* Scalar members; a NAN number and a NULL string are written as null. */
+void jw_num(jw_t *w, const char *key, double v);
+void jw_int(jw_t *w, const char *key, int64_t v);
+void jw_bool(jw_t *w, const char *key, bool v);
+void jw_str(jw_t *w, const char *key, const char *s);
+void jw_null(jw_t *w, const char *key);
+
+/* jw_raw: a member whose value is `json`, already valid JSON text (NULL writes null). */
+void jw_raw(jw_t *w, const char *key, const char *json);
+
+/* jw_error: 0, or -ENOMEM when any write failed. */
+int jw_error(const jw_t *w);
+
 #endif

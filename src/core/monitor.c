@@ -5,7 +5,7 @@
  */
 #include "core/monitor.h"
 
-#include "core/sampler.h"
+#include "model/model.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -39,39 +39,81 @@ int monitor_block_signals(void)
     return 0;
 }
 
+int monitor_prepare(js_monitor_t *mon)
+{
+    int r = sample_init(&mon->sample);
+    if (r == 0)
+        r = sampler_init(&mon->sampler, &mon->ctx, &mon->sample);
+    if (r < 0) {
+        sample_free(&mon->sample);
+        return r;
+    }
+    mon->prepared = true;
+    return 0;
+}
+
+int monitor_add_sink(js_monitor_t *mon, const js_live_sink_t *sink, void *state)
+{
+    if (mon->nsinks == JS_SINKS_MAX)
+        return -ENOSPC;
+    mon->sinks[mon->nsinks++] = (js_sink_slot_t){.sink = sink, .state = state};
+    return 0;
+}
+
 int monitor_spawn(js_monitor_t *mon, char *const argv[])
 {
-    int pfd[2];
-    if (pipe2(pfd, O_CLOEXEC) < 0)
+    int err_pipe[2], go_pipe[2];
+    if (pipe2(err_pipe, O_CLOEXEC) < 0)
         return -errno;
+    if (pipe2(go_pipe, O_CLOEXEC) < 0) {
+        int e = errno;
+        close(err_pipe[0]);
+        close(err_pipe[1]);
+        return -e;
+    }
     mon->start_mono_ns = now_ns(CLOCK_MONOTONIC);
     mon->start_unix_ns = now_ns(CLOCK_REALTIME);
     pid_t pid = fork();
     if (pid < 0) {
         int e = errno;
-        close(pfd[0]);
-        close(pfd[1]);
+        close(err_pipe[0]);
+        close(err_pipe[1]);
+        close(go_pipe[0]);
+        close(go_pipe[1]);
         return -e;
     }
     if (pid == 0) {
-        close(pfd[0]);
+        close(err_pipe[0]);
+        close(go_pipe[1]);
+        /* held until the sources have prepared us; EOF (the monitor died) also lets the command start */
+        char go;
+        while (read(go_pipe[0], &go, 1) < 0 && errno == EINTR)
+            ;
         signal(SIGPIPE, SIG_DFL);
         sigprocmask(SIG_SETMASK, &saved_mask, NULL);
         execvp(argv[0], argv);
         int e = errno;
-        ssize_t w = write(pfd[1], &e, sizeof(e));
+        ssize_t w = write(err_pipe[1], &e, sizeof(e));
         (void)w;
         _exit(e == ENOENT ? 127 : 126);
     }
-    close(pfd[1]);
+    close(err_pipe[1]);
+    close(go_pipe[0]);
+    mon->child = pid;
+    mon->ctx.root_pid = pid;
+    if (mon->prepared)
+        sampler_prepare_child(&mon->sampler, pid);
+    ssize_t w;
+    do
+        w = write(go_pipe[1], "g", 1);
+    while (w < 0 && errno == EINTR);
+    close(go_pipe[1]);
     int e = 0;
     ssize_t n;
     do
-        n = read(pfd[0], &e, sizeof(e));
+        n = read(err_pipe[0], &e, sizeof(e));
     while (n < 0 && errno == EINTR);
-    close(pfd[0]);
-    mon->child = pid;
-    mon->ctx.root_pid = pid;
+    close(err_pipe[0]);
     mon->exec_errno = n == (ssize_t)sizeof(e) ? e : 0;
     return 0;
 }
@@ -112,26 +154,36 @@ static int take(js_monitor_t *mon, js_sampler_t *sp, js_sample_t *s, int64_t dea
     return sampler_collect(sp, s, deadline, mon->missed);
 }
 
+/* commit: the model consumes the sample, then every live sink in order; each sink is timed and its failures
+ * counted, and the durable one's (the recording's) are what the `self` source reports next sample. */
 static void commit(js_monitor_t *mon, js_sample_t *s, bool final)
 {
     if (final)
         sampler_mark_final(s);
-    if (mon->rec) {
-        int64_t t0 = now_ns(CLOCK_MONOTONIC);
-        int w = recorder_write(mon->rec, (int64_t)mon->ctx.seq, s);
-        mon->ctx.prev_write_ns = now_ns(CLOCK_MONOTONIC) - t0;
-        if (w < 0) {
-            mon->ctx.write_errors++;
-            if (!mon->write_rc)
-                mon->write_rc = w;
-        }
-    }
     if (mon->model)
         model_feed(mon->model, (int64_t)mon->ctx.seq, s);
+    js_sink_sample_t ev = {.seq = (int64_t)mon->ctx.seq, .sample = s, .model = mon->model, .final = final};
+    int64_t sinks_ns = 0;
+    for (size_t i = 0; i < mon->nsinks; i++) {
+        js_sink_slot_t *sl = &mon->sinks[i];
+        int64_t t0 = now_ns(CLOCK_MONOTONIC);
+        int w = sl->sink->sample(sl->state, &ev);
+        sl->last_ns = now_ns(CLOCK_MONOTONIC) - t0;
+        sinks_ns += sl->last_ns;
+        if (w < 0) {
+            sl->errors++;
+            if (!sl->first_rc)
+                sl->first_rc = w;
+        }
+        if (sl->sink->durable) {
+            mon->ctx.prev_write_ns = sl->last_ns;
+            mon->ctx.write_errors = sl->errors;
+            mon->write_rc = sl->first_rc;
+        }
+    }
+    mon->ctx.prev_sinks_ns = sinks_ns;
     mon->taken++;
     mon->ctx.seq++;
-    if (mon->on_sample)
-        mon->on_sample(mon->on_sample_arg, mon->model, mon->taken);
 }
 
 /* has_children: whether the monitor still has a child (every member of a run-mode tree is a descendant of one). */
@@ -161,25 +213,16 @@ static bool scope_over(const js_monitor_t *mon)
 
 int monitor_loop(js_monitor_t *mon)
 {
-    js_sample_t s = {0};
-    js_sampler_t sp = {0};
+    js_sample_t *s = &mon->sample;
+    js_sampler_t *sp = &mon->sampler;
     size_t reaped_cap = 0;
     int tfd = -1, sfd = -1, root_pidfd = -1, r;
     sigset_t set;
     sigemptyset(&set);
     for (size_t i = 0; i < NHANDLED; i++)
         sigaddset(&set, handled_signals[i]);
-    if ((r = sample_init(&s)) < 0)
+    if (!mon->prepared && (r = monitor_prepare(mon)) < 0)
         goto out;
-    if ((r = sampler_init(&sp, &mon->ctx, &s)) < 0)
-        goto out;
-    for (size_t i = 0; mon->rec && i < sp.nsources; i++) {
-        if (sp.init_rc[i] < 0) { /* a disabled source is a fact of the run, recorded with it */
-            char key[96];
-            snprintf(key, sizeof(key), "source_error.%s", js_sources[i]->name);
-            recorder_meta(mon->rec, key, strerror(-sp.init_rc[i]));
-        }
-    }
     sfd = signalfd(-1, &set, SFD_CLOEXEC | SFD_NONBLOCK);
     tfd = timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC | TFD_NONBLOCK);
     if (sfd < 0 || tfd < 0) {
@@ -199,10 +242,11 @@ int monitor_loop(js_monitor_t *mon)
     /* the first sample, due at the start */
     if (mon->ctx.mode == JS_MODE_RUN && (r = reap(mon, &reaped_cap)) < 0)
         goto out;
-    if ((r = take(mon, &sp, &s, start, false)) < 0)
+    if ((r = take(mon, sp, s, start, false)) < 0)
         goto out;
+    sampler_inventory(sp, s);
     done = scope_over(mon);
-    commit(mon, &s, done);
+    commit(mon, s, done);
     k = 1;
 
     while (!done) {
@@ -269,10 +313,10 @@ int monitor_loop(js_monitor_t *mon)
             dl = start + kn * iv;
             k = kn + 1;
         }
-        if ((r = take(mon, &sp, &s, dl, stop)) < 0)
+        if ((r = take(mon, sp, s, dl, stop)) < 0)
             goto out;
         done = stop || scope_over(mon);
-        commit(mon, &s, done);
+        commit(mon, s, done);
     }
     r = 0;
 out:
@@ -284,9 +328,21 @@ out:
         close(root_pidfd);
     if (sfd >= 0)
         close(sfd);
-    sampler_fini(&sp);
-    sample_free(&s);
     free(mon->ctx.reaped);
     mon->ctx.reaped = NULL;
     return r;
+}
+
+void monitor_finish(js_monitor_t *mon)
+{
+    for (size_t i = 0; i < mon->nsinks; i++) {
+        js_sink_slot_t *sl = &mon->sinks[i];
+        if (sl->sink->stop && sl->sink->stop(sl->state) < 0)
+            sl->errors++;
+    }
+    if (mon->prepared) {
+        sampler_fini(&mon->sampler);
+        sample_free(&mon->sample);
+        mon->prepared = false;
+    }
 }

@@ -3,16 +3,19 @@
  * The monitor loop: starts the command (run mode) as a child of a child subreaper, samples on absolute
  * CLOCK_MONOTONIC deadlines (a deadline that passes before its sample can start is counted as missed, never
  * shifted), reaps children with wait4 (their rusage goes to the recording), forwards signals, takes a closing
- * sample the moment the scope ends, and hands every sample to the recorder and the model. Library code: it
- * never prints and never exits; errors come back as negative errno with a reason string.
+ * sample the moment the scope ends, and hands every sample to the model and then to each live sink (the
+ * recording among them). Library code: it never prints and never exits; errors come back as negative errno.
+ *
+ * Order of use: monitor_prepare (the sources' init), monitor_add_sink for each sink, monitor_spawn (run mode:
+ * the command is forked and held before exec while the sources prepare it), monitor_loop, monitor_finish.
  */
 #ifndef JOBSCOPE_MONITOR_H
 #define JOBSCOPE_MONITOR_H
 
-#include "core/model.h"
 #include "core/sample.h"
+#include "core/sampler.h"
+#include "core/sink.h"
 #include "core/source.h"
-#include "sinks/recording.h"
 
 #include <stdbool.h>
 #include <stdint.h>
@@ -20,18 +23,18 @@
 
 typedef struct js_monitor js_monitor_t;
 
-/* Called after every sample (for the live status line). */
-typedef void (*js_on_sample_fn)(void *arg, const js_model_t *model, int64_t taken);
-
 struct js_monitor {
     /* set by the caller */
-    js_ctx_t ctx;              /* root, mode, root_pid (attach), uss_every, status_every */
+    js_ctx_t ctx;              /* root, mode, scope, root_pid (attach), uss_every, status_every */
     int64_t interval_ns;
     bool until_main_exits;
-    js_recorder_t *rec;        /* borrowed; may be NULL */
-    js_model_t *model;         /* borrowed */
-    js_on_sample_fn on_sample;
-    void *on_sample_arg;
+    js_model_t *model;         /* borrowed; may be NULL */
+    js_sink_slot_t sinks[JS_SINKS_MAX]; /* monitor_add_sink */
+    size_t nsinks;
+    /* the sources and the sample buffers (monitor_prepare) */
+    js_sampler_t sampler;
+    js_sample_t sample;
+    bool prepared;
     /* results */
     pid_t child;               /* run mode: the command */
     int child_status;          /* wait status of the command */
@@ -40,19 +43,31 @@ struct js_monitor {
     int64_t start_mono_ns, start_unix_ns, stop_mono_ns, stop_unix_ns;
     int64_t taken, missed;
     int stop_signal;           /* attach mode: the signal that ended monitoring, 0 if the tree ended */
-    int write_rc;              /* first recording write error, 0 if none */
+    int write_rc;              /* first failure of the durable sink (the recording), 0 if none */
 };
 
 /* monitor_block_signals: block the signals the loop handles (call before monitor_spawn). Returns 0/-errno. */
 int monitor_block_signals(void);
 
-/* monitor_spawn: fork and execvp `argv` with the caller's original signal mask and dispositions. Sets
+/* monitor_prepare: allocate the sample and init every source against mon->ctx (set the context first).
+ * A source whose init fails is disabled (mon->sampler.init_rc). Returns 0 or -ENOMEM. */
+int monitor_prepare(js_monitor_t *mon);
+
+/* monitor_add_sink: hand every sample (and mark) to `sink` with `state` (borrowed), after the sinks added
+ * before it. Returns 0 or -ENOSPC (JS_SINKS_MAX reached). */
+int monitor_add_sink(js_monitor_t *mon, const js_live_sink_t *sink, void *state);
+
+/* monitor_spawn: fork the command; while it is held before exec, let every source prepare it
+ * (sampler_prepare_child); then execvp `argv` with the caller's original signal mask and dispositions. Sets
  * mon->child and mon->start_*; when exec fails, mon->exec_errno is set and the child exits 127 (not found)
- * or 126. Returns 0 or -errno (fork failed). */
+ * or 126. Requires monitor_prepare. Returns 0 or -errno (fork failed). */
 int monitor_spawn(js_monitor_t *mon, char *const argv[]);
 
 /* monitor_loop: sample until the scope ends (run: every descendant gone, or the command exits with
  * until_main_exits; attach: every member gone, or SIGINT/SIGTERM/SIGHUP). Returns 0 or -errno. */
 int monitor_loop(js_monitor_t *mon);
+
+/* monitor_finish: stop every sink (flush), fini the sources, free the sample. Accepts an unprepared monitor. */
+void monitor_finish(js_monitor_t *mon);
 
 #endif

@@ -5,6 +5,9 @@
  */
 #include "core/source.h"
 
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
 #include <string.h>
 
 /* The sources, in collection order: one line each. X(name) refers to `const js_source_t source_<name>`. */
@@ -36,6 +39,40 @@ static const js_column_t source_stats_cols[STATS__MAX] = {
 const js_table_t table_source_stats = {"source_stats", "per sample and source: collect duration and result", STATS__MAX,
                                        source_stats_cols};
 
+static const js_column_t inventory_cols[INV__MAX] = {
+    {"source", "text", JS_TEXT, JS_LABEL, 0, "the source that knows it (or `run` for the monitor)"},
+    {"key", "text", JS_TEXT, JS_LABEL, 0, "what it is: cpu.model, gpu.0.uuid, memory.limit_bytes, ..."},
+    {"value", "text", JS_TEXT, JS_GAUGE, 0, "its value as text (numbers in base units)"},
+};
+const js_table_t table_inventory = {"inventory", "the hardware and the allocation, once per run (sample 0)",
+                                    INV__MAX, inventory_cols};
+
+int inventory_add(js_rows_t *inv, const char *source, const char *key, const char *value)
+{
+    js_value_t *v = rows_add(inv);
+    if (!v)
+        return -ENOMEM;
+    if (rows_set_str(inv, &v[INV_SOURCE], source, strlen(source)) < 0 ||
+        rows_set_str(inv, &v[INV_KEY], key, strlen(key)) < 0 ||
+        (value && rows_set_str(inv, &v[INV_VALUE], value, strlen(value)) < 0)) {
+        inv->nrows--;
+        return -ENOMEM;
+    }
+    return 0;
+}
+
+int inventory_addf(js_rows_t *inv, const char *source, const char *key, const char *fmt, ...)
+{
+    char buf[1024];
+    va_list ap;
+    va_start(ap, fmt);
+    int n = vsnprintf(buf, sizeof(buf), fmt, ap);
+    va_end(ap);
+    if (n < 0)
+        return -EINVAL;
+    return inventory_add(inv, source, key, buf); /* a value longer than 1023 bytes is cut there */
+}
+
 const js_table_t *const *registry_tables(void)
 {
     static const js_table_t *all[64];
@@ -43,6 +80,7 @@ const js_table_t *const *registry_tables(void)
         size_t n = 0;
         all[n++] = &table_samples;
         all[n++] = &table_source_stats;
+        all[n++] = &table_inventory;
         for (size_t i = 0; js_sources[i]; i++)
             for (size_t j = 0; js_sources[i]->tables[j] && n < 63; j++)
                 all[n++] = js_sources[i]->tables[j];

@@ -24,8 +24,9 @@ int sampler_init(js_sampler_t *sp, js_ctx_t *ctx, js_sample_t *s)
         sp->nsources++;
     sp->state = calloc(sp->nsources, sizeof(*sp->state));
     sp->init_rc = calloc(sp->nsources, sizeof(*sp->init_rc));
+    sp->prep_rc = calloc(sp->nsources, sizeof(*sp->prep_rc));
     sp->rows = calloc(sp->nsources, sizeof(*sp->rows));
-    if (!sp->state || !sp->init_rc || !sp->rows)
+    if (!sp->state || !sp->init_rc || !sp->prep_rc || !sp->rows)
         goto nomem;
     for (size_t i = 0; i < sp->nsources; i++) {
         const js_source_t *src = js_sources[i];
@@ -78,6 +79,21 @@ int sampler_collect(js_sampler_t *sp, js_sample_t *s, int64_t deadline_ns, int64
     return 0;
 }
 
+void sampler_prepare_child(js_sampler_t *sp, pid_t child)
+{
+    for (size_t i = 0; i < sp->nsources; i++)
+        if (sp->init_rc[i] == 0 && js_sources[i]->prepare_child)
+            sp->prep_rc[i] = js_sources[i]->prepare_child(sp->state[i], sp->ctx, child);
+}
+
+void sampler_inventory(js_sampler_t *sp, js_sample_t *s)
+{
+    js_rows_t *inv = sample_rows(s, &table_inventory);
+    for (size_t i = 0; i < sp->nsources; i++)
+        if (sp->init_rc[i] == 0 && js_sources[i]->inventory)
+            js_sources[i]->inventory(sp->state[i], sp->ctx, inv);
+}
+
 void sampler_mark_final(js_sample_t *s)
 {
     js_rows_t *samples = sample_rows(s, &table_samples);
@@ -97,6 +113,7 @@ void sampler_fini(js_sampler_t *sp)
     }
     free(sp->state);
     free(sp->init_rc);
+    free(sp->prep_rc);
     free(sp->rows);
     memset(sp, 0, sizeof(*sp));
 }

@@ -16,6 +16,7 @@ typedef struct {
     size_t nsources;
     void **state;
     int *init_rc;           /* per source: 0 or the negative errno init() failed with */
+    int *prep_rc;           /* per source: 0 or the negative errno prepare_child() failed with */
     js_rows_t ***rows;      /* per source: its tables' buffers in the sample */
 } js_sampler_t;
 
@@ -26,6 +27,13 @@ int sampler_init(js_sampler_t *sp, js_ctx_t *ctx, js_sample_t *s);
 /* sampler_collect: clear `s` and take sample ctx->seq. `deadline_ns` < 0 means an off-schedule sample.
  * Returns 0 or -ENOMEM. */
 int sampler_collect(js_sampler_t *sp, js_sample_t *s, int64_t deadline_ns, int64_t missed);
+
+/* sampler_prepare_child: run mode; call every enabled source's prepare_child for the held command `child`.
+ * A source that fails keeps running; its errno is kept in prep_rc (recorded as `prepare_error.SOURCE`). */
+void sampler_prepare_child(js_sampler_t *sp, pid_t child);
+
+/* sampler_inventory: append every enabled source's inventory rows to the `inventory` table of `s`. */
+void sampler_inventory(js_sampler_t *sp, js_sample_t *s);
 
 /* sampler_mark_final: set the `final` flag of the sample just collected. */
 void sampler_mark_final(js_sample_t *s);

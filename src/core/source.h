@@ -21,8 +21,28 @@
 typedef enum {
     JS_MODE_RUN,    /* jobscope started the command and is its subreaper */
     JS_MODE_ATTACH, /* jobscope watches an existing process tree */
+    JS_MODE_WATCH,  /* jobscope watches a user, a cgroup or the node (js_scope_t says which) */
     JS_MODE_MAX
 } js_mode_t;
+
+/* What is watched. run and attach watch a tree; watch and job resolve one of the others. */
+typedef enum {
+    JS_SCOPE_TREE,   /* the command (or the PID given) and every descendant */
+    JS_SCOPE_USER,   /* every process whose real UID is scope.uid, including ones started later */
+    JS_SCOPE_CGROUP, /* every process in scope.cgroup */
+    JS_SCOPE_NODE,   /* the whole machine */
+    JS_SCOPE_MAX
+} js_scope_kind_t;
+
+typedef struct js_cgroup js_cgroup_t; /* a resolved cgroup (sys/cgroupfs.h) */
+
+typedef struct {
+    js_scope_kind_t kind;
+    uid_t uid;                 /* JS_SCOPE_USER */
+    const js_cgroup_t *cgroup; /* the scope's cgroup where one exists (watched, or made for a run), else NULL */
+    unsigned top_n;            /* JS_SCOPE_NODE: per-process rows for the N busiest and N largest (0: none) */
+    const char *gpus;          /* --gpus: NULL (default: what the job may use), "all", "none", indices, UUIDs */
+} js_scope_t;
 
 /* One child reaped by the monitor (wait4), handed to the proc_tree source for the `exits` table. */
 typedef struct {
@@ -36,6 +56,7 @@ typedef struct {
 typedef struct {
     js_fsroot_t root;
     js_mode_t mode;
+    js_scope_t scope;
     pid_t monitor_pid;  /* this process: children's ppid in run mode (subreaper) */
     pid_t root_pid;     /* the command (run) or the PID given (attach) */
     uint64_t seq;       /* sample number, from 0 */
@@ -46,7 +67,8 @@ typedef struct {
     js_reaped_t *reaped;
     size_t nreaped;
     /* the recording's cost, for the self source: duration of the previous sample's write, failures so far */
-    int64_t prev_write_ns;
+    int64_t prev_write_ns;  /* the recording's write of the previous sample */
+    int64_t prev_sinks_ns;  /* every live sink's handling of the previous sample, the recording included */
     uint64_t write_errors;
     /* set by proc_tree after each collect: members in the scope that have not exited (zombies excluded) */
     size_t live_members;
@@ -63,6 +85,13 @@ typedef struct js_source {
     int (*collect)(void *state, js_ctx_t *ctx, js_rows_t *const *rows);
     /* fini: free the state; accepts NULL. */
     void (*fini)(void *state);
+    /* prepare_child: run mode only, may be NULL. The command has been forked and is held before exec, so
+     * nothing it runs escapes what is set up here (a cgroup to join, counters inherited by every descendant).
+     * Returns 0 or -errno: the source then records why and goes on without it; the command still starts. */
+    int (*prepare_child)(void *state, js_ctx_t *ctx, pid_t child);
+    /* inventory: may be NULL. Append once per run what the source knows about the hardware and the
+     * allocation (rows of the core `inventory` table: source, key, value; inventory_add()). Returns 0/-errno. */
+    int (*inventory)(void *state, const js_ctx_t *ctx, js_rows_t *inv);
 } js_source_t;
 
 /* The explicit list of sources, NULL-terminated (src/core/registry.c). */
@@ -71,8 +100,17 @@ extern const js_source_t *const js_sources[];
 /* Core tables written by the sampler itself (not by a source), and their column indices. */
 enum { SAMPLES_T_MONO, SAMPLES_T_UNIX, SAMPLES_DEADLINE, SAMPLES_MISSED, SAMPLES_FINAL, SAMPLES__MAX };
 enum { STATS_SOURCE, STATS_DURATION, STATS_RC, STATS__MAX };
+enum { INV_SOURCE, INV_KEY, INV_VALUE, INV__MAX };
 extern const js_table_t table_samples;
 extern const js_table_t table_source_stats;
+extern const js_table_t table_inventory; /* written with the first sample only */
+
+/* inventory_add: append the inventory row (source, key, value). Returns 0 or -ENOMEM. */
+int inventory_add(js_rows_t *inv, const char *source, const char *key, const char *value);
+
+/* inventory_addf: as inventory_add with a printf-formatted value. */
+int inventory_addf(js_rows_t *inv, const char *source, const char *key, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
 
 /* registry_find_table: the table descriptor named `name` among the core tables and all sources', or NULL. */
 const js_table_t *registry_find_table(const char *name);

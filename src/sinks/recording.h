@@ -10,6 +10,7 @@
 #define JOBSCOPE_RECORDING_H
 
 #include "core/sample.h"
+#include "core/sink.h"
 
 #include <stdint.h>
 
@@ -28,6 +29,9 @@ int recorder_meta(js_recorder_t *w, const char *key, const char *value);
 /* recorder_write: append sample `seq` (all tables of `s`) in one transaction. Returns 0, or -ENOSPC / -EIO on
  * failure, in which case the transaction is rolled back and the recorder stays usable. */
 int recorder_write(js_recorder_t *w, int64_t seq, const js_sample_t *s);
+
+/* sink_recording: the recorder as the monitor's durable live sink (state: a js_recorder_t). */
+extern const js_live_sink_t sink_recording;
 
 /* recorder_close: checkpoint and close; accepts NULL. */
 void recorder_close(js_recorder_t *w);

@@ -218,6 +218,17 @@ int recorder_write(js_recorder_t *w, int64_t seq, const js_sample_t *s)
     return r;
 }
 
+static int recording_sink_sample(void *state, const js_sink_sample_t *ev)
+{
+    return recorder_write(state, ev->seq, ev->sample);
+}
+
+const js_live_sink_t sink_recording = {
+    .name = "recording",
+    .durable = true,
+    .sample = recording_sink_sample,
+};
+
 void recorder_close(js_recorder_t *w)
 {
     if (!w)

@@ -12,7 +12,7 @@
 
 #include <cmocka.h>
 
-#include "core/model.h"
+#include "model/model.h"
 #include "core/sample.h"
 #include "sources/proc_tree.h"
 

@@ -12,8 +12,8 @@
 #include <stdint.h>
 #include <cmocka.h>
 
-#include "core/counter.h"
-#include "core/model_system.h"
+#include "model/counter.h"
+#include "model/model_system.h"
 #include "core/sample.h"
 #include "sources/system.h"
 

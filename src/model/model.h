@@ -15,11 +15,12 @@
 
 #include "core/sample.h"
 #include "core/source.h"
+#include "model/part.h"
 
 #include <stdbool.h>
 #include <stdint.h>
 
-typedef struct {
+struct js_model_cfg {
     js_mode_t mode;
     int64_t clk_tck;        /* sysconf(_SC_CLK_TCK) of the recorded host */
     int32_t monitor_pid;
@@ -27,7 +28,7 @@ typedef struct {
     int64_t interval_ns;
     int64_t start_mono_ns;  /* when the command started (run) or monitoring began (attach); 0 = first sample */
     double cores_available; /* CPUs in the command's affinity mask */
-} js_model_cfg_t;
+};
 
 enum { IO_RCHAR, IO_WCHAR, IO_SYSCR, IO_SYSCW, IO_READ, IO_WRITE, IO__MAX };
 
@@ -85,6 +86,23 @@ const js_proc_point_t *model_procs(const js_model_t *m, size_t *ret_n);
 
 /* model_summary: the summary of everything fed so far. */
 void model_summary(const js_model_t *m, js_summary_t *ret);
+
+/* model_cfg: the configuration the model was made with. */
+const js_model_cfg_t *model_cfg(const js_model_t *m);
+
+/* model_view_table: the descriptor of view number i (the tree model's `tree` and `process` views first,
+ * then each part's, in js_model_parts order), or NULL past the last. Views whose columns depend on the data
+ * are listed only once a sample has been fed. */
+const js_table_t *model_view_table(const js_model_t *m, size_t i);
+
+/* model_view: the view named `name` for the last fed sample, built on demand into *ret (owned by the model,
+ * valid until the next feed; the fed sample must still be alive). Returns 0, -ENOENT (no such view),
+ * -ENODATA (nothing fed yet) or -ENOMEM. */
+int model_view(js_model_t *m, const char *name, js_view_t *ret);
+
+/* model_parts_summary_json / _text: every part's section of the summary (see part.h). */
+void model_parts_summary_json(const js_model_t *m, jw_t *w);
+int model_parts_summary_text(const js_model_t *m, js_buf_t *b);
 
 /* rate_carry_t: turns (CPU delta, dt) pairs into rates that stay physical. The kernel shows a live process's
  * CPU time in whole clock ticks and the exact figure only when it is reaped, so CPU used earlier can become

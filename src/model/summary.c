@@ -2,10 +2,11 @@
  *
  * Summary rendering: JSON for machines, text for people (see summary.h).
  */
-#include "core/summary.h"
+#include "model/summary.h"
 
 #include "core/json.h"
 
+#include <errno.h>
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
@@ -26,64 +27,6 @@ char *fmt_bytes(char *buf, size_t cap, double bytes)
     return buf;
 }
 
-typedef struct {
-    js_buf_t *b;
-    int depth;
-    bool first;
-    int err;
-} jw_t;
-
-static void jw_key(jw_t *w, const char *key)
-{
-    if (!w->first)
-        w->err |= buf_append(w->b, ",", 1);
-    w->err |= buf_printf(w->b, "\n%*s\"%s\": ", w->depth * 2, "", key);
-    w->first = false;
-}
-
-static void jw_num(jw_t *w, const char *key, double v)
-{
-    jw_key(w, key);
-    w->err |= json_num(w->b, !isnan(v), v);
-}
-
-static void jw_int(jw_t *w, const char *key, int64_t v)
-{
-    jw_key(w, key);
-    w->err |= buf_printf(w->b, "%lld", (long long)v);
-}
-
-static void jw_bool(jw_t *w, const char *key, bool v)
-{
-    jw_key(w, key);
-    w->err |= buf_append(w->b, v ? "true" : "false", v ? 4 : 5);
-}
-
-static void jw_str(jw_t *w, const char *key, const char *s)
-{
-    jw_key(w, key);
-    if (s)
-        w->err |= json_str(w->b, s, strlen(s));
-    else
-        w->err |= buf_append(w->b, "null", 4);
-}
-
-static void jw_open(jw_t *w, const char *key)
-{
-    if (key)
-        jw_key(w, key);
-    w->err |= buf_append(w->b, "{", 1);
-    w->depth++;
-    w->first = true;
-}
-
-static void jw_close(jw_t *w)
-{
-    w->depth--;
-    w->err |= buf_printf(w->b, "\n%*s}", w->depth * 2, "");
-    w->first = false;
-}
-
 static void jw_peak(jw_t *w, const char *key, double v)
 {
     jw_open(w, key);
@@ -91,13 +34,13 @@ static void jw_peak(jw_t *w, const char *key, double v)
     jw_close(w);
 }
 
-int summary_json(js_buf_t *b, const js_run_info_t *info, const js_summary_t *s)
+int summary_json(js_buf_t *b, const js_run_info_t *info, const js_summary_t *s, const js_model_t *m)
 {
-    jw_t w = {.b = b, .first = true};
+    jw_t w;
+    jw_init(&w, b);
     jw_open(&w, NULL);
     jw_str(&w, "jobscope_version", info->version);
-    jw_key(&w, "command");
-    w.err |= buf_printf(b, "%s", info->command_json ? info->command_json : "[]");
+    jw_raw(&w, "command", info->command_json ? info->command_json : "[]");
     jw_str(&w, "host", info->host);
     jw_str(&w, "mode", info->mode);
     if (info->have_exit)
@@ -167,9 +110,11 @@ int summary_json(js_buf_t *b, const js_run_info_t *info, const js_summary_t *s)
     jw_bool(&w, "cpu", s->exact_cpu);
     jw_bool(&w, "peak_rss", s->exact_peak_rss);
     jw_close(&w);
+    if (m)
+        model_parts_summary_json(m, &w);
     jw_close(&w);
     w.err |= buf_append(b, "\n", 1);
-    return w.err ? -12 /* ENOMEM */ : 0;
+    return jw_error(&w);
 }
 
 static const char *num(char *buf, size_t cap, const char *fmt, double v)
@@ -181,7 +126,7 @@ static const char *num(char *buf, size_t cap, const char *fmt, double v)
     return buf;
 }
 
-int summary_text(js_buf_t *b, const js_run_info_t *info, const js_summary_t *s)
+int summary_text(js_buf_t *b, const js_run_info_t *info, const js_summary_t *s, const js_model_t *m)
 {
     char a[64], c[64], d[64], e[64];
     int err = 0;
@@ -214,7 +159,9 @@ int summary_text(js_buf_t *b, const js_run_info_t *info, const js_summary_t *s)
     if (s->write_errors)
         err |= buf_printf(b, "; %lld samples NOT recorded (write errors)", (long long)s->write_errors);
     err |= buf_printf(b, "\n");
+    if (m && model_parts_summary_text(m, b) < 0)
+        err = 1;
     if (info->recording)
         err |= buf_printf(b, "  recording        %s\n", info->recording);
-    return err ? -12 : 0;
+    return err ? -ENOMEM : 0;
 }

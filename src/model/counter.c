@@ -2,7 +2,7 @@
  *
  * Counter deltas with wrap-around for narrow counters and reset detection (see counter.h).
  */
-#include "core/counter.h"
+#include "model/counter.h"
 
 #include <errno.h>
 

@@ -12,9 +12,10 @@
  * (steal before 2.6.11, ...) are left out of both sums, but only if absent from both samples. Summing idle
  * and iowait before the delta also absorbs the kernel's iowait going backwards while idle goes forward.
  */
-#include "core/model_system.h"
+#include "model/model_system.h"
+#include "model/part.h"
 
-#include "core/counter.h"
+#include "model/counter.h"
 #include "sources/system.h"
 
 #include <errno.h>
@@ -522,3 +523,99 @@ int model_system_feed(model_system_t *m, const js_sample_t *s)
     m->prev_t = t;
     return 0;
 }
+
+/* ---- the `system` model part: the host's derived row as the `system` view ---------------------------- */
+
+typedef struct {
+    model_system_t *m;
+    js_column_t *cols; /* built at the first feed from the column names */
+    js_table_t view;
+} system_part_t;
+
+static int system_part_init(const js_model_cfg_t *cfg, void **ret_state)
+{
+    (void)cfg;
+    system_part_t *p = calloc(1, sizeof(*p));
+    if (!p || !(p->m = model_system_new())) {
+        free(p);
+        return -ENOMEM;
+    }
+    p->view = (js_table_t){"system", "the host: one row per sample", 0, NULL}; /* columns at the first feed */
+    *ret_state = p;
+    return 0;
+}
+
+static const char *unit_of(const char *name)
+{
+    static const struct {
+        const char *suffix, *unit;
+    } units[] = {{"_bytes_per_s", "bytes/s"}, {"_per_s", "1/s"}, {"_fraction", "fraction"}, {"_bytes", "bytes"}};
+    size_t n = strlen(name);
+    for (size_t i = 0; i < sizeof(units) / sizeof(units[0]); i++) {
+        size_t k = strlen(units[i].suffix);
+        if (n >= k && strcmp(name + n - k, units[i].suffix) == 0)
+            return units[i].unit;
+    }
+    return "tasks"; /* load1/5/15 */
+}
+
+static int system_part_feed(void *state, const js_feed_t *f)
+{
+    system_part_t *p = state;
+    int r = model_system_feed(p->m, f->s);
+    if (r < 0 || p->cols)
+        return r;
+    const char *const *names;
+    size_t n = model_system_columns(p->m, &names);
+    if (!(p->cols = calloc(n ? n : 1, sizeof(*p->cols))))
+        return -ENOMEM;
+    for (size_t i = 0; i < n; i++) {
+        const char *u = unit_of(names[i]);
+        p->cols[i] = (js_column_t){names[i], u, strcmp(u, "bytes") == 0 ? JS_INT : JS_REAL, JS_GAUGE, 0,
+                                   "host-wide (docs/METRICS.md, system scope)"};
+    }
+    p->view = (js_table_t){"system", "the host: one row per sample", n, p->cols};
+    return 0;
+}
+
+static const js_table_t *system_part_view_table(void *state, size_t i)
+{
+    system_part_t *p = state;
+    return i == 0 ? &p->view : NULL;
+}
+
+static int system_part_view_fill(void *state, size_t i, js_rows_t *out)
+{
+    system_part_t *p = state;
+    (void)i;
+    const js_cell_t *cells = model_system_row(p->m);
+    js_value_t *v = rows_add(out);
+    if (!v)
+        return -ENOMEM;
+    for (size_t c = 0; cells && c < p->view.ncols; c++) {
+        if (cells[c].type == CELL_INT)
+            val_int(&v[c], cells[c].i);
+        else if (cells[c].type == CELL_REAL)
+            val_real(&v[c], cells[c].d);
+    }
+    return 0;
+}
+
+static void system_part_fini(void *state)
+{
+    system_part_t *p = state;
+    if (!p)
+        return;
+    model_system_free(p->m);
+    free(p->cols);
+    free(p);
+}
+
+const js_model_part_t part_system = {
+    .name = "system",
+    .init = system_part_init,
+    .feed = system_part_feed,
+    .view_table = system_part_view_table,
+    .view_fill = system_part_view_fill,
+    .fini = system_part_fini,
+};

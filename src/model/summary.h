@@ -7,7 +7,7 @@
 #ifndef JOBSCOPE_SUMMARY_H
 #define JOBSCOPE_SUMMARY_H
 
-#include "core/model.h"
+#include "model/model.h"
 #include "sys/fsroot.h"
 
 #include <stdbool.h>
@@ -22,12 +22,12 @@ typedef struct {
     const char *recording;    /* path, or NULL */
 } js_run_info_t;
 
-/* summary_json: append the summary as one JSON object (pretty-printed, trailing newline) to `b`.
- * Returns 0 or -ENOMEM. */
-int summary_json(js_buf_t *b, const js_run_info_t *info, const js_summary_t *s);
+/* summary_json: append the summary as one JSON object (pretty-printed, trailing newline) to `b`: the tree
+ * model's figures `s`, then every model part's section when `m` is given (may be NULL). Returns 0 or -ENOMEM. */
+int summary_json(js_buf_t *b, const js_run_info_t *info, const js_summary_t *s, const js_model_t *m);
 
-/* summary_text: append a human-readable summary to `b`. Returns 0 or -ENOMEM. */
-int summary_text(js_buf_t *b, const js_run_info_t *info, const js_summary_t *s);
+/* summary_text: append a human-readable summary to `b`, likewise. Returns 0 or -ENOMEM. */
+int summary_text(js_buf_t *b, const js_run_info_t *info, const js_summary_t *s, const js_model_t *m);
 
 /* fmt_bytes: "1.50 GiB"-style text into buf. Returns buf. */
 char *fmt_bytes(char *buf, size_t cap, double bytes);

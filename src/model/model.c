@@ -3,7 +3,7 @@
  * The model layer (see model.h): per-process state keyed by PID and start time, tree sums per sample, exact
  * cumulative totals, rates with counter resets handled, and the run summary.
  */
-#include "core/model.h"
+#include "model/model.h"
 
 #include "sources/proc_tree.h"
 #include "sources/self.h"
@@ -11,6 +11,7 @@
 
 #include <errno.h>
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -24,7 +25,15 @@ typedef struct {
     double io[IO__MAX];
     uint8_t io_ok; /* bit per IO_* known */
     double minflt, majflt;
+    char comm[64]; /* from proc_info, for the process view */
 } mproc_t;
+
+/* A built view: rows for the sample numbered `built` (-1: not built since the last feed). */
+typedef struct {
+    const js_table_t *table;
+    js_rows_t rows;
+    int64_t built;
+} view_cache_t;
 
 struct js_model {
     js_model_cfg_t cfg;
@@ -48,6 +57,13 @@ struct js_model {
     double collect_ns_sum, write_ns_sum;
     int64_t write_n;
     double reaped_maxrss;
+    /* the last fed sample (borrowed: the views read it) and the model parts */
+    const js_sample_t *last;
+    size_t nparts;
+    void **part_state;
+    bool *part_on;
+    view_cache_t *views;
+    size_t nviews, views_cap;
 };
 
 void rate_carry_init(rate_carry_t *c, double cap, double nominal_dt)
@@ -90,6 +106,18 @@ js_model_t *model_new(const js_model_cfg_t *cfg)
     s->peak_uss = s->peak_pss = NAN;
     s->mon_cpu_s = s->mon_max_rss = NAN;
     m->reaped_maxrss = NAN;
+    while (js_model_parts[m->nparts])
+        m->nparts++;
+    m->part_state = calloc(m->nparts + 1, sizeof(*m->part_state));
+    m->part_on = calloc(m->nparts + 1, sizeof(*m->part_on));
+    if (!m->part_state || !m->part_on) {
+        model_free(m);
+        return NULL;
+    }
+    for (size_t i = 0; i < m->nparts; i++) {
+        const js_model_part_t *p = js_model_parts[i];
+        m->part_on[i] = !p->init || p->init(&m->cfg, &m->part_state[i]) == 0;
+    }
     return m;
 }
 
@@ -97,6 +125,14 @@ void model_free(js_model_t *m)
 {
     if (!m)
         return;
+    for (size_t i = 0; m->part_on && i < m->nparts; i++)
+        if (m->part_on[i] && js_model_parts[i]->fini)
+            js_model_parts[i]->fini(m->part_state[i]);
+    free(m->part_state);
+    free(m->part_on);
+    for (size_t i = 0; i < m->nviews; i++)
+        rows_free(&m->views[i].rows);
+    free(m->views);
     pidmap_free(&m->procs);
     free(m->pp);
     free(m->gone);
@@ -253,6 +289,17 @@ static int feed_proc(js_model_t *m, const js_value_t *v, double dt, js_proc_poin
     }
     ls->threads += v[PROC_THREADS].present ? (double)v[PROC_THREADS].i : 0;
     return 0;
+}
+
+/* remember_comms: the command name of each process first seen (or exec'd) in this sample, for the views. */
+static void remember_comms(js_model_t *m, const js_rows_t *info)
+{
+    for (size_t i = 0; info && i < info->nrows; i++) {
+        const js_value_t *v = rows_row(info, i);
+        mproc_t *e = v[INFO_PID].present ? pidmap_get(&m->procs, (int32_t)v[INFO_PID].i) : NULL;
+        if (e && v[INFO_START_TICKS].present && e->start == (uint64_t)v[INFO_START_TICKS].i)
+            snprintf(e->comm, sizeof(e->comm), "%s", v[INFO_COMM].present ? rows_str(info, &v[INFO_COMM]) : "");
+    }
 }
 
 /* forget_vanished: members not in this sample have gone; account for them and drop their state. */
@@ -443,6 +490,7 @@ int model_feed(js_model_t *m, int64_t seq, const js_sample_t *s)
     for (size_t i = 0; i < ls.n; i++)
         if ((r = feed_proc(m, rows_row(proc, i), pt->dt_s, &m->pp[i], &ls)) < 0)
             return r;
+    remember_comms(m, sample_rows(s, &table_proc_info));
     if ((r = forget_vanished(m)) < 0)
         return r;
     reaped_t reaped;
@@ -451,6 +499,13 @@ int model_feed(js_model_t *m, int64_t seq, const js_sample_t *s)
     tree_levels(pt, &ls);
     summary_add(m, s, sv, pt);
     m->nfed++;
+    m->last = s;
+    for (size_t i = 0; i < m->nviews; i++)
+        m->views[i].built = -1;
+    js_feed_t f = {.seq = seq, .s = s, .m = m};
+    for (size_t i = 0; i < m->nparts; i++)
+        if (m->part_on[i] && js_model_parts[i]->feed && (r = js_model_parts[i]->feed(m->part_state[i], &f)) < 0)
+            return r;
     return 0;
 }
 
@@ -495,4 +550,279 @@ void model_summary(const js_model_t *m, js_summary_t *ret)
         (m->collect_ns_sum / (double)m->nfed + (m->write_n ? m->write_ns_sum / (double)m->write_n : 0)) / 1e9;
     ret->exact_cpu = m->cfg.mode == JS_MODE_RUN;
     ret->exact_peak_rss = m->cfg.mode == JS_MODE_RUN;
+}
+
+/* ---- views ------------------------------------------------------------------------------------------ */
+
+const js_model_cfg_t *model_cfg(const js_model_t *m)
+{
+    return &m->cfg;
+}
+
+/* clang-format off */
+#define VR(n, u, k, h) {n, u, JS_REAL, k, 0, h}
+#define VI(n, u, k, h) {n, u, JS_INT, k, 0, h}
+/* clang-format on */
+
+enum {
+    TV_DT, TV_CPU, TV_USER, TV_SYSTEM, TV_CORES, TV_SAMPLED, TV_RSS, TV_RSS_MAIN, TV_RSS_DESC, TV_SHARED,
+    TV_ANON, TV_FILE, TV_SHMEM, TV_SWAP, TV_USS, TV_PSS, TV_HWM, TV_PROCS, TV_THREADS, TV_FDS, TV_READ,
+    TV_WRITE, TV_RCHAR, TV_WCHAR, TV_SYSCR, TV_SYSCW, TV_READ_RATE, TV_WRITE_RATE, TV_RCHAR_RATE,
+    TV_WCHAR_RATE, TV_MINFLT, TV_MAJFLT, TV__MAX
+};
+
+static const js_column_t tree_view_cols[TV__MAX] = {
+    [TV_DT] = VR("dt_s", "s", JS_GAUGE, "time since the previous sample"),
+    [TV_CPU] = VR("cpu_s", "s", JS_COUNTER, "CPU time of the scope since the start (exact in run mode)"),
+    [TV_USER] = VR("user_s", "s", JS_COUNTER, "user CPU time, likewise"),
+    [TV_SYSTEM] = VR("system_s", "s", JS_COUNTER, "system CPU time, likewise"),
+    [TV_CORES] = VR("cpu_cores", "cores", JS_GAUGE, "cores busy over the interval (capped, see METRICS.md)"),
+    [TV_SAMPLED] = VR("sampled_cpu_s", "s", JS_COUNTER, "CPU time sampling alone sees"),
+    [TV_RSS] = VI("rss_bytes", "bytes", JS_GAUGE, "sum of the members' RSS"),
+    [TV_RSS_MAIN] = VI("rss_main_bytes", "bytes", JS_GAUGE, "RSS of the command itself"),
+    [TV_RSS_DESC] = VI("rss_descendants_bytes", "bytes", JS_GAUGE, "RSS of every other member"),
+    [TV_SHARED] = VI("shared_bytes", "bytes", JS_GAUGE, "resident file-backed and shared memory"),
+    [TV_ANON] = VI("rss_anon_bytes", "bytes", JS_GAUGE, "anonymous RSS (status cadence)"),
+    [TV_FILE] = VI("rss_file_bytes", "bytes", JS_GAUGE, "file-backed RSS (status cadence)"),
+    [TV_SHMEM] = VI("rss_shmem_bytes", "bytes", JS_GAUGE, "shared-memory RSS (status cadence)"),
+    [TV_SWAP] = VI("swap_bytes", "bytes", JS_GAUGE, "swapped out (status cadence)"),
+    [TV_USS] = VI("uss_bytes", "bytes", JS_GAUGE, "unique set size (uss cadence)"),
+    [TV_PSS] = VI("pss_bytes", "bytes", JS_GAUGE, "proportional set size (uss cadence)"),
+    [TV_HWM] = VI("hwm_max_bytes", "bytes", JS_GAUGE, "largest single-process VmHWM"),
+    [TV_PROCS] = VI("processes", "count", JS_GAUGE, "live members"),
+    [TV_THREADS] = VI("threads", "count", JS_GAUGE, "threads of the live members"),
+    [TV_FDS] = VI("fds", "count", JS_GAUGE, "open file descriptors of the live members"),
+    [TV_READ] = VI("read_bytes", "bytes", JS_COUNTER, "bytes read from storage since the start"),
+    [TV_WRITE] = VI("write_bytes", "bytes", JS_COUNTER, "bytes written to storage since the start"),
+    [TV_RCHAR] = VI("read_chars", "bytes", JS_COUNTER, "bytes passed to read-like calls"),
+    [TV_WCHAR] = VI("write_chars", "bytes", JS_COUNTER, "bytes passed to write-like calls"),
+    [TV_SYSCR] = VI("read_syscalls", "count", JS_COUNTER, "read-like system calls"),
+    [TV_SYSCW] = VI("write_syscalls", "count", JS_COUNTER, "write-like system calls"),
+    [TV_READ_RATE] = VR("read_bytes_per_s", "bytes/s", JS_GAUGE, "storage read rate over the interval"),
+    [TV_WRITE_RATE] = VR("write_bytes_per_s", "bytes/s", JS_GAUGE, "storage write rate"),
+    [TV_RCHAR_RATE] = VR("read_chars_per_s", "bytes/s", JS_GAUGE, "read-call rate"),
+    [TV_WCHAR_RATE] = VR("write_chars_per_s", "bytes/s", JS_GAUGE, "write-call rate"),
+    [TV_MINFLT] = VR("minflt", "count", JS_COUNTER, "minor page faults since the start"),
+    [TV_MAJFLT] = VR("majflt", "count", JS_COUNTER, "major page faults since the start"),
+};
+static const js_table_t view_tree = {"tree", "the scope: one row per sample", TV__MAX, tree_view_cols};
+
+enum {
+    PV_PID, PV_PPID, PV_START, PV_COMM, PV_STATE, PV_CORES, PV_UTIME, PV_STIME, PV_CHILDREN, PV_THREADS, PV_RSS,
+    PV_SHARED, PV_ANON, PV_SWAP, PV_HWM, PV_USS, PV_PSS, PV_FDS, PV_READ, PV_WRITE, PV_RCHAR, PV_WCHAR,
+    PV_READ_RATE, PV_WRITE_RATE, PV_MINFLT, PV_MAJFLT, PV_VCSW, PV_IVCSW, PV__MAX
+};
+
+static const js_column_t proc_view_cols[PV__MAX] = {
+    [PV_PID] = {"pid", "count", JS_INT, JS_LABEL, 0, "process ID"},
+    [PV_PPID] = VI("ppid", "count", JS_GAUGE, "parent process ID"),
+    [PV_START] = {"start_ticks", "ticks", JS_INT, JS_LABEL, 0, "start time after boot (with pid: identity)"},
+    [PV_COMM] = {"comm", "text", JS_TEXT, JS_GAUGE, 0, "command name"},
+    [PV_STATE] = {"state", "text", JS_TEXT, JS_GAUGE, 0, "R, S, D, Z, T, t, X, I"},
+    [PV_CORES] = VR("cpu_cores", "cores", JS_GAUGE, "cores busy over the interval"),
+    [PV_UTIME] = VR("utime_s", "s", JS_COUNTER, "own user CPU time"),
+    [PV_STIME] = VR("stime_s", "s", JS_COUNTER, "own system CPU time"),
+    [PV_CHILDREN] = VR("children_cpu_s", "s", JS_COUNTER, "CPU time of the children it reaped"),
+    [PV_THREADS] = VI("threads", "count", JS_GAUGE, "threads"),
+    [PV_RSS] = VI("rss_bytes", "bytes", JS_GAUGE, "resident set size"),
+    [PV_SHARED] = VI("shared_bytes", "bytes", JS_GAUGE, "resident file-backed and shared memory"),
+    [PV_ANON] = VI("rss_anon_bytes", "bytes", JS_GAUGE, "anonymous RSS (status cadence)"),
+    [PV_SWAP] = VI("swap_bytes", "bytes", JS_GAUGE, "swapped out (status cadence)"),
+    [PV_HWM] = VI("hwm_bytes", "bytes", JS_GAUGE, "VmHWM (status cadence)"),
+    [PV_USS] = VI("uss_bytes", "bytes", JS_GAUGE, "unique set size (uss cadence)"),
+    [PV_PSS] = VI("pss_bytes", "bytes", JS_GAUGE, "proportional set size (uss cadence)"),
+    [PV_FDS] = VI("fds", "count", JS_GAUGE, "open file descriptors"),
+    [PV_READ] = VI("read_bytes", "bytes", JS_COUNTER, "bytes read from storage"),
+    [PV_WRITE] = VI("write_bytes", "bytes", JS_COUNTER, "bytes written to storage"),
+    [PV_RCHAR] = VI("read_chars", "bytes", JS_COUNTER, "bytes passed to read-like calls"),
+    [PV_WCHAR] = VI("write_chars", "bytes", JS_COUNTER, "bytes passed to write-like calls"),
+    [PV_READ_RATE] = VR("read_bytes_per_s", "bytes/s", JS_GAUGE, "storage read rate"),
+    [PV_WRITE_RATE] = VR("write_bytes_per_s", "bytes/s", JS_GAUGE, "storage write rate"),
+    [PV_MINFLT] = VI("minflt", "count", JS_COUNTER, "minor page faults"),
+    [PV_MAJFLT] = VI("majflt", "count", JS_COUNTER, "major page faults"),
+    [PV_VCSW] = VI("vol_ctxsw", "count", JS_COUNTER, "voluntary context switches (status cadence)"),
+    [PV_IVCSW] = VI("invol_ctxsw", "count", JS_COUNTER, "involuntary context switches (status cadence)"),
+};
+static const js_table_t view_process = {"process", "one row per sample and live member", PV__MAX, proc_view_cols};
+
+static void set_real(js_value_t *v, double d)
+{
+    if (!isnan(d))
+        val_real(v, d);
+}
+
+static void set_int(js_value_t *v, double d)
+{
+    if (!isnan(d))
+        val_int(v, (int64_t)d);
+}
+
+static int fill_tree(const js_model_t *m, js_rows_t *out)
+{
+    const js_tree_point_t *p = &m->pt;
+    js_value_t *v = rows_add(out);
+    if (!v)
+        return -ENOMEM;
+    const double reals[] = {[TV_DT] = p->dt_s, [TV_CPU] = p->cpu_s, [TV_USER] = p->user_s,
+                            [TV_SYSTEM] = p->system_s, [TV_CORES] = p->cpu_cores, [TV_SAMPLED] = p->sampled_cpu_s};
+    for (int c = 0; c <= TV_SAMPLED; c++)
+        set_real(&v[c], reals[c]);
+    const double ints[] = {p->rss,     p->rss_main, p->rss_desc, p->shared,  p->rss_anon, p->rss_file,
+                           p->rss_shmem, p->swap,   p->uss,      p->pss,     p->hwm_max,  p->members,
+                           p->threads, p->fds};
+    for (int c = TV_RSS; c <= TV_FDS; c++)
+        set_int(&v[c], ints[c - TV_RSS]);
+    static const int io_order[] = {IO_READ, IO_WRITE, IO_RCHAR, IO_WCHAR, IO_SYSCR, IO_SYSCW};
+    for (int k = 0; k < 6; k++)
+        set_int(&v[TV_READ + k], p->io[io_order[k]]);
+    for (int k = 0; k < 4; k++)
+        set_real(&v[TV_READ_RATE + k], p->io_rate[io_order[k]]);
+    set_real(&v[TV_MINFLT], p->minflt);
+    set_real(&v[TV_MAJFLT], p->majflt);
+    return 0;
+}
+
+static void copy_int(js_value_t *dst, const js_value_t *src)
+{
+    if (src->present)
+        val_int(dst, src->i);
+}
+
+static void ticks_s(js_value_t *dst, const js_value_t *src, double tck)
+{
+    if (src->present)
+        val_real(dst, (double)src->i / tck);
+}
+
+static int fill_process(const js_model_t *m, js_rows_t *out)
+{
+    const js_rows_t *proc = m->last ? sample_rows(m->last, &table_proc) : NULL;
+    const double tck = (double)m->cfg.clk_tck;
+    for (size_t i = 0; proc && i < proc->nrows; i++) {
+        const js_value_t *r = rows_row(proc, i);
+        js_value_t *v = rows_add(out);
+        if (!v)
+            return -ENOMEM;
+        copy_int(&v[PV_PID], &r[PROC_PID]);
+        copy_int(&v[PV_PPID], &r[PROC_PPID]);
+        copy_int(&v[PV_START], &r[PROC_START_TICKS]);
+        const mproc_t *e = pidmap_get(&m->procs, (int32_t)r[PROC_PID].i);
+        if (e && e->start == (uint64_t)r[PROC_START_TICKS].i && e->comm[0] &&
+            rows_set_str(out, &v[PV_COMM], e->comm, strlen(e->comm)) < 0)
+            return -ENOMEM;
+        if (r[PROC_STATE].present && rows_set_str(out, &v[PV_STATE], rows_str(proc, &r[PROC_STATE]), 1) < 0)
+            return -ENOMEM;
+        if (i < m->npp) {
+            set_real(&v[PV_CORES], m->pp[i].cpu_cores);
+            set_real(&v[PV_READ_RATE], m->pp[i].read_bps);
+            set_real(&v[PV_WRITE_RATE], m->pp[i].write_bps);
+        }
+        ticks_s(&v[PV_UTIME], &r[PROC_UTIME], tck);
+        ticks_s(&v[PV_STIME], &r[PROC_STIME], tck);
+        if (r[PROC_CUTIME].present && r[PROC_CSTIME].present)
+            val_real(&v[PV_CHILDREN], (double)(r[PROC_CUTIME].i + r[PROC_CSTIME].i) / tck);
+        static const int direct[][2] = {
+            {PV_THREADS, PROC_THREADS}, {PV_RSS, PROC_RSS},   {PV_SHARED, PROC_SHARED},   {PV_ANON, PROC_RSS_ANON},
+            {PV_SWAP, PROC_SWAP},       {PV_HWM, PROC_HWM},   {PV_USS, PROC_USS},         {PV_PSS, PROC_PSS},
+            {PV_FDS, PROC_FDS},         {PV_READ, PROC_READ_BYTES}, {PV_WRITE, PROC_WRITE_BYTES},
+            {PV_RCHAR, PROC_RCHAR},     {PV_WCHAR, PROC_WCHAR}, {PV_MINFLT, PROC_MINFLT}, {PV_MAJFLT, PROC_MAJFLT},
+            {PV_VCSW, PROC_VCSW},       {PV_IVCSW, PROC_IVCSW},
+        };
+        for (size_t d = 0; d < sizeof(direct) / sizeof(direct[0]); d++)
+            copy_int(&v[direct[d][0]], &r[direct[d][1]]);
+    }
+    return 0;
+}
+
+/* view_locate: the part index (nparts for the tree model's own views) and the part's view index of view i. */
+static const js_table_t *view_locate(const js_model_t *m, size_t i, size_t *ret_part, size_t *ret_j)
+{
+    if (i < 2) {
+        *ret_part = m->nparts;
+        *ret_j = i;
+        return i == 0 ? &view_tree : &view_process;
+    }
+    i -= 2;
+    for (size_t p = 0; p < m->nparts; p++) {
+        const js_model_part_t *part = js_model_parts[p];
+        if (!m->part_on[p] || !part->view_table)
+            continue;
+        for (size_t j = 0;; j++) {
+            const js_table_t *t = part->view_table(m->part_state[p], j);
+            if (!t)
+                break;
+            if (i-- == 0) {
+                *ret_part = p;
+                *ret_j = j;
+                return t;
+            }
+        }
+    }
+    return NULL;
+}
+
+const js_table_t *model_view_table(const js_model_t *m, size_t i)
+{
+    size_t p, j;
+    return view_locate(m, i, &p, &j);
+}
+
+int model_view(js_model_t *m, const char *name, js_view_t *ret)
+{
+    size_t p = 0, j = 0;
+    const js_table_t *t = NULL;
+    for (size_t i = 0; (t = view_locate(m, i, &p, &j)); i++)
+        if (strcmp(t->name, name) == 0)
+            break;
+    if (!t)
+        return -ENOENT;
+    if (!m->nfed)
+        return -ENODATA;
+    view_cache_t *c = NULL;
+    for (size_t i = 0; i < m->nviews && !c; i++)
+        if (m->views[i].table == t)
+            c = &m->views[i];
+    if (!c) {
+        if (m->nviews == m->views_cap) {
+            size_t cap = m->views_cap ? m->views_cap * 2 : 8;
+            view_cache_t *v = realloc(m->views, cap * sizeof(*v));
+            if (!v)
+                return -ENOMEM;
+            m->views = v;
+            m->views_cap = cap;
+        }
+        c = &m->views[m->nviews++];
+        c->table = t;
+        c->built = -1;
+        rows_init(&c->rows, t);
+    }
+    if (c->built != m->pt.seq) {
+        rows_clear(&c->rows);
+        int r = p < m->nparts ? js_model_parts[p]->view_fill(m->part_state[p], j, &c->rows)
+                : j == 0      ? fill_tree(m, &c->rows)
+                              : fill_process(m, &c->rows);
+        if (r < 0)
+            return r;
+        c->built = m->pt.seq;
+    }
+    ret->table = t;
+    ret->rows = &c->rows;
+    return 0;
+}
+
+void model_parts_summary_json(const js_model_t *m, jw_t *w)
+{
+    for (size_t i = 0; i < m->nparts; i++)
+        if (m->part_on[i] && js_model_parts[i]->summary_json)
+            js_model_parts[i]->summary_json(m->part_state[i], w);
+}
+
+int model_parts_summary_text(const js_model_t *m, js_buf_t *b)
+{
+    for (size_t i = 0; i < m->nparts; i++) {
+        int r;
+        if (m->part_on[i] && js_model_parts[i]->summary_text && (r = js_model_parts[i]->summary_text(m->part_state[i], b)) < 0)
+            return r;
+    }
+    return 0;
 }
