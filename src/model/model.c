@@ -22,11 +22,29 @@ typedef struct {
     int32_t ppid;
     double cpu_all, user_all, sys_all; /* own + reaped children, seconds */
     double own, max_own;               /* own utime+stime, seconds */
+    double base_own;                   /* attach mode: own CPU before monitoring began (present at the start) */
+    double comm_base;                  /* own CPU when it took its current comm (an exec) */
+    double own_prev, dt_prev;          /* own CPU at the row before the last one, and that row's interval */
     double io[IO__MAX];
-    uint8_t io_ok; /* bit per IO_* known */
+    uint8_t io_ok;   /* bit per IO_* known */
+    bool io_missing; /* its io could not be read at some sample */
     double minflt, majflt;
-    char comm[64]; /* from proc_info, for the process view */
+    double uss, pss;     /* last read (smaps_rollup is read adaptively), NAN before the first */
+    double vcsw, ivcsw;  /* last read (status cadence), NAN before the first */
+    double peak_rss;
+    uint32_t comm_ix;    /* index + 1 in the per-command table, 0 before its comm is known */
+    char comm[64];       /* from proc_info, for the process view */
 } mproc_t;
+
+/* Per command name: what its processes used (the summary's top lists). */
+typedef struct {
+    char comm[64];
+    double cpu_gone; /* own CPU of its processes that have vanished */
+    double peak_rss;
+    int64_t procs;
+} mcomm_t;
+
+#define COMMS_MAX 4096 /* distinct command names kept; more are counted under "(other)" */
 
 /* A built view: rows for the sample numbered `built` (-1: not built since the last feed). */
 typedef struct {
@@ -47,7 +65,8 @@ struct js_model {
     size_t gone_cap;
     /* totals of members that vanished unreaped by anyone we see (attach mode) */
     double lost_cpu, lost_user, lost_sys, lost_io[IO__MAX], lost_minflt, lost_majflt;
-    double sampled_gone; /* sum of max_own of vanished processes */
+    double sampled_gone;      /* sum of max_own - base_own of vanished processes */
+    double ctxsw_gone[2];     /* last-seen context switches of vanished processes */
     /* baseline subtracted from cumulative values (attach mode: the first sample) */
     bool have_base;
     double base_cpu, base_user, base_sys, base_io[IO__MAX], base_minflt, base_majflt;
@@ -56,7 +75,9 @@ struct js_model {
     int64_t t_first, t_last;
     double collect_ns_sum, write_ns_sum;
     int64_t write_n;
-    double reaped_maxrss;
+    double reaped_maxrss, reaped_ctxsw[2];
+    mcomm_t *comms;
+    size_t ncomms, comms_cap;
     /* the last fed sample (borrowed: the views read it) and the model parts */
     const js_sample_t *last;
     size_t nparts;
@@ -72,6 +93,7 @@ void rate_carry_init(rate_carry_t *c, double cap, double nominal_dt)
     c->min_dt = nominal_dt / 2;
     c->carry = 0;
     c->max_rate = NAN;
+    c->prev_dt = c->prev_rate = 0;
 }
 
 double rate_carry_step(rate_carry_t *c, double d, double dt)
@@ -80,14 +102,21 @@ double rate_carry_step(rate_carry_t *c, double d, double dt)
         return NAN;
     if (d > 0)
         c->carry += d;
-    double rate = c->carry / dt;
+    double span = dt;
+    if (dt < c->min_dt && c->prev_dt > 0) { /* too short on its own: the mean over it and the row before */
+        span = dt + c->prev_dt;
+        c->carry += c->prev_rate * c->prev_dt;
+    }
+    double rate = c->carry / span;
     if (c->cap > 0 && rate > c->cap)
         rate = c->cap;
-    c->carry -= rate * dt;
+    c->carry -= rate * span;
     if (c->carry < 0)
         c->carry = 0;
-    if (dt >= c->min_dt && (isnan(c->max_rate) || rate > c->max_rate))
+    if (span >= c->min_dt && (isnan(c->max_rate) || rate > c->max_rate))
         c->max_rate = rate;
+    c->prev_dt = span;
+    c->prev_rate = rate;
     return rate;
 }
 
@@ -136,6 +165,7 @@ void model_free(js_model_t *m)
     pidmap_free(&m->procs);
     free(m->pp);
     free(m->gone);
+    free(m->comms);
     free(m);
 }
 
@@ -153,12 +183,57 @@ static double fmax_nan(double a, double b)
     return a > b ? a : b;
 }
 
+static double nan0(double x)
+{
+    return isnan(x) ? 0 : x;
+}
+
+/* comm_entry: the per-command entry of `comm` (created), or NULL when the table is full and cannot grow. */
+static uint32_t comm_index(js_model_t *m, const char *comm)
+{
+    for (size_t i = 0; i < m->ncomms; i++)
+        if (strcmp(m->comms[i].comm, comm) == 0)
+            return (uint32_t)i + 1;
+    if (m->ncomms >= COMMS_MAX) /* the last slot collects every further name */
+        return m->ncomms;
+    if (m->ncomms == m->comms_cap) {
+        size_t cap = m->comms_cap ? m->comms_cap * 2 : 32;
+        mcomm_t *c = realloc(m->comms, cap * sizeof(*c));
+        if (!c)
+            return 0;
+        m->comms = c;
+        m->comms_cap = cap;
+    }
+    mcomm_t *c = &m->comms[m->ncomms++];
+    memset(c, 0, sizeof(*c));
+    snprintf(c->comm, sizeof(c->comm), "%s", m->ncomms == COMMS_MAX ? "(other)" : comm);
+    return (uint32_t)m->ncomms;
+}
+
+/* own_used: the CPU a process used while monitored (its own, without reaped children), sampled. */
+static double own_used(const mproc_t *e)
+{
+    return e->max_own > e->base_own ? e->max_own - e->base_own : 0;
+}
+
+/* own_used_as: what it used under its current comm */
+static double own_used_as(const mproc_t *e)
+{
+    double base = e->comm_base > e->base_own ? e->comm_base : e->base_own;
+    return e->max_own > base ? e->max_own - base : 0;
+}
+
 /* vanish: a member is gone; decide whether someone we see accounts for its totals. */
 static void vanish(js_model_t *m, const mproc_t *e)
 {
-    m->sampled_gone += e->max_own;
+    m->sampled_gone += own_used(e);
+    if (e->comm_ix)
+        m->comms[e->comm_ix - 1].cpu_gone += own_used_as(e);
     if (m->cfg.mode == JS_MODE_RUN)
         return; /* reaped by a live member (its cutime) or by the monitor (RUSAGE_CHILDREN) */
+    /* status context switches do not include reaped children: keep the last seen figures */
+    m->ctxsw_gone[0] += nan0(e->vcsw);
+    m->ctxsw_gone[1] += nan0(e->ivcsw);
     const mproc_t *parent = pidmap_get(&m->procs, e->ppid);
     if (parent && parent->stamp == m->stamp)
         return; /* its live parent's cutime and io absorb it when it reaps it */
@@ -191,18 +266,23 @@ typedef struct {
     size_t io_have[IO__MAX];
     double rss, rss_main, rss_desc, shared, threads;
     size_t have_rss, have_shared;
-    double opt[8]; /* PROC_RSS_ANON.. in opt_cols order; HWM is a maximum, the rest sums */
-    size_t opt_have[8];
+    double opt[6]; /* opt_cols order; HWM is a maximum, the rest sums */
+    size_t opt_have[6];
+    double uss, pss, ctxsw[2];
+    size_t have_uss, have_pss, have_ctxsw;
+    double max_proc_rss; /* largest single-process RSS */
+    int32_t max_proc_pid;
 } live_sums_t;
 
-static const int opt_cols[8] = {PROC_RSS_ANON, PROC_RSS_FILE, PROC_RSS_SHMEM, PROC_SWAP,
-                                PROC_HWM,      PROC_USS,      PROC_PSS,       PROC_FDS};
-enum { OPT_ANON, OPT_FILE, OPT_SHMEM, OPT_SWAP, OPT_HWM, OPT_USS, OPT_PSS, OPT_FDS };
+static const int opt_cols[6] = {PROC_RSS_ANON, PROC_RSS_FILE, PROC_RSS_SHMEM, PROC_SWAP, PROC_HWM, PROC_FDS};
+enum { OPT_ANON, OPT_FILE, OPT_SHMEM, OPT_SWAP, OPT_HWM, OPT_FDS };
 
 /* What the monitor has reaped so far (run mode), from the tree row. */
 typedef struct {
     double user, sys, io[IO__MAX], minflt, majflt;
 } reaped_t;
+
+#define SIGCHLD_BIT (UINT64_C(1) << 16) /* SIGCHLD is 17 on Linux: bit 16 of the sigignore mask */
 
 /* feed_proc: one proc row: update the process's state, its per-process rates (*pp) and the live sums. */
 static int feed_proc(js_model_t *m, const js_value_t *v, double dt, js_proc_point_t *pp, live_sums_t *ls)
@@ -223,6 +303,7 @@ static int feed_proc(js_model_t *m, const js_value_t *v, double dt, js_proc_poin
         if (!e)
             return -ENOMEM;
         e->start = start;
+        e->uss = e->pss = e->vcsw = e->ivcsw = e->peak_rss = NAN;
         m->sum.procs_total++;
     }
     double ut = v_num(&v[PROC_UTIME]) / tck, st = v_num(&v[PROC_STIME]) / tck;
@@ -230,32 +311,48 @@ static int feed_proc(js_model_t *m, const js_value_t *v, double dt, js_proc_poin
     double own = ut + st;
     pp->cpu_cores = pp->read_bps = pp->write_bps = NAN;
     if (!fresh && dt > 0) {
-        pp->cpu_cores = own >= e->own ? (own - e->own) / dt : NAN;
+        /* a short interval (the closing sample) gives the mean over it and the one before, as for the tree */
+        double span = dt, before = e->own;
+        if (dt < (double)m->cfg.interval_ns / 2e9 && e->dt_prev > 0) {
+            span += e->dt_prev;
+            before = e->own_prev;
+        }
+        pp->cpu_cores = own >= before ? (own - before) / span : NAN;
         if (m->cfg.cores_available > 0 && pp->cpu_cores > m->cfg.cores_available)
             pp->cpu_cores = m->cfg.cores_available; /* whole ticks over a few ms */
         if (v[PROC_READ_BYTES].present && (e->io_ok & (1u << IO_READ)))
             pp->read_bps = ((double)v[PROC_READ_BYTES].i - e->io[IO_READ]) / dt;
         if (v[PROC_WRITE_BYTES].present && (e->io_ok & (1u << IO_WRITE)))
             pp->write_bps = ((double)v[PROC_WRITE_BYTES].i - e->io[IO_WRITE]) / dt;
+        e->own_prev = e->own;
+        e->dt_prev = dt;
     }
     e->stamp = m->stamp;
     e->ppid = v[PROC_PPID].present ? (int32_t)v[PROC_PPID].i : 0;
     if (!isnan(own)) {
+        if (fresh && m->cfg.mode != JS_MODE_RUN && m->nfed == 0)
+            e->base_own = own; /* attach/watch: what it used before monitoring began is not ours */
         e->own = own;
         e->max_own = fmax_nan(e->max_own, own);
         e->user_all = ut + (isnan(cut) ? 0 : cut);
         e->sys_all = st + (isnan(cst) ? 0 : cst);
         e->cpu_all = e->user_all + e->sys_all;
     }
+    bool io_read = false;
     for (int k = 0; k < IO__MAX; k++) {
         if (v[PROC_RCHAR + k].present) {
             e->io[k] = (double)v[PROC_RCHAR + k].i;
             e->io_ok |= (uint8_t)(1u << k);
+            io_read = true;
         }
         if (e->io_ok & (1u << k)) {
             ls->io[k] += e->io[k];
             ls->io_have[k]++;
         }
+    }
+    if (!io_read && !e->io_missing) { /* unreadable is not zero: the I/O totals become missing */
+        e->io_missing = true;
+        m->sum.io_unreadable++;
     }
     if (v[PROC_MINFLT].present)
         e->minflt = (double)v[PROC_MINFLT].i + (v[PROC_CMINFLT].present ? (double)v[PROC_CMINFLT].i : 0);
@@ -265,7 +362,7 @@ static int feed_proc(js_model_t *m, const js_value_t *v, double dt, js_proc_poin
     ls->sys += e->sys_all;
     ls->minflt += e->minflt;
     ls->majflt += e->majflt;
-    ls->sampled += e->max_own;
+    ls->sampled += own_used(e);
 
     if (v[PROC_RSS].present) {
         double r = (double)v[PROC_RSS].i;
@@ -275,31 +372,51 @@ static int feed_proc(js_model_t *m, const js_value_t *v, double dt, js_proc_poin
             ls->rss_main += r;
         else
             ls->rss_desc += r;
+        e->peak_rss = fmax_nan(e->peak_rss, r);
+        if (isnan(ls->max_proc_rss) || r > ls->max_proc_rss) {
+            ls->max_proc_rss = r;
+            ls->max_proc_pid = pid;
+        }
     }
     if (v[PROC_SHARED].present) {
         ls->shared += (double)v[PROC_SHARED].i;
         ls->have_shared++;
     }
-    for (int k = 0; k < 8; k++) {
+    for (int k = 0; k < 6; k++) {
         const js_value_t *o = &v[opt_cols[k]];
         if (!o->present)
             continue;
         ls->opt_have[k]++;
         ls->opt[k] = k == OPT_HWM ? fmax_nan(ls->opt[k], (double)o->i) : ls->opt[k] + (double)o->i;
     }
+    /* USS and PSS are read adaptively (proc_tree's want_uss): between reads a process's last value stands */
+    if (v[PROC_USS].present)
+        e->uss = (double)v[PROC_USS].i;
+    if (v[PROC_PSS].present)
+        e->pss = (double)v[PROC_PSS].i;
+    if (v[PROC_VCSW].present)
+        e->vcsw = (double)v[PROC_VCSW].i;
+    if (v[PROC_IVCSW].present)
+        e->ivcsw = (double)v[PROC_IVCSW].i;
+    if (!isnan(e->uss)) {
+        ls->uss += e->uss;
+        ls->have_uss++;
+    }
+    if (!isnan(e->pss)) {
+        ls->pss += e->pss;
+        ls->have_pss++;
+    }
+    if (!isnan(e->vcsw) && !isnan(e->ivcsw)) {
+        ls->ctxsw[0] += e->vcsw;
+        ls->ctxsw[1] += e->ivcsw;
+        ls->have_ctxsw++;
+    }
+    if (v[PROC_SIGIGNORE].present && ((uint64_t)v[PROC_SIGIGNORE].i & SIGCHLD_BIT) && !m->sum.sigchld_pid) {
+        m->sum.sigchld_pid = pid; /* its children are reaped by the kernel, their usage accounted to nobody */
+        snprintf(m->sum.sigchld_comm, sizeof(m->sum.sigchld_comm), "%s", e->comm);
+    }
     ls->threads += v[PROC_THREADS].present ? (double)v[PROC_THREADS].i : 0;
     return 0;
-}
-
-/* remember_comms: the command name of each process first seen (or exec'd) in this sample, for the views. */
-static void remember_comms(js_model_t *m, const js_rows_t *info)
-{
-    for (size_t i = 0; info && i < info->nrows; i++) {
-        const js_value_t *v = rows_row(info, i);
-        mproc_t *e = v[INFO_PID].present ? pidmap_get(&m->procs, (int32_t)v[INFO_PID].i) : NULL;
-        if (e && v[INFO_START_TICKS].present && e->start == (uint64_t)v[INFO_START_TICKS].i)
-            snprintf(e->comm, sizeof(e->comm), "%s", v[INFO_COMM].present ? rows_str(info, &v[INFO_COMM]) : "");
-    }
 }
 
 /* forget_vanished: members not in this sample have gone; account for them and drop their state. */
@@ -327,6 +444,29 @@ static int forget_vanished(js_model_t *m)
     return 0;
 }
 
+/* remember_comms: the command name of each process first seen (or exec'd) in this sample, for the views and
+ * the per-command figures. */
+static void remember_comms(js_model_t *m, const js_rows_t *info)
+{
+    for (size_t i = 0; info && i < info->nrows; i++) {
+        const js_value_t *v = rows_row(info, i);
+        mproc_t *e = v[INFO_PID].present ? pidmap_get(&m->procs, (int32_t)v[INFO_PID].i) : NULL;
+        if (!e || !v[INFO_START_TICKS].present || e->start != (uint64_t)v[INFO_START_TICKS].i)
+            continue;
+        const char *comm = v[INFO_COMM].present ? rows_str(info, &v[INFO_COMM]) : "";
+        if (e->comm_ix) { /* an exec: what it used under its former name stays there */
+            m->comms[e->comm_ix - 1].cpu_gone += own_used_as(e);
+            e->comm_base = e->max_own;
+        }
+        snprintf(e->comm, sizeof(e->comm), "%s", comm);
+        e->comm_ix = comm_index(m, comm);
+        if (e->comm_ix)
+            m->comms[e->comm_ix - 1].procs++;
+        if (m->sum.sigchld_pid == (int32_t)v[INFO_PID].i && !m->sum.sigchld_comm[0])
+            snprintf(m->sum.sigchld_comm, sizeof(m->sum.sigchld_comm), "%s", comm);
+    }
+}
+
 /* read_reaped: the monitor's reaped totals from the tree row (zeros where absent, as in attach mode). */
 static void read_reaped(js_model_t *m, const js_value_t *tv, reaped_t *r, js_tree_point_t *pt)
 {
@@ -346,6 +486,15 @@ static void read_reaped(js_model_t *m, const js_value_t *tv, reaped_t *r, js_tre
         r->majflt = (double)tv[TREE_REAPED_MAJFLT].i;
     if (tv[TREE_REAPED_MAXRSS].present)
         m->reaped_maxrss = fmax_nan(m->reaped_maxrss, (double)tv[TREE_REAPED_MAXRSS].i);
+    if (tv[TREE_REAPED_NVCSW].present)
+        m->reaped_ctxsw[0] = (double)tv[TREE_REAPED_NVCSW].i;
+    if (tv[TREE_REAPED_NIVCSW].present)
+        m->reaped_ctxsw[1] = (double)tv[TREE_REAPED_NIVCSW].i;
+    if (tv[TREE_UNREAD].present && tv[TREE_UNREAD].i > 0) {
+        m->sum.unread_samples++;
+        if (tv[TREE_UNREAD].i > m->sum.unread_max)
+            m->sum.unread_max = tv[TREE_UNREAD].i;
+    }
     pt->root_alive = tv[TREE_ROOT_ALIVE].present && tv[TREE_ROOT_ALIVE].i;
 }
 
@@ -355,12 +504,12 @@ static void cumulate(js_model_t *m, js_tree_point_t *pt, const live_sums_t *ls, 
 {
     double c_user = ls->user + r->user + m->lost_user, c_sys = ls->sys + r->sys + m->lost_sys;
     double c_io[IO__MAX];
-    for (int k = 0; k < IO__MAX; k++) /* unknown when a live member's io could not be read */
-        c_io[k] = ls->io_have[k] == ls->n ? ls->io[k] + r->io[k] + m->lost_io[k] : NAN;
+    for (int k = 0; k < IO__MAX; k++) /* unknown when a member's io could not be read, now or before */
+        c_io[k] = ls->io_have[k] == ls->n && !m->sum.io_unreadable ? ls->io[k] + r->io[k] + m->lost_io[k] : NAN;
     double c_min = ls->minflt + r->minflt + m->lost_minflt, c_maj = ls->majflt + r->majflt + m->lost_majflt;
     if (!m->have_base) {
         m->have_base = true;
-        if (m->cfg.mode == JS_MODE_ATTACH) { /* attach counts what was used while watched */
+        if (m->cfg.mode != JS_MODE_RUN) { /* attach and watch count what was used while watched */
             m->base_user = c_user;
             m->base_sys = c_sys;
             for (int k = 0; k < IO__MAX; k++)
@@ -410,16 +559,18 @@ static void tree_levels(js_tree_point_t *pt, const live_sums_t *ls)
     pt->rss_file = all_or_nan(ls->opt[OPT_FILE], ls->opt_have[OPT_FILE], n);
     pt->rss_shmem = all_or_nan(ls->opt[OPT_SHMEM], ls->opt_have[OPT_SHMEM], n);
     pt->swap = all_or_nan(ls->opt[OPT_SWAP], ls->opt_have[OPT_SWAP], n);
-    pt->hwm_max = ls->opt_have[OPT_HWM] ? ls->opt[OPT_HWM] : NAN;
-    pt->uss = all_or_nan(ls->opt[OPT_USS], ls->opt_have[OPT_USS], n);
-    pt->pss = all_or_nan(ls->opt[OPT_PSS], ls->opt_have[OPT_PSS], n);
+    /* the kernel's per-process high-water mark is at least the largest RSS sampled of one process */
+    pt->hwm_max = fmax_nan(ls->opt_have[OPT_HWM] ? ls->opt[OPT_HWM] : NAN, ls->max_proc_rss);
+    pt->uss = all_or_nan(ls->uss, ls->have_uss, n);
+    pt->pss = all_or_nan(ls->pss, ls->have_pss, n);
     pt->fds = all_or_nan(ls->opt[OPT_FDS], ls->opt_have[OPT_FDS], n);
     pt->members = (double)n;
     pt->threads = ls->threads;
 }
 
 /* summary_add: fold this sample's point and the monitor's own rows into the run summary. */
-static void summary_add(js_model_t *m, const js_sample_t *s, const js_value_t *sv, const js_tree_point_t *pt)
+static void summary_add(js_model_t *m, const js_sample_t *s, const js_value_t *sv, const js_tree_point_t *pt,
+                        const live_sums_t *ls)
 {
     js_summary_t *su = &m->sum;
     bool any = pt->members > 0;
@@ -437,11 +588,19 @@ static void summary_add(js_model_t *m, const js_sample_t *s, const js_value_t *s
     if (!isnan(pt->uss))
         su->uss_samples++;
     su->peak_pss = fmax_nan(su->peak_pss, pt->pss);
-    su->peak_rss_kernel = fmax_nan(su->peak_rss_kernel, pt->hwm_max);
+    if (!isnan(pt->hwm_max) && (isnan(su->peak_rss_kernel) || pt->hwm_max > su->peak_rss_kernel)) {
+        su->peak_rss_kernel = pt->hwm_max;
+        /* which process: the one with the largest RSS now is the best guess when VmHWM was not read */
+        const mproc_t *e = ls->max_proc_pid ? pidmap_get(&m->procs, ls->max_proc_pid) : NULL;
+        su->peak_kernel_pid = e ? ls->max_proc_pid : 0;
+        snprintf(su->peak_kernel_comm, sizeof(su->peak_kernel_comm), "%s", e ? e->comm : "");
+    }
     if ((int64_t)pt->members > su->procs_max)
         su->procs_max = (int64_t)pt->members;
     if ((int64_t)pt->threads > su->threads_max)
         su->threads_max = (int64_t)pt->threads;
+    const js_rows_t *ex = sample_rows(s, &table_exits);
+    su->procs_reaped += ex ? (int64_t)ex->nrows : 0;
     const js_value_t *self = first_row(s, &table_self);
     if (self) {
         if (self[SELF_UTIME].present && self[SELF_STIME].present)
@@ -461,6 +620,16 @@ static void summary_add(js_model_t *m, const js_sample_t *s, const js_value_t *s
         if (v[STATS_DURATION].present)
             m->collect_ns_sum += (double)v[STATS_DURATION].i;
     }
+    /* per-command peaks */
+    for (size_t i = 0; i < m->procs.cap; i++) {
+        mproc_t *e;
+        if (pidmap_at(&m->procs, i, (void **)&e) && e->stamp == m->stamp && e->comm_ix && !isnan(e->peak_rss))
+            m->comms[e->comm_ix - 1].peak_rss = fmax_nan(m->comms[e->comm_ix - 1].peak_rss, e->peak_rss);
+    }
+    su->vol_ctxsw = ls->ctxsw[0] + m->ctxsw_gone[0] + m->reaped_ctxsw[0];
+    su->invol_ctxsw = ls->ctxsw[1] + m->ctxsw_gone[1] + m->reaped_ctxsw[1];
+    if (ls->have_ctxsw != ls->n)
+        su->vol_ctxsw = su->invol_ctxsw = NAN;
 }
 
 int model_feed(js_model_t *m, int64_t seq, const js_sample_t *s)
@@ -478,7 +647,9 @@ int model_feed(js_model_t *m, int64_t seq, const js_sample_t *s)
     pt->dt_s = m->nfed ? (double)(pt->t_mono_ns - m->prev.t_mono_ns) / 1e9 : NAN;
     m->stamp++;
 
-    live_sums_t ls = {.n = proc ? proc->nrows : 0};
+    live_sums_t ls = {.n = proc ? proc->nrows : 0, .max_proc_rss = NAN};
+    for (int k = 0; k < 6; k++)
+        ls.opt[k] = k == OPT_HWM ? NAN : 0;
     if (ls.n > m->pp_cap) {
         js_proc_point_t *pp = realloc(m->pp, ls.n * sizeof(*pp));
         if (!pp)
@@ -497,7 +668,7 @@ int model_feed(js_model_t *m, int64_t seq, const js_sample_t *s)
     read_reaped(m, first_row(s, &table_tree), &reaped, pt);
     cumulate(m, pt, &ls, &reaped);
     tree_levels(pt, &ls);
-    summary_add(m, s, sv, pt);
+    summary_add(m, s, sv, pt, &ls);
     m->nfed++;
     m->last = s;
     for (size_t i = 0; i < m->nviews; i++)
@@ -520,18 +691,63 @@ const js_proc_point_t *model_procs(const js_model_t *m, size_t *ret_n)
     return m->pp;
 }
 
+/* top_lists: the command names that used the most CPU and memory (JS_TOP_N each). */
+static void top_lists(const js_model_t *m, js_summary_t *ret)
+{
+    double *cpu = calloc(m->ncomms ? m->ncomms : 1, sizeof(*cpu));
+    if (!cpu)
+        return;
+    for (size_t i = 0; i < m->ncomms; i++)
+        cpu[i] = m->comms[i].cpu_gone;
+    for (size_t i = 0; i < m->procs.cap; i++) {
+        mproc_t *e;
+        if (pidmap_at(&m->procs, i, (void **)&e) && e->comm_ix)
+            cpu[e->comm_ix - 1] += own_used_as(e);
+    }
+    bool used_cpu[COMMS_MAX] = {false}, used_rss[COMMS_MAX] = {false};
+    for (int k = 0; k < JS_TOP_N; k++) {
+        size_t bc = SIZE_MAX, br = SIZE_MAX;
+        for (size_t i = 0; i < m->ncomms; i++) {
+            if (!used_cpu[i] && cpu[i] > 0 && (bc == SIZE_MAX || cpu[i] > cpu[bc]))
+                bc = i;
+            if (!used_rss[i] && m->comms[i].peak_rss > 0 && (br == SIZE_MAX || m->comms[i].peak_rss > m->comms[br].peak_rss))
+                br = i;
+        }
+        if (bc != SIZE_MAX) {
+            used_cpu[bc] = true;
+            js_top_t *t = &ret->top_cpu[ret->ntop_cpu++];
+            snprintf(t->comm, sizeof(t->comm), "%s", m->comms[bc].comm);
+            t->cpu_s = cpu[bc];
+            t->peak_rss = m->comms[bc].peak_rss;
+            t->procs = m->comms[bc].procs;
+        }
+        if (br != SIZE_MAX) {
+            used_rss[br] = true;
+            js_top_t *t = &ret->top_rss[ret->ntop_rss++];
+            snprintf(t->comm, sizeof(t->comm), "%s", m->comms[br].comm);
+            t->cpu_s = cpu[br];
+            t->peak_rss = m->comms[br].peak_rss;
+            t->procs = m->comms[br].procs;
+        }
+    }
+    free(cpu);
+}
+
 void model_summary(const js_model_t *m, js_summary_t *ret)
 {
     *ret = m->sum;
     const js_tree_point_t *pt = &m->pt;
     ret->interval_s = (double)m->cfg.interval_ns / 1e9;
     ret->cores_available = m->cfg.cores_available > 0 ? m->cfg.cores_available : NAN;
+    ret->ntop_cpu = ret->ntop_rss = 0;
     if (!m->nfed) {
         ret->user_s = ret->system_s = ret->total_s = ret->sampled_s = NAN;
         ret->mean_cores = ret->max_cores = ret->efficiency = ret->wall_s = NAN;
+        ret->minflt = ret->majflt = ret->vol_ctxsw = ret->invol_ctxsw = ret->unattributed_cpu_s = NAN;
         for (int k = 0; k < IO__MAX; k++)
             ret->io[k] = NAN;
         ret->mon_mean_cost_s = NAN;
+        ret->inexact_cpu_reason = "no sample was recorded";
         return;
     }
     int64_t t0 = m->cfg.mode == JS_MODE_RUN && m->cfg.start_mono_ns > 0 ? m->cfg.start_mono_ns : m->t_first;
@@ -540,16 +756,36 @@ void model_summary(const js_model_t *m, js_summary_t *ret)
     ret->system_s = pt->system_s;
     ret->total_s = pt->cpu_s;
     ret->sampled_s = pt->sampled_cpu_s;
+    ret->minflt = pt->minflt;
+    ret->majflt = pt->majflt;
     ret->mean_cores = ret->wall_s > 0 ? ret->total_s / ret->wall_s : NAN;
-    ret->max_cores = m->cpu_rate.max_rate;
+    /* the whole run is itself one window: the largest rate over any window is at least the mean */
+    ret->max_cores = fmax_nan(m->cpu_rate.max_rate, ret->mean_cores);
     ret->efficiency = ret->cores_available > 0 ? ret->mean_cores / ret->cores_available : NAN;
     for (int k = 0; k < IO__MAX; k++)
-        ret->io[k] = pt->io[k];
+        ret->io[k] = ret->io_unreadable ? NAN : pt->io[k];
     ret->peak_rss_kernel = fmax_nan(ret->peak_rss_kernel, m->reaped_maxrss);
+    if (!isnan(m->reaped_maxrss) && m->reaped_maxrss >= ret->peak_rss_kernel) {
+        ret->peak_kernel_pid = 0;
+        snprintf(ret->peak_kernel_comm, sizeof(ret->peak_kernel_comm), "(a reaped child)");
+    }
     ret->mon_mean_cost_s =
         (m->collect_ns_sum / (double)m->nfed + (m->write_n ? m->write_ns_sum / (double)m->write_n : 0)) / 1e9;
+    ret->unattributed_cpu_s = ret->total_s > ret->sampled_s ? ret->total_s - ret->sampled_s : 0;
+    top_lists(m, ret);
     ret->exact_cpu = m->cfg.mode == JS_MODE_RUN;
     ret->exact_peak_rss = m->cfg.mode == JS_MODE_RUN;
+    ret->inexact_cpu_reason = NULL;
+    if (m->cfg.mode != JS_MODE_RUN)
+        ret->inexact_cpu_reason = "sampled: members that exited are counted up to their last sample";
+    else if (ret->sigchld_pid)
+        ret->inexact_cpu_reason = "a member ignored SIGCHLD: its children were reaped by the kernel, unaccounted";
+    else if (ret->unread_samples)
+        ret->inexact_cpu_reason = "some members could not be read (descriptor limit)";
+    if (ret->inexact_cpu_reason)
+        ret->exact_cpu = false;
+    if (ret->unread_samples)
+        ret->exact_peak_rss = false;
 }
 
 /* ---- views ------------------------------------------------------------------------------------------ */

@@ -54,17 +54,39 @@ typedef struct {
     double read_bps, write_bps;
 } js_proc_point_t;
 
+/* One command name's share of the scope, from the processes sampling saw (top lists in the summary). */
+typedef struct {
+    char comm[64];
+    double cpu_s;    /* own CPU time of its processes, as last seen (sampled) */
+    double peak_rss; /* largest RSS of one of its processes at one sample */
+    int64_t procs;   /* processes seen with this name */
+} js_top_t;
+
+#define JS_TOP_N 5
+
 typedef struct {
     double user_s, system_s, total_s, sampled_s, mean_cores, max_cores, efficiency, cores_available;
     double peak_rss, peak_rss_kernel, peak_swap, peak_rss_main, peak_rss_desc, peak_uss, peak_pss;
+    int32_t peak_kernel_pid; /* the process behind peak_rss_kernel, 0 when it was a reaped child */
+    char peak_kernel_comm[64];
     double io[IO__MAX];
-    int64_t uss_samples; /* samples with a complete tree USS reading (the --uss-every cadence) */
-    int64_t procs_total, procs_max, threads_max;
+    int64_t io_unreadable; /* processes whose I/O counters could not be read: the I/O totals are missing */
+    int64_t uss_samples;   /* samples with a USS/PSS figure for every member (read or carried) */
+    double minflt, majflt; /* page faults (exact in run mode, like CPU) */
+    double vol_ctxsw, invol_ctxsw; /* context switches: live members (status) + what the monitor reaped */
+    int64_t procs_total, procs_max, threads_max, procs_reaped;
+    int64_t unread_samples, unread_max; /* samples with members that could not be read, and the most in one */
+    int32_t sigchld_pid; /* a member that ignored SIGCHLD (its children are reaped unaccounted), 0 if none */
+    char sigchld_comm[64];
+    js_top_t top_cpu[JS_TOP_N], top_rss[JS_TOP_N];
+    int ntop_cpu, ntop_rss;
+    double unattributed_cpu_s; /* exact total minus what the processes sampling saw used (short-lived ones) */
     int64_t taken, missed;
     double interval_s, wall_s;
     double mon_cpu_s, mon_max_rss, mon_mean_cost_s;
     int64_t write_errors;
     bool exact_cpu, exact_peak_rss;
+    const char *inexact_cpu_reason; /* static text: why exact_cpu is false (NULL when it is true) */
 } js_summary_t;
 
 typedef struct js_model js_model_t;
@@ -108,10 +130,13 @@ int model_parts_summary_text(const js_model_t *m, js_buf_t *b);
  * CPU time in whole clock ticks and the exact figure only when it is reaped, so CPU used earlier can become
  * visible at once (up to a tick per exiting process), and a closing sample may follow the previous one by a
  * few ms. A rate is therefore capped at the cores the tree may use, and what is above the cap carries into
- * the following intervals; totals are unaffected. Intervals shorter than half the nominal interval give no
- * candidate for the maximum. Exposed for tests. */
+ * the following intervals; totals are unaffected. An interval shorter than half the nominal one (a closing
+ * sample a few ms after the previous one) reports the mean over itself and the row before, and that mean is a
+ * candidate for the maximum like any full interval: a row never shows more than the summary's max_cores.
+ * Exposed for tests. */
 typedef struct {
     double cap, min_dt, carry, max_rate;
+    double prev_dt, prev_rate; /* the last row's window and rate (a short row is merged with it) */
 } rate_carry_t;
 
 /* rate_carry_init: `cap` <= 0 means no cap; `nominal_dt` the sampling interval in seconds. */

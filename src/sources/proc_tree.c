@@ -70,6 +70,8 @@ static const js_column_t proc_cols[PROC__MAX] = {
     [PROC_PSS] = {"pss_bytes", "bytes", JS_INT, JS_GAUGE, 0, "proportional set size (uss cadence)"},
     [PROC_SWAP_PSS] = {"swap_pss_bytes", "bytes", JS_INT, JS_GAUGE, 0, "proportional swap (uss cadence)"},
     [PROC_PROCESSOR] = {"processor", "count", JS_INT, JS_GAUGE, 0, "CPU last run on"},
+    [PROC_SIGIGNORE] = {"sigignore", "mask", JS_INT, JS_GAUGE, 0,
+                        "ignored signals (stat field 33, bit N-1 for signal N): SIGCHLD ignored = auto-reaped children"},
 };
 const js_table_t table_proc = {"proc", "one row per sample and live member of the scope", PROC__MAX, proc_cols};
 
@@ -88,6 +90,8 @@ static const js_column_t tree_cols[TREE__MAX] = {
     [TREE_MEMBERS] = {"members", "count", JS_INT, JS_GAUGE, 0, "live processes in the scope"},
     [TREE_ROOT_ALIVE] = {"root_alive", "bool", JS_INT, JS_GAUGE, 0, "1 while the command (root) lives"},
     [TREE_DISCOVERY] = {"discovery", "text", JS_TEXT, JS_GAUGE, 0, "children (task/*/children) or scan"},
+    [TREE_UNREAD] = {"unread", "count", JS_INT, JS_GAUGE, 0,
+                     "members (or their children lists) that could not be read this sample (descriptor limit)"},
     [TREE_REAPED_UTIME] = {"reaped_utime_us", "us", JS_INT, JS_COUNTER, 64,
                            "user CPU of all the monitor reaped (RUSAGE_CHILDREN); run mode"},
     [TREE_REAPED_STIME] = {"reaped_stime_us", "us", JS_INT, JS_COUNTER, 64, "system CPU, likewise"},
@@ -236,6 +240,8 @@ typedef struct {
     int fd_stat, fd_statm, fd_io, fd_children, fd_fddir; /* fd_fddir: O_PATH to /proc/<pid>/fd */
     uint64_t seen; /* sample stamp */
     bool io_denied;
+    bool kept;          /* its descriptors are kept open across samples (within the descriptor budget) */
+    uint64_t rss_at_uss; /* bytes: RSS when smaps_rollup was last read (0: never) */
     char comm[64];
 } pent_t;
 
@@ -256,7 +262,16 @@ typedef struct {
     size_t nzombies; /* members of the current sample that have exited but are not reaped yet */
     /* run mode: the monitor's own children file and io files, kept open (it is one thread) */
     int fd_mon_children, fd_mon_io, fd_mon_thread_io;
+    /* descriptor budget: processes whose files are kept open, and at most how many (from RLIMIT_NOFILE) */
+    size_t nkept, keep_max;
+    bool keep_capped; /* the limit was hit once: keep_max stays where it was then */
+    size_t unread;    /* members of this sample that could not be read (no descriptor left, ...) */
 } tree_state_t;
+
+#define KEPT_PER_PROC 5   /* stat, statm, io, children, fd directory */
+#define FD_RESERVE 256    /* descriptors left for everything else: the recording, other sources, reads */
+#define USS_GROWTH_NUM 11 /* re-read smaps_rollup once RSS exceeds 11/10 of its value at the last read */
+#define USS_GROWTH_DEN 10
 
 static void ent_close(pent_t *e)
 {
@@ -283,7 +298,38 @@ static pent_t *ent_insert(tree_state_t *st, int32_t pid)
 static void ent_remove(tree_state_t *st, pent_t *e)
 {
     ent_close(e);
+    if (e->kept)
+        st->nkept--;
     pidmap_del(&st->procs, e->pid);
+}
+
+/* evict: out of descriptors: stop keeping the descriptors of up to `n` kept processes other than `keep`, so
+ * transient reads can go on, and keep no more than what is left from then on. Returns how many were freed. */
+static size_t evict(tree_state_t *st, const pent_t *keep, size_t n)
+{
+    size_t freed = 0;
+    for (size_t i = 0; i < st->procs.cap && freed < n; i++) {
+        pent_t *e;
+        if (!pidmap_at(&st->procs, i, (void **)&e) || !e->kept || e == keep)
+            continue;
+        ent_close(e);
+        e->kept = false;
+        st->nkept--;
+        freed++;
+    }
+    st->keep_max = st->nkept;
+    st->keep_capped = true;
+    return freed;
+}
+
+/* budget_update: how many processes may keep their descriptors, from the current RLIMIT_NOFILE. */
+static void budget_update(tree_state_t *st)
+{
+    struct rlimit rl;
+    if (st->keep_capped || getrlimit(RLIMIT_NOFILE, &rl) < 0)
+        return;
+    rlim_t cur = rl.rlim_cur == RLIM_INFINITY ? 1048576 : rl.rlim_cur;
+    st->keep_max = cur > FD_RESERVE ? (size_t)(cur - FD_RESERVE) / KEPT_PER_PROC : 0;
 }
 
 static int push_pid(int32_t **arr, size_t *n, size_t *cap, int32_t pid)
@@ -300,19 +346,55 @@ static int push_pid(int32_t **arr, size_t *n, size_t *cap, int32_t pid)
     return 0;
 }
 
-/* kept_read: read a per-process file through a descriptor kept open across samples. `record`: the file is
- * rendered whole by one read (stat, statm, io), so no second read is needed to see end-of-file. */
-static int kept_read(int dirfd, int *fd, const char *path, js_buf_t *b, bool record)
+enum { READ_RECORD, READ_PAGED, READ_FULL };
+
+static int read_fd(int fd, js_buf_t *b, int how)
 {
-    if (*fd < 0) {
-        *fd = openat(dirfd, path, O_RDONLY | O_CLOEXEC);
-        if (*fd < 0) {
-            if (errno == EMFILE || errno == ENFILE) /* out of descriptors: read without keeping */
-                return record ? fs_read_record(dirfd, path, b) : fs_read(dirfd, path, b);
-            return -errno;
-        }
+    return how == READ_RECORD ? fd_read_record(fd, b) : how == READ_PAGED ? fd_read_paged(fd, b) : fd_read(fd, b);
+}
+
+/* kept_read: read a file through a descriptor kept open across samples (opened on first use). */
+static int kept_read(int dirfd, int *fd, const char *path, js_buf_t *b, int how)
+{
+    if (*fd < 0 && (*fd = fs_open(dirfd, path)) < 0) {
+        int r = *fd;
+        *fd = -1;
+        return r;
     }
-    return record ? fd_read_record(*fd, b) : fd_read_paged(*fd, b);
+    return read_fd(*fd, b, how);
+}
+
+static bool out_of_fds(int r)
+{
+    return r == -EMFILE || r == -ENFILE;
+}
+
+/* pread_proc: read per-process file `path` of entry `e`: through the kept descriptor *fd when the process
+ * keeps its descriptors (fd NULL: never kept), else open-read-close. Out of descriptors, the kept
+ * descriptors of other processes are closed (they go on with transient reads) and the read is tried once
+ * more; -EMFILE then means it could not be read. */
+static int pread_proc(tree_state_t *st, const js_ctx_t *ctx, pent_t *e, int *fd, const char *path, js_buf_t *b,
+                      int how)
+{
+    for (int attempt = 0; attempt < 2; attempt++) {
+        int r;
+        if (fd && e->kept) {
+            r = kept_read(ctx->root.proc, fd, path, b, how);
+            if (out_of_fds(r)) { /* this process's own kept descriptors are the first to go */
+                ent_close(e);
+                e->kept = false;
+                st->nkept--;
+                continue;
+            }
+        } else {
+            r = how == READ_RECORD ? fs_read_record(ctx->root.proc, path, b) : fs_read(ctx->root.proc, path, b);
+        }
+        if (!out_of_fds(r) || attempt == 1)
+            return r;
+        if (!evict(st, e, 16))
+            return r;
+    }
+    return -EMFILE;
 }
 
 static int tree_init(const js_ctx_t *ctx, void **ret_state)
@@ -445,23 +527,29 @@ static int scan_children(tree_state_t *st, int32_t ppid)
     return 0;
 }
 
-/* enqueue_children: children of every thread of `pid`. Single-threaded processes use a kept descriptor. */
-static int enqueue_children(tree_state_t *st, const js_ctx_t *ctx, int32_t pid, int *fd_children,
-                            int64_t threads)
+/* enqueue_children: children of every thread of `pid`. Single-threaded processes read one children file
+ * (kept open when the process keeps its descriptors). */
+static int enqueue_children(tree_state_t *st, const js_ctx_t *ctx, pent_t *e, int64_t threads)
 {
     if (st->scan)
-        return scan_children(st, pid);
+        return scan_children(st, e->pid);
     char path[300];
-    if (threads <= 1 && fd_children) {
-        snprintf(path, sizeof(path), "%d/task/%d/children", (int)pid, (int)pid);
-        if (kept_read(ctx->root.proc, fd_children, path, &st->buf2, false) < 0)
-            return 0;
-        return enqueue_list(st, st->buf2.p);
+    if (threads <= 1) {
+        snprintf(path, sizeof(path), "%d/task/%d/children", (int)e->pid, (int)e->pid);
+        int r = pread_proc(st, ctx, e, &e->fd_children, path, &st->buf2, READ_PAGED);
+        if (out_of_fds(r))
+            st->unread++; /* its children cannot be found this sample */
+        return r < 0 ? 0 : enqueue_list(st, st->buf2.p);
     }
-    snprintf(path, sizeof(path), "%d/task", (int)pid);
+    snprintf(path, sizeof(path), "%d/task", (int)e->pid);
     int dfd = openat(ctx->root.proc, path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-    if (dfd < 0)
+    if (dfd < 0 && out_of_fds(-errno) && evict(st, e, 16))
+        dfd = openat(ctx->root.proc, path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (dfd < 0) {
+        if (out_of_fds(-errno))
+            st->unread++;
         return 0;
+    }
     DIR *d = fdopendir(dfd);
     if (!d) {
         close(dfd);
@@ -480,18 +568,24 @@ static int enqueue_children(tree_state_t *st, const js_ctx_t *ctx, int32_t pid, 
     return r;
 }
 
-/* count_fds: open descriptors of `pid`. On Linux >= 6.2 the size of /proc/<pid>/fd is the count, and an
- * O_PATH descriptor kept on that directory is re-stat'ed without a path lookup; otherwise count entries. */
-static int count_fds(tree_state_t *st, const js_ctx_t *ctx, int32_t pid, int *fddir, int64_t *ret)
+/* count_fds: open descriptors of `e`. On Linux >= 6.2 the size of /proc/<pid>/fd is the count: an O_PATH
+ * descriptor kept on that directory is re-stat'ed without a path lookup (or the path is stat'ed when the
+ * process does not keep descriptors); otherwise count the entries. */
+static int count_fds(tree_state_t *st, const js_ctx_t *ctx, pent_t *e, int64_t *ret)
 {
     char path[48];
-    snprintf(path, sizeof(path), "%d/fd", (int)pid);
+    snprintf(path, sizeof(path), "%d/fd", (int)e->pid);
+    struct stat s;
     if (st->fd_by_stat) {
-        struct stat s;
-        if (*fddir < 0 && (*fddir = openat(ctx->root.proc, path, O_PATH | O_DIRECTORY | O_CLOEXEC)) < 0)
-            return -errno;
-        if (fstat(*fddir, &s) < 0)
-            return -errno;
+        if (!e->kept) {
+            if (fstatat(ctx->root.proc, path, &s, 0) < 0)
+                return -errno;
+        } else {
+            if (e->fd_fddir < 0 && (e->fd_fddir = openat(ctx->root.proc, path, O_PATH | O_DIRECTORY | O_CLOEXEC)) < 0)
+                return -errno;
+            if (fstat(e->fd_fddir, &s) < 0)
+                return -errno;
+        }
         *ret = (int64_t)s.st_size;
         return 0;
     }
@@ -514,7 +608,7 @@ static int count_fds(tree_state_t *st, const js_ctx_t *ctx, int32_t pid, int *fd
 }
 
 /* emit_info: the proc_info row for a new process or one that exec'd. */
-static void emit_info(tree_state_t *st, const js_ctx_t *ctx, js_rows_t *info, const js_pid_stat_t *ps,
+static void emit_info(tree_state_t *st, const js_ctx_t *ctx, pent_t *e, js_rows_t *info, const js_pid_stat_t *ps,
                       const js_pid_status_t *pst)
 {
     js_value_t *v = rows_add(info);
@@ -528,8 +622,21 @@ static void emit_info(tree_state_t *st, const js_ctx_t *ctx, js_rows_t *info, co
     rows_set_str(info, &v[INFO_COMM], ps->comm, strlen(ps->comm));
     char path[48];
     snprintf(path, sizeof(path), "%d/cmdline", (int)ps->pid);
-    if (fs_read(ctx->root.proc, path, &st->buf2) == 0 && proc_cmdline_json(st->buf2.p, st->buf2.len, &st->cmd) == 0)
+    if (pread_proc(st, ctx, e, NULL, path, &st->buf2, READ_FULL) == 0 &&
+        proc_cmdline_json(st->buf2.p, st->buf2.len, &st->cmd) == 0)
         rows_set_str(info, &v[INFO_CMDLINE], st->cmd.p, st->cmd.len);
+}
+
+/* want_uss: whether to read smaps_rollup for `e` this sample: at first sight and after an exec, every
+ * uss_every samples, at the closing sample, and whenever its RSS has grown by more than a tenth since the
+ * last read (USS rises mostly when RSS rises, so a growing job's peak is caught within that fraction). */
+static bool want_uss(const js_ctx_t *ctx, const pent_t *e, bool fresh, bool exec, uint64_t rss)
+{
+    if (!ctx->uss_every)
+        return false;
+    if (fresh || exec || ctx->final || ctx->seq % ctx->uss_every == 0 || !e->rss_at_uss)
+        return true;
+    return rss / USS_GROWTH_NUM > e->rss_at_uss / USS_GROWTH_DEN;
 }
 
 /* visit: sample one process; returns 1 if it is a live member (row written), 0 if gone, <0 on ENOMEM. */
@@ -547,9 +654,16 @@ static int visit(tree_state_t *st, js_ctx_t *ctx, int32_t pid, js_rows_t *proc, 
             if (!e)
                 return -ENOMEM;
             fresh = true;
+            e->kept = st->nkept < st->keep_max;
+            st->nkept += e->kept;
         }
         snprintf(path, sizeof(path), "%d/stat", (int)pid);
-        int r = kept_read(ctx->root.proc, &e->fd_stat, path, &st->buf, true);
+        int r = pread_proc(st, ctx, e, &e->fd_stat, path, &st->buf, READ_RECORD);
+        if (out_of_fds(r)) { /* it exists, but nothing can be read: counted, tried again next sample */
+            st->unread++;
+            e->seen = st->stamp;
+            return 2;
+        }
         if (r == 0 && parse_pid_stat(st->buf.p, &ps) == 0 && (fresh || ps.starttime == e->start))
             break;
         /* gone, or the PID was reused by a new process: drop the old entry and retry once fresh */
@@ -583,20 +697,23 @@ static int visit(tree_state_t *st, js_ctx_t *ctx, int32_t pid, js_rows_t *proc, 
     val_int(&v[PROC_CMAJFLT], (int64_t)ps.cmajflt);
     val_int(&v[PROC_VSIZE], (int64_t)ps.vsize);
     val_int(&v[PROC_PROCESSOR], ps.processor);
+    val_int(&v[PROC_SIGIGNORE], (int64_t)ps.sigignore);
 
-    uint64_t res, shared;
+    uint64_t res, shared, rss = 0;
     snprintf(path, sizeof(path), "%d/statm", (int)pid);
-    if (kept_read(ctx->root.proc, &e->fd_statm, path, &st->buf, true) == 0 &&
+    if (pread_proc(st, ctx, e, &e->fd_statm, path, &st->buf, READ_RECORD) == 0 &&
         proc_parse_statm(st->buf.p, &res, &shared) == 0) {
-        val_int(&v[PROC_RSS], (int64_t)(res * (uint64_t)st->page));
+        rss = res * (uint64_t)st->page;
+        val_int(&v[PROC_RSS], (int64_t)rss);
         val_int(&v[PROC_SHARED], (int64_t)(shared * (uint64_t)st->page));
     } else if (ps.rss >= 0) {
-        val_int(&v[PROC_RSS], ps.rss * st->page);
+        rss = (uint64_t)ps.rss * (uint64_t)st->page;
+        val_int(&v[PROC_RSS], (int64_t)rss);
     }
 
     if (!e->io_denied) {
         snprintf(path, sizeof(path), "%d/io", (int)pid);
-        int r = kept_read(ctx->root.proc, &e->fd_io, path, &st->buf, true);
+        int r = pread_proc(st, ctx, e, &e->fd_io, path, &st->buf, READ_RECORD);
         js_pid_io_t io;
         if (r == 0 && proc_parse_io(st->buf.p, &io) == 0) {
             for (int i = 0; i < 7; i++)
@@ -608,36 +725,39 @@ static int visit(tree_state_t *st, js_ctx_t *ctx, int32_t pid, js_rows_t *proc, 
     }
 
     int64_t nfd = 0;
-    if (count_fds(st, ctx, pid, &e->fd_fddir, &nfd) == 0)
+    if (count_fds(st, ctx, e, &nfd) == 0)
         val_int(&v[PROC_FDS], nfd);
 
-    bool comm_changed = !fresh && strcmp(e->comm, ps.comm) != 0;
+    bool exec = !fresh && strcmp(e->comm, ps.comm) != 0;
     js_pid_status_t pst;
     bool have_status = false;
-    if (fresh || comm_changed || ctx->final || ctx->status_every <= 1 || ctx->seq % ctx->status_every == 0) {
+    if (fresh || exec || ctx->final || ctx->status_every <= 1 || ctx->seq % ctx->status_every == 0) {
         snprintf(path, sizeof(path), "%d/status", (int)pid);
-        if (fs_read_record(ctx->root.proc, path, &st->buf) == 0 && proc_parse_status(st->buf.p, &pst) == 0) {
+        if (pread_proc(st, ctx, e, NULL, path, &st->buf, READ_RECORD) == 0 &&
+            proc_parse_status(st->buf.p, &pst) == 0) {
             have_status = true;
             for (int i = 0; i < 7; i++)
                 if (pst.present & (1u << i))
                     val_int(&v[PROC_RSS_ANON + i], (int64_t)(&pst.rss_anon)[i]);
         }
     }
-    if (ctx->uss_every && (ctx->final || fresh || ctx->seq % ctx->uss_every == 0)) {
+    if (want_uss(ctx, e, fresh, exec, rss)) {
         snprintf(path, sizeof(path), "%d/smaps_rollup", (int)pid);
         js_pid_smaps_t sm;
-        if (fs_read(ctx->root.proc, path, &st->buf) == 0 && proc_parse_smaps_rollup(st->buf.p, &sm) == 0) {
+        if (pread_proc(st, ctx, e, NULL, path, &st->buf, READ_FULL) == 0 &&
+            proc_parse_smaps_rollup(st->buf.p, &sm) == 0) {
             val_int(&v[PROC_USS], (int64_t)sm.uss);
             val_int(&v[PROC_PSS], (int64_t)sm.pss);
             val_int(&v[PROC_SWAP_PSS], (int64_t)sm.swap_pss);
+            e->rss_at_uss = rss ? rss : 1;
         }
     }
-    if (fresh || comm_changed) {
-        emit_info(st, ctx, info, &ps, have_status ? &pst : NULL);
+    if (fresh || exec) {
+        emit_info(st, ctx, e, info, &ps, have_status ? &pst : NULL);
         snprintf(e->comm, sizeof(e->comm), "%s", ps.comm);
     }
     /* e stays valid: no insertion happened since it was found */
-    int r = enqueue_children(st, ctx, pid, &e->fd_children, ps.num_threads);
+    int r = enqueue_children(st, ctx, e, ps.num_threads);
     return r < 0 ? r : 1;
 }
 
@@ -660,13 +780,13 @@ static void reaped_totals(tree_state_t *st, const js_ctx_t *ctx, js_value_t *t)
     char path[64];
     js_pid_io_t whole, self;
     snprintf(path, sizeof(path), "%d/task/%d/io", (int)ctx->monitor_pid, (int)ctx->monitor_pid);
-    if (kept_read(ctx->root.proc, &st->fd_mon_thread_io, path, &st->buf, true) < 0 ||
+    if (kept_read(ctx->root.proc, &st->fd_mon_thread_io, path, &st->buf, READ_RECORD) < 0 ||
         proc_parse_io(st->buf.p, &self) < 0)
         return;
     self.v[0] += st->buf.len; /* rchar of the read just made */
     self.v[2] += 1;           /* syscr */
     snprintf(path, sizeof(path), "%d/io", (int)ctx->monitor_pid);
-    if (kept_read(ctx->root.proc, &st->fd_mon_io, path, &st->buf, true) < 0 || proc_parse_io(st->buf.p, &whole) < 0)
+    if (kept_read(ctx->root.proc, &st->fd_mon_io, path, &st->buf, READ_RECORD) < 0 || proc_parse_io(st->buf.p, &whole) < 0)
         return;
     for (int i = 0; i < 6; i++)
         if ((whole.present & self.present & (1u << i)) && whole.v[i] >= self.v[i])
@@ -711,8 +831,15 @@ static int tree_collect(void *state, js_ctx_t *ctx, js_rows_t *const *rows)
     if (st->scan && (r = scan_build(st, ctx)) < 0)
         return r;
     /* roots first, then last sample's members in their order */
-    if (ctx->mode == JS_MODE_RUN) {
-        if (enqueue_children(st, ctx, ctx->monitor_pid, &st->fd_mon_children, 1) < 0)
+    budget_update(st);
+    st->unread = 0;
+    if (ctx->mode == JS_MODE_RUN) { /* the roots: every child of the monitor (a subreaper) */
+        char path[64];
+        snprintf(path, sizeof(path), "%d/task/%d/children", (int)ctx->monitor_pid, (int)ctx->monitor_pid);
+        if (!st->scan && kept_read(ctx->root.proc, &st->fd_mon_children, path, &st->buf2, READ_PAGED) == 0 &&
+            enqueue_list(st, st->buf2.p) < 0)
+            return -ENOMEM;
+        if (st->scan && scan_children(st, ctx->monitor_pid) < 0)
             return -ENOMEM;
     }
     if (push_pid(&st->queue, &st->nqueue, &st->queue_cap, ctx->root_pid) < 0)
@@ -730,7 +857,7 @@ static int tree_collect(void *state, js_ctx_t *ctx, js_rows_t *const *rows)
         int v = visit(st, ctx, pid, proc, info);
         if (v < 0)
             return v;
-        if (v == 1) {
+        if (v >= 1) { /* 2: a member that could not be read this sample; it is tried again next sample */
             if (push_pid(&st->order, &st->norder, &st->order_cap, pid) < 0)
                 return -ENOMEM;
             if (pid == ctx->root_pid)
@@ -753,6 +880,7 @@ static int tree_collect(void *state, js_ctx_t *ctx, js_rows_t *const *rows)
     val_int(&t[TREE_MEMBERS], (int64_t)st->norder);
     val_int(&t[TREE_ROOT_ALIVE], root_alive);
     rows_set_str(tree, &t[TREE_DISCOVERY], st->scan ? "scan" : "children", st->scan ? 4 : 8);
+    val_int(&t[TREE_UNREAD], (int64_t)st->unread);
     if (ctx->mode == JS_MODE_RUN)
         reaped_totals(st, ctx, t);
     ctx->live_members = st->norder - st->nzombies;

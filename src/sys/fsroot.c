@@ -75,12 +75,30 @@ void buf_free(js_buf_t *b)
     b->len = b->cap = 0;
 }
 
+int fs_open(int dirfd, const char *path)
+{
+    int fd = openat(dirfd, path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
+    if (fd < 0)
+        return -errno;
+    struct stat st;
+    if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode)) {
+        close(fd);
+        return -EINVAL;
+    }
+    return fd;
+}
+
 int fd_read(int fd, js_buf_t *b)
 {
     b->len = 0;
     if (buf_reserve(b, 1024) < 0)
         return -ENOMEM;
     for (;;) {
+        if (b->len >= JS_READ_MAX) {
+            b->len = 0;
+            b->p[0] = '\0';
+            return -EFBIG;
+        }
         if (b->cap - b->len < 512 && buf_reserve(b, b->cap * 2) < 0)
             return -ENOMEM;
         ssize_t n = pread(fd, b->p + b->len, b->cap - b->len - 1, (off_t)b->len);
@@ -136,9 +154,9 @@ int fd_read_paged(int fd, js_buf_t *b)
 /* open_read: open `path`, read it with `reader`, close. */
 static int open_read(int dirfd, const char *path, js_buf_t *b, int (*reader)(int, js_buf_t *))
 {
-    int fd = openat(dirfd, path, O_RDONLY | O_CLOEXEC);
+    int fd = fs_open(dirfd, path);
     if (fd < 0) {
-        int r = -errno;
+        int r = fd;
         b->len = 0;
         if (b->p)
             b->p[0] = '\0';
@@ -161,9 +179,9 @@ int fs_read(int dirfd, const char *path, js_buf_t *b)
 
 ssize_t fs_read_small(int dirfd, const char *path, char *buf, size_t cap)
 {
-    int fd = openat(dirfd, path, O_RDONLY | O_CLOEXEC);
+    int fd = fs_open(dirfd, path);
     if (fd < 0)
-        return -errno;
+        return fd;
     size_t len = 0;
     while (len + 1 < cap) {
         ssize_t n = read(fd, buf + len, cap - 1 - len);

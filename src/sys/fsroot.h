@@ -40,6 +40,15 @@ int buf_reserve(js_buf_t *b, size_t n);
 /* buf_free: release the buffer; accepts a zeroed buffer. */
 void buf_free(js_buf_t *b);
 
+/* JS_READ_MAX: no kernel file jobscope reads comes near this size; a read that reaches it fails with -EFBIG
+ * (a fixture tree whose `stat` is /dev/zero must not grow memory without bound). */
+#define JS_READ_MAX (64u << 20)
+
+/* fs_open: open `path` (relative to `dirfd`) for reading, never blocking (O_NONBLOCK: a FIFO in a fixture tree
+ * does not hang the monitor) and only if it is a regular file, as every procfs, sysfs and cgroup file is.
+ * Returns the descriptor (O_CLOEXEC) or -errno (-EINVAL: not a regular file). */
+int fs_open(int dirfd, const char *path);
+
 /* fs_read: read all of `path` (relative to `dirfd`) into `b`, growing it. Returns 0 or -errno (-ENOENT for a
  * vanished process, -EACCES, -ENOMEM). On failure b->len is 0 and b->p is "" if allocated. */
 int fs_read(int dirfd, const char *path, js_buf_t *b);

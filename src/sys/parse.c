@@ -117,5 +117,6 @@ int parse_pid_stat(const char *text, js_pid_stat_t *ret)
     ret->vsize = (uint64_t)f[23];
     ret->rss = f[24];
     ret->processor = (int32_t)f[39];
+    ret->sigignore = (uint64_t)f[33];
     return 0;
 }

@@ -36,6 +36,7 @@ typedef struct {
     uint64_t vsize;     /* bytes */
     int64_t rss;        /* pages */
     int32_t processor;
+    uint64_t sigignore; /* field 33: ignored signals, bit N-1 for signal N (the kernel prints the low 31) */
 } js_pid_stat_t;
 
 /* parse_pid_stat: parse the text of /proc/<pid>/stat. Returns 0 or -EINVAL (truncated or malformed);

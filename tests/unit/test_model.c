@@ -206,12 +206,13 @@ static void test_missing_and_monotone(void **state)
     pt = model_point(m);
     assert_float_equal(pt->cpu_s, 1.0, 1e-9);
     assert_float_equal(pt->cpu_cores, 0, 1e-9);
-    assert_true(isnan(pt->uss));
+    assert_float_equal(pt->uss, 5000, 0); /* not read this sample: the last reading stands */
     /* two members, one without a readable io file: the tree's io is unknown, not a partial sum */
     fake_proc_t two[2] = {p, {12, 10, 700, 0, 0, 0, 0, 100, -1, -1}};
     add_sample(&s, 3 * SEC, two, 2, 0, 0);
     model_feed(m, 2, &s);
     assert_true(isnan(model_point(m)->io[IO_WRITE]));
+    assert_true(isnan(model_point(m)->uss)); /* the new member has no USS reading yet */
     js_summary_t su;
     model_summary(m, &su);
     assert_float_equal(su.peak_uss, 5000, 0);
@@ -304,6 +305,175 @@ static void test_summary_arithmetic(void **state)
     sample_free(&s);
 }
 
+static js_value_t *proc_row(js_sample_t *s, size_t i)
+{
+    return rows_row(sample_rows(s, &table_proc), i);
+}
+
+static void add_info(js_sample_t *s, int32_t pid, int64_t start, const char *comm)
+{
+    js_rows_t *info = sample_rows(s, &table_proc_info);
+    js_value_t *v = rows_add(info);
+    val_int(&v[INFO_PID], pid);
+    val_int(&v[INFO_START_TICKS], start);
+    rows_set_str(info, &v[INFO_COMM], comm, strlen(comm));
+}
+
+/* A member whose SIGCHLD is ignored has its children reaped by the kernel with no accounting: not exact. */
+static void test_sigchld_ignored(void **state)
+{
+    (void)state;
+    js_sample_t s;
+    sample_init(&s);
+    js_model_t *m = new_model(JS_MODE_RUN, 2);
+    fake_proc_t p = {10, 1, 500, 10, 0, 0, 0, 100, -1, 0};
+    add_sample(&s, 1 * SEC, &p, 1, 0, 0);
+    val_int(&proc_row(&s, 0)[PROC_SIGIGNORE], 0x1000); /* SIGPIPE only */
+    model_feed(m, 0, &s);
+    js_summary_t su;
+    model_summary(m, &su);
+    assert_true(su.exact_cpu);
+    assert_null(su.inexact_cpu_reason);
+    add_sample(&s, 2 * SEC, &p, 1, 0, 0);
+    add_info(&s, 10, 500, "parent");
+    val_int(&proc_row(&s, 0)[PROC_SIGIGNORE], 0x10000); /* bit 16: SIGCHLD (17) */
+    model_feed(m, 1, &s);
+    model_summary(m, &su);
+    assert_false(su.exact_cpu);
+    assert_non_null(strstr(su.inexact_cpu_reason, "SIGCHLD"));
+    assert_int_equal(su.sigchld_pid, 10);
+    assert_string_equal(su.sigchld_comm, "parent");
+    model_free(m);
+    sample_free(&s);
+}
+
+/* Unreadable is not zero: a member whose io could not be read leaves the I/O totals missing, even after it
+ * has gone (attach to another user's process, then it exits). */
+static void test_io_unreadable_is_missing(void **state)
+{
+    (void)state;
+    js_sample_t s;
+    sample_init(&s);
+    js_model_t *m = new_model(JS_MODE_ATTACH, 2);
+    fake_proc_t p = {10, 1, 500, 10, 0, 0, 0, 100, -1, -1};
+    add_sample(&s, 1 * SEC, &p, 1, -1, 0);
+    model_feed(m, 0, &s);
+    add_sample(&s, 2 * SEC, NULL, 0, -1, 0);
+    model_feed(m, 1, &s);
+    js_summary_t su;
+    model_summary(m, &su);
+    assert_int_equal(su.io_unreadable, 1);
+    assert_true(isnan(su.io[IO_READ]));
+    assert_true(isnan(su.io[IO_WRITE]));
+    model_free(m);
+    sample_free(&s);
+}
+
+/* The closing row a few ms after the previous one shows the mean over both intervals, which is a candidate
+ * for max_cores: no export row shows more than the summary's maximum. */
+static void test_short_closing_row(void **state)
+{
+    (void)state;
+    js_sample_t s;
+    sample_init(&s);
+    js_model_cfg_t cfg = {.mode = JS_MODE_RUN, .clk_tck = 100, .monitor_pid = 1, .root_pid = 10,
+                          .interval_ns = SEC, .start_mono_ns = 0, .cores_available = 2};
+    js_model_t *m = model_new(&cfg);
+    fake_proc_t p = {10, 1, 500, 0, 0, 0, 0, 100, -1, 0};
+    add_sample(&s, 0, &p, 1, 0, 0);
+    model_feed(m, 0, &s);
+    p.ut = 90; /* 0.9 cores over 1 s */
+    add_sample(&s, 1 * SEC, &p, 1, 0, 0);
+    model_feed(m, 1, &s);
+    /* reaped 6 ms later: 0.1 s more became visible (tick truncation of a live process) */
+    add_sample(&s, 1 * SEC + 6000000, NULL, 0, 1000000, 0);
+    model_feed(m, 2, &s);
+    double last = model_point(m)->cpu_cores;
+    assert_float_equal(last, 1.0 / 1.006, 1e-9);
+    js_summary_t su;
+    model_summary(m, &su);
+    assert_true(su.max_cores >= last);
+    assert_true(su.max_cores >= su.mean_cores);
+    model_free(m);
+    sample_free(&s);
+}
+
+/* attach: CPU a process used before monitoring began counts neither in the total nor in the sampled figure,
+ * and the maximum rate is never below the mean. */
+static void test_attach_baseline(void **state)
+{
+    (void)state;
+    js_sample_t s;
+    sample_init(&s);
+    js_model_t *m = new_model(JS_MODE_ATTACH, 2);
+    fake_proc_t p = {10, 1, 500, 16800, 0, 0, 0, 100, -1, 0}; /* 168 s used before attaching */
+    add_sample(&s, 1 * SEC, &p, 1, -1, 0);
+    model_feed(m, 0, &s);
+    p.ut = 16801;
+    add_sample(&s, 1 * SEC + 400000000, &p, 1, -1, 0); /* the target exits 0.4 s later (closing sample) */
+    model_feed(m, 1, &s);
+    js_summary_t su;
+    model_summary(m, &su);
+    assert_float_equal(su.total_s, 0.01, 1e-9);
+    assert_true(su.sampled_s <= su.total_s + 1e-9);
+    assert_true(su.max_cores >= su.mean_cores);
+    model_free(m);
+    sample_free(&s);
+}
+
+/* The summary's top lists: per command name, CPU of its processes and their largest RSS. */
+static void test_top_lists(void **state)
+{
+    (void)state;
+    js_sample_t s;
+    sample_init(&s);
+    js_model_t *m = new_model(JS_MODE_RUN, 2);
+    fake_proc_t p[3] = {{10, 1, 500, 0, 0, 0, 0, 1000, -1, 0},
+                        {11, 10, 501, 0, 0, 0, 0, 9000, -1, 0},
+                        {12, 10, 502, 0, 0, 0, 0, 2000, -1, 0}};
+    add_sample(&s, 1 * SEC, p, 3, 0, 0);
+    add_info(&s, 10, 500, "sh");
+    add_info(&s, 11, 501, "big");
+    add_info(&s, 12, 502, "busy");
+    model_feed(m, 0, &s);
+    p[2].ut = 300;
+    p[1].ut = 10;
+    add_sample(&s, 2 * SEC, p, 3, 0, 0);
+    model_feed(m, 1, &s);
+    add_sample(&s, 3 * SEC, p, 1, 0, 0); /* 11 and 12 gone: their figures stay */
+    model_feed(m, 2, &s);
+    js_summary_t su;
+    model_summary(m, &su);
+    assert_int_equal(su.ntop_cpu, 2);
+    assert_string_equal(su.top_cpu[0].comm, "busy");
+    assert_float_equal(su.top_cpu[0].cpu_s, 3.0, 1e-9);
+    assert_string_equal(su.top_rss[0].comm, "big");
+    assert_float_equal(su.top_rss[0].peak_rss, 9000, 0);
+    assert_float_equal(su.peak_rss_kernel, 9000, 0); /* never below one process's sampled RSS */
+    model_free(m);
+    sample_free(&s);
+}
+
+/* Members that could not be read (descriptor limit) make the totals inexact, and say so. */
+static void test_unread_members(void **state)
+{
+    (void)state;
+    js_sample_t s;
+    sample_init(&s);
+    js_model_t *m = new_model(JS_MODE_RUN, 2);
+    fake_proc_t p = {10, 1, 500, 0, 0, 0, 0, 100, -1, 0};
+    add_sample(&s, 1 * SEC, &p, 1, 0, 0);
+    val_int(&rows_row(sample_rows(&s, &table_tree), 0)[TREE_UNREAD], 3);
+    model_feed(m, 0, &s);
+    js_summary_t su;
+    model_summary(m, &su);
+    assert_false(su.exact_cpu);
+    assert_int_equal(su.unread_max, 3);
+    assert_int_equal(su.unread_samples, 1);
+    model_free(m);
+    sample_free(&s);
+}
+
 static void test_empty_summary(void **state)
 {
     (void)state;
@@ -323,6 +493,9 @@ int main(void)
         cmocka_unit_test(test_attach_mode_vanished),  cmocka_unit_test(test_missing_and_monotone),
         cmocka_unit_test(test_pid_reuse),             cmocka_unit_test(test_rate_carry),
         cmocka_unit_test(test_summary_arithmetic),    cmocka_unit_test(test_empty_summary),
+        cmocka_unit_test(test_sigchld_ignored),       cmocka_unit_test(test_io_unreadable_is_missing),
+        cmocka_unit_test(test_short_closing_row),     cmocka_unit_test(test_attach_baseline),
+        cmocka_unit_test(test_top_lists),             cmocka_unit_test(test_unread_members),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
