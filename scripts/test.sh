@@ -2,7 +2,8 @@
 # SPDX-License-Identifier: MIT
 # The whole test suite, as CI runs it: installs what is missing, builds with warnings as errors, runs the unit
 # tests (cmocka) and the integration tests (pytest, real workloads) in a normal build, the unit tests again
-# under AddressSanitizer + UndefinedBehaviorSanitizer, and a seconds-long smoke run of the benchmark.
+# under AddressSanitizer + UndefinedBehaviorSanitizer at -O0 and at -O2 (the optimiser finds other warnings,
+# such as -Wformat-truncation), and a seconds-long smoke run of the benchmark.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/deps.sh
@@ -24,6 +25,12 @@ setup build-asan --buildtype=debug -Db_sanitize=address,undefined -Db_lundef=fal
 ninja -C build-asan
 ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
     meson test -C build-asan --suite unit --print-errorlogs
+
+setup build-asan-o2 --buildtype=debugoptimized -Db_sanitize=address,undefined -Db_lundef=false \
+    -Dintegration=disabled
+ninja -C build-asan-o2
+ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
+    meson test -C build-asan-o2 --suite unit --print-errorlogs
 
 meson test -C build --suite integration --print-errorlogs --verbose
 

@@ -13,6 +13,7 @@
 #include "sinks/recording.h"
 
 #include <stdio.h>
+#include <sys/types.h>
 
 /* Exit codes of jobscope's own failures (run/attach otherwise exit with the command's status). */
 #define EXIT_USAGE 2
@@ -26,6 +27,8 @@ int cmd_export(int argc, char **argv);
 typedef struct {
     int64_t start_mono_ns;
     bool on;
+    bool title; /* in the terminal's title bar (run: never mixed into the command's output), else a line */
+    bool shown;
 } js_status_t;
 extern const js_live_sink_t sink_status;
 
@@ -35,11 +38,35 @@ void cli_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 /* cli_usage_error: cli_error plus a hint to --help; returns EXIT_USAGE. */
 int cli_usage_error(const char *cmd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
+/* Output files. Every file jobscope creates is created like the recording: never through a symbolic link
+ * (O_NOFOLLOW), never over an existing file unless --force (O_EXCL), never over a file that is an input
+ * or another output of the same command. */
+typedef struct {
+    dev_t dev;
+    ino_t ino;
+} js_file_id_t;
+
+/* cli_file_id: the identity of the existing file `path` (a symlink is followed: an input's identity). */
+int cli_file_id(const char *path, js_file_id_t *ret);
+
+/* cli_output_open: create `path` for writing (mode 0644 less the umask), checking it is none of the `n`
+ * files in `avoid` (inputs and outputs already created). On success returns the descriptor and, when
+ * `ret_id` is not NULL, its identity. On failure prints one line ("jobscope: PATH: ...") and returns -errno. */
+int cli_output_open(const char *path, bool force, const js_file_id_t *avoid, size_t n, js_file_id_t *ret_id);
+
+/* cli_write_all: write `len` bytes to `fd`. 0 or -errno. */
+int cli_write_all(int fd, const char *p, size_t len);
+
 /* cli_model_cfg: the model configuration recorded in `r`'s metadata. */
 void cli_model_cfg(const js_recording_t *r, js_model_cfg_t *ret);
 
 /* cli_run_info: the summary's run facts from `r`'s metadata (strings borrowed from r). */
 void cli_run_info(const js_recording_t *r, const char *path, js_run_info_t *ret);
+
+/* cli_summarize: the run facts and the summary of a recording fed to `m`; an unfinished recording (in
+ * progress, or its monitor was killed) is said so and has no exact figure. */
+void cli_summarize(const js_recording_t *r, const char *path, const js_model_t *m, js_run_info_t *info,
+                   js_summary_t *su);
 
 /* cli_read_recording: open `path` and feed every sample to a new model (*ret_model, caller frees); per sample
  * `each` (may be NULL) is called after the feed. On failure prints one line and returns EXIT_FAIL; else 0

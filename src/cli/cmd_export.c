@@ -15,6 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 static const char export_usage[] =
     "Usage: jobscope export --format csv|jsonl [--scope VIEW] [-o FILE] RECORDING\n"
@@ -26,8 +27,14 @@ static const char export_usage[] =
     "                       process: a row per sample and process (long table)\n"
     "                       system: a row per sample with host CPU, memory, load, pressure, network, disks\n"
     "                       (jobscope export --list shows every view of this build)\n"
-    "  -o, --output FILE    write to FILE instead of standard output\n"
-    "      --list           list the views and their columns, then exit\n";
+    "  -o, --output FILE    write to FILE instead of standard output (created like every jobscope\n"
+    "                       output: not over an existing file unless --force, never through a symbolic\n"
+    "                       link, never over the recording itself)\n"
+    "      --force          replace FILE if it exists\n"
+    "      --list           list the views and their columns, then exit\n"
+    "  -h, --help           show this help\n"
+    "Text cells (command names) are escaped the same way in both formats: \\\\ for a backslash, \\n, \\t,\n"
+    "\\r, \\xNN for other control bytes and bytes that are not UTF-8. Options may follow RECORDING.\n";
 
 #define NTIME 3 /* time, unix_s, sample */
 
@@ -136,19 +143,21 @@ static bool view_known(const char *name, bool list)
 
 int cmd_export(int argc, char **argv)
 {
-    enum { OPT_LIST = 256 };
+    enum { OPT_LIST = 256, OPT_FORCE };
     static const struct option opts[] = {{"format", required_argument, NULL, 'f'},
                                          {"scope", required_argument, NULL, 's'},
                                          {"output", required_argument, NULL, 'o'},
                                          {"list", no_argument, NULL, OPT_LIST},
+                                         {"force", no_argument, NULL, OPT_FORCE},
                                          {"help", no_argument, NULL, 'h'},
                                          {NULL, 0, NULL, 0}};
     export_t x = {.view = "tree"};
     const char *out = NULL;
+    bool force = false;
     optind = 1;
     opterr = 0;
     int c;
-    while ((c = getopt_long(argc, argv, "+f:s:o:h", opts, NULL)) != -1) {
+    while ((c = getopt_long(argc, argv, ":f:s:o:h", opts, NULL)) != -1) {
         switch (c) {
         case 'f':
             if (!strcmp(optarg, "csv"))
@@ -167,6 +176,9 @@ int cmd_export(int argc, char **argv)
         case OPT_LIST:
             view_known(NULL, true);
             return 0;
+        case OPT_FORCE:
+            force = true;
+            break;
         case 'h':
             fputs(export_usage, stdout);
             return 0;
@@ -193,9 +205,16 @@ int cmd_export(int argc, char **argv)
     }
     recording_close(probe);
     x.f = stdout;
-    if (out && !(x.f = fopen(out, "w"))) {
-        cli_error("cannot create %s: %s", out, strerror(errno));
-        return EXIT_FAIL;
+    if (out) {
+        js_file_id_t in;
+        int fd = cli_output_open(out, force, &in, cli_file_id(path, &in) == 0 ? 1 : 0, NULL);
+        if (fd < 0)
+            return EXIT_FAIL;
+        if (!(x.f = fdopen(fd, "w"))) {
+            cli_error("%s: %s", out, strerror(errno));
+            close(fd);
+            return EXIT_FAIL;
+        }
     }
     js_recording_t *r = NULL;
     js_model_t *m = NULL;

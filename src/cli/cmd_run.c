@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: MIT
  *
- * `jobscope run` and `jobscope attach`: option parsing, the recording's metadata, the live status line, the
- * end-of-run summary, and jobscope's exit status (the command's, like time(1) and timeout(1)).
+ * `jobscope run` and `jobscope attach`: option parsing, every output file created before the command starts,
+ * the recording's metadata, the live status, the end-of-run summary (text on stderr or to a file, JSON to a
+ * file), and jobscope's exit status (the command's, like time(1) and timeout(1)).
  */
 #include "cli/cli.h"
 #include "config.h"
@@ -13,8 +14,10 @@
 #include "core/sampler.h"
 #include "sources/proc_tree.h"
 #include "sinks/tabsink.h"
+#include "sys/parse.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <getopt.h>
 #include <math.h>
 #include <signal.h>
@@ -22,6 +25,7 @@
 #include <string.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -31,35 +35,66 @@
 
 static const char run_usage[] =
     "Usage: jobscope run [OPTIONS] [--] COMMAND [ARG...]\n"
-    "       jobscope attach [OPTIONS] PID\n"
     "\n"
-    "run starts COMMAND (execvp, no shell) and monitors it and every descendant, including orphans, until all\n"
-    "are gone; it exits with COMMAND's exit status (128+N if it died of signal N; 127 not found, 126 not\n"
-    "executable). SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGUSR1 and SIGUSR2 are forwarded to COMMAND.\n"
-    "attach monitors a running process and its descendants until they are gone or jobscope gets SIGINT,\n"
-    "SIGTERM, SIGHUP or SIGQUIT; CPU totals of members that exit are then sampled, not exact.\n"
+    "Start COMMAND (execvp, no shell) and monitor it and every descendant, including orphans, until all are\n"
+    "gone; exit with COMMAND's exit status (128+N if it died of signal N; 127 not found, 126 not\n"
+    "executable). SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGUSR1 and SIGUSR2 are forwarded to COMMAND. The summary\n"
+    "is printed on stderr at the end.\n"
     "\n"
     "Options:\n"
     "  -i, --interval DURATION  time between samples, 10ms..1h (default 1s); units ns us ms s m h, none = s\n"
-    "  -o, --output FILE        recording to create (default ./jobscope-HOST-YYYYMMDDTHHMMSS.db, UTC)\n"
-    "      --force              replace FILE if it exists\n"
+    "  -o, --output FILE        recording to create (default ./jobscope-HOST-YYYYMMDDTHHMMSS.mmm.db, UTC)\n"
+    "      --force              replace output files that exist (never through a symbolic link)\n"
     "      --summary-json FILE  also write the summary as JSON to FILE\n"
-    "  -q, --quiet              no live status line, no summary on stderr\n"
-    "      --uss-every N        read USS/PSS (smaps_rollup) every N samples; 0 = never (default 30)\n"
+    "      --summary FILE       write the text summary to FILE instead of stderr\n"
+    "  -q, --quiet              no summary on stderr\n"
+    "      --status             show live figures in the terminal's title bar (never in COMMAND's output)\n"
+    "      --uss-every N        read USS/PSS (smaps_rollup) at least every N samples; 0 = never (default 30;\n"
+    "                           also at first sight, after exec, on 10% RSS growth and at the end)\n"
     "      --status-every N     read /proc/PID/status (RSS split, swap, VmHWM, context switches) every N\n"
     "                           samples (default 5)\n"
-    "      --until-main-exits   run: stop when COMMAND exits, even if descendants remain\n"
+    "      --until-main-exits   stop when COMMAND exits, even if descendants remain\n"
     "      --procfs DIR         read process data from DIR instead of the kernel's procfs (testing)\n"
     "  -h, --help               show this help\n";
 
-enum { OPT_SUMMARY_JSON = 256, OPT_USS_EVERY, OPT_STATUS_EVERY, OPT_UNTIL_MAIN, OPT_FORCE, OPT_PROCFS };
+static const char attach_usage[] =
+    "Usage: jobscope attach [OPTIONS] PID\n"
+    "\n"
+    "Monitor a running process and its descendants until they are gone or jobscope gets SIGINT, SIGTERM,\n"
+    "SIGHUP or SIGQUIT (then a closing sample is taken). CPU of members that exit is counted up to their\n"
+    "last sample (not exact). A status line is shown on stderr when it is a terminal.\n"
+    "\n"
+    "Options:\n"
+    "  -i, --interval DURATION  time between samples, 10ms..1h (default 1s); units ns us ms s m h, none = s\n"
+    "  -o, --output FILE        recording to create (default ./jobscope-HOST-YYYYMMDDTHHMMSS.mmm.db, UTC)\n"
+    "      --force              replace output files that exist (never through a symbolic link)\n"
+    "      --summary-json FILE  also write the summary as JSON to FILE\n"
+    "      --summary FILE       write the text summary to FILE instead of stderr\n"
+    "  -q, --quiet              no status line, no summary on stderr\n"
+    "      --uss-every N        read USS/PSS (smaps_rollup) at least every N samples; 0 = never (default 30)\n"
+    "      --status-every N     read /proc/PID/status every N samples (default 5)\n"
+    "      --procfs DIR         read process data from DIR instead of the kernel's procfs (testing)\n"
+    "  -h, --help               show this help\n";
+
+enum {
+    OPT_SUMMARY_JSON = 256,
+    OPT_SUMMARY,
+    OPT_STATUS,
+    OPT_USS_EVERY,
+    OPT_STATUS_EVERY,
+    OPT_UNTIL_MAIN,
+    OPT_FORCE,
+    OPT_PROCFS
+};
 
 static const struct option run_opts[] = {
     {"interval", required_argument, NULL, 'i'},
     {"output", required_argument, NULL, 'o'},
     {"force", no_argument, NULL, OPT_FORCE},
     {"summary-json", required_argument, NULL, OPT_SUMMARY_JSON},
+    {"summary", required_argument, NULL, OPT_SUMMARY},
     {"quiet", no_argument, NULL, 'q'},
+    {"status", no_argument, NULL, OPT_STATUS},
     {"uss-every", required_argument, NULL, OPT_USS_EVERY},
     {"status-every", required_argument, NULL, OPT_STATUS_EVERY},
     {"until-main-exits", no_argument, NULL, OPT_UNTIL_MAIN},
@@ -72,12 +107,13 @@ typedef struct {
     bool attach;
     int64_t interval_ns;
     const char *output;
-    const char *summary_json;
+    const char *summary_json, *summary_text;
     const char *procfs;
-    bool quiet, force, until_main_exits;
+    bool quiet, force, until_main_exits, status;
     unsigned uss_every, status_every;
     pid_t pid;
     char **argv;
+    int argc;
 } run_opts_t;
 
 static int parse_count(const char *s, unsigned *ret)
@@ -101,7 +137,7 @@ static int parse_args(int argc, char **argv, run_opts_t *o)
     opterr = 0;
     int c;
     /* run stops at COMMAND (its own options follow); attach takes options before or after the PID */
-    while ((c = getopt_long(argc, argv, o->attach ? "i:o:qh" : "+i:o:qh", run_opts, NULL)) != -1) {
+    while ((c = getopt_long(argc, argv, o->attach ? ":i:o:qh" : "+:i:o:qh", run_opts, NULL)) != -1) {
         switch (c) {
         case 'i': {
             int r = interval_parse(optarg, &o->interval_ns);
@@ -123,6 +159,14 @@ static int parse_args(int argc, char **argv, run_opts_t *o)
         case OPT_SUMMARY_JSON:
             o->summary_json = optarg;
             break;
+        case OPT_SUMMARY:
+            o->summary_text = optarg;
+            break;
+        case OPT_STATUS:
+            if (o->attach)
+                return cli_usage_error(cmd, "--status is for run (attach shows a status line on a terminal)");
+            o->status = true;
+            break;
         case OPT_USS_EVERY:
             if (parse_count(optarg, &o->uss_every) < 0)
                 return cli_usage_error(cmd, "invalid --uss-every '%s' (a whole number, 0 = never)", optarg);
@@ -132,13 +176,15 @@ static int parse_args(int argc, char **argv, run_opts_t *o)
                 return cli_usage_error(cmd, "invalid --status-every '%s' (a whole number >= 1)", optarg);
             break;
         case OPT_UNTIL_MAIN:
+            if (o->attach)
+                return cli_usage_error(cmd, "--until-main-exits is for run");
             o->until_main_exits = true;
             break;
         case OPT_PROCFS:
             o->procfs = optarg;
             break;
         case 'h':
-            fputs(run_usage, stdout);
+            fputs(o->attach ? attach_usage : run_usage, stdout);
             return -1;
         case ':':
             return cli_usage_error(cmd, "option '%s' needs a value", argv[optind - 1]);
@@ -157,12 +203,11 @@ static int parse_args(int argc, char **argv, run_opts_t *o)
         if (*end || errno || pid <= 0 || pid > INT32_MAX)
             return cli_usage_error(cmd, "invalid PID '%s'", argv[optind]);
         o->pid = (pid_t)pid;
-        if (o->until_main_exits)
-            return cli_usage_error(cmd, "--until-main-exits is for run");
     } else {
         if (optind >= argc)
             return cli_usage_error(cmd, "missing COMMAND");
         o->argv = argv + optind;
+        o->argc = argc - optind;
     }
     return 0;
 }
@@ -182,7 +227,7 @@ static void meta_f64(js_recorder_t *w, const char *key, double v)
     recorder_meta(w, key, fmt_real(buf, sizeof(buf), v));
 }
 
-static int command_json(js_buf_t *b, char **argv, int argc)
+static int command_json(js_buf_t *b, char *const *argv, int argc)
 {
     int r = buf_append(b, "[", 1);
     for (int i = 0; i < argc && argv[i] && r == 0; i++) {
@@ -193,19 +238,40 @@ static int command_json(js_buf_t *b, char **argv, int argc)
     return r | buf_append(b, "]", 1);
 }
 
-static void default_output(char *buf, size_t cap, const char *host)
+/* cmdline_argv: split a NUL-separated /proc cmdline (in `raw`, modified) into at most `cap` arguments. */
+static int cmdline_argv(js_buf_t *raw, char **argv, int cap)
 {
-    time_t t = time(NULL);
+    int n = 0;
+    for (size_t i = 0; i < raw->len && n < cap; i += strlen(raw->p + i) + 1)
+        argv[n++] = raw->p + i;
+    return n;
+}
+
+/* open_default_output: the recording ./jobscope-HOST-YYYYMMDDTHHMMSS.mmm.db (UTC), with -2, -3... when that
+ * name is taken (several runs in one millisecond, or a loop of short runs). */
+static int open_default_output(char *buf, size_t cap, const char *host, js_recorder_t **ret, char *err,
+                               size_t errlen)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
     struct tm tm;
-    gmtime_r(&t, &tm);
-    char ts[32];
-    strftime(ts, sizeof(ts), "%Y%m%dT%H%M%S", &tm);
+    gmtime_r(&ts.tv_sec, &tm);
+    char t[32];
+    strftime(t, sizeof(t), "%Y%m%dT%H%M%S", &tm);
     char h[64];
     size_t n = 0;
     for (const char *p = host; *p && n < sizeof(h) - 1; p++)
-        h[n++] = (*p == '/' || *p == ' ') ? '_' : *p;
+        h[n++] = (*p == '/' || *p == ' ' || (unsigned char)*p < 0x20) ? '_' : *p;
     h[n] = '\0';
-    snprintf(buf, cap, "jobscope-%s-%s.db", n ? h : "host", ts);
+    int r = -EEXIST;
+    for (int k = 1; k <= 100 && r == -EEXIST; k++) {
+        if (k == 1)
+            snprintf(buf, cap, "jobscope-%s-%s.%03ld.db", n ? h : "host", t, ts.tv_nsec / 1000000);
+        else
+            snprintf(buf, cap, "jobscope-%s-%s.%03ld-%d.db", n ? h : "host", t, ts.tv_nsec / 1000000, k);
+        r = recorder_open(buf, false, ret, err, errlen);
+    }
+    return r;
 }
 
 static int exit_code_of(int status)
@@ -217,16 +283,86 @@ static int exit_code_of(int status)
     return EXIT_FAIL;
 }
 
-static int write_file(const char *path, const js_buf_t *b)
+/* start_ticks_of: field 22 of <procfs>/PID/stat, 0 if unreadable (identifies the monitor in `summary`). */
+static int64_t start_ticks_of(const js_fsroot_t *root, pid_t pid)
 {
-    FILE *f = fopen(path, "w");
-    if (!f)
-        return -errno;
-    size_t n = fwrite(b->p, 1, b->len, f);
-    int e = ferror(f) ? EIO : 0;
-    if (fclose(f) != 0 && !e)
-        e = errno;
-    return n == b->len && !e ? 0 : -(e ? e : EIO);
+    char path[32], text[1024];
+    snprintf(path, sizeof(path), "%d/stat", (int)pid);
+    js_pid_stat_t ps;
+    if (fs_read_small(root->proc, path, text, sizeof(text)) <= 0 || parse_pid_stat(text, &ps) < 0)
+        return 0;
+    return (int64_t)ps.starttime;
+}
+
+/* The output files, created before the command starts so that a bad path is reported first. */
+typedef struct {
+    js_recorder_t *rec;
+    int json_fd, text_fd;
+} outputs_t;
+
+static int open_outputs(const run_opts_t *o, const char *host, char *outbuf, size_t outcap, outputs_t *out)
+{
+    char err[1024];
+    out->json_fd = out->text_fd = -1;
+    int r = o->output ? recorder_open(o->output, o->force, &out->rec, err, sizeof(err))
+                      : open_default_output(outbuf, outcap, host, &out->rec, err, sizeof(err));
+    if (r < 0) {
+        cli_error("%s", err);
+        return r;
+    }
+    const char *path = o->output ? o->output : outbuf;
+    js_file_id_t ids[3];
+    size_t n = 0;
+    if (cli_file_id(path, &ids[n]) == 0)
+        n++;
+    if (o->summary_json && (r = out->json_fd = cli_output_open(o->summary_json, o->force, ids, n, &ids[n])) < 0)
+        goto fail;
+    n += o->summary_json != NULL;
+    if (o->summary_text && (r = out->text_fd = cli_output_open(o->summary_text, o->force, ids, n, &ids[n])) < 0)
+        goto fail;
+    return 0;
+fail: /* nothing ran: the recording just made is removed again */
+    recorder_close(out->rec);
+    out->rec = NULL;
+    unlink(path);
+    if (out->json_fd >= 0) {
+        close(out->json_fd);
+        out->json_fd = -1;
+        unlink(o->summary_json);
+    }
+    return r;
+}
+
+/* write_summaries: the JSON file, the text file or stderr. Returns 0 or EXIT_FAIL (reported). */
+static int write_summaries(const run_opts_t *o, const outputs_t *out, const js_run_info_t *info,
+                           const js_summary_t *su, const js_model_t *model)
+{
+    js_buf_t b = {0};
+    int rc = 0, r;
+    if (out->json_fd >= 0) {
+        r = summary_json(&b, info, su, model);
+        if (r == 0)
+            r = cli_write_all(out->json_fd, b.p, b.len);
+        if (r < 0) {
+            cli_error("cannot write %s: %s", o->summary_json, strerror(-r));
+            rc = EXIT_FAIL;
+        }
+    }
+    b.len = 0;
+    if (out->text_fd >= 0 || !o->quiet) {
+        if (summary_text(&b, info, su, model) == 0) {
+            if (out->text_fd >= 0) {
+                if ((r = cli_write_all(out->text_fd, b.p, b.len)) < 0) {
+                    cli_error("cannot write %s: %s", o->summary_text, strerror(-r));
+                    rc = EXIT_FAIL;
+                }
+            } else {
+                fputs(b.p, stderr);
+            }
+        }
+    }
+    buf_free(&b);
+    return rc;
 }
 
 int cmd_run(int argc, char **argv)
@@ -237,11 +373,12 @@ int cmd_run(int argc, char **argv)
         return r < 0 ? 0 : r;
 
     js_monitor_t mon = {0};
-    js_recorder_t *rec = NULL;
     js_model_t *model = NULL;
-    js_buf_t cmd = {0}, out = {0};
+    js_buf_t cmd = {0}, shell = {0};
+    outputs_t out = {.json_fd = -1, .text_fd = -1};
     int status = EXIT_FAIL;
-    char outbuf[512], err[1024];
+    char outbuf[512];
+    const char *exec_error = NULL;
 
     /* from here on a SIGINT or SIGTERM is handled by the loop (or forwarded), never fatal half-way through
      * creating the recording */
@@ -265,35 +402,64 @@ int cmd_run(int argc, char **argv)
     }
     js_hostinfo_t hi;
     hostinfo_read(&mon.ctx.root, o.attach ? o.pid : 0, &hi);
-    if (!o.output) {
-        default_output(outbuf, sizeof(outbuf), hi.host);
-        o.output = outbuf;
-    }
-    /* the recording exists before the command starts, so a bad path is reported first */
-    if (recorder_open(o.output, o.force, &rec, err, sizeof(err)) < 0) {
-        cli_error("%s", err);
-        fsroot_close(&mon.ctx.root);
-        return EXIT_FAIL;
-    }
+    if (open_outputs(&o, hi.host, outbuf, sizeof(outbuf), &out) < 0)
+        goto out;
+    const char *recording = o.output ? o.output : outbuf;
+    js_recorder_t *rec = out.rec;
     if (o.attach) {
         /* the attached process's own command line, as the kernel has it */
-        char path[32];
+        char path[32], *av[256];
         js_buf_t raw = {0};
         snprintf(path, sizeof(path), "%d/cmdline", (int)o.pid);
-        if (fs_read(mon.ctx.root.proc, path, &raw) < 0 || raw.len == 0 || proc_cmdline_json(raw.p, raw.len, &cmd) < 0)
+        if (fs_read(mon.ctx.root.proc, path, &raw) < 0 || raw.len == 0 || proc_cmdline_json(raw.p, raw.len, &cmd) < 0) {
             command_json(&cmd, &argv[argc - 1], 1);
+            shell_quote(&shell, &argv[argc - 1], 1);
+        } else {
+            shell_quote(&shell, av, (size_t)cmdline_argv(&raw, av, 256));
+        }
         buf_free(&raw);
     } else {
-        command_json(&cmd, o.argv, argc);
+        command_json(&cmd, o.argv, o.argc);
+        shell_quote(&shell, o.argv, (size_t)o.argc);
     }
     mon.ctx.mode = o.attach ? JS_MODE_ATTACH : JS_MODE_RUN;
+    mon.ctx.scope.kind = JS_SCOPE_TREE;
     mon.ctx.monitor_pid = getpid();
     mon.ctx.root_pid = o.pid;
     mon.ctx.uss_every = o.uss_every;
     mon.ctx.status_every = o.status_every;
     mon.interval_ns = o.interval_ns;
     mon.until_main_exits = o.until_main_exits;
-    js_status_t sl = {.on = !o.quiet && isatty(STDERR_FILENO)};
+
+    /* everything known before the command starts is recorded before it starts */
+    recorder_meta(rec, "jobscope_version", JOBSCOPE_VERSION);
+    recorder_meta(rec, "mode", o.attach ? "attach" : "run");
+    recorder_meta(rec, "scope", "process tree");
+    recorder_meta(rec, "command", cmd.p);
+    recorder_meta(rec, "command_shell", shell.p);
+    recorder_meta(rec, "host", hi.host);
+    recorder_meta(rec, "kernel", hi.kernel);
+    recorder_meta(rec, "cpu_model", hi.cpu_model);
+    meta_i64(rec, "cpus_online", hi.cpus_online);
+    meta_i64(rec, "mem_total_bytes", hi.mem_total_bytes);
+    meta_i64(rec, "clk_tck", hi.clk_tck);
+    meta_i64(rec, "page_size", hi.page_size);
+    meta_i64(rec, "interval_ns", o.interval_ns);
+    meta_i64(rec, "uss_every", o.uss_every);
+    meta_i64(rec, "status_every", o.status_every);
+    meta_i64(rec, "monitor_pid", mon.ctx.monitor_pid);
+    meta_i64(rec, "monitor_start_ticks", start_ticks_of(&mon.ctx.root, mon.ctx.monitor_pid));
+
+    /* kept descriptors per process: raise the monitor's soft limit; the command gets its own limit back */
+    struct rlimit rl;
+    if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur < rl.rlim_max) {
+        mon.child_nofile = rl;
+        mon.restore_nofile = true;
+        rl.rlim_cur = rl.rlim_max > 65536 ? 65536 : rl.rlim_max;
+        setrlimit(RLIMIT_NOFILE, &rl);
+    }
+    js_status_t sl = {.on = o.attach ? !o.quiet && isatty(STDERR_FILENO) : o.status && isatty(STDERR_FILENO),
+                      .title = !o.attach};
     if ((r = monitor_prepare(&mon)) < 0 || (r = monitor_add_sink(&mon, &sink_recording, rec)) < 0 ||
         (r = monitor_add_sink(&mon, &sink_status, &sl)) < 0) {
         cli_error("cannot start monitoring: %s", strerror(-r));
@@ -305,21 +471,6 @@ int cmd_run(int argc, char **argv)
             snprintf(key, sizeof(key), "source_error.%s", js_sources[i]->name);
             recorder_meta(rec, key, strerror(-mon.sampler.init_rc[i]));
         }
-
-    /* everything known before the command starts is recorded before it starts */
-    recorder_meta(rec, "jobscope_version", JOBSCOPE_VERSION);
-    recorder_meta(rec, "mode", o.attach ? "attach" : "run");
-    recorder_meta(rec, "command", cmd.p);
-    recorder_meta(rec, "host", hi.host);
-    recorder_meta(rec, "kernel", hi.kernel);
-    recorder_meta(rec, "cpu_model", hi.cpu_model);
-    meta_i64(rec, "cpus_online", hi.cpus_online);
-    meta_i64(rec, "mem_total_bytes", hi.mem_total_bytes);
-    meta_i64(rec, "clk_tck", hi.clk_tck);
-    meta_i64(rec, "page_size", hi.page_size);
-    meta_i64(rec, "interval_ns", o.interval_ns);
-    meta_i64(rec, "uss_every", o.uss_every);
-    meta_i64(rec, "status_every", o.status_every);
     if (!o.attach) {
         if (prctl(PR_SET_CHILD_SUBREAPER, 1) < 0)
             cli_error("cannot become a child subreaper (%s): orphans will escape the tree", strerror(errno));
@@ -329,33 +480,31 @@ int cmd_run(int argc, char **argv)
             goto out;
         }
         if (mon.exec_errno) {
-            /* the child has exited 127 or 126; reap it and report like a shell */
+            /* the child has exited 127 or 126; reap it and report like a shell, with a summary saying why */
             int st;
             waitpid(mon.child, &st, 0);
             cli_error("%s: %s", o.argv[0], strerror(mon.exec_errno));
             status = exit_code_of(st);
+            exec_error = strerror(mon.exec_errno);
             meta_i64(rec, "exit_status", status);
-            recorder_meta(rec, "exec_error", strerror(mon.exec_errno));
-            goto out;
+            recorder_meta(rec, "exec_error", exec_error);
         }
     } else {
         mon.start_mono_ns = now_ns(CLOCK_MONOTONIC);
         mon.start_unix_ns = now_ns(CLOCK_REALTIME);
     }
-    /* kept descriptors per process: raise the soft limit for the monitor only (after the fork) */
-    struct rlimit rl;
-    if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur < rl.rlim_max) {
-        rl.rlim_cur = rl.rlim_max > 65536 ? 65536 : rl.rlim_max;
-        setrlimit(RLIMIT_NOFILE, &rl);
-    }
-
     if (!o.attach)
         hostinfo_read(&mon.ctx.root, mon.child, &hi); /* the command's affinity mask */
     meta_i64(rec, "cores_available", hi.cores_available);
-    meta_i64(rec, "monitor_pid", mon.ctx.monitor_pid);
     meta_i64(rec, "root_pid", mon.ctx.root_pid);
     meta_i64(rec, "start_mono_ns", mon.start_mono_ns);
     meta_i64(rec, "start_unix_ns", mon.start_unix_ns);
+    for (size_t i = 0; i < mon.sampler.nsources; i++)
+        if (mon.sampler.prep_rc[i] < 0) {
+            char key[96];
+            snprintf(key, sizeof(key), "prepare_error.%s", js_sources[i]->name);
+            recorder_meta(rec, key, strerror(-mon.sampler.prep_rc[i]));
+        }
 
     js_model_cfg_t cfg = {
         .mode = mon.ctx.mode,
@@ -373,20 +522,16 @@ int cmd_run(int argc, char **argv)
     }
     mon.model = model;
     sl.start_mono_ns = mon.start_mono_ns;
-    for (size_t i = 0; i < mon.sampler.nsources; i++)
-        if (mon.sampler.prep_rc[i] < 0) {
-            char key[96];
-            snprintf(key, sizeof(key), "prepare_error.%s", js_sources[i]->name);
-            recorder_meta(rec, key, strerror(-mon.sampler.prep_rc[i]));
-        }
 
-    r = monitor_loop(&mon);
-    monitor_finish(&mon);
-    if (r < 0)
-        cli_error("monitoring failed: %s", strerror(-r));
+    if (!exec_error) {
+        r = monitor_loop(&mon);
+        monitor_finish(&mon);
+        if (r < 0)
+            cli_error("monitoring failed: %s", strerror(-r));
+    }
 wait_child:
-    if (!o.attach && !mon.child_reaped) {
-        /* monitoring stopped early (error, or --until-main-exits is not set but we failed): keep the job's status */
+    if (!o.attach && !exec_error && !mon.child_reaped && mon.child > 0) {
+        /* monitoring stopped early (an error): keep the job's status */
         int st;
         if (waitpid(mon.child, &st, 0) == mon.child) {
             mon.child_status = st;
@@ -399,12 +544,12 @@ wait_child:
         status = r < 0 ? EXIT_FAIL : 0;
     if (!o.attach && mon.child_reaped)
         meta_i64(rec, "exit_status", status);
-    meta_i64(rec, "stop_mono_ns", mon.stop_mono_ns);
-    meta_i64(rec, "stop_unix_ns", mon.stop_unix_ns);
+    meta_i64(rec, "stop_mono_ns", mon.stop_mono_ns ? mon.stop_mono_ns : now_ns(CLOCK_MONOTONIC));
+    meta_i64(rec, "stop_unix_ns", mon.stop_unix_ns ? mon.stop_unix_ns : now_ns(CLOCK_REALTIME));
     meta_i64(rec, "samples_taken", mon.taken);
     meta_i64(rec, "samples_missed", mon.missed);
     if (mon.write_rc)
-        cli_error("%s: %lld samples could not be recorded (%s); the summary below still covers them", o.output,
+        cli_error("%s: %lld samples could not be recorded (%s); the summary below still covers them", recording,
                   (long long)mon.ctx.write_errors, strerror(-mon.write_rc));
     if (model) {
         js_summary_t su;
@@ -413,32 +558,31 @@ wait_child:
         js_run_info_t info = {
             .version = JOBSCOPE_VERSION,
             .command_json = cmd.p,
+            .command_shell = shell.p,
             .host = hi.host,
             .mode = o.attach ? "attach" : "run",
-            .have_exit = !o.attach && mon.child_reaped,
+            .state = "complete",
+            .exec_error = exec_error,
+            .have_exit = !o.attach && (mon.child_reaped || exec_error),
             .exit_status = status,
-            .recording = o.output,
+            .recording = recording,
         };
         meta_f64(rec, "monitor_cpu_s", su.mon_cpu_s);
         meta_f64(rec, "monitor_max_rss_bytes", su.mon_max_rss);
         meta_f64(rec, "monitor_mean_sample_cost_s", su.mon_mean_cost_s);
-        if (o.summary_json) {
-            out.len = 0;
-            if (summary_json(&out, &info, &su, model) == 0 && (r = write_file(o.summary_json, &out)) < 0)
-                cli_error("cannot write %s: %s", o.summary_json, strerror(-r));
-        }
-        if (!o.quiet) {
-            out.len = 0;
-            if (summary_text(&out, &info, &su, model) == 0)
-                fputs(out.p, stderr);
-        }
+        if (write_summaries(&o, &out, &info, &su, model) && o.attach)
+            status = EXIT_FAIL;
     }
 out:
     monitor_finish(&mon);
-    recorder_close(rec);
+    recorder_close(out.rec);
+    if (out.json_fd >= 0)
+        close(out.json_fd);
+    if (out.text_fd >= 0)
+        close(out.text_fd);
     model_free(model);
     fsroot_close(&mon.ctx.root);
     buf_free(&cmd);
-    buf_free(&out);
+    buf_free(&shell);
     return status;
 }

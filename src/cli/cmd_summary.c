@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: MIT
  *
  * `jobscope summary [--json] RECORDING`: the run summary recomputed from a recording by the same model the
- * live run uses.
+ * live run uses. An unfinished recording (still being written, or its monitor was killed) is summarised up to
+ * its last sample and said so.
  */
 #include "cli/cli.h"
 
@@ -12,7 +13,10 @@
 
 static const char summary_usage[] = "Usage: jobscope summary [--json] RECORDING\n"
                                     "\n"
-                                    "Print the summary of a recording (text, or JSON with --json).\n";
+                                    "Print the summary of a recording (text, or JSON with --json). Options may\n"
+                                    "also follow RECORDING.\n"
+                                    "  -j, --json   the summary as JSON (docs/FORMAT.md lists the keys)\n"
+                                    "  -h, --help   show this help\n";
 
 int cmd_summary(int argc, char **argv)
 {
@@ -22,7 +26,7 @@ int cmd_summary(int argc, char **argv)
     optind = 1;
     opterr = 0;
     int c;
-    while ((c = getopt_long(argc, argv, "+jh", opts, NULL)) != -1) {
+    while ((c = getopt_long(argc, argv, "jh", opts, NULL)) != -1) {
         if (c == 'j')
             json = true;
         else if (c == 'h') {
@@ -39,9 +43,8 @@ int cmd_summary(int argc, char **argv)
     if (cli_read_recording(path, &r, &m, NULL, NULL))
         return EXIT_FAIL;
     js_summary_t su;
-    model_summary(m, &su);
     js_run_info_t info;
-    cli_run_info(r, path, &info);
+    cli_summarize(r, path, m, &info, &su);
     js_buf_t b = {0};
     int rc = json ? summary_json(&b, &info, &su, m) : summary_text(&b, &info, &su, m);
     if (rc == 0)

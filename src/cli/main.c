@@ -16,8 +16,9 @@ static const char usage[] =
     "  run [OPTIONS] [--] COMMAND [ARG...]   run COMMAND and monitor its whole process tree\n"
     "  attach [OPTIONS] PID                  monitor an existing process and its descendants\n"
     "  summary [--json] RECORDING            print the summary of a recording\n"
-    "  export --format csv|jsonl [--scope tree|process|system] [-o FILE] RECORDING\n"
+    "  export --format csv|jsonl [--scope VIEW] [-o FILE] RECORDING\n"
     "                                        write a recording's samples as a table\n"
+    "  help COMMAND                          show a command's help\n"
     "\n"
     "Options:\n"
     "  -h, --help      show this help (jobscope COMMAND --help for a command's options)\n"
@@ -32,6 +33,11 @@ int main(int argc, char **argv)
         return EXIT_USAGE;
     }
     const char *cmd = argv[1];
+    if (!strcmp(cmd, "help") && argc > 2) { /* jobscope help COMMAND = jobscope COMMAND --help */
+        char *args[] = {argv[0], argv[2], "--help", NULL};
+        if (strcmp(argv[2], "help") != 0)
+            return main(3, args);
+    }
     if (!strcmp(cmd, "-h") || !strcmp(cmd, "--help") || !strcmp(cmd, "help")) {
         fputs(usage, stdout);
         return 0;

@@ -39,9 +39,7 @@ int buf_printf(js_buf_t *b, const char *fmt, ...)
     return 0;
 }
 
-/* utf8_len: length of a valid UTF-8 sequence at s (max `n` bytes), or 0 if invalid: overlong forms,
- * surrogates and code points above U+10FFFF are invalid (RFC 3629). */
-static size_t utf8_len(const unsigned char *s, size_t n)
+size_t utf8_len(const unsigned char *s, size_t n)
 {
     size_t k;
     unsigned char lo = 0x80, hi = 0xbf; /* allowed range of the second byte */
@@ -133,6 +131,51 @@ char *fmt_real(char *buf, size_t cap, double d)
             break;
     }
     return buf;
+}
+
+/* escape_bytes: text_escape, and with `apos` a single quote as \' too (inside $'...') */
+static int escape_bytes(js_buf_t *b, const char *s, size_t len, bool apos)
+{
+    const unsigned char *u = (const unsigned char *)s;
+    int err = 0;
+    for (size_t i = 0; i < len && !err;) {
+        unsigned char c = u[i];
+        if (apos && c == '\'') {
+            err = buf_append(b, "\\'", 2);
+            i++;
+        } else if (c >= 0x20 && c < 0x7f && c != '\\') {
+            err = buf_append(b, s + i, 1);
+            i++;
+        } else if (c == '\\') {
+            err = buf_append(b, "\\\\", 2);
+            i++;
+        } else if (c == '\n' || c == '\t' || c == '\r') {
+            err = buf_append(b, c == '\n' ? "\\n" : c == '\t' ? "\\t" : "\\r", 2);
+            i++;
+        } else if (c >= 0x80 && utf8_len(u + i, len - i)) {
+            size_t k = utf8_len(u + i, len - i);
+            /* C1 controls (U+0080..U+009F) are terminal controls too */
+            if (k == 2 && c == 0xc2 && u[i + 1] < 0xa0)
+                err = buf_printf(b, "\\u%04x", u[i + 1]);
+            else
+                err = buf_append(b, s + i, k);
+            i += k;
+        } else {
+            err = buf_printf(b, "\\x%02x", c);
+            i++;
+        }
+    }
+    return err ? -ENOMEM : 0;
+}
+
+int text_escape(js_buf_t *b, const char *s, size_t len)
+{
+    return escape_bytes(b, s, len, false);
+}
+
+int text_escape_quoted(js_buf_t *b, const char *s, size_t len)
+{
+    return escape_bytes(b, s, len, true);
 }
 
 /* ---- nested writer ------------------------------------------------------------------------------------ */

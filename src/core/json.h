@@ -18,6 +18,19 @@ int buf_append(js_buf_t *b, const char *s, size_t len);
 /* buf_printf: append formatted text (printf conventions). Returns 0 or -ENOMEM. */
 int buf_printf(js_buf_t *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
+/* utf8_len: length of the valid UTF-8 sequence at `s` (at most `n` bytes), or 0 if it is not one: overlong
+ * forms, surrogates and code points above U+10FFFF are invalid (RFC 3629). */
+size_t utf8_len(const unsigned char *s, size_t n);
+
+/* text_escape: append `s` (`len` bytes, any bytes) as text safe for a terminal and valid UTF-8: a backslash
+ * as two backslashes, \n \t \r for those controls, \xNN for other control bytes and for bytes that are not
+ * UTF-8, \u00NN for C1 controls. Reversible. The exports write command names and lines this way (CSV and JSON Lines
+ * alike) and the text summary prints them this way. Returns 0 or -ENOMEM. */
+int text_escape(js_buf_t *b, const char *s, size_t len);
+
+/* text_escape_quoted: text_escape, and a single quote as \' too (inside a shell's $'...'). */
+int text_escape_quoted(js_buf_t *b, const char *s, size_t len);
+
 /* json_str: append `s` (`len` bytes, may hold any byte) as a quoted JSON string; invalid UTF-8 and control
  * bytes are escaped as \u00XX. Returns 0 or -ENOMEM. */
 int json_str(js_buf_t *b, const char *s, size_t len);

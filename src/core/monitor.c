@@ -90,6 +90,8 @@ int monitor_spawn(js_monitor_t *mon, char *const argv[])
         while (read(go_pipe[0], &go, 1) < 0 && errno == EINTR)
             ;
         signal(SIGPIPE, SIG_DFL);
+        if (mon->restore_nofile)
+            setrlimit(RLIMIT_NOFILE, &mon->child_nofile);
         sigprocmask(SIG_SETMASK, &saved_mask, NULL);
         execvp(argv[0], argv);
         int e = errno;
@@ -242,8 +244,9 @@ int monitor_loop(js_monitor_t *mon)
     /* the first sample, due at the start */
     if (mon->ctx.mode == JS_MODE_RUN && (r = reap(mon, &reaped_cap)) < 0)
         goto out;
-    if ((r = take(mon, sp, s, start, false)) < 0)
+    if ((r = take(mon, sp, s, start, false)) < 0) /* the first sample is never interrupted */
         goto out;
+    sp->interruptible = true;
     sampler_inventory(sp, s);
     done = scope_over(mon);
     commit(mon, s, done);
@@ -313,7 +316,9 @@ int monitor_loop(js_monitor_t *mon)
             dl = start + kn * iv;
             k = kn + 1;
         }
-        if ((r = take(mon, sp, s, dl, stop)) < 0)
+        if ((r = take(mon, sp, s, dl, stop)) == -EINTR)
+            continue; /* a stop signal came in mid-sample: handle it first, the next sample reads everything */
+        if (r < 0)
             goto out;
         done = stop || scope_over(mon);
         commit(mon, s, done);

@@ -19,6 +19,7 @@
 
 #include <stdbool.h>
 #include <stdint.h>
+#include <sys/resource.h>
 #include <sys/types.h>
 
 typedef struct js_monitor js_monitor_t;
@@ -28,6 +29,8 @@ struct js_monitor {
     js_ctx_t ctx;              /* root, mode, scope, root_pid (attach), uss_every, status_every */
     int64_t interval_ns;
     bool until_main_exits;
+    bool restore_nofile;        /* run: the command gets child_nofile back (the monitor raised its own) */
+    struct rlimit child_nofile;
     js_model_t *model;         /* borrowed; may be NULL */
     js_sink_slot_t sinks[JS_SINKS_MAX]; /* monitor_add_sink */
     size_t nsinks;

@@ -5,6 +5,7 @@
 #include "core/sampler.h"
 
 #include <errno.h>
+#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -46,6 +47,15 @@ nomem:
     return -ENOMEM;
 }
 
+bool sampler_stop_pending(void)
+{
+    sigset_t set;
+    if (sigpending(&set) < 0)
+        return false;
+    return sigismember(&set, SIGINT) == 1 || sigismember(&set, SIGTERM) == 1 || sigismember(&set, SIGHUP) == 1 ||
+           sigismember(&set, SIGQUIT) == 1;
+}
+
 int sampler_collect(js_sampler_t *sp, js_sample_t *s, int64_t deadline_ns, int64_t missed)
 {
     sample_clear(s);
@@ -64,8 +74,13 @@ int sampler_collect(js_sampler_t *sp, js_sample_t *s, int64_t deadline_ns, int64
         if (sp->init_rc[i] < 0)
             continue;
         const js_source_t *src = js_sources[i];
+        if (sp->interruptible && !sp->ctx->final && sampler_stop_pending())
+            return -EINTR;
         int64_t t0 = now_ns(CLOCK_MONOTONIC);
+        sp->ctx->interruptible = sp->interruptible && !sp->ctx->final;
         int rc = src->collect(sp->state[i], sp->ctx, sp->rows[i]);
+        if (rc == -EINTR)
+            return rc;
         int64_t t1 = now_ns(CLOCK_MONOTONIC);
         js_value_t *st = rows_add(stats);
         if (!st)

@@ -18,6 +18,7 @@ typedef struct {
     int *init_rc;           /* per source: 0 or the negative errno init() failed with */
     int *prep_rc;           /* per source: 0 or the negative errno prepare_child() failed with */
     js_rows_t ***rows;      /* per source: its tables' buffers in the sample */
+    bool interruptible;     /* a pending stop signal ends a sample in progress (-EINTR); off for the first */
 } js_sampler_t;
 
 /* sampler_init: init every source against `ctx` (borrowed for the sampler's life) and bind the buffers of `s`.
@@ -25,7 +26,8 @@ typedef struct {
 int sampler_init(js_sampler_t *sp, js_ctx_t *ctx, js_sample_t *s);
 
 /* sampler_collect: clear `s` and take sample ctx->seq. `deadline_ns` < 0 means an off-schedule sample.
- * Returns 0 or -ENOMEM. */
+ * Returns 0, -ENOMEM, or -EINTR when a stop signal arrived during the sample (it is then incomplete and must
+ * not be committed; nothing is lost: the next sample reads everything again). */
 int sampler_collect(js_sampler_t *sp, js_sample_t *s, int64_t deadline_ns, int64_t missed);
 
 /* sampler_prepare_child: run mode; call every enabled source's prepare_child for the held command `child`.

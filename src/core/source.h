@@ -63,6 +63,7 @@ typedef struct {
     unsigned uss_every;    /* read smaps_rollup every N samples (0 = never) */
     unsigned status_every; /* read /proc/<pid>/status every N samples (>= 1) */
     bool final;            /* this is the last sample: read everything */
+    bool interruptible;    /* a long collect() may give up with -EINTR when sampler_stop_pending() */
     /* reaped children since the last sample (filled by the monitor, drained by proc_tree) */
     js_reaped_t *reaped;
     size_t nreaped;
@@ -93,6 +94,11 @@ typedef struct js_source {
      * allocation (rows of the core `inventory` table: source, key, value; inventory_add()). Returns 0/-errno. */
     int (*inventory)(void *state, const js_ctx_t *ctx, js_rows_t *inv);
 } js_source_t;
+
+/* sampler_stop_pending: whether a signal that stops or is forwarded (SIGINT, SIGTERM, SIGHUP, SIGQUIT) is
+ * pending; a long collect() (a huge tree) checks it when ctx->interruptible and gives up with -EINTR so the
+ * signal is handled at once (src/core/sampler.c). */
+bool sampler_stop_pending(void);
 
 /* The explicit list of sources, NULL-terminated (src/core/registry.c). */
 extern const js_source_t *const js_sources[];

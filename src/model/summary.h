@@ -13,10 +13,14 @@
 #include <stdbool.h>
 
 typedef struct {
-    const char *version;      /* jobscope version that recorded the run */
-    const char *command_json; /* JSON array of the command's arguments ("[]" when unknown) */
+    const char *version;       /* jobscope version that recorded the run */
+    const char *command_json;  /* JSON array of the command's arguments ("[]" when unknown) */
+    const char *command_shell; /* the command as a shell would quote it, or NULL (then the JSON is shown) */
     const char *host;
-    const char *mode;         /* "run" or "attach" */
+    const char *mode;          /* "run", "attach" or "watch" */
+    const char *scope;         /* what was watched, in words ("process tree", "user alice (uid 1001)"), or NULL */
+    const char *state;         /* "complete", "in progress" or "incomplete" (the monitor stopped unclosed) */
+    const char *exec_error;    /* run: why the command could not be started, or NULL */
     bool have_exit;
     int exit_status;          /* shell convention: code, or 128+signal */
     const char *recording;    /* path, or NULL */
@@ -28,6 +32,15 @@ int summary_json(js_buf_t *b, const js_run_info_t *info, const js_summary_t *s, 
 
 /* summary_text: append a human-readable summary to `b`, likewise. Returns 0 or -ENOMEM. */
 int summary_text(js_buf_t *b, const js_run_info_t *info, const js_summary_t *s, const js_model_t *m);
+
+/* shell_quote: append the arguments as a POSIX shell would need them typed: bare when made of safe
+ * characters, in single quotes otherwise, and in $'...' with escapes when they hold control characters or
+ * bytes that are not UTF-8 (so the text is safe to print on a terminal). Returns 0 or -ENOMEM. */
+int shell_quote(js_buf_t *b, char *const *argv, size_t argc);
+
+/* text_escape: append `s` for a terminal: control characters as \n, \t, \xNN, invalid UTF-8 bytes as \xNN.
+ * Returns 0 or -ENOMEM. */
+int text_escape(js_buf_t *b, const char *s, size_t len);
 
 /* fmt_bytes: "1.50 GiB"-style text into buf. Returns buf. */
 char *fmt_bytes(char *buf, size_t cap, double bytes);

@@ -1,9 +1,13 @@
 /* SPDX-License-Identifier: MIT
  *
- * CSV tabular sink (RFC 4180): a header row, then one row per call; fields holding a comma, quote, CR or LF
- * are quoted with doubled quotes; a missing cell is an empty field.
+ * CSV tabular sink (RFC 4180 quoting, LF line endings as pandas, awk and spreadsheets all read): a header row,
+ * then one row per call; fields holding a comma or a quote are quoted with doubled quotes; a missing cell is an
+ * empty field. Text cells are written through text_escape() (json.h), as the JSON Lines sink writes them: no
+ * control character or invalid UTF-8 byte reaches the file raw, so a line is a row.
  */
 #include "sinks/tabsink.h"
+
+#include "core/json.h"
 
 #include <errno.h>
 #include <math.h>
@@ -13,6 +17,7 @@
 typedef struct {
     FILE *f;
     size_t ncols;
+    js_buf_t esc;
 } csv_t;
 
 static void put_field(FILE *f, const char *s)
@@ -42,7 +47,7 @@ static int csv_begin(FILE *f, const char *const *cols, size_t ncols, void **ret_
             fputc(',', f);
         put_field(f, cols[i]);
     }
-    fputs("\r\n", f);
+    fputc('\n', f);
     *ret_state = c;
     return ferror(f) ? -EIO : 0;
 }
@@ -63,13 +68,16 @@ static int csv_row(void *state, const js_cell_t *cells)
                 fputs(fmt_real(num, sizeof(num), cells[i].d), c->f);
             break;
         case CELL_TEXT:
-            put_field(c->f, cells[i].s);
+            c->esc.len = 0;
+            if (buf_append(&c->esc, "", 0) < 0 || text_escape(&c->esc, cells[i].s, strlen(cells[i].s)) < 0)
+                return -ENOMEM;
+            put_field(c->f, c->esc.p);
             break;
         default:
             break;
         }
     }
-    fputs("\r\n", c->f);
+    fputc('\n', c->f);
     return ferror(c->f) ? -EIO : 0;
 }
 
@@ -79,6 +87,7 @@ static int csv_end(void *state)
     if (!c)
         return 0;
     int r = fflush(c->f) != 0 || ferror(c->f) ? -EIO : 0;
+    buf_free(&c->esc);
     free(c);
     return r;
 }

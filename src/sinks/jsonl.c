@@ -1,6 +1,8 @@
 /* SPDX-License-Identifier: MIT
  *
- * JSON Lines tabular sink: one JSON object per row, keys are the column names, missing cells are null.
+ * JSON Lines tabular sink: one JSON object per row, keys are the column names, missing cells are null. Text
+ * cells are written through text_escape() (json.h) before JSON encoding, so a decoded value equals the CSV
+ * sink's cell for the same row.
  */
 #include "sinks/tabsink.h"
 
@@ -14,7 +16,7 @@ typedef struct {
     FILE *f;
     const char *const *cols;
     size_t ncols;
-    js_buf_t b;
+    js_buf_t b, esc;
 } jsonl_t;
 
 static int jsonl_begin(FILE *f, const char *const *cols, size_t ncols, void **ret_state)
@@ -48,7 +50,10 @@ static int jsonl_row(void *state, const js_cell_t *cells)
             r |= json_num(b, true, cells[i].d);
             break;
         case CELL_TEXT:
-            r |= json_str(b, cells[i].s, strlen(cells[i].s));
+            j->esc.len = 0;
+            r |= buf_append(&j->esc, "", 0); /* empty and NUL-terminated */
+            r |= text_escape(&j->esc, cells[i].s, strlen(cells[i].s));
+            r |= r ? 0 : json_str(b, j->esc.p, j->esc.len);
             break;
         default:
             r |= buf_append(b, "null", 4);
@@ -68,6 +73,7 @@ static int jsonl_end(void *state)
         return 0;
     int r = fflush(j->f) != 0 || ferror(j->f) ? -EIO : 0;
     buf_free(&j->b);
+    buf_free(&j->esc);
     free(j);
     return r;
 }

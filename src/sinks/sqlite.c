@@ -7,7 +7,10 @@
  */
 #include "sinks/recording.h"
 
+#include "core/json.h"
+
 #include <errno.h>
+#include <limits.h>
 #include <fcntl.h>
 #include <sqlite3.h>
 #include <stdio.h>
@@ -57,7 +60,7 @@ static int exec(sqlite3 *db, const char *sql)
 
 static int create_schema(js_recorder_t *w)
 {
-    char sql[8192];
+    js_buf_t sql = {0};
     int r;
     if ((r = exec(w->db, "CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT) WITHOUT ROWID;"
                          "CREATE TABLE columns (table_name TEXT, column_name TEXT, unit TEXT, kind TEXT,"
@@ -69,11 +72,11 @@ static int create_schema(js_recorder_t *w)
     for (size_t i = 0; i < w->ntables && r == 0; i++) {
         const js_table_t *t = w->tables[i];
         bool is_samples = strcmp(t->name, "samples") == 0;
-        size_t n = (size_t)snprintf(sql, sizeof(sql), "CREATE TABLE %s (sample INTEGER %s", t->name,
-                                    is_samples ? "PRIMARY KEY" : "NOT NULL");
-        for (size_t c = 0; c < t->ncols && n < sizeof(sql); c++) {
+        sql.len = 0;
+        int e = buf_printf(&sql, "CREATE TABLE %s (sample INTEGER %s", t->name, is_samples ? "PRIMARY KEY" : "NOT NULL");
+        for (size_t c = 0; c < t->ncols && r == 0; c++) {
             const js_column_t *cd = &t->cols[c];
-            n += (size_t)snprintf(sql + n, sizeof(sql) - n, ", %s %s", cd->name, type_names[cd->type]);
+            e |= buf_printf(&sql, ", %s %s", cd->name, type_names[cd->type]);
             sqlite3_bind_text(col, 1, t->name, -1, SQLITE_STATIC);
             sqlite3_bind_text(col, 2, cd->name, -1, SQLITE_STATIC);
             sqlite3_bind_text(col, 3, cd->unit, -1, SQLITE_STATIC);
@@ -84,42 +87,67 @@ static int create_schema(js_recorder_t *w)
                 r = -EIO;
             sqlite3_reset(col);
         }
-        if (r == 0 && n < sizeof(sql) - 2) {
-            snprintf(sql + n, sizeof(sql) - n, ")");
-            r = exec(w->db, sql);
-        }
+        e |= buf_append(&sql, ")", 1);
+        if (e)
+            r = -ENOMEM;
+        if (r == 0)
+            r = exec(w->db, sql.p);
         /* the prepared insert for this table */
-        n = (size_t)snprintf(sql, sizeof(sql), "INSERT INTO %s VALUES (?", t->name);
-        for (size_t c = 0; c < t->ncols && n < sizeof(sql); c++)
-            n += (size_t)snprintf(sql + n, sizeof(sql) - n, ",?");
-        snprintf(sql + n, sizeof(sql) - n, ")");
-        if (r == 0 && sqlite3_prepare_v3(w->db, sql, -1, SQLITE_PREPARE_PERSISTENT, &w->ins[i], NULL) != SQLITE_OK)
+        sql.len = 0;
+        e = buf_printf(&sql, "INSERT INTO %s VALUES (?", t->name);
+        for (size_t c = 0; c < t->ncols; c++)
+            e |= buf_append(&sql, ",?", 2);
+        e |= buf_append(&sql, ")", 1);
+        if (r == 0 && e)
+            r = -ENOMEM;
+        if (r == 0 && sqlite3_prepare_v3(w->db, sql.p, -1, SQLITE_PREPARE_PERSISTENT, &w->ins[i], NULL) != SQLITE_OK)
             r = -EIO;
     }
     sqlite3_finalize(col);
+    buf_free(&sql);
     return r;
+}
+
+/* side_path: `path` + suffix ("-wal", "-shm", "-journal") into buf. 0, or -ENAMETOOLONG when it does not fit
+ * (never a cut name: a cut name could be an unrelated file). */
+static int side_path(char *buf, size_t cap, const char *path, const char *suffix)
+{
+    int n = snprintf(buf, cap, "%s%s", path, suffix);
+    return n < 0 || (size_t)n >= cap ? -ENAMETOOLONG : 0;
 }
 
 int recorder_open(const char *path, bool overwrite, js_recorder_t **ret, char *err, size_t errlen)
 {
+    static const char *const sides[] = {"-wal", "-shm", "-journal"};
+    char side[PATH_MAX];
+    for (size_t i = 0; i < sizeof(sides) / sizeof(sides[0]); i++) {
+        if (side_path(side, sizeof(side), path, sides[i]) < 0) {
+            snprintf(err, errlen, "%.200s...: path too long", path);
+            return -ENAMETOOLONG;
+        }
+    }
     struct stat s;
-    if (!overwrite && stat(path, &s) == 0) {
-        snprintf(err, errlen, "%s: already exists (choose another -o, or --force to replace it)", path);
-        return -EEXIST;
-    }
-    if (overwrite) {
-        char side[4096];
+    if (lstat(path, &s) == 0) {
+        if (!overwrite) {
+            snprintf(err, errlen, "%s: already exists (choose another -o, or --force to replace it)", path);
+            return -EEXIST;
+        }
+        if (!S_ISREG(s.st_mode)) {
+            snprintf(err, errlen, "%s: %s", path, S_ISLNK(s.st_mode) ? "is a symbolic link; jobscope does not "
+                                                                     "write through links" : "not a regular file");
+            return -EINVAL;
+        }
         unlink(path);
-        snprintf(side, sizeof(side), "%s-wal", path);
-        unlink(side);
-        snprintf(side, sizeof(side), "%s-shm", path);
-        unlink(side);
     }
+    if (overwrite) /* side files of the replaced recording would be taken for this one's */
+        for (size_t i = 0; i < sizeof(sides) / sizeof(sides[0]); i++)
+            if (side_path(side, sizeof(side), path, sides[i]) == 0)
+                unlink(side);
     /* create the file ourselves first so a bad directory gives a plain errno message */
-    int fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+    int fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
     if (fd < 0) {
         int e = errno;
-        snprintf(err, errlen, "%s: %s", path, strerror(e));
+        snprintf(err, errlen, "%s: %s", path, e == EEXIST ? "already exists (created meanwhile)" : strerror(e));
         return -e;
     }
     close(fd);
@@ -240,7 +268,10 @@ void recorder_close(js_recorder_t *w)
     sqlite3_finalize(w->commit);
     sqlite3_finalize(w->rollback);
     if (w->db) {
+        /* a closed recording is one file: back to a rollback journal, which removes -wal and -shm, so it
+         * can be copied alone and read from a read-only place */
         sqlite3_wal_checkpoint_v2(w->db, NULL, SQLITE_CHECKPOINT_TRUNCATE, NULL, NULL);
+        sqlite3_exec(w->db, "PRAGMA journal_mode=DELETE", NULL, NULL, NULL);
         sqlite3_close(w->db);
     }
     free(w->ins);
@@ -259,6 +290,8 @@ typedef struct {
 
 struct js_recording {
     sqlite3 *db;
+    char shm_made[PATH_MAX]; /* a -shm file this reader had to create (removed at close), or "" */
+    char tmpdir[PATH_MAX];   /* a private copy of an unfinished recording in a read-only place, or "" */
     size_t ntables;
     const js_table_t *const *tables;
     tab_reader_t *tr;
@@ -301,17 +334,18 @@ static int prepare_table(js_recording_t *r, size_t i)
 {
     const js_table_t *t = r->tables[i];
     tab_reader_t *tr = &r->tr[i];
-    char sql[8192];
-    snprintf(sql, sizeof(sql), "SELECT name FROM pragma_table_info('%s')", t->name);
+    char q[256];
+    snprintf(q, sizeof(q), "SELECT name FROM pragma_table_info('%s')", t->name); /* our own short names */
     sqlite3_stmt *st;
-    if (sqlite3_prepare_v2(r->db, sql, -1, &st, NULL) != SQLITE_OK)
+    if (sqlite3_prepare_v2(r->db, q, -1, &st, NULL) != SQLITE_OK)
         return -EINVAL;
-    tr->map = calloc(t->ncols, sizeof(int));
+    tr->map = calloc(t->ncols ? t->ncols : 1, sizeof(int));
     if (!tr->map) {
         sqlite3_finalize(st);
         return -ENOMEM;
     }
-    size_t n = (size_t)snprintf(sql, sizeof(sql), "SELECT sample");
+    js_buf_t sql = {0};
+    int e = buf_append(&sql, "SELECT sample", 13);
     bool any = false;
     int rc;
     while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
@@ -321,19 +355,104 @@ static int prepare_table(js_recording_t *r, size_t i)
         if (c < 0)
             continue;
         tr->map[tr->nmap++] = c;
-        n += (size_t)snprintf(sql + n, sizeof(sql) - n, ", \"%s\"", name);
+        e |= buf_printf(&sql, ", \"%s\"", name); /* a name found among our own columns */
     }
     sqlite3_finalize(st);
+    int ret = 0;
     if (rc != SQLITE_DONE)
-        return -EINVAL;
-    if (!any) { /* table absent (a recording from an older or smaller build): always empty */
+        ret = -EINVAL;
+    else if (!any) /* table absent (a recording from an older or smaller build): always empty */
         tr->done = true;
-        return 0;
+    else if ((e |= buf_printf(&sql, " FROM %s ORDER BY rowid", t->name)))
+        ret = -ENOMEM;
+    else if (sqlite3_prepare_v2(r->db, sql.p, -1, &tr->st, NULL) != SQLITE_OK)
+        ret = -EINVAL;
+    buf_free(&sql);
+    return ret;
+}
+
+/* uri_append: `path` as the path part of an SQLite URI (%, ? and # percent-encoded). 0 or -ENAMETOOLONG. */
+static int uri_of(char *buf, size_t cap, const char *path, const char *query)
+{
+    size_t n = 0;
+    const char *pre = path[0] == '/' ? "file:" : "file:./";
+    for (const char *p = pre; *p && n + 1 < cap; p++)
+        buf[n++] = *p;
+    for (const char *p = path; *p; p++) {
+        if (n + 4 >= cap)
+            return -ENAMETOOLONG;
+        if (*p == '%' || *p == '?' || *p == '#')
+            n += (size_t)snprintf(buf + n, cap - n, "%%%02X", (unsigned char)*p);
+        else
+            buf[n++] = *p;
     }
-    snprintf(sql + n, sizeof(sql) - n, " FROM %s ORDER BY rowid", t->name);
-    if (sqlite3_prepare_v2(r->db, sql, -1, &tr->st, NULL) != SQLITE_OK)
-        return -EINVAL;
-    return 0;
+    int k = snprintf(buf + n, cap - n, "?%s", query);
+    return k < 0 || (size_t)k >= cap - n ? -ENAMETOOLONG : 0;
+}
+
+/* copy_file: copy `from` to `to` (created exclusively). 0 or -errno. */
+static int copy_file(const char *from, const char *to)
+{
+    int in = open(from, O_RDONLY | O_CLOEXEC), out = -1, r = 0;
+    if (in < 0)
+        return -errno;
+    if ((out = open(to, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600)) < 0) {
+        r = -errno;
+        close(in);
+        return r;
+    }
+    char buf[65536];
+    ssize_t n;
+    while ((n = read(in, buf, sizeof(buf))) > 0)
+        if (write(out, buf, (size_t)n) != n) {
+            r = -EIO;
+            break;
+        }
+    if (n < 0)
+        r = -errno;
+    close(in);
+    if (close(out) < 0 && r == 0)
+        r = -errno;
+    return r;
+}
+
+/* open_private_copy: an unfinished recording (data in -wal) where the -shm index cannot be made: read a
+ * private copy of the file and its -wal in a temporary directory instead. */
+static int open_private_copy(js_recording_t *r, const char *path, const char *walp)
+{
+    const char *tmp = getenv("TMPDIR");
+    char dbc[PATH_MAX], walc[PATH_MAX], uri[PATH_MAX * 3];
+    if (snprintf(r->tmpdir, sizeof(r->tmpdir), "%s/jobscope-read-XXXXXX", tmp && *tmp ? tmp : "/tmp") >=
+            (int)sizeof(r->tmpdir) ||
+        !mkdtemp(r->tmpdir)) {
+        r->tmpdir[0] = '\0';
+        return -EACCES;
+    }
+    if (side_path(dbc, sizeof(dbc), r->tmpdir, "/recording.db") < 0 ||
+        side_path(walc, sizeof(walc), r->tmpdir, "/recording.db-wal") < 0 || copy_file(path, dbc) < 0 ||
+        copy_file(walp, walc) < 0 || uri_of(uri, sizeof(uri), dbc, "mode=ro") < 0)
+        return -EIO;
+    sqlite3_close(r->db);
+    r->db = NULL;
+    return sqlite3_open_v2(uri, &r->db, SQLITE_OPEN_READONLY | SQLITE_OPEN_URI | SQLITE_OPEN_NOMUTEX, NULL) ==
+                   SQLITE_OK
+               ? 0
+               : -EIO;
+}
+
+/* remove_private: undo what reading needed: a -shm this reader created, a private copy. */
+static void remove_private(js_recording_t *r)
+{
+    if (r->shm_made[0])
+        unlink(r->shm_made);
+    if (r->tmpdir[0]) {
+        char p[PATH_MAX];
+        static const char *const names[] = {"/recording.db", "/recording.db-wal", "/recording.db-shm"};
+        for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)
+            if (side_path(p, sizeof(p), r->tmpdir, names[i]) == 0)
+                unlink(p);
+        rmdir(r->tmpdir);
+    }
 }
 
 int recording_open(const char *path, js_recording_t **ret, char *err, size_t errlen)
@@ -348,9 +467,9 @@ int recording_open(const char *path, js_recording_t **ret, char *err, size_t err
         set_err(err, errlen, path, "not a regular file");
         return -EINVAL;
     }
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
-    char magic[16] = {0};
-    ssize_t n = fd >= 0 ? read(fd, magic, sizeof(magic)) : -1;
+    int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+    unsigned char hdr[100] = {0};
+    ssize_t n = fd >= 0 ? read(fd, hdr, sizeof(hdr)) : -1;
     if (fd >= 0)
         close(fd);
     if (n < 0) {
@@ -358,19 +477,41 @@ int recording_open(const char *path, js_recording_t **ret, char *err, size_t err
         set_err(err, errlen, path, strerror(e));
         return -e;
     }
-    if (n < 16 || memcmp(magic, "SQLite format 3", 16) != 0) {
+    if (n < 16 || memcmp(hdr, "SQLite format 3", 16) != 0) {
         set_err(err, errlen, path, "not a jobscope recording (not an SQLite database)");
         return -EINVAL;
+    }
+    char walp[PATH_MAX], shmp[PATH_MAX], uri[PATH_MAX * 3];
+    if (side_path(walp, sizeof(walp), path, "-wal") < 0 || side_path(shmp, sizeof(shmp), path, "-shm") < 0) {
+        set_err(err, errlen, path, "path too long");
+        return -ENAMETOOLONG;
+    }
+    /* A closed recording uses a rollback journal and is read as an immutable file: no lock, no side file,
+     * fine from a read-only place. One in WAL mode with data in its -wal is unfinished (being written, or
+     * its monitor was killed): it is read through the WAL, which needs the -shm index. */
+    struct stat ws;
+    bool wal_data = n >= 20 && hdr[18] == 2 && stat(walp, &ws) == 0 && ws.st_size > 0;
+    bool shm_existed = access(shmp, F_OK) == 0;
+    if (uri_of(uri, sizeof(uri), path, wal_data ? "mode=ro" : "immutable=1") < 0) {
+        set_err(err, errlen, path, "path too long");
+        return -ENAMETOOLONG;
     }
     js_recording_t *r = calloc(1, sizeof(*r));
     if (!r)
         return -ENOMEM;
     int rv = -EINVAL;
-    if (sqlite3_open_v2(path, &r->db, SQLITE_OPEN_READONLY | SQLITE_OPEN_NOMUTEX, NULL) != SQLITE_OK) {
+    if (sqlite3_open_v2(uri, &r->db, SQLITE_OPEN_READONLY | SQLITE_OPEN_URI | SQLITE_OPEN_NOMUTEX, NULL) != SQLITE_OK) {
         set_err(err, errlen, path, r->db ? sqlite3_errmsg(r->db) : "cannot open");
         goto fail;
     }
+    if (wal_data && !shm_existed)
+        snprintf(r->shm_made, sizeof(r->shm_made), "%s", shmp);
     rv = read_meta(r);
+    if (rv < 0 && wal_data && !r->tmpdir[0] && sqlite3_errcode(r->db) != SQLITE_CORRUPT &&
+        sqlite3_errcode(r->db) != SQLITE_NOTADB && open_private_copy(r, path, walp) == 0) {
+        r->shm_made[0] = '\0';
+        rv = read_meta(r);
+    }
     if (rv < 0) {
         char m[256];
         snprintf(m, sizeof(m), "not a readable jobscope recording (%s)", sqlite3_errmsg(r->db));
@@ -543,5 +684,6 @@ void recording_close(js_recording_t *r)
     free(r->vals);
     if (r->db)
         sqlite3_close(r->db);
+    remove_private(r);
     free(r);
 }

@@ -826,7 +826,6 @@ static int tree_collect(void *state, js_ctx_t *ctx, js_rows_t *const *rows)
     st->stamp++;
     st->nqueue = 0;
     st->nzombies = 0;
-    emit_exits(ctx, exits);
 
     if (st->scan && (r = scan_build(st, ctx)) < 0)
         return r;
@@ -854,6 +853,8 @@ static int tree_collect(void *state, js_ctx_t *ctx, js_rows_t *const *rows)
         int32_t pid = st->queue[qi];
         if (pid == ctx->monitor_pid)
             continue;
+        if (ctx->interruptible && (qi & 255) == 255 && sampler_stop_pending())
+            return -EINTR; /* a huge tree: let the stop signal through now; the next sample reads it all */
         int v = visit(st, ctx, pid, proc, info);
         if (v < 0)
             return v;
@@ -883,6 +884,7 @@ static int tree_collect(void *state, js_ctx_t *ctx, js_rows_t *const *rows)
     val_int(&t[TREE_UNREAD], (int64_t)st->unread);
     if (ctx->mode == JS_MODE_RUN)
         reaped_totals(st, ctx, t);
+    emit_exits(ctx, exits); /* last: an interrupted sample keeps them queued for the next */
     ctx->live_members = st->norder - st->nzombies;
     return 0;
 }

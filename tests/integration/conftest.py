@@ -9,6 +9,7 @@ Fixtures:
   jobscope_bin  path of the binary (session)
   js            a ``Jobscope`` helper bound to a fresh temporary directory (function)
   workload      path of a helper script under ``workloads/``
+  shared_dir    a directory every user may write (tests that switch users)
 Helpers:
   assert_clean_error(proc)  non-zero exit, exactly one non-empty line on stderr, no crash
   assert_no_crash(proc)
@@ -208,6 +209,18 @@ def jobscope_bin():
 @pytest.fixture
 def js(jobscope_bin, tmp_path):
     return Jobscope(jobscope_bin, tmp_path)
+
+
+@pytest.fixture
+def shared_dir():
+    """A fresh directory under /tmp that every user can enter and write (pytest's tmp_path is under a 0700
+    parent), for tests that run jobscope as another user. Removed afterwards."""
+    import tempfile
+
+    d = Path(tempfile.mkdtemp(prefix="jobscope-test-"))
+    d.chmod(0o777)
+    yield d
+    shutil.rmtree(d, ignore_errors=True)
 
 
 @pytest.fixture

@@ -40,8 +40,11 @@ def test_sleep_copy_with_odd_name(js, kind):
     assert 64 * 1024 < s["memory"]["peak_rss_bytes"] < 64 * 1024 * 1024, s["memory"]
     assert s["processes"]["total"] == 1, s["processes"]
     assert s["processes"]["max_threads"] == 1, s["processes"]
-    comm = name[:15]
+    # text cells are escaped alike in CSV and JSON Lines: a newline in a name is the two characters \\n
+    comm = name[:15].replace("\\", "\\\\").replace("\n", "\\n")
     text = js("export", "--format", "csv", "--scope", "process", r.recording, check=True).stdout
+    assert "\r" not in text and all(line.count(",") == text.splitlines()[0].count(",") or '"' in line
+                                     for line in text.splitlines()), "a row spans lines"
     rows = list(csv.DictReader(io.StringIO(text, newline="")))
     assert rows, "no rows in the process-scope export"
     assert any(comm in v for row in rows for v in row.values() if v), (

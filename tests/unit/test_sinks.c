@@ -13,6 +13,7 @@
 #include <cmocka.h>
 
 #include "core/json.h"
+#include "model/summary.h"
 #include "sinks/tabsink.h"
 
 #include <errno.h>
@@ -120,8 +121,9 @@ static void test_csv_header_quoting(void **state)
     static const char *const cols[] = {"pid", "comm,name", "say \"hi\"", "multi\nline"};
     js_cell_t row[4] = {cell_int(1), cell_text("a,b"), cell_text("he said \"no\""), cell_text("x\ny")};
     char *text = run_sink(&sink_csv, cols, 4, row, 1);
-    assert_string_equal(text, "pid,\"comm,name\",\"say \"\"hi\"\"\",\"multi\nline\"\r\n"
-                              "1,\"a,b\",\"he said \"\"no\"\"\",\"x\ny\"\r\n");
+    /* LF line endings; a text cell's newline is escaped (one line, one row), a column name is quoted */
+    assert_string_equal(text, "pid,\"comm,name\",\"say \"\"hi\"\"\",\"multi\nline\"\n"
+                              "1,\"a,b\",\"he said \"\"no\"\"\",x\\ny\n");
     free(text);
 }
 
@@ -138,13 +140,13 @@ static void test_csv_values(void **state)
         cell_int(7),         cell_real(1e7 + 0.5), cell_text("\"\""),      cell_text(" lead"),
     };
     char *text = run_sink(&sink_csv, cols, 4, rows, sizeof(rows) / sizeof(rows[0]) / 4);
-    assert_string_equal(text, "i,r,t,m\r\n"
-                              "0,0,,\r\n"
-                              "-42,0.1,plain,9223372036854775807\r\n"
-                              "10000000,10000000,\"cr\rhere\",\r\n"
-                              ",,,-0.25\r\n" /* missing, NAN, NULL text: all empty, never 0 */
-                              "-9223372036854775808,2.5e-07,tab\there,'single'\r\n"
-                              "7,10000000.5,\"\"\"\"\"\", lead\r\n");
+    assert_string_equal(text, "i,r,t,m\n"
+                              "0,0,,\n"
+                              "-42,0.1,plain,9223372036854775807\n"
+                              "10000000,10000000,cr\\rhere,\n"
+                              ",,,-0.25\n" /* missing, NAN, NULL text: all empty, never 0 */
+                              "-9223372036854775808,2.5e-07,tab\\there,'single'\n"
+                              "7,10000000.5,\"\"\"\"\"\", lead\n");
     free(text);
 }
 
@@ -153,7 +155,7 @@ static void test_csv_no_rows(void **state)
     (void)state;
     static const char *const cols[] = {"only"};
     char *text = run_sink(&sink_csv, cols, 1, NULL, 0);
-    assert_string_equal(text, "only\r\n");
+    assert_string_equal(text, "only\n");
     free(text);
     assert_int_equal(sink_csv.end(NULL), 0);
 }
@@ -258,12 +260,81 @@ static void test_jsonl_rows(void **state)
     char *text = run_sink(&sink_jsonl, cols, 5, rows, sizeof(rows) / sizeof(rows[0]) / 5);
     assert_string_equal(
         text, "{\"pid\":100,\"comm\":\"a) b (c\",\"cpu\":0.1,\"rss\":10000000,\"say \\\"x\\\"\\n\":null}\n"
-              "{\"pid\":-1,\"comm\":\"new\\nline\\u0001\\u00ff\",\"cpu\":10000000,\"rss\":null,\"say "
+              "{\"pid\":-1,\"comm\":\"new\\\\nline\\\\x01\\\\xff\",\"cpu\":10000000,\"rss\":null,\"say "
               "\\\"x\\\"\\n\":\"\"}\n"
               "{\"pid\":9223372036854775807,\"comm\":null,\"cpu\":null,\"rss\":0,\"say \\\"x\\\"\\n\":0}\n"
-              "{\"pid\":-9223372036854775808,\"comm\":\"\\\"q\\\"\\\\\",\"cpu\":null,\"rss\":2.5e-07,"
+              "{\"pid\":-9223372036854775808,\"comm\":\"\\\"q\\\"\\\\\\\\\",\"cpu\":null,\"rss\":2.5e-07,"
               "\"say \\\"x\\\"\\n\":0}\n");
     free(text);
+}
+
+static char *escaped(const char *s, size_t len)
+{
+    js_buf_t b = {0};
+    assert_int_equal(buf_append(&b, "", 0), 0);
+    assert_int_equal(text_escape(&b, s, len), 0);
+    return b.p;
+}
+
+/* Text from the job reaches files and terminals escaped: no control byte, valid UTF-8, reversible. */
+static void test_text_escape(void **state)
+{
+    (void)state;
+    static const struct {
+        const char *in;
+        size_t len;
+        const char *want;
+    } cases[] = {
+        {"plain", 5, "plain"},
+        {"a\\b", 3, "a\\\\b"},
+        {"new\nline\ttab\rcr", 15, "new\\nline\\ttab\\rcr"},
+        {"\x1b[31mred", 8, "\\x1b[31mred"}, /* an escape sequence is neutralised */
+        {"\x7f", 1, "\\x7f"},
+        {"caf\xc3\xa9", 5, "caf\xc3\xa9"},
+        {"bad\xff", 4, "bad\\xff"},
+        {"\xc2\x9b", 2, "\\u009b"}, /* C1 control (CSI) */
+        {"nul\0in", 6, "nul\\x00in"},
+    };
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        char *got = escaped(cases[i].in, cases[i].len);
+        if (strcmp(got, cases[i].want) != 0)
+            fail_msg("text_escape case %zu: got \"%s\", want \"%s\"", i, got, cases[i].want);
+        free(got);
+    }
+}
+
+static void test_shell_quote(void **state)
+{
+    (void)state;
+    char *argv[] = {"python3", "-c", "print('hi')", "a b", "", "x\ny", "ok/./path=1"};
+    js_buf_t b = {0};
+    assert_int_equal(shell_quote(&b, argv, 7), 0);
+    assert_string_equal(b.p, "python3 -c 'print('\\''hi'\\'')' 'a b' '' $'x\\ny' ok/./path=1");
+    buf_free(&b);
+}
+
+static void test_json_writer(void **state)
+{
+    (void)state;
+    js_buf_t b = {0};
+    jw_t w;
+    jw_init(&w, &b);
+    jw_open(&w, NULL);
+    jw_int(&w, "a", 1);
+    jw_array(&w, "list");
+    jw_open(&w, NULL);
+    jw_str(&w, "k", "v\"");
+    jw_close(&w);
+    jw_num(&w, NULL, NAN);
+    jw_array_close(&w);
+    jw_open(&w, "empty");
+    jw_close(&w);
+    jw_raw(&w, "raw", "[1,2]");
+    jw_close(&w);
+    assert_int_equal(jw_error(&w), 0);
+    assert_string_equal(b.p, "{\n  \"a\": 1,\n  \"list\": [\n    {\n      \"k\": \"v\\\"\"\n    },\n    null\n  ],\n"
+                             "  \"empty\": {},\n  \"raw\": [1,2]\n}");
+    buf_free(&b);
 }
 
 static void test_jsonl_no_rows(void **state)
@@ -312,6 +383,7 @@ int main(void)
         cmocka_unit_test(test_json_str),      cmocka_unit_test(test_json_str_strict_utf8),
         cmocka_unit_test(test_json_num),      cmocka_unit_test(test_jsonl_rows),
         cmocka_unit_test(test_jsonl_no_rows), cmocka_unit_test(test_write_error),
+        cmocka_unit_test(test_text_escape), cmocka_unit_test(test_shell_quote), cmocka_unit_test(test_json_writer),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
