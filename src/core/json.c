@@ -39,9 +39,7 @@ int buf_printf(js_buf_t *b, const char *fmt, ...)
     return 0;
 }
 
-/* utf8_len: length of a valid UTF-8 sequence at s (max `n` bytes), or 0 if invalid: overlong forms,
- * surrogates and code points above U+10FFFF are invalid (RFC 3629). */
-static size_t utf8_len(const unsigned char *s, size_t n)
+size_t utf8_len(const unsigned char *s, size_t n)
 {
     size_t k;
     unsigned char lo = 0x80, hi = 0xbf; /* allowed range of the second byte */

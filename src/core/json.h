@@ -26,4 +26,9 @@ int json_str(js_buf_t *b, const char *s, size_t len);
  * finite. Returns 0 or -ENOMEM. */
 int json_num(js_buf_t *b, bool present, double d);
 
+/* utf8_len: length of the valid UTF-8 sequence at `s` (at most `n` bytes, n >= 1), or 0 if it is invalid:
+ * overlong forms, surrogates and code points above U+10FFFF are invalid (RFC 3629). ASCII bytes are invalid
+ * here too (0); callers test them first. */
+size_t utf8_len(const unsigned char *s, size_t n);
+
 #endif
