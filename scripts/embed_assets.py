@@ -1,9 +1,9 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: MIT
 """Embed text files in C: embed_assets.py OUT.h IN... writes, for each input `dir/name.ext`, a NUL-terminated
-`static const unsigned char name_ext[]` byte array (no string literal, so no length limit under -Wpedantic). The report's
-CSS and JavaScript (src/report/report.css, report.js) are written into every page from these arrays. Fails if a
-file holds "</script", "</style" or "<!--", which would end or confuse the inline block."""
+`static const unsigned char name_ext[]` byte array (no string literal, so no length limit under -Wpedantic).
+The report's CSS and JavaScript (src/report/report.css, report.js) reach every page through these arrays.
+Fails if a file holds "</script", "</style" or "<!--", which would end or confuse the inline block."""
 import os
 import sys
 
