@@ -1,0 +1,889 @@
+/* SPDX-License-Identifier: MIT
+ *
+ * SVG charts (see svg.h). Layout is in viewBox units (800 wide). The markup's class names are styled by
+ * report.css and read by report.js: path.s / path.f with data-s (series line / fill), g.xa (time axis,
+ * redrawn on zoom), g.band with data-t0/data-t1, g.ev and g.mk with data-t (and data-y), script.cd (the
+ * chart's JSON: plot box, ranges, unit rule, time axis, series). Keep the three files in step.
+ */
+#include "report/svg.h"
+#include "core/json.h"
+#include "report/downsample.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define W 800.0
+#define X0 64.0 /* plot box of line charts: left, right, top; bottom = height - 26 */
+#define X1 786.0
+#define Y0 12.0
+#define NPAL 8
+
+static const char *const palette[NPAL] = {"#0072B2", "#E69F00", "#009E73", "#D55E00",
+                                          "#CC79A7", "#56B4E9", "#000000", "#F0E442"};
+static const char *const viridis[9] = {"#440154", "#472d7b", "#3b528b", "#2c728e", "#21918c",
+                                       "#28ae80", "#5ec962", "#addc30", "#fde725"};
+
+const char *svg_colour(js_colour_t c, size_t i)
+{
+    return c > JS_COLOUR_AUTO && c < JS_COLOUR_MAX ? palette[c - 1] : palette[i % NPAL];
+}
+
+/* ---- writing helpers ---- */
+
+/* num: a coordinate, rounded to 0.1 and clamped to ±1e5 (far outside any plot: clipped). */
+static void num(js_html_t *h, double v)
+{
+    char tmp[32];
+    v = !isfinite(v) ? 0 : v > 1e5 ? 1e5 : v < -1e5 ? -1e5 : v;
+    long long q = llround(v * 10);
+    long long a = q < 0 ? -q : q;
+    if (a % 10)
+        snprintf(tmp, sizeof(tmp), "%s%lld.%lld", q < 0 ? "-" : "", a / 10, a % 10);
+    else
+        snprintf(tmp, sizeof(tmp), "%s%lld", q < 0 ? "-" : "", a / 10);
+    html_raw(h, tmp);
+}
+
+/* jnum: a data value for the JSON block, `sig` significant digits, null when missing. */
+static void jnum(js_buf_t *j, int *err, double v, int sig)
+{
+    char tmp[48] = "null";
+    if (isfinite(v))
+        units_sig(tmp, sizeof(tmp), v, sig);
+    if (!*err)
+        *err = buf_append(j, tmp, strlen(tmp));
+}
+
+static void jraw(js_buf_t *j, int *err, const char *s)
+{
+    if (!*err)
+        *err = buf_append(j, s, strlen(s));
+}
+
+static void jstr(js_buf_t *j, int *err, const char *s)
+{
+    if (!*err)
+        *err = json_str(j, s ? s : "", s ? strlen(s) : 0);
+}
+
+/* junit: the unit rule and time axis, as report.js reads them. */
+static void jcommon(js_buf_t *j, int *err, const char *unit, const js_timeaxis_t *ax)
+{
+    js_unit_t u = units_lookup(unit);
+    jraw(j, err, ",\"u\":{\"b\":");
+    jnum(j, err, u.base, 6);
+    jraw(j, err, ",\"m\":");
+    jnum(j, err, u.mul, 6);
+    jraw(j, err, ",\"s\":");
+    jstr(j, err, u.suffix);
+    jraw(j, err, ",\"y\":");
+    jnum(j, err, u.style, 6);
+    jraw(j, err, "},\"ax\":{\"m\":");
+    jnum(j, err, ax->mode == JS_TIME_WALL, 6);
+    jraw(j, err, ",\"o\":");
+    if (!*err)
+        *err = json_num(j, true, ax->mode == JS_TIME_WALL ? ax->t0_unix + ax->utc_offset_s : 0);
+    jraw(j, err, "}");
+}
+
+/* put_json: the chart's data block; '<' is written as \u003c so no text can end the script element. */
+static void put_json(js_html_t *h, const js_buf_t *j, int err)
+{
+    if (err && !h->err)
+        h->err = err;
+    html_raw(h, "<script type=\"application/json\" class=\"cd\">");
+    const char *s = j->p ? j->p : "";
+    for (const char *lt; (lt = strchr(s, '<')) != NULL; s = lt + 1) {
+        if (!h->err && lt > s)
+            h->err = buf_append(h->buf, s, (size_t)(lt - s));
+        html_raw(h, "\\u003c");
+    }
+    html_raw(h, s);
+    html_raw(h, "</script>\n");
+}
+
+/* open_figure: <figure> with caption, and <svg> with its accessible title; desc is written by the caller
+ * between the returned state and close_desc(). */
+static void open_figure(js_html_t *h, const char *kind, const char *id, const char *title, double height,
+                        bool zoom)
+{
+    html_printf(h, "<figure class=\"chart %s\" id=\"%s\">\n<figcaption>", kind, id);
+    html_text(h, title);
+    if (zoom)
+        html_raw(h, "<button type=\"button\" class=\"rz\" hidden>reset zoom</button>");
+    html_printf(h,
+                "</figcaption>\n<svg class=\"ch\" xmlns=\"http://www.w3.org/2000/svg\" viewBox=\"0 0 800 ");
+    num(h, height);
+    html_printf(h, "\" role=\"img\" aria-labelledby=\"%s-t %s-d\">\n<title id=\"%s-t\">", id, id, id);
+    html_text(h, title);
+    html_printf(h, "</title>\n<desc id=\"%s-d\">", id);
+}
+
+static void time_axis(js_html_t *h, double tlo, double thi, double x0, double x1, double y, unsigned target,
+                      const js_timeaxis_t *ax)
+{
+    js_tticks_t tk;
+    html_raw(h, "<line class=\"ax\" x1=\"");
+    num(h, x0);
+    html_raw(h, "\" x2=\"");
+    num(h, x1);
+    html_raw(h, "\" y1=\"");
+    num(h, y);
+    html_raw(h, "\" y2=\"");
+    num(h, y);
+    html_raw(h, "\"/>\n<g class=\"xa\">");
+    if (units_time_ticks(tlo, thi, target, ax, &tk) == 0) {
+        for (size_t i = 0; i < tk.n; i++) {
+            double t = tk.first + (double)i * tk.step, x = x0 + (t - tlo) * (x1 - x0) / (thi - tlo);
+            char label[64];
+            html_raw(h, "<line x1=\"");
+            num(h, x);
+            html_raw(h, "\" x2=\"");
+            num(h, x);
+            html_raw(h, "\" y1=\"");
+            num(h, y);
+            html_raw(h, "\" y2=\"");
+            num(h, y + 4);
+            html_raw(h, "\"/><text x=\"");
+            num(h, x);
+            html_raw(h, "\" y=\"");
+            num(h, y + 16);
+            html_raw(h, "\">");
+            html_text(h, units_time_label(label, sizeof(label), &tk, t));
+            html_raw(h, "</text>");
+        }
+    }
+    html_raw(h, "</g>\n");
+}
+
+/* time_range: the first and last finite time over the series (t is non-decreasing), or [0, 1]. */
+static void time_range(const js_series_t *s, size_t ns, double *lo, double *hi)
+{
+    *lo = INFINITY;
+    *hi = -INFINITY;
+    for (size_t k = 0; k < ns; k++) {
+        for (size_t i = 0; i < s[k].n; i++)
+            if (isfinite(s[k].t[i])) {
+                *lo = fmin(*lo, s[k].t[i]);
+                break;
+            }
+        for (size_t i = s[k].n; i > 0; i--)
+            if (isfinite(s[k].t[i - 1])) {
+                *hi = fmax(*hi, s[k].t[i - 1]);
+                break;
+            }
+    }
+    if (!(*hi > *lo)) {
+        *lo = isfinite(*lo) ? *lo : 0;
+        *hi = *lo + 1;
+    }
+}
+
+static bool series_ok(const js_series_t *s, size_t n)
+{
+    if (n && !s)
+        return false;
+    for (size_t i = 0; i < n; i++)
+        if (s[i].n && (!s[i].t || !s[i].v))
+            return false;
+    return true;
+}
+
+/* ---- line chart ---- */
+
+typedef struct {
+    double *t, *v;
+    size_t n;
+} ds_t;
+
+typedef struct {
+    double x0, x1, y0, y1, tlo, thi, vlo, vhi;
+} geom_t;
+
+static double gx(const geom_t *g, double t)
+{
+    return g->x0 + (t - g->tlo) * (g->x1 - g->x0) / (g->thi - g->tlo);
+}
+
+static double gy(const geom_t *g, double v)
+{
+    return g->y1 - (v - g->vlo) * (g->y1 - g->y0) / (g->vhi - g->vlo);
+}
+
+/* rounded: coordinate in tenths, as written; clamped like num(). */
+static long long tenths(double v)
+{
+    return llround((v > 1e5 ? 1e5 : v < -1e5 ? -1e5 : v) * 10);
+}
+
+/* path_d: the line (fill = false) or the area down to the zero line (fill = true) of one downsampled series.
+ * Consecutive points that round to the same position are written once; a gap ends a subpath; a subpath of
+ * one point gets "h0" so the round cap draws a dot. report.js's paths() writes the same. */
+static void path_d(js_html_t *h, const geom_t *g, const ds_t *s, bool fill)
+{
+    double base = fmin(g->y1, fmax(g->y0, gy(g, 0)));
+    bool pen = false;
+    size_t segs = 0;
+    long long lx = 0, ly = 0;
+    for (size_t i = 0; i <= s->n; i++) {
+        bool gap = i == s->n || !isfinite(s->v[i]);
+        if (gap) {
+            if (pen && fill) {
+                html_raw(h, "V");
+                num(h, base);
+                html_raw(h, "Z");
+            } else if (pen && segs == 0)
+                html_raw(h, "h0");
+            pen = false;
+            continue;
+        }
+        double x = gx(g, s->t[i]), y = gy(g, s->v[i]);
+        long long qx = tenths(x), qy = tenths(y);
+        if (!pen) {
+            html_raw(h, "M");
+            num(h, x);
+            html_raw(h, " ");
+            if (fill) {
+                num(h, base);
+                html_raw(h, "V");
+            }
+            num(h, y);
+            pen = true;
+            segs = 0;
+        } else if (qx != lx || qy != ly) {
+            html_raw(h, fill || segs == 0 ? "L" : " ");
+            num(h, x);
+            html_raw(h, " ");
+            num(h, y);
+            segs++;
+        }
+        lx = qx;
+        ly = qy;
+    }
+}
+
+static void desc_line(js_html_t *h, const js_chart_t *c, const ds_t *ds, const geom_t *g)
+{
+    char a[64], b[64], t[64];
+    if (c->desc) {
+        html_text(h, c->desc);
+        return;
+    }
+    html_printf(h, "Line chart of %zu series from ", c->nseries);
+    html_text(h, units_time(a, sizeof(a), g->tlo, &c->time));
+    html_raw(h, " to ");
+    html_text(h, units_time(a, sizeof(a), g->thi, &c->time));
+    html_raw(h, ".");
+    for (size_t k = 0; k < c->nseries && k < 8; k++) {
+        size_t lo = SIZE_MAX, hi = SIZE_MAX;
+        for (size_t i = 0; i < ds[k].n; i++) {
+            if (!isfinite(ds[k].v[i]))
+                continue;
+            if (lo == SIZE_MAX || ds[k].v[i] < ds[k].v[lo])
+                lo = i;
+            if (hi == SIZE_MAX || ds[k].v[i] > ds[k].v[hi])
+                hi = i;
+        }
+        html_raw(h, " ");
+        html_text(h, c->series[k].name);
+        if (lo == SIZE_MAX) {
+            html_raw(h, ": no data.");
+            continue;
+        }
+        html_raw(h, ": ");
+        html_text(h, units_format(a, sizeof(a), ds[k].v[lo], c->unit));
+        html_raw(h, " to ");
+        html_text(h, units_format(b, sizeof(b), ds[k].v[hi], c->unit));
+        html_raw(h, ", peak at ");
+        html_text(h, units_time(t, sizeof(t), ds[k].t[hi], &c->time));
+        html_raw(h, ".");
+    }
+    if (c->nseries > 8)
+        html_printf(h, " And %zu more series.", c->nseries - 8);
+}
+
+/* line_ranges: the plot geometry, the value ticks (ranges widened to them unless fixed by the caller). */
+static void line_ranges(const js_chart_t *c, const ds_t *ds, geom_t *g, js_ticks_t *tk)
+{
+    double height = c->height ? c->height : 240;
+    *g = (geom_t){.x0 = X0, .x1 = X1, .y0 = Y0, .y1 = height - 26};
+    if (c->t_max > c->t_min) {
+        g->tlo = c->t_min;
+        g->thi = c->t_max;
+    } else
+        time_range(c->series, c->nseries, &g->tlo, &g->thi);
+    unsigned target = (unsigned)fmax(3, (g->y1 - g->y0) / 40);
+    if (c->v_max > c->v_min) {
+        g->vlo = c->v_min;
+        g->vhi = c->v_max;
+        units_ticks(g->vlo, g->vhi, target, c->unit, tk);
+        return;
+    }
+    double lo = 0, hi = 0;
+    for (size_t k = 0; k < c->nseries; k++)
+        for (size_t i = 0; i < ds[k].n; i++)
+            if (isfinite(ds[k].v[i])) {
+                lo = fmin(lo, ds[k].v[i]);
+                hi = fmax(hi, ds[k].v[i]);
+            }
+    for (size_t i = 0; i < c->nhlines; i++)
+        if (isfinite(c->hlines[i].v)) {
+            lo = fmin(lo, c->hlines[i].v);
+            hi = fmax(hi, c->hlines[i].v);
+        }
+    for (size_t i = 0; i < c->nmarkers; i++)
+        if (isfinite(c->markers[i].v)) {
+            lo = fmin(lo, c->markers[i].v);
+            hi = fmax(hi, c->markers[i].v);
+        }
+    units_ticks(lo, hi, target, c->unit, tk);
+    g->vlo = tk->lo;
+    g->vhi = tk->hi;
+}
+
+static void line_grid(js_html_t *h, const geom_t *g, const js_ticks_t *tk)
+{
+    html_raw(h, "<g class=\"grid\">");
+    for (size_t i = 0; i < tk->n; i++) {
+        double v = tk->lo + (double)i * tk->step, y = gy(g, v);
+        if (y < g->y0 - 0.05 || y > g->y1 + 0.05)
+            continue; /* a caller's fixed range may not start or end on a tick */
+        char label[64];
+        html_raw(h, "<line class=\"g\" x1=\"");
+        num(h, g->x0);
+        html_raw(h, "\" x2=\"");
+        num(h, g->x1);
+        html_raw(h, "\" y1=\"");
+        num(h, y);
+        html_raw(h, "\" y2=\"");
+        num(h, y);
+        html_raw(h, "\"/><text class=\"yl\" x=\"");
+        num(h, g->x0 - 6);
+        html_raw(h, "\" y=\"");
+        num(h, y + 4);
+        html_raw(h, "\">");
+        html_text(h, units_tick_label(label, sizeof(label), tk, v));
+        html_raw(h, "</text>");
+    }
+    html_raw(h, "</g>\n");
+}
+
+static void line_bands(js_html_t *h, const js_chart_t *c, const geom_t *g)
+{
+    for (size_t i = 0; i < c->nbands; i++) {
+        const js_band_t *b = &c->bands[i];
+        if (!isfinite(b->t0) || !isfinite(b->t1))
+            continue;
+        double a = fmax(g->x0, gx(g, b->t0)), z = fmin(g->x1, gx(g, b->t1));
+        html_raw(h, "<g class=\"band\" data-t0=\"");
+        html_num(h, b->t0, 3);
+        html_raw(h, "\" data-t1=\"");
+        html_num(h, b->t1, 3);
+        html_raw(h, z > a ? "\"><rect x=\"" : "\" style=\"display:none\"><rect x=\"");
+        num(h, a);
+        html_raw(h, "\" y=\"");
+        num(h, g->y0);
+        html_raw(h, "\" width=\"");
+        num(h, fmax(0, z - a));
+        html_raw(h, "\" height=\"");
+        num(h, g->y1 - g->y0);
+        html_raw(h, "\"/>");
+        if (b->label) {
+            size_t chars = 0; /* hidden when wider than the band (about 5.6 units a character); report.js
+                               * measures it again after a zoom */
+            for (const char *p = b->label; *p; p++)
+                chars += ((unsigned char)*p & 0xc0) != 0x80;
+            html_raw(h, z - a < 5.6 * (double)chars + 6 ? "<text style=\"display:none\" x=\"" : "<text x=\"");
+            num(h, a + 3);
+            html_raw(h, "\" y=\"");
+            num(h, g->y1 - 4);
+            html_raw(h, "\">");
+            html_text(h, b->label);
+            html_raw(h, "</text>");
+        }
+        html_raw(h, "</g>\n");
+    }
+}
+
+static void line_decorations(js_html_t *h, const js_chart_t *c, const geom_t *g)
+{
+    char label[96];
+    for (size_t i = 0; i < c->nhlines; i++) {
+        const js_hline_t *r = &c->hlines[i];
+        if (!isfinite(r->v))
+            continue;
+        const char *col = r->colour ? svg_colour(r->colour, 0) : "#555555";
+        double y = gy(g, r->v);
+        html_raw(h, "<g class=\"hl\"><line x1=\"");
+        num(h, g->x0);
+        html_raw(h, "\" x2=\"");
+        num(h, g->x1);
+        html_raw(h, "\" y1=\"");
+        num(h, y);
+        html_raw(h, "\" y2=\"");
+        num(h, y);
+        html_printf(h, "\" stroke=\"%s\"/><text x=\"", col);
+        num(h, g->x1 - 4);
+        html_raw(h, "\" y=\"");
+        num(h, y < g->y0 + 12 ? y + 12 : y - 4);
+        html_printf(h, "\" fill=\"%s\">", col);
+        html_text(h, r->label ? r->label : units_format(label, sizeof(label), r->v, c->unit));
+        html_raw(h, "</text></g>\n");
+    }
+    for (size_t i = 0; i < c->nevents; i++) {
+        const js_event_t *e = &c->events[i];
+        if (!isfinite(e->t))
+            continue;
+        html_raw(h, "<g class=\"ev\" data-t=\"");
+        html_num(h, e->t, 3);
+        html_raw(h, e->t < g->tlo || e->t > g->thi ? "\" style=\"display:none" : "");
+        html_raw(h, "\" transform=\"translate(");
+        num(h, gx(g, e->t));
+        html_raw(h, " 0)\"><line x1=\"0\" x2=\"0\" y1=\"");
+        num(h, g->y0);
+        html_raw(h, "\" y2=\"");
+        num(h, g->y1);
+        html_raw(h, "\"/>");
+        if (e->label) {
+            html_raw(h, "<text x=\"3\" y=\"");
+            num(h, g->y0 + 9);
+            html_raw(h, "\">");
+            html_text(h, e->label);
+            html_raw(h, "</text>");
+        }
+        html_raw(h, "</g>\n");
+    }
+    for (size_t i = 0; i < c->nmarkers; i++) {
+        const js_marker_t *m = &c->markers[i];
+        if (!isfinite(m->t) || !isfinite(m->v))
+            continue;
+        const char *col = m->colour ? svg_colour(m->colour, 0) : "#000000";
+        double x = gx(g, m->t), y = gy(g, m->v);
+        bool right = x > g->x0 + 0.7 * (g->x1 - g->x0);
+        html_raw(h, "<g class=\"mk\" data-t=\"");
+        html_num(h, m->t, 3);
+        html_raw(h, "\" data-y=\"");
+        num(h, y);
+        html_raw(h, m->t < g->tlo || m->t > g->thi ? "\" style=\"display:none" : "");
+        html_raw(h, "\" transform=\"translate(");
+        num(h, x);
+        html_raw(h, " ");
+        num(h, y);
+        html_printf(h, ")\"><circle r=\"3.5\" fill=\"%s\"/><text%s x=\"%d\" y=\"%d\" fill=\"%s\">", col,
+                    right ? " class=\"e\"" : "", right ? -6 : 6, y < g->y0 + 14 ? 14 : -7, col);
+        html_text(h, m->label ? m->label : units_format(label, sizeof(label), m->v, c->unit));
+        html_raw(h, "</text></g>\n");
+    }
+}
+
+static void line_json(js_html_t *h, const js_chart_t *c, const ds_t *ds, const geom_t *g, unsigned xt)
+{
+    js_buf_t j = {0};
+    int err = 0;
+    jraw(&j, &err, "{\"k\":\"line\",\"box\":[");
+    jnum(&j, &err, g->x0, 6);
+    jraw(&j, &err, ",");
+    jnum(&j, &err, g->y0, 6);
+    jraw(&j, &err, ",");
+    jnum(&j, &err, g->x1, 6);
+    jraw(&j, &err, ",");
+    jnum(&j, &err, g->y1, 6);
+    jraw(&j, &err, "],\"t\":[");
+    jnum(&j, &err, g->tlo, 15);
+    jraw(&j, &err, ",");
+    jnum(&j, &err, g->thi, 15);
+    jraw(&j, &err, "],\"v\":[");
+    jnum(&j, &err, g->vlo, 15);
+    jraw(&j, &err, ",");
+    jnum(&j, &err, g->vhi, 15);
+    jraw(&j, &err, "],\"xt\":");
+    jnum(&j, &err, xt, 6);
+    jcommon(&j, &err, c->unit, &c->time);
+    jraw(&j, &err, ",\"s\":[");
+    for (size_t k = 0; k < c->nseries; k++) {
+        jraw(&j, &err, k ? ",{\"n\":" : "{\"n\":");
+        jstr(&j, &err, c->series[k].name);
+        jraw(&j, &err, ",\"c\":");
+        jstr(&j, &err, svg_colour(c->series[k].colour, k));
+        jraw(&j, &err, ",\"t\":[");
+        for (size_t i = 0; i < ds[k].n; i++) {
+            if (i)
+                jraw(&j, &err, ",");
+            jnum(&j, &err, ds[k].t[i], 7);
+        }
+        jraw(&j, &err, "],\"v\":[");
+        for (size_t i = 0; i < ds[k].n; i++) {
+            if (i)
+                jraw(&j, &err, ",");
+            jnum(&j, &err, ds[k].v[i], 6);
+        }
+        jraw(&j, &err, "]}");
+    }
+    jraw(&j, &err, "]}");
+    put_json(h, &j, err);
+    buf_free(&j);
+}
+
+static void legend(js_html_t *h, const js_chart_t *c)
+{
+    html_raw(h, "<div class=\"lg\">");
+    for (size_t k = 0; k < c->nseries; k++) {
+        const js_series_t *s = &c->series[k];
+        bool dashed = s->dashed || (!s->colour && (k / NPAL) % 2 == 1);
+        html_printf(h,
+                    "<button type=\"button\" data-s=\"%zu\" aria-pressed=\"true\"><i%s "
+                    "style=\"border-top-color:%s\"></i>",
+                    k, dashed ? " class=\"d\"" : "", svg_colour(s->colour, k));
+        html_text(h, s->name);
+        html_raw(h, "</button>");
+    }
+    html_raw(h, "</div>\n");
+}
+
+int svg_line_chart(js_html_t *h, const js_chart_t *c)
+{
+    if (h->err)
+        return h->err;
+    if (!c || !series_ok(c->series, c->nseries) || (c->nhlines && !c->hlines) ||
+        (c->nmarkers && !c->markers) || (c->nbands && !c->bands) || (c->nevents && !c->events))
+        return h->err = -EINVAL;
+    size_t buckets = c->buckets ? c->buckets : (size_t)(X1 - X0);
+    ds_t *ds = c->nseries ? calloc(c->nseries, sizeof(*ds)) : NULL;
+    if (c->nseries && !ds)
+        return h->err = -ENOMEM;
+    for (size_t k = 0; k < c->nseries && !h->err; k++) {
+        size_t cap = downsample_bound(c->series[k].n, buckets);
+        if (cap == 0)
+            continue;
+        ds[k].t = malloc(2 * cap * sizeof(double));
+        if (!ds[k].t) {
+            h->err = -ENOMEM;
+            break;
+        }
+        ds[k].v = ds[k].t + cap;
+        if (downsample_minmax(c->series[k].t, c->series[k].v, c->series[k].n, buckets, ds[k].t, ds[k].v, cap,
+                              &ds[k].n) < 0)
+            h->err = -EINVAL; /* not reached: the bound is always enough */
+    }
+    if (!h->err) {
+        geom_t g;
+        js_ticks_t tk;
+        char id[64], clip[80];
+        html_id(h, c->id, id, sizeof(id));
+        snprintf(clip, sizeof(clip), "%s-c", id);
+        line_ranges(c, ds, &g, &tk);
+        unsigned xt = (unsigned)((g.x1 - g.x0) / 90);
+        open_figure(h, "line", id, c->title, g.y1 + 26, true);
+        desc_line(h, c, ds, &g);
+        html_printf(h, "</desc>\n<defs><clipPath id=\"%s\"><rect x=\"", clip);
+        num(h, g.x0);
+        html_raw(h, "\" y=\"");
+        num(h, g.y0 - 1);
+        html_raw(h, "\" width=\"");
+        num(h, g.x1 - g.x0);
+        html_raw(h, "\" height=\"");
+        num(h, g.y1 - g.y0 + 2);
+        html_raw(h, "\"/></clipPath></defs>\n");
+        line_grid(h, &g, &tk);
+        time_axis(h, g.tlo, g.thi, g.x0, g.x1, g.y1, xt, &c->time);
+        html_printf(h, "<g clip-path=\"url(#%s)\">\n", clip);
+        line_bands(h, c, &g);
+        for (size_t k = 0; k < c->nseries; k++) {
+            if (!c->series[k].fill)
+                continue;
+            html_printf(h, "<path class=\"f\" data-s=\"%zu\" fill=\"%s\" d=\"", k,
+                        svg_colour(c->series[k].colour, k));
+            path_d(h, &g, &ds[k], true);
+            html_raw(h, "\"/>\n");
+        }
+        for (size_t k = 0; k < c->nseries; k++) {
+            const js_series_t *s = &c->series[k];
+            bool dashed = s->dashed || (!s->colour && (k / NPAL) % 2 == 1);
+            html_printf(h, "<path class=\"s%s\" data-s=\"%zu\" stroke=\"%s\" d=\"", dashed ? " d" : "", k,
+                        svg_colour(s->colour, k));
+            path_d(h, &g, &ds[k], false);
+            html_raw(h, "\"/>\n");
+        }
+        html_raw(h, "</g>\n");
+        line_decorations(h, c, &g);
+        html_raw(h, "</svg>\n");
+        legend(h, c);
+        line_json(h, c, ds, &g, xt);
+        html_raw(h, "</figure>\n");
+    }
+    for (size_t k = 0; k < c->nseries; k++)
+        free(ds[k].t);
+    free(ds);
+    return h->err;
+}
+
+/* ---- bar chart ---- */
+
+int svg_bar_chart(js_html_t *h, const js_bars_t *c)
+{
+    if (h->err)
+        return h->err;
+    if (!c || (c->nbars && !c->bars))
+        return h->err = -EINVAL;
+    const double rh = 22, lx = 236, bx0 = 244, bx1 = 700;
+    double height = 8 + rh * (double)(c->nbars ? c->nbars : 1), max = 0;
+    for (size_t i = 0; i < c->nbars; i++)
+        if (isfinite(c->bars[i].value))
+            max = fmax(max, c->bars[i].value);
+    if (max <= 0)
+        max = 1;
+    char id[64], v[96];
+    html_id(h, c->id, id, sizeof(id));
+    open_figure(h, "bars", id, c->title, height, false);
+    if (c->desc)
+        html_text(h, c->desc);
+    else {
+        html_printf(h, "Bar chart of %zu values.", c->nbars);
+        for (size_t i = 0; i < c->nbars && i < 10; i++) {
+            html_raw(h, " ");
+            html_text_max(h, c->bars[i].label, 36);
+            html_raw(h, ": ");
+            html_text(h, units_format(v, sizeof(v), c->bars[i].value, c->unit));
+            html_raw(h, ".");
+        }
+    }
+    html_raw(h, "</desc>\n");
+    const char *col = svg_colour(c->colour ? c->colour : JS_BLUE, 0);
+    for (size_t i = 0; i < c->nbars; i++) {
+        const js_bar_t *b = &c->bars[i];
+        double y = 4 + rh * (double)i,
+               w = isfinite(b->value) && b->value > 0 ? (bx1 - bx0) * b->value / max : 0;
+        units_format(v, sizeof(v), b->value, c->unit);
+        html_raw(h, "<g><title>");
+        html_text(h, b->label);
+        if (b->note) {
+            html_raw(h, "\n");
+            html_text(h, b->note);
+        }
+        html_raw(h, "\n");
+        html_text(h, v);
+        html_raw(h, "</title><text class=\"bl\" x=\"");
+        num(h, lx);
+        html_raw(h, "\" y=\"");
+        num(h, y + 15);
+        html_raw(h, "\">");
+        html_text_max(h, b->label, 36);
+        html_raw(h, "</text><rect x=\"");
+        num(h, bx0);
+        html_raw(h, "\" y=\"");
+        num(h, y + 3);
+        html_raw(h, "\" width=\"");
+        num(h, w);
+        html_printf(h, "\" height=\"16\" fill=\"%s\"/><text x=\"", col);
+        num(h, bx0 + w + 6);
+        html_raw(h, "\" y=\"");
+        num(h, y + 15);
+        html_raw(h, "\">");
+        html_text(h, v);
+        html_raw(h, "</text></g>\n");
+    }
+    return html_raw(h, "</svg>\n</figure>\n");
+}
+
+/* ---- heat map ---- */
+
+/* heat_cells: bucket each row into cols cells (mean or max of the finite values; NAN when none). */
+static int heat_cells(const js_heatmap_t *c, size_t cols, double tlo, double thi, double *cell)
+{
+    size_t *count = calloc(cols, sizeof(*count));
+    if (!count)
+        return -ENOMEM;
+    for (size_t r = 0; r < c->nrows; r++) {
+        double *row = cell + r * cols;
+        memset(count, 0, cols * sizeof(*count));
+        for (size_t k = 0; k < cols; k++)
+            row[k] = 0;
+        const js_series_t *s = &c->rows[r];
+        for (size_t i = 0; i < s->n; i++) {
+            if (!isfinite(s->t[i]) || !isfinite(s->v[i]) || s->t[i] < tlo || s->t[i] > thi)
+                continue;
+            double f = (s->t[i] - tlo) / (thi - tlo) * (double)cols;
+            size_t k = f >= (double)cols ? cols - 1 : f > 0 ? (size_t)f : 0;
+            row[k] = count[k] == 0 ? s->v[i] : c->peak ? fmax(row[k], s->v[i]) : row[k] + s->v[i];
+            count[k]++;
+        }
+        for (size_t k = 0; k < cols; k++)
+            row[k] = count[k] == 0 ? NAN : c->peak ? row[k] : row[k] / (double)count[k];
+    }
+    free(count);
+    return 0;
+}
+
+static int level(double v, double lo, double hi)
+{
+    if (!isfinite(v))
+        return -1;
+    double f = (v - lo) / (hi - lo) * 9;
+    return f < 0 ? 0 : f >= 9 ? 8 : (int)f;
+}
+
+static void heat_json(js_html_t *h, const js_heatmap_t *c, const double *cell, size_t cols, const geom_t *g)
+{
+    js_buf_t j = {0};
+    int err = 0;
+    jraw(&j, &err, "{\"k\":\"heat\",\"box\":[");
+    jnum(&j, &err, g->x0, 6);
+    jraw(&j, &err, ",");
+    jnum(&j, &err, g->y0, 6);
+    jraw(&j, &err, ",");
+    jnum(&j, &err, g->x1, 6);
+    jraw(&j, &err, ",");
+    jnum(&j, &err, g->y1, 6);
+    jraw(&j, &err, "],\"t\":[");
+    jnum(&j, &err, g->tlo, 15);
+    jraw(&j, &err, ",");
+    jnum(&j, &err, g->thi, 15);
+    jraw(&j, &err, "],\"n\":");
+    jnum(&j, &err, (double)cols, 15);
+    jraw(&j, &err, c->peak ? ",\"pk\":1" : ",\"pk\":0");
+    jcommon(&j, &err, c->unit, &c->time);
+    jraw(&j, &err, ",\"rows\":[");
+    for (size_t r = 0; r < c->nrows; r++) {
+        if (r)
+            jraw(&j, &err, ",");
+        jstr(&j, &err, c->rows[r].name);
+    }
+    jraw(&j, &err, "],\"v\":[");
+    for (size_t r = 0; r < c->nrows; r++) {
+        jraw(&j, &err, r ? ",[" : "[");
+        for (size_t k = 0; k < cols; k++) {
+            if (k)
+                jraw(&j, &err, ",");
+            jnum(&j, &err, cell[r * cols + k], 4);
+        }
+        jraw(&j, &err, "]");
+    }
+    jraw(&j, &err, "]}");
+    put_json(h, &j, err);
+    buf_free(&j);
+}
+
+int svg_heatmap(js_html_t *h, const js_heatmap_t *c)
+{
+    if (h->err)
+        return h->err;
+    if (!c || !series_ok(c->rows, c->nrows))
+        return h->err = -EINVAL;
+    size_t cols = c->cols ? c->cols : 181;
+    size_t nrows = c->nrows ? c->nrows : 1;
+    if (cols > SIZE_MAX / sizeof(double) / nrows)
+        return h->err = -ENOMEM;
+    double *cell = malloc(nrows * cols * sizeof(double));
+    if (!cell)
+        return h->err = -ENOMEM;
+    geom_t g = {.x0 = 130, .x1 = X1, .y0 = 6};
+    double rh = c->nrows <= 20 ? 18 : fmax(4, 360.0 / (double)c->nrows);
+    g.y1 = g.y0 + rh * (double)nrows;
+    if (c->t_max > c->t_min) {
+        g.tlo = c->t_min;
+        g.thi = c->t_max;
+    } else
+        time_range(c->rows, c->nrows, &g.tlo, &g.thi);
+    if (heat_cells(c, cols, g.tlo, g.thi, cell) < 0) {
+        free(cell);
+        return h->err = -ENOMEM;
+    }
+    double lo = 0, hi = -INFINITY;
+    if (c->v_max > c->v_min) {
+        lo = c->v_min;
+        hi = c->v_max;
+    } else {
+        for (size_t i = 0; i < c->nrows * cols; i++)
+            if (isfinite(cell[i])) {
+                lo = fmin(lo, cell[i]);
+                hi = fmax(hi, cell[i]);
+            }
+        if (!(hi > lo))
+            hi = lo + 1;
+    }
+    double cw = (g.x1 - g.x0) / (double)cols, height = g.y1 + 26 + 34;
+    char id[64], a[64], b[64];
+    html_id(h, c->id, id, sizeof(id));
+    open_figure(h, "heat", id, c->title, height, false);
+    if (c->desc)
+        html_text(h, c->desc);
+    else {
+        html_printf(h, "Heat map of %zu rows over time, %s per cell, from ", c->nrows,
+                    c->peak ? "peak" : "mean");
+        html_text(h, units_format(a, sizeof(a), lo, c->unit));
+        html_raw(h, " (dark) to ");
+        html_text(h, units_format(b, sizeof(b), hi, c->unit));
+        html_raw(h, " (light).");
+    }
+    html_raw(h, "</desc>\n<g class=\"hy\">");
+    size_t every = rh >= 9 ? 1 : (size_t)ceil(9 / rh);
+    for (size_t r = 0; r < c->nrows; r += every) {
+        html_raw(h, "<text x=\"");
+        num(h, g.x0 - 6);
+        html_raw(h, "\" y=\"");
+        num(h, g.y0 + rh * ((double)r + 0.5) + 3.5);
+        html_raw(h, "\">");
+        html_text_max(h, c->rows[r].name, 20);
+        html_raw(h, "</text>");
+    }
+    html_raw(h, "</g>\n<g class=\"hm\">");
+    for (size_t r = 0; r < c->nrows; r++) {
+        double y = g.y0 + rh * (double)r;
+        html_raw(h, "<rect class=\"na\" x=\"");
+        num(h, g.x0);
+        html_raw(h, "\" y=\"");
+        num(h, y);
+        html_raw(h, "\" width=\"");
+        num(h, g.x1 - g.x0);
+        html_raw(h, "\" height=\"");
+        num(h, rh - (rh > 6 ? 1 : 0));
+        html_raw(h, "\"/>");
+        for (size_t k = 0; k < cols;) { /* runs of cells of one colour as one rect */
+            int lv = level(cell[r * cols + k], lo, hi);
+            size_t e = k + 1;
+            while (e < cols && level(cell[r * cols + e], lo, hi) == lv)
+                e++;
+            if (lv >= 0) {
+                html_raw(h, "<rect x=\"");
+                num(h, g.x0 + cw * (double)k);
+                html_raw(h, "\" y=\"");
+                num(h, y);
+                html_raw(h, "\" width=\"");
+                num(h, cw * (double)(e - k));
+                html_raw(h, "\" height=\"");
+                num(h, rh - (rh > 6 ? 1 : 0));
+                html_printf(h, "\" fill=\"%s\"/>", viridis[lv]);
+            }
+            k = e;
+        }
+        html_raw(h, "\n");
+    }
+    html_raw(h, "</g>\n");
+    time_axis(h, g.tlo, g.thi, g.x0, g.x1, g.y1, (unsigned)((g.x1 - g.x0) / 90), &c->time);
+    html_raw(h, "<g class=\"hk\">");
+    double ky = g.y1 + 30;
+    for (int i = 0; i < 9; i++) {
+        html_raw(h, "<rect x=\"");
+        num(h, g.x0 + 28.0 * i);
+        html_raw(h, "\" y=\"");
+        num(h, ky);
+        html_printf(h, "\" width=\"28\" height=\"10\" fill=\"%s\"/>", viridis[i]);
+    }
+    for (int i = 0; i <= 9; i += 3) {
+        html_raw(h, "<text x=\"");
+        num(h, g.x0 + 28.0 * i);
+        html_raw(h, "\" y=\"");
+        num(h, ky + 22);
+        html_raw(h, "\" text-anchor=\"middle\">");
+        html_text(h, units_format(a, sizeof(a), lo + (hi - lo) * i / 9, c->unit));
+        html_raw(h, "</text>");
+    }
+    html_raw(h, "</g>\n</svg>\n");
+    heat_json(h, c, cell, cols, &g);
+    free(cell);
+    return html_raw(h, "</figure>\n");
+}
