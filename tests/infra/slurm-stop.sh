@@ -1,11 +1,12 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: MIT
 # Stop the SLURM cluster that slurm-start.sh started in DIR, and only it: the daemons named by DIR/run/*.pid
-# (checked against their executable name, so a reused PID is left alone), then whatever still runs in the UTS
-# namespaces recorded in DIR/run/*.uts (slurmstepd and job tasks, which outlive slurmd) and any slurmstepd
-# with its working directory or an open file under DIR. Waits until each is gone (a zombie counts as gone: it
-# holds no port, file or socket). In cgroup mode it removes the cgroups the cluster left behind. Running it
-# again, or on a DIR whose processes were killed, or on a DIR that does not exist, is a no-op that succeeds.
+# (checked against their executable name, so a reused PID is left alone), then the steps and tasks that
+# outlive slurmd: any slurmstepd with its working directory or an open file under DIR, and whatever runs in
+# the UTS namespaces recorded in DIR/run/*.uts once one of their processes is shown to belong to DIR. Waits
+# until each is gone (a zombie counts as gone: it holds no port, file or socket). In cgroup mode it removes
+# the cgroups the cluster left behind. Running it again, or on a DIR whose processes were killed, or on a DIR
+# that does not exist, is a no-op that succeeds.
 #
 # Usage: slurm-stop.sh -d DIR [--locked]
 #   --locked   the caller (slurm-start.sh) already holds DIR/.lock
@@ -77,10 +78,11 @@ leftovers() {
     for f in "$DIR"/run/*.uts; do [ -s "$f" ] && read -r ns <"$f" && uts+="$ns "; done
     while read -r pid ns stat comm; do
         case $stat in Z* | X* | x*) continue ;; esac
-        if [ "$comm" = slurmstepd ]; then
-            for f in "/proc/$pid/cwd" "/proc/$pid"/fd/*; do
-                case $(readlink "$f" 2>/dev/null) in "$DIR"/*) ours+="$ns "; echo "$pid"; continue 2 ;; esac
-            done
+        if [ "$comm" = slurmstepd ] &&
+            [ -n "$(find "/proc/$pid/cwd" "/proc/$pid/fd" -maxdepth 1 -lname "$DIR/*" -print -quit 2>/dev/null)" ]; then
+            ours+="$ns "
+            echo "$pid"
+            continue
         fi
         [[ $uts == *" $ns "* ]] || continue
         members[$ns]+=" $pid"
