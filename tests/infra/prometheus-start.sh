@@ -49,7 +49,10 @@ for t in "${TARGETS[@]}"; do
     [[ $t =~ ^[^/[:space:]]+:[0-9]+$ ]] || usage "a target is host:port, not '$t'"
 done
 for b in prometheus promtool curl; do
-    command -v "$b" >/dev/null || { echo "prometheus-start: $b not installed (scripts/deps.sh installs it)" >&2; exit 3; }
+    if ! command -v "$b" >/dev/null; then
+        echo "prometheus-start: $b not installed (scripts/deps.sh installs it)" >&2
+        exit 3
+    fi
 done
 
 HERE=$(cd "$(dirname "$0")" && pwd)

@@ -2,9 +2,10 @@
 # SPDX-License-Identifier: MIT
 # Start a private SLURM cluster on this host for the integration tests: munged, slurmctld and one slurmd per
 # node (n1..nN), all on 127.0.0.1; slurmctld and each slurmd run in their own UTS namespace (host names ctld
-# and n1..nN), so that `hostname` inside a task prints its node's name. Everything lives under DIR (configuration, state, spool, logs, pidfiles, munge key
-# and socket, a world-writable work/ folder for job output); nothing under /etc is touched except that the
-# test user (default jstest) is created when it does not exist, since jobs run as it need it on the "nodes".
+# and n1..nN), so that `hostname` inside a task prints its node's name. Everything lives under DIR
+# (configuration, state, spool, logs, pidfiles, munge key and socket, a world-writable work/ folder for job
+# output); nothing under /etc is touched except that the test user (default jstest) is created when it does
+# not exist, since jobs run as it need it on the "nodes".
 #
 # Usage: slurm-start.sh -d DIR [-n NODES] [-p PORT] [-P linuxproc|cgroup] [-u USER]
 #   -d DIR     state directory (created; every ancestor must be searchable by USER)
@@ -33,7 +34,7 @@ while getopts "d:n:p:P:u:h" opt; do
     p) PORT=$OPTARG ;;
     P) PROCTRACK=$OPTARG ;;
     u) TUSER=$OPTARG ;;
-    h) sed -n '3,21p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    h) sed -n '3,22p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     *) exit 2 ;;
     esac
 done
