@@ -206,6 +206,9 @@ SwitchType=switch/none
 ReturnToService=2
 InactiveLimit=0
 MinJobAge=600
+# job ids differ between clusters side by side on this host (other ports): in cgroup mode they share
+# /sys/fs/cgroup/<controller>/slurm_<node>/uid_<uid>
+FirstJobId=$((PORT * 1000))
 KillWait=2
 Waittime=0
 NodeName=$NODELIST NodeAddr=127.0.0.1 Port=$((PORT + 1))-$((PORT + NODES))$HW State=UNKNOWN

@@ -127,12 +127,20 @@ if p=$(pid_in "$DIR/run/munged.pid" munged); then
 fi
 [ "$rc" -eq 0 ] || { log "some processes would not stop; pidfiles kept"; exit 1; }
 
-# 3. cgroup mode: the per-node cgroups (slurm_<node>/uid_*/job_*/step_*) left by killed steps
-if grep -q '^ProctrackType=proctrack/cgroup' "$DIR/etc/slurm.conf" 2>/dev/null; then
+# 3. cgroup mode: the cgroups of this cluster's jobs (slurm_<node>/uid_*/job_<id>, ids from FirstJobId on) that
+# killed steps left behind, then slurm_<node>/uid_* and slurm_<node> if empty. Other clusters on this host with
+# the same node names share slurm_<node>/uid_<uid>; their jobs have other ids.
+first=$(sed -n 's/^FirstJobId=//p' "$DIR/etc/slurm.conf" 2>/dev/null) || first=""
+if [ -n "$first" ] && grep -q '^ProctrackType=proctrack/cgroup' "$DIR/etc/slurm.conf"; then
     for n in "$DIR"/spool/*; do
         n=${n##*/}
-        for c in /sys/fs/cgroup/*/slurm_"$n"; do
-            if [ -d "$c" ]; then find "$c" -depth -type d -exec rmdir {} + 2>/dev/null || true; fi
+        for job in /sys/fs/cgroup/*/slurm_"$n"/uid_*/job_*; do
+            id=${job##*/job_}
+            if [ ! -d "$job" ] || [ "$id" -lt "$first" ] || [ "$id" -ge $((first + 1000)) ]; then continue; fi
+            find "$job" -depth -type d -exec rmdir {} + 2>/dev/null || true
+        done
+        for c in /sys/fs/cgroup/*/slurm_"$n"/uid_* /sys/fs/cgroup/*/slurm_"$n"; do
+            if [ -d "$c" ]; then rmdir "$c" 2>/dev/null || true; fi
         done
     done
 fi
