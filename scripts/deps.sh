@@ -1,10 +1,12 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: MIT
 # Install what building and testing jobscope needs, from Debian's packages, if it is missing. Idempotent;
-# needs root (or sudo) only when something is missing.
+# needs root (or sudo) only when something is missing. SLURM, munge and Prometheus are for the integration
+# tests, which run private instances of them (tests/infra/); their packaged services are not started.
 set -euo pipefail
 pkgs=(gcc meson ninja-build pkg-config libsqlite3-dev sqlite3 libcmocka-dev
-      python3 python3-pytest python3-psutil python3-pandas stress-ng time sysstat hyperfine procps)
+      python3 python3-pytest python3-psutil python3-pandas stress-ng time sysstat hyperfine procps
+      slurmctld slurmd slurm-client munge libslurm-dev prometheus curl util-linux)
 missing=()
 for p in "${pkgs[@]}"; do
     dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
@@ -16,5 +18,14 @@ echo "deps: installing ${missing[*]}" >&2
 SUDO=
 [ "$(id -u)" -eq 0 ] || SUDO=sudo
 export DEBIAN_FRONTEND=noninteractive
+# munge, slurmd, slurmctld and prometheus ship services; the tests start their own private instances
+# (tests/infra/), so keep the packages from starting theirs while they install
+policy=
+if [ ! -e /usr/sbin/policy-rc.d ]; then
+    policy=/usr/sbin/policy-rc.d
+    printf '#!/bin/sh\nexit 101\n' | $SUDO tee "$policy" >/dev/null
+    $SUDO chmod 755 "$policy"
+    trap '$SUDO rm -f "$policy"' EXIT
+fi
 $SUDO apt-get update -qq
 $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
