@@ -18,6 +18,7 @@ static const char usage[] =
     "  summary [--json] RECORDING            print the summary of a recording\n"
     "  export --format csv|jsonl [--scope tree|process|system] [-o FILE] RECORDING\n"
     "                                        write a recording's samples as a table\n"
+    "  info [--json]                         print the node's hardware inventory (CPU, caches, NUMA, ...)\n"
     "\n"
     "Options:\n"
     "  -h, --help      show this help (jobscope COMMAND --help for a command's options)\n"
@@ -46,5 +47,7 @@ int main(int argc, char **argv)
         return cmd_summary(argc - 1, argv + 1);
     if (!strcmp(cmd, "export"))
         return cmd_export(argc - 1, argv + 1);
+    if (!strcmp(cmd, "info"))
+        return cmd_info(argc - 1, argv + 1);
     return cli_usage_error(NULL, "unknown command '%s'", cmd);
 }
