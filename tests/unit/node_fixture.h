@@ -167,6 +167,34 @@ static inline const char *row_text(const js_rows_t *rows, size_t i, int c)
     return v[c].present ? rows_str(rows, &v[c]) : "";
 }
 
+/* rows_copy: append every row of `src` to `dst` (same table), strings included. */
+static inline void rows_copy(js_rows_t *dst, const js_rows_t *src)
+{
+    assert_ptr_equal(dst->table, src->table);
+    for (size_t i = 0; i < src->nrows; i++) {
+        js_value_t *v = rows_add(dst);
+        assert_non_null(v);
+        const js_value_t *from = rows_row(src, i);
+        for (size_t c = 0; c < src->table->ncols; c++) {
+            if (!from[c].present)
+                continue;
+            if (src->table->cols[c].type == JS_TEXT) {
+                const char *t = rows_str(src, &from[c]);
+                assert_int_equal(rows_set_str(dst, &v[c], t, strlen(t)), 0);
+            } else {
+                v[c] = from[c];
+            }
+        }
+    }
+}
+
+/* src_to_sample: copy the rows of the last src_collect into the sample's buffers of the source's tables. */
+static inline void src_to_sample(const src_run_t *r, js_sample_t *s)
+{
+    for (size_t i = 0; i < r->nt; i++)
+        rows_copy(sample_rows(s, r->src->tables[i]), &r->rows[i]);
+}
+
 /* ---- the model on hand-built samples ---- */
 
 /* sample_base: clear `s` and add the samples row at `t_ns`, one process (pid 10) with `cpu_ticks` of user
