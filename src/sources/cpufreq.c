@@ -3,7 +3,7 @@
  * The `cpufreq` source (see cpufreq.h). At init it opens scaling_cur_freq of every CPU directory that has
  * one; when none has, it falls back to procfs cpuinfo (kept open, re-read with pread, parsed for its
  * "processor" and "cpu MHz" lines, at the --status-every cadence: cpuinfo renders every CPU's whole block,
- * flags included, so it costs about 8 us per CPU, and without a cpufreq driver the figure moves little).
+ * flags included, so it costs about 5 us per CPU, and without a cpufreq driver the figure moves little).
  * Neither present disables the source (init returns -ENODEV). A CPU that goes offline keeps its row with the
  * frequency missing.
  */

@@ -16,7 +16,7 @@
 #include <unistd.h>
 
 /* clang-format off */
-#define DATA(n, h) {n, "4 bytes", JS_INT, JS_COUNTER, 64, h " (4-byte words; width in data_width_bits)"}
+#define DATA(n, h) {n, "4bytes", JS_INT, JS_COUNTER, 64, h " (4-byte words; width in data_width_bits)"}
 #define PKTS(n, h) {n, "packets", JS_INT, JS_COUNTER, 64, h " (width in data_width_bits)"}
 #define ERRS(n, w, h) {n, "count", JS_INT, JS_COUNTER, w, h}
 /* clang-format on */
