@@ -95,8 +95,11 @@ static int add_hwmon(int sys, const char *hw, thermal_state_t *st)
     if (!names)
         return 0;
     snprintf(path, sizeof(path), "%s/name", dir);
-    if (sysattr_read_str(sys, path, chip, sizeof(chip)) <= 0)
-        snprintf(chip, sizeof(chip), "%s", hw);
+    if (sysattr_read_str(sys, path, chip, sizeof(chip)) <= 0) {
+        snprintf(path, sizeof(path), "class/hwmon/%s/name", hw); /* attributes in device/, name above */
+        if (sysattr_read_str(sys, path, chip, sizeof(chip)) <= 0)
+            snprintf(chip, sizeof(chip), "%s", hw);
+    }
     int r = 0;
     for (int i = 0; i < n; i++) {
         int k = temp_index(names[i]);

@@ -178,8 +178,8 @@ int cpulist_parse(const char *s, uint64_t *set, size_t nbits)
             if (parse_u64(&p, &b) < 0 || b < a)
                 return -EINVAL;
         }
-        if (b - a > (uint64_t)1 << 20)
-            return -EINVAL;
+        if (b - a > (uint64_t)1 << 20 || count > (1 << 24))
+            return -EINVAL; /* not a CPU or node list */
         for (uint64_t c = a; c <= b; c++) {
             if (set && c < nbits)
                 set[c / 64] |= (uint64_t)1 << (c % 64);
