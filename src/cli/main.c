@@ -18,6 +18,7 @@ static const char usage[] =
     "  summary [--json] RECORDING            print the summary of a recording\n"
     "  export --format csv|jsonl [--scope VIEW] [-o FILE] RECORDING\n"
     "                                        write a recording's samples as a table\n"
+    "  info [--json]                         print the node's hardware inventory (CPU, caches, NUMA, ...)\n"
     "  help COMMAND                          show a command's help\n"
     "\n"
     "Options:\n"
@@ -52,5 +53,7 @@ int main(int argc, char **argv)
         return cmd_summary(argc - 1, argv + 1);
     if (!strcmp(cmd, "export"))
         return cmd_export(argc - 1, argv + 1);
+    if (!strcmp(cmd, "info"))
+        return cmd_info(argc - 1, argv + 1);
     return cli_usage_error(NULL, "unknown command '%s'", cmd);
 }

@@ -14,6 +14,11 @@
 #define JS_SOURCE_LIST(X)                                                                                      \
     X(proc_tree)                                                                                               \
     X(system)                                                                                                  \
+    X(host)                                                                                                    \
+    X(rapl)                                                                                                    \
+    X(infiniband)                                                                                              \
+    X(cpufreq)                                                                                                 \
+    X(thermal)                                                                                                 \
     X(self)
 
 #define JS_SOURCE_DECLARE(name) extern const js_source_t source_##name;

@@ -32,7 +32,7 @@ int sampler_init(js_sampler_t *sp, js_ctx_t *ctx, js_sample_t *s)
     for (size_t i = 0; i < sp->nsources; i++) {
         const js_source_t *src = js_sources[i];
         size_t nt = 0;
-        while (src->tables[nt])
+        while (src->tables && src->tables[nt])
             nt++;
         sp->rows[i] = calloc(nt + 1, sizeof(js_rows_t *));
         if (!sp->rows[i])
@@ -71,9 +71,9 @@ int sampler_collect(js_sampler_t *sp, js_sample_t *s, int64_t deadline_ns, int64
     val_int(&v[SAMPLES_MISSED], missed);
     val_int(&v[SAMPLES_FINAL], 0);
     for (size_t i = 0; i < sp->nsources; i++) {
-        if (sp->init_rc[i] < 0)
-            continue;
         const js_source_t *src = js_sources[i];
+        if (sp->init_rc[i] < 0 || !src->collect)
+            continue; /* disabled, or an inventory-only source */
         if (sp->interruptible && !sp->ctx->final && sampler_stop_pending())
             return -EINTR;
         int64_t t0 = now_ns(CLOCK_MONOTONIC);

@@ -82,7 +82,8 @@ typedef struct js_source {
     /* init: allocate per-run state in *ret_state (may stay NULL). Returns 0 or -errno (then the source is
      * disabled for the run, and the reason is recorded). */
     int (*init)(const js_ctx_t *ctx, void **ret_state);
-    /* collect: append this sample's rows; rows[i] belongs to tables[i]. Returns 0 or -errno. */
+    /* collect: append this sample's rows; rows[i] belongs to tables[i]. Returns 0 or -errno. NULL for a source
+     * that only has an inventory (no tables, nothing per sample, no source_stats rows). */
     int (*collect)(void *state, js_ctx_t *ctx, js_rows_t *const *rows);
     /* fini: free the state; accepts NULL. */
     void (*fini)(void *state);

@@ -18,4 +18,20 @@
  * decreased, or a narrower one holds a value that does not fit its width). *ret is untouched on failure. */
 int counter_delta(const js_value_t *prev, const js_value_t *cur, unsigned width, uint64_t *ret);
 
+/* counter_delta_range: the increase of a counter that runs from 0 up to `range` and then starts again from 0
+ * (RAPL energy_uj, which wraps after max_energy_range_uj: the kernel's conversion of a 32-bit register, so
+ * not at a power of two). A decrease is taken as one wrap: range - prev + cur (this under-counts by one
+ * register unit, a few tens of microjoules, per wrap; two wraps within one interval cannot be seen).
+ * Returns 0 and sets *ret; -ENODATA when either value is missing or range is 0; -ERANGE when a value is
+ * negative or above range (not this counter, or the range changed). *ret is untouched on failure. */
+int counter_delta_range(const js_value_t *prev, const js_value_t *cur, uint64_t range, uint64_t *ret);
+
+/* counter_delta_saturating: the increase of a counter of `width` bits that stops at its all-ones value
+ * instead of wrapping, until something clears it (InfiniBand PortCounters: IBTA vol. 1, ch. 16.1.3.5; the
+ * kernel's PMAs clamp the same way). Returns 0 and sets *ret; -ENODATA when either value is missing;
+ * -EOVERFLOW when either value is the saturated all-ones value (the increase is unknown: at least
+ * cur - prev); -ERANGE when the counter decreased (it was cleared). Width 0 or >= 64 means 64 bits, where
+ * saturation does not happen in practice and a decrease is a reset. *ret is untouched on failure. */
+int counter_delta_saturating(const js_value_t *prev, const js_value_t *cur, unsigned width, uint64_t *ret);
+
 #endif
