@@ -270,8 +270,12 @@ void recorder_close(js_recorder_t *w)
     if (w->db) {
         /* a closed recording is one file: back to a rollback journal, which removes -wal and -shm, so it
          * can be copied alone and read from a read-only place */
-        sqlite3_wal_checkpoint_v2(w->db, NULL, SQLITE_CHECKPOINT_TRUNCATE, NULL, NULL);
-        sqlite3_exec(w->db, "PRAGMA journal_mode=DELETE", NULL, NULL, NULL);
+        int nlog = -1, nckpt = -1;
+        int rc = sqlite3_wal_checkpoint_v2(w->db, NULL, SQLITE_CHECKPOINT_TRUNCATE, &nlog, &nckpt);
+        /* only once every frame is in the main file: a checkpoint that failed (a full disk) leaves the
+         * samples in -wal, where they stay readable */
+        if (rc == SQLITE_OK && nlog == nckpt)
+            sqlite3_exec(w->db, "PRAGMA journal_mode=DELETE", NULL, NULL, NULL);
         sqlite3_close(w->db);
     }
     free(w->ins);
