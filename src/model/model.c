@@ -810,6 +810,14 @@ int model_view(js_model_t *m, const char *name, js_view_t *ret)
     return 0;
 }
 
+void *model_part_state(const js_model_t *m, const js_model_part_t *part)
+{
+    for (size_t i = 0; m && i < m->nparts; i++)
+        if (js_model_parts[i] == part)
+            return m->part_on[i] ? m->part_state[i] : NULL;
+    return NULL;
+}
+
 void model_parts_summary_json(const js_model_t *m, jw_t *w)
 {
     for (size_t i = 0; i < m->nparts; i++)

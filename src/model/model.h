@@ -100,6 +100,10 @@ const js_table_t *model_view_table(const js_model_t *m, size_t i);
  * -ENODATA (nothing fed yet) or -ENOMEM. */
 int model_view(js_model_t *m, const char *name, js_view_t *ret);
 
+/* model_part_state: the state of model part `part` (one of js_model_parts) in this model, for the part's own
+ * accessors (part_cgroup_totals); NULL when the part is not listed or its init failed. Borrowed. */
+void *model_part_state(const js_model_t *m, const js_model_part_t *part);
+
 /* model_parts_summary_json / _text: every part's section of the summary (see part.h). */
 void model_parts_summary_json(const js_model_t *m, jw_t *w);
 int model_parts_summary_text(const js_model_t *m, js_buf_t *b);
