@@ -13,10 +13,11 @@ from conftest import PYTHON, assert_no_crash
 
 @pytest.fixture
 def small_fs(tmp_path):
-    """A 256 KiB tmpfs; skipped where mounting is not allowed."""
+    """A 512 KiB tmpfs (the schema and a first few samples fit; each source's tables add to the schema); skipped where
+    mounting is not allowed."""
     mnt = tmp_path / f"full-{uuid.uuid4().hex[:8]}"
     mnt.mkdir()
-    r = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=256k", "tmpfs", str(mnt)], capture_output=True)
+    r = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=512k", "tmpfs", str(mnt)], capture_output=True)
     if r.returncode != 0:
         pytest.skip(f"cannot mount a tmpfs here: {r.stderr.decode().strip()}")
     try:
@@ -28,7 +29,7 @@ def small_fs(tmp_path):
 def test_full_disk_keeps_job_and_summary(js, small_fs):
     rec = small_fs / "run.db"
     summary = js.path("full.summary.json")
-    # ~2 s of a few processes sampled at 10 ms: far more than 256 KiB of samples
+    # ~2 s of a few processes sampled at 10 ms: far more than 512 KiB of samples
     cmd = [PYTHON, "-c", "import subprocess,time\n"
            "ps=[subprocess.Popen(['sleep','2']) for _ in range(8)]\n"
            "[p.wait() for p in ps]\nraise SystemExit(3)"]
