@@ -231,13 +231,16 @@ static int exit_code_of(int status)
 }
 
 /* cgroup_remove: remove the run's cgroup after its last read; a process still in it is named in one warning
- * (*warned), and the caller retries later. */
-static void cgroup_remove(js_cgroup_t *cg, bool *warned)
+ * (*warned). `at_exit`: the retry as jobscope exits, which first moves what is left to the enclosing cgroup
+ * (--until-main-exits leaves processes running) so that no empty cgroup outlives jobscope. */
+static void cgroup_remove(js_cgroup_t *cg, bool *warned, bool at_exit)
 {
     if (!cg)
         return;
     js_cg_pids_t left = {0};
     int r = cgroupfs_remove(cg, &left);
+    if (r == -EBUSY && at_exit && cgroupfs_evict(cg) == 0)
+        r = cgroupfs_remove(cg, &left);
     if (r < 0 && !*warned) {
         char path[512], pids[256] = "";
         size_t n = 0;
@@ -245,10 +248,10 @@ static void cgroup_remove(js_cgroup_t *cg, bool *warned)
             n += (size_t)snprintf(pids + n, sizeof(pids) - n, "%s%d", i ? ", " : "", (int)left.pid[i]);
         cgroupfs_main_path(cg, path, sizeof(path));
         if (left.n)
-            cli_error("cgroup %s not removed: process%s %s still in it; retrying at exit", path,
-                      left.n > 1 ? "es" : "", pids);
+            cli_error("cgroup %s: process%s %s still in it after the run; moved to the enclosing cgroup at exit",
+                      path, left.n > 1 ? "es" : "", pids);
         else
-            cli_error("cgroup %s not removed: %s; retrying at exit", path, strerror(-r));
+            cli_error("cgroup %s not removed: %s", path, strerror(-r));
         *warned = true;
     }
     cgroupfs_pids_free(&left);
@@ -435,7 +438,7 @@ int cmd_run(int argc, char **argv)
 
     r = monitor_loop(&mon);
     monitor_finish(&mon);
-    cgroup_remove(cg, &cg_warned); /* after its last read (the closing sample) */
+    cgroup_remove(cg, &cg_warned, false); /* after its last read (the closing sample) */
     if (r < 0)
         cli_error("monitoring failed: %s", strerror(-r));
 wait_child:
@@ -489,7 +492,7 @@ wait_child:
     }
 out:
     monitor_finish(&mon);
-    cgroup_remove(cg, &cg_warned); /* the retry at exit (or the only removal after an early failure) */
+    cgroup_remove(cg, &cg_warned, true); /* the retry at exit (or the only removal after an early failure) */
     cgroupfs_free(cg);
     recorder_close(rec);
     model_free(model);

@@ -804,6 +804,34 @@ static void copy_file(int from, int to, const char *file)
 
 static unsigned run_counter; /* runs made by this process (cgroupfs_create_run) */
 
+/* sweep_stale: remove the empty run cgroups that monitors no longer alive left in directory `rel` of mount
+ * `mnt` (a jobscope killed by SIGKILL cannot remove its own). Only names jobscope-<pid>-<n> whose <pid> has no
+ * <procfs> entry; rmdir refuses a cgroup that still has a process or a child cgroup, so nothing in use goes. */
+static void sweep_stale(const js_fsroot_t *r, int mnt, const char *rel, pid_t self)
+{
+    int fd = openat(mnt, rel, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (fd < 0)
+        return;
+    DIR *d = fdopendir(fd);
+    if (!d) {
+        close(fd);
+        return;
+    }
+    struct dirent *e;
+    while ((e = readdir(d))) {
+        int pid, len = 0;
+        unsigned n;
+        char procdir[24];
+        if (sscanf(e->d_name, "jobscope-%d-%u%n", &pid, &n, &len) != 2 || e->d_name[len] != '\0' || pid <= 0 ||
+            pid == (int)self)
+            continue;
+        snprintf(procdir, sizeof(procdir), "%d", pid);
+        if (faccessat(r->proc, procdir, F_OK, 0) < 0 && errno == ENOENT)
+            (void)unlinkat(fd, e->d_name, AT_REMOVEDIR);
+    }
+    closedir(d);
+}
+
 int cgroupfs_create_run(const js_fsroot_t *r, pid_t monitor_pid, js_cgroup_t **ret, char *why, size_t whylen)
 {
     js_cgroup_t *cg = NULL;
@@ -828,6 +856,9 @@ int cgroupfs_create_run(const js_fsroot_t *r, pid_t monitor_pid, js_cgroup_t **r
             snprintf(parent[h], sizeof(parent[h]), "%s", cg->rel[h]);
         make[h] = true;
     }
+    for (size_t h = 0; h < cg->m.n; h++)
+        if (make[h])
+            sweep_stale(r, cg->m.h[h].fd, parent[h], monitor_pid);
     /* one name for every hierarchy, free in all of them */
     char name[64], rel[CG_PATH_MAX];
     for (int tries = 0; tries < CG_NAME_TRIES; tries++) {
@@ -927,6 +958,63 @@ static void sleep_ns(long ns)
         ;
 }
 
+/* rmdir_children: remove the (empty) cgroups a job made below directory `dir`, deepest first. */
+static void rmdir_children(int dir, int depth)
+{
+    if (depth <= 0)
+        return;
+    int dup = openat(dir, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (dup < 0)
+        return;
+    DIR *d = fdopendir(dup);
+    if (!d) {
+        close(dup);
+        return;
+    }
+    struct dirent *e;
+    while ((e = readdir(d))) {
+        if (e->d_name[0] == '.' || (e->d_type != DT_DIR && e->d_type != DT_UNKNOWN))
+            continue;
+        int sub = openat(dir, e->d_name, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        if (sub < 0)
+            continue;
+        rmdir_children(sub, depth - 1);
+        close(sub);
+        (void)unlinkat(dir, e->d_name, AT_REMOVEDIR);
+    }
+    closedir(d);
+}
+
+int cgroupfs_evict(const js_cgroup_t *cg)
+{
+    int rc = 0;
+    js_cg_pids_t p = {0};
+    for (size_t h = 0; cg && h < cg->m.n; h++) {
+        if (!cg->created[h] || cg->dir[h] < 0)
+            continue;
+        int parent = openat(cg->dir[h], "..", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        if (parent < 0) {
+            rc = rc ? rc : -errno;
+            continue;
+        }
+        p.n = 0;
+        int e = pids_read_dir(cg->dir[h], CG_WALK_DEPTH, &p);
+        pids_sort_unique(&p);
+        for (size_t i = 0; e != -ENOMEM && i < p.n; i++) {
+            char s[24];
+            snprintf(s, sizeof(s), "%d\n", (int)p.pid[i]);
+            int w = write_str(parent, "cgroup.procs", s);
+            if (w < 0 && w != -ESRCH && !rc)
+                rc = w;
+        }
+        if (e < 0 && e != -ENOENT && !rc) /* no list at all: nothing to move */
+            rc = e;
+        close(parent);
+    }
+    cgroupfs_pids_free(&p);
+    return rc;
+}
+
 int cgroupfs_remove(js_cgroup_t *cg, js_cg_pids_t *leftover)
 {
     if (leftover)
@@ -937,6 +1025,8 @@ int cgroupfs_remove(js_cgroup_t *cg, js_cg_pids_t *leftover)
         if (!cg->created[h])
             continue;
         int e = 0;
+        if (cg->dir[h] >= 0)
+            rmdir_children(cg->dir[h], CG_WALK_DEPTH);
         for (int k = 0; k < CG_RMDIR_TRIES; k++) {
             e = unlinkat(cg->m.h[h].fd, cg->rel[h], AT_REMOVEDIR) < 0 ? -errno : 0;
             if (e == -ENOENT)

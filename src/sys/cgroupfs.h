@@ -108,7 +108,8 @@ int cgroupfs_open_path(const js_fsroot_t *r, const char *path, js_cgroup_t **ret
  * is about to start. Named "jobscope-<monitor_pid>-<n>" (n counts the runs of this process, so a library
  * user may run several; a stale directory of a previous process with the same PID is skipped): a flat name
  * rather than a shared "jobscope/" parent, which concurrent runs would have to create and could never safely
- * remove.
+ * remove. Empty jobscope-<pid>-<n> directories beside it whose <pid> is gone (a monitor killed by SIGKILL)
+ * are removed on the way.
  *   v1: one directory in each hierarchy carrying cpu, cpuacct, memory, blkio or pids, made inside the cgroup
  *       the monitor is in, not at the hierarchy's root, so every limit that binds the monitor (a SLURM job, a
  *       container, this machine's per-session memory cgroup) still binds the command; v1 lets a cgroup with
@@ -146,11 +147,17 @@ int cgroupfs_pids(const js_cgroup_t *cg, bool recursive, js_cg_pids_t *out);
 /* cgroupfs_pids_free: release the list; accepts a zeroed one. */
 void cgroupfs_pids_free(js_cg_pids_t *p);
 
-/* cgroupfs_remove: remove every directory cgroupfs_create_run made that is still there (rmdir, retried a few
- * times over about 50 ms while the kernel finishes releasing exited tasks). Returns 0 when none is left;
+/* cgroupfs_remove: remove every directory cgroupfs_create_run made that is still there, with any (empty)
+ * cgroup the job made below it (rmdir, retried a few times over about 50 ms while the kernel finishes
+ * releasing exited tasks). Returns 0 when none is left;
  * -EBUSY when a process still lives in one (its PIDs, sorted and deduplicated, are put in `leftover` when not
  * NULL; call again later to retry); another -errno otherwise. */
 int cgroupfs_remove(js_cgroup_t *cg, js_cg_pids_t *leftover);
+
+/* cgroupfs_evict: move every process still in the created cgroups (or in cgroups a job made below them) to
+ * the enclosing cgroup, so that cgroupfs_remove can succeed once monitoring is over and jobscope exits (a
+ * process --until-main-exits left behind). Returns 0 or the first -errno (a process gone meanwhile is none). */
+int cgroupfs_evict(const js_cgroup_t *cg);
 
 /* cgroupfs_free: close every descriptor and free; accepts NULL. Does not remove anything. */
 void cgroupfs_free(js_cgroup_t *cg);

@@ -558,8 +558,11 @@ static void test_create_remove(void **state)
     mk(base, "sys/fs/cgroup/cpuset2/cpuset.cpus", "0-3\n");
     mk(base, "sys/fs/cgroup/unified/cgroup.controllers", "cpu memory\n");
     mk(base, "sys/fs/cgroup/unified/u/cgroup.subtree_control", "\n");
-    /* a stale directory of an earlier process with the same PID is skipped */
+    /* a stale directory of an earlier process with the same PID is skipped; one of a monitor that is gone
+     * (no proc/999) is swept; other names are never touched */
     mk(base, "sys/fs/cgroup/memory/sess/a/jobscope-321-1", NULL);
+    mk(base, "sys/fs/cgroup/memory/sess/a/jobscope-999-4", NULL);
+    mk(base, "sys/fs/cgroup/memory/sess/a/jobscope-999-4x", NULL);
 
     char proc[600], sys[600], why[512] = "";
     snprintf(proc, sizeof(proc), "%s/proc", base);
@@ -586,6 +589,11 @@ static void test_create_remove(void **state)
     unsigned joined = 1;
     assert_true(cgroupfs_attach(cg, 321, &joined) < 0);
     assert_int_equal(joined, 0);
+    assert_false(exists(base, "sys/fs/cgroup/memory/sess/a/jobscope-999-4"));
+    assert_true(exists(base, "sys/fs/cgroup/memory/sess/a/jobscope-999-4x"));
+    /* a cgroup the job made below ours goes too */
+    mk(base, "sys/fs/cgroup/memory/sess/a/jobscope-321-2/inner/deeper", NULL);
+    assert_int_equal(cgroupfs_evict(cg), 0); /* nothing listed in it: nothing to move */
     js_cg_pids_t left = {0};
     assert_int_equal(cgroupfs_remove(cg, &left), 0);
     assert_int_equal(left.n, 0);
