@@ -58,6 +58,10 @@ int cli_output_open(const char *path, bool force, const js_file_id_t *avoid, siz
 /* cli_write_all: write `len` bytes to `fd`. 0 or -errno. */
 int cli_write_all(int fd, const char *p, size_t len);
 
+/* cli_environ_of: the environment of process `pid` (<procfs>/PID/environ, read into `buf`) as a
+ * NULL-terminated array (malloc'ed, caller frees; strings point into `buf`); NULL when unreadable. */
+char **cli_environ_of(const js_fsroot_t *root, pid_t pid, js_buf_t *buf);
+
 /* cli_model_cfg: the model configuration recorded in `r`'s metadata. */
 void cli_model_cfg(const js_recording_t *r, js_model_cfg_t *ret);
 

@@ -109,17 +109,47 @@ int cli_write_all(int fd, const char *p, size_t len)
     return 0;
 }
 
+char **cli_environ_of(const js_fsroot_t *root, pid_t pid, js_buf_t *buf)
+{
+    char path[32];
+    snprintf(path, sizeof(path), "%d/environ", (int)pid);
+    if (fs_read(root->proc, path, buf) < 0 || buf->len == 0)
+        return NULL;
+    size_t n = 0;
+    for (size_t i = 0; i < buf->len; i++)
+        n += buf->p[i] == '\0';
+    char **env = calloc(n + 2, sizeof(*env));
+    if (!env)
+        return NULL;
+    size_t k = 0;
+    for (size_t i = 0; i < buf->len && k <= n; i += strlen(buf->p + i) + 1)
+        env[k++] = buf->p + i;
+    return env;
+}
+
+static js_scope_kind_t scope_kind_of(const char *s)
+{
+    if (!s)
+        return JS_SCOPE_TREE;
+    return !strcmp(s, "user") ? JS_SCOPE_USER : !strcmp(s, "cgroup") ? JS_SCOPE_CGROUP
+                              : !strcmp(s, "node")                    ? JS_SCOPE_NODE
+                                                                      : JS_SCOPE_TREE;
+}
+
 void cli_model_cfg(const js_recording_t *r, js_model_cfg_t *ret)
 {
     memset(ret, 0, sizeof(*ret));
     const char *mode = recording_meta(r, "mode");
-    ret->mode = mode && strcmp(mode, "attach") == 0 ? JS_MODE_ATTACH : JS_MODE_RUN;
+    ret->mode = !mode || strcmp(mode, "run") == 0 ? JS_MODE_RUN : strcmp(mode, "attach") == 0 ? JS_MODE_ATTACH
+                                                                                         : JS_MODE_WATCH;
     ret->clk_tck = recording_meta_i64(r, "clk_tck", 100);
     ret->monitor_pid = (int32_t)recording_meta_i64(r, "monitor_pid", 0);
     ret->root_pid = (int32_t)recording_meta_i64(r, "root_pid", 0);
     ret->interval_ns = recording_meta_i64(r, "interval_ns", 1000000000);
     ret->start_mono_ns = recording_meta_i64(r, "start_mono_ns", 0);
     ret->cores_available = recording_meta_f64(r, "cores_available", 0);
+    ret->cores_bound = recording_meta(r, "cores_bound");
+    ret->scope = scope_kind_of(recording_meta(r, "scope_kind"));
 }
 
 /* monitor_alive: whether the monitor that wrote `r` is still running on this host (same PID and start). */

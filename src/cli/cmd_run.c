@@ -7,6 +7,7 @@
 #include "cli/cli.h"
 #include "config.h"
 
+#include "core/allocation.h"
 #include "core/duration.h"
 #include "core/hostinfo.h"
 #include "core/json.h"
@@ -14,6 +15,7 @@
 #include "core/sampler.h"
 #include "sources/proc_tree.h"
 #include "sinks/tabsink.h"
+#include "sys/cgroupfs.h"
 #include "sys/parse.h"
 
 #include <errno.h>
@@ -54,6 +56,8 @@ static const char run_usage[] =
     "      --status-every N     read /proc/PID/status (RSS split, swap, VmHWM, context switches) every N\n"
     "                           samples (default 5)\n"
     "      --until-main-exits   stop when COMMAND exits, even if descendants remain\n"
+    "      --cgroup auto|off    start COMMAND in a cgroup of its own for exact CPU and memory totals (auto,\n"
+    "                           the default, where one can be created; off: tree accounting only)\n"
     "      --procfs DIR         read process data from DIR instead of the kernel's procfs (testing)\n"
     "  -h, --help               show this help\n";
 
@@ -84,7 +88,8 @@ enum {
     OPT_STATUS_EVERY,
     OPT_UNTIL_MAIN,
     OPT_FORCE,
-    OPT_PROCFS
+    OPT_PROCFS,
+    OPT_CGROUP
 };
 
 static const struct option run_opts[] = {
@@ -99,6 +104,7 @@ static const struct option run_opts[] = {
     {"status-every", required_argument, NULL, OPT_STATUS_EVERY},
     {"until-main-exits", no_argument, NULL, OPT_UNTIL_MAIN},
     {"procfs", required_argument, NULL, OPT_PROCFS},
+    {"cgroup", required_argument, NULL, OPT_CGROUP},
     {"help", no_argument, NULL, 'h'},
     {NULL, 0, NULL, 0},
 };
@@ -110,6 +116,7 @@ typedef struct {
     const char *summary_json, *summary_text;
     const char *procfs;
     bool quiet, force, until_main_exits, status;
+    bool cgroup_off;
     unsigned uss_every, status_every;
     pid_t pid;
     char **argv;
@@ -182,6 +189,13 @@ static int parse_args(int argc, char **argv, run_opts_t *o)
             break;
         case OPT_PROCFS:
             o->procfs = optarg;
+            break;
+        case OPT_CGROUP:
+            if (o->attach)
+                return cli_usage_error(cmd, "--cgroup is for run");
+            if (strcmp(optarg, "auto") != 0 && strcmp(optarg, "off") != 0)
+                return cli_usage_error(cmd, "invalid --cgroup '%s' (auto or off)", optarg);
+            o->cgroup_off = strcmp(optarg, "off") == 0;
             break;
         case 'h':
             fputs(o->attach ? attach_usage : run_usage, stdout);
@@ -283,6 +297,33 @@ static int exit_code_of(int status)
     return EXIT_FAIL;
 }
 
+/* cgroup_remove: remove the run's cgroup after its last read; a process still in it is named in one warning
+ * (*warned). `at_exit`: the retry as jobscope exits, which first moves what is left to the enclosing cgroup
+ * (--until-main-exits leaves processes running) so that no empty cgroup outlives jobscope. */
+static void cgroup_remove(js_cgroup_t *cg, bool *warned, bool at_exit)
+{
+    if (!cg)
+        return;
+    js_cg_pids_t left = {0};
+    int r = cgroupfs_remove(cg, &left);
+    if (r == -EBUSY && at_exit && cgroupfs_evict(cg) == 0)
+        r = cgroupfs_remove(cg, &left);
+    if (r < 0 && !*warned) {
+        char path[512], pids[256] = "";
+        size_t n = 0;
+        for (size_t i = 0; i < left.n && n + 16 < sizeof(pids); i++)
+            n += (size_t)snprintf(pids + n, sizeof(pids) - n, "%s%d", i ? ", " : "", (int)left.pid[i]);
+        cgroupfs_main_path(cg, path, sizeof(path));
+        if (left.n)
+            cli_error("cgroup %s: process%s %s still in it after the run; moved to the enclosing cgroup at exit",
+                      path, left.n > 1 ? "es" : "", pids);
+        else
+            cli_error("cgroup %s not removed: %s", path, strerror(-r));
+        *warned = true;
+    }
+    cgroupfs_pids_free(&left);
+}
+
 /* start_ticks_of: field 22 of <procfs>/PID/stat, 0 if unreadable (identifies the monitor in `summary`). */
 static int64_t start_ticks_of(const js_fsroot_t *root, pid_t pid)
 {
@@ -379,6 +420,8 @@ int cmd_run(int argc, char **argv)
     int status = EXIT_FAIL;
     char outbuf[512];
     const char *exec_error = NULL;
+    js_cgroup_t *cg = NULL;
+    bool cg_warned = false;
 
     /* from here on a SIGINT or SIGTERM is handled by the loop (or forwarded), never fatal half-way through
      * creating the recording */
@@ -422,6 +465,20 @@ int cmd_run(int argc, char **argv)
         command_json(&cmd, o.argv, o.argc);
         shell_quote(&shell, o.argv, (size_t)o.argc);
     }
+    if (!o.attach && !o.cgroup_off) {
+        /* before the sources init: the cgroup source reads ctx->scope.cgroup and attaches the held command */
+        char why[512] = "";
+        if ((r = cgroupfs_create_run(&mon.ctx.root, getpid(), &cg, why, sizeof(why))) < 0) {
+            cli_error("no cgroup for the command (%s): CPU and memory totals from the process tree only",
+                      why[0] ? why : strerror(-r));
+            recorder_meta(rec, "cgroup_error", why[0] ? why : strerror(-r));
+        } else {
+            char path[512];
+            recorder_meta(rec, "cgroup_path", cgroupfs_main_path(cg, path, sizeof(path)));
+            recorder_meta(rec, "cgroup_version", cgroupfs_version_name(cg));
+        }
+    }
+    mon.ctx.scope.cgroup = cg;
     mon.ctx.mode = o.attach ? JS_MODE_ATTACH : JS_MODE_RUN;
     mon.ctx.scope.kind = JS_SCOPE_TREE;
     mon.ctx.monitor_pid = getpid();
@@ -495,7 +552,19 @@ int cmd_run(int argc, char **argv)
     }
     if (!o.attach)
         hostinfo_read(&mon.ctx.root, mon.child, &hi); /* the command's affinity mask */
-    meta_i64(rec, "cores_available", hi.cores_available);
+    /* the allocation: the smallest of the affinity mask, the cgroup's cpuset and quota, SLURM's word */
+    js_allocation_t al;
+    js_buf_t envbuf = {0};
+    char **envp = o.attach ? cli_environ_of(&mon.ctx.root, o.pid, &envbuf) : environ;
+    allocation_resolve(&mon.ctx.root, o.attach ? o.pid : mon.child, cg, envp, &al);
+    if (o.attach)
+        free(envp);
+    buf_free(&envbuf);
+    double cores = !isnan(al.cores) ? al.cores : (double)hi.cores_available;
+    const char *cores_bound = !isnan(al.cores) ? allocation_bound_name(al.cores_bound) : "affinity";
+    meta_f64(rec, "cores_available", cores);
+    recorder_meta(rec, "cores_bound", cores_bound);
+    recorder_meta(rec, "scope_kind", "tree");
     meta_i64(rec, "root_pid", mon.ctx.root_pid);
     meta_i64(rec, "start_mono_ns", mon.start_mono_ns);
     meta_i64(rec, "start_unix_ns", mon.start_unix_ns);
@@ -513,7 +582,9 @@ int cmd_run(int argc, char **argv)
         .root_pid = mon.ctx.root_pid,
         .interval_ns = o.interval_ns,
         .start_mono_ns = mon.start_mono_ns,
-        .cores_available = hi.cores_available,
+        .cores_available = cores,
+        .cores_bound = cores_bound,
+        .scope = JS_SCOPE_TREE,
     };
     model = model_new(&cfg);
     if (!model) {
@@ -526,6 +597,7 @@ int cmd_run(int argc, char **argv)
     if (!exec_error) {
         r = monitor_loop(&mon);
         monitor_finish(&mon);
+        cgroup_remove(cg, &cg_warned, false); /* after its last read (the closing sample) */
         if (r < 0)
             cli_error("monitoring failed: %s", strerror(-r));
     }
@@ -575,6 +647,8 @@ wait_child:
     }
 out:
     monitor_finish(&mon);
+    cgroup_remove(cg, &cg_warned, true); /* the retry at exit (or the only removal after an early failure) */
+    cgroupfs_free(cg);
     recorder_close(out.rec);
     if (out.json_fd >= 0)
         close(out.json_fd);

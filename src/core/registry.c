@@ -19,6 +19,7 @@
     X(infiniband)                                                                                              \
     X(cpufreq)                                                                                                 \
     X(thermal)                                                                                                 \
+    X(cgroup)                                                                                                  \
     X(self)
 
 #define JS_SOURCE_DECLARE(name) extern const js_source_t source_##name;

@@ -5,6 +5,8 @@
  */
 #include "model/model.h"
 
+#include "model/part_cgroup.h"
+
 #include "sources/proc_tree.h"
 #include "sources/self.h"
 #include "core/pidmap.h"
@@ -733,6 +735,34 @@ static void top_lists(const js_model_t *m, js_summary_t *ret)
     free(cpu);
 }
 
+/* summary_from_cgroup: where the scope's cgroup was made for the run (everything in it is the job's, from 0)
+ * or is the scope itself (watch --cgroup), its kernel accounting is the exact CPU total, auto-reaped and
+ * unread processes included, and its memory high-water mark the tree-wide peak. */
+static void summary_from_cgroup(const js_model_t *m, js_summary_t *ret)
+{
+    js_cgroup_totals_t cg;
+    if (part_cgroup_totals(m, &cg) < 0 || !cg.present || !(cg.created || m->cfg.scope == JS_SCOPE_CGROUP))
+        return;
+    if (!isnan(cg.cpu_s)) {
+        ret->cpu_from_cgroup = true;
+        ret->cpu_file = cg.cpu_file;
+        ret->total_s = cg.cpu_s;
+        ret->user_s = cg.user_s;
+        ret->system_s = cg.system_s;
+        ret->mean_cores = ret->wall_s > 0 ? ret->total_s / ret->wall_s : NAN;
+        ret->max_cores = fmax_nan(ret->max_cores, ret->mean_cores);
+        ret->efficiency = ret->cores_available > 0 ? ret->mean_cores / ret->cores_available : NAN;
+        ret->unattributed_cpu_s = ret->total_s > ret->sampled_s ? ret->total_s - ret->sampled_s : 0;
+        ret->exact_cpu = true;
+        ret->inexact_cpu_reason = NULL;
+    }
+    if (!isnan(cg.peak_kernel_tree_bytes)) {
+        ret->peak_kernel_tree = cg.peak_kernel_tree_bytes;
+        ret->peak_kernel_tree_method = cg.peak_method;
+        ret->exact_peak_rss = true;
+    }
+}
+
 void model_summary(const js_model_t *m, js_summary_t *ret)
 {
     *ret = m->sum;
@@ -786,6 +816,10 @@ void model_summary(const js_model_t *m, js_summary_t *ret)
         ret->exact_cpu = false;
     if (ret->unread_samples)
         ret->exact_peak_rss = false;
+    ret->tree_total_s = ret->total_s;
+    ret->peak_kernel_tree = NAN;
+    ret->cores_bound = m->cfg.cores_bound;
+    summary_from_cgroup(m, ret);
 }
 
 /* ---- views ------------------------------------------------------------------------------------------ */
@@ -1044,6 +1078,14 @@ int model_view(js_model_t *m, const char *name, js_view_t *ret)
     ret->table = t;
     ret->rows = &c->rows;
     return 0;
+}
+
+void *model_part_state(const js_model_t *m, const js_model_part_t *part)
+{
+    for (size_t i = 0; m && i < m->nparts; i++)
+        if (js_model_parts[i] == part)
+            return m->part_on[i] ? m->part_state[i] : NULL;
+    return NULL;
 }
 
 void model_parts_summary_json(const js_model_t *m, jw_t *w)

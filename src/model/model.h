@@ -22,12 +22,14 @@
 
 struct js_model_cfg {
     js_mode_t mode;
+    js_scope_kind_t scope;  /* what was watched (meta.scope_kind) */
     int64_t clk_tck;        /* sysconf(_SC_CLK_TCK) of the recorded host */
     int32_t monitor_pid;
     int32_t root_pid;
     int64_t interval_ns;
     int64_t start_mono_ns;  /* when the command started (run) or monitoring began (attach); 0 = first sample */
-    double cores_available; /* CPUs in the command's affinity mask */
+    double cores_available; /* the allocation: smallest of affinity, cpuset, CPU quota, SLURM (may be fractional) */
+    const char *cores_bound; /* which bound gave cores_available ("affinity", "cpuset", ...), or NULL */
 };
 
 enum { IO_RCHAR, IO_WCHAR, IO_SYSCR, IO_SYSCW, IO_READ, IO_WRITE, IO__MAX };
@@ -87,6 +89,14 @@ typedef struct {
     int64_t write_errors;
     bool exact_cpu, exact_peak_rss;
     const char *inexact_cpu_reason; /* static text: why exact_cpu is false (NULL when it is true) */
+    /* where the scope has a cgroup of its own (made for the run, or the watched one): its kernel accounting is
+     * the exact total; the process tree's figures stay beside it */
+    bool cpu_from_cgroup;
+    const char *cpu_file;         /* the cgroup file behind total_s ("cpuacct.usage", "cpu.stat") */
+    double tree_total_s;          /* the process tree's CPU total (equal to total_s without a cgroup) */
+    double peak_kernel_tree;      /* the cgroup's memory high-water mark (all its processes together), NAN */
+    const char *peak_kernel_tree_method;
+    const char *cores_bound;      /* which bound gave cores_available */
 } js_summary_t;
 
 typedef struct js_model js_model_t;
@@ -121,6 +131,10 @@ const js_table_t *model_view_table(const js_model_t *m, size_t i);
  * valid until the next feed; the fed sample must still be alive). Returns 0, -ENOENT (no such view),
  * -ENODATA (nothing fed yet) or -ENOMEM. */
 int model_view(js_model_t *m, const char *name, js_view_t *ret);
+
+/* model_part_state: the state of model part `part` (one of js_model_parts) in this model, for the part's own
+ * accessors (part_cgroup_totals); NULL when the part is not listed or its init failed. Borrowed. */
+void *model_part_state(const js_model_t *m, const js_model_part_t *part);
 
 /* model_parts_summary_json / _text: every part's section of the summary (see part.h). */
 void model_parts_summary_json(const js_model_t *m, jw_t *w);

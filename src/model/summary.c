@@ -123,11 +123,17 @@ int summary_json(js_buf_t *b, const js_run_info_t *info, const js_summary_t *s, 
     jw_num(&w, "user_s", s->user_s);
     jw_num(&w, "system_s", s->system_s);
     jw_num(&w, "total_s", s->total_s);
+    jw_str(&w, "total_method", s->cpu_from_cgroup ? "cgroup: the kernel's accounting of every task in the scope's cgroup"
+                               : "process tree: live members' stat plus what they and the monitor reaped");
+    if (s->cpu_file)
+        jw_str(&w, "total_file", s->cpu_file);
+    jw_num(&w, "tree_total_s", s->tree_total_s);
     jw_num(&w, "sampled_s", s->sampled_s);
     jw_num(&w, "mean_cores", s->mean_cores);
     jw_num(&w, "max_cores", s->max_cores);
     jw_num(&w, "efficiency", s->efficiency);
     jw_num(&w, "cores_available", s->cores_available);
+    jw_str(&w, "cores_bound", s->cores_bound);
     jw_num(&w, "mean_hardware_fraction", s->efficiency);
     jw_num(&w, "max_hardware_fraction", s->cores_available > 0 ? s->max_cores / s->cores_available : NAN);
     jw_close(&w);
@@ -146,6 +152,8 @@ int summary_json(js_buf_t *b, const js_run_info_t *info, const js_summary_t *s, 
         jw_null(&w, "pid");
     jw_str(&w, "comm", s->peak_kernel_comm[0] ? s->peak_kernel_comm : NULL);
     jw_close(&w);
+    jw_num(&w, "peak_kernel_tree_bytes", s->peak_kernel_tree);
+    jw_str(&w, "peak_kernel_tree_method", s->peak_kernel_tree_method);
     jw_num(&w, "peak_swap_bytes", s->peak_swap);
     jw_peak(&w, "main", s->peak_rss_main);
     jw_peak(&w, "descendants", s->peak_rss_desc);
@@ -219,8 +227,9 @@ int summary_json(js_buf_t *b, const js_run_info_t *info, const js_summary_t *s, 
     jw_open(&w, "exact");
     jw_bool(&w, "cpu", s->exact_cpu);
     jw_bool(&w, "peak_rss", s->exact_peak_rss);
-    jw_str(&w, "cpu_reason", s->exact_cpu ? "kernel accounting covers every process of the scope"
-                                          : s->inexact_cpu_reason);
+    jw_str(&w, "cpu_reason", !s->exact_cpu        ? s->inexact_cpu_reason
+                             : s->cpu_from_cgroup ? "the scope's cgroup: kernel accounting of every task in it"
+                                                  : "kernel accounting covers every process of the scope");
     jw_close(&w);
     if (m)
         model_parts_summary_json(m, &w);
@@ -310,13 +319,18 @@ int summary_text(js_buf_t *b, const js_run_info_t *info, const js_summary_t *s, 
     err |= buf_printf(b, "  wall time        %s s\n", num(a, sizeof(a), "%.3f", s->wall_s));
     err |= buf_printf(b, "  CPU time         %s s (user %s, system %s)", num(a, sizeof(a), "%.3f", s->total_s),
                       num(c, sizeof(c), "%.3f", s->user_s), num(d, sizeof(d), "%.3f", s->system_s));
-    if (s->exact_cpu)
+    if (s->exact_cpu && s->cpu_from_cgroup)
+        err |= buf_printf(b, "  [exact: cgroup %s]; process tree %s s\n", s->cpu_file ? s->cpu_file : "accounting",
+                          num(a, sizeof(a), "%.3f", s->tree_total_s));
+    else if (s->exact_cpu)
         err |= buf_printf(b, "  [exact: kernel accounting]\n");
     else
         err |= buf_printf(b, "  [not exact: %s]\n", s->inexact_cpu_reason ? s->inexact_cpu_reason : "?");
-    err |= buf_printf(b, "  cores            mean %s, max %s of %s available; efficiency %s%%\n",
-                      num(a, sizeof(a), "%.2f", s->mean_cores), num(c, sizeof(c), "%.2f", s->max_cores),
-                      num(d, sizeof(d), "%.0f", s->cores_available), num(e, sizeof(e), "%.1f", s->efficiency * 100));
+    err |= buf_printf(b, "  cores            mean %s, max %s of %s available", num(a, sizeof(a), "%.2f", s->mean_cores),
+                      num(c, sizeof(c), "%.2f", s->max_cores), num(d, sizeof(d), "%.4g", s->cores_available));
+    if (s->cores_bound)
+        err |= buf_printf(b, " (%s)", s->cores_bound);
+    err |= buf_printf(b, "; efficiency %s%%\n", num(e, sizeof(e), "%.1f", s->efficiency * 100));
     err |= buf_printf(b, "  peak RSS         %s sampled (main %s, descendants %s)\n",
                       fmt_bytes(a, sizeof(a), s->peak_rss), fmt_bytes(c, sizeof(c), s->peak_rss_main),
                       fmt_bytes(d, sizeof(d), s->peak_rss_desc));
@@ -328,6 +342,9 @@ int summary_text(js_buf_t *b, const js_run_info_t *info, const js_summary_t *s, 
             err |= buf_printf(b, ", PID %d", (int)s->peak_kernel_pid);
     }
     err |= buf_printf(b, ")\n");
+    if (!isnan(s->peak_kernel_tree))
+        err |= buf_printf(b, "  peak, all procs  %s (the cgroup's kernel high-water mark: every process together)\n",
+                          fmt_bytes(a, sizeof(a), s->peak_kernel_tree));
     err |= buf_printf(b, "  peak USS / PSS   %s / %s (at %lld of %lld samples); peak swap %s\n",
                       fmt_bytes(a, sizeof(a), s->peak_uss), fmt_bytes(c, sizeof(c), s->peak_pss),
                       (long long)s->uss_samples, (long long)s->taken, fmt_bytes(d, sizeof(d), s->peak_swap));

@@ -51,6 +51,35 @@ int fsroot_is_live(const js_fsroot_t *r)
     return a.st_dev == b.st_dev && a.st_ino == b.st_ino;
 }
 
+/* under: if `path` is `dir` or below it, the rest relative to it ("." for `dir` itself), else NULL. */
+static const char *under(const char *path, const char *dir)
+{
+    size_t n = strlen(dir);
+    if (strncmp(path, dir, n) != 0 || (path[n] != '\0' && path[n] != '/'))
+        return NULL;
+    path += n;
+    while (*path == '/')
+        path++;
+    return *path ? path : ".";
+}
+
+int fsroot_open_abs(const js_fsroot_t *r, const char *abs_path, int flags)
+{
+    if (abs_path[0] != '/')
+        return -EINVAL;
+    const char *rest;
+    int fd;
+    if ((rest = under(abs_path, SYSFS_DEFAULT)))
+        fd = r->sys >= 0 ? openat(r->sys, rest, flags | O_CLOEXEC) : (errno = ENOENT, -1);
+    else if ((rest = under(abs_path, PROCFS_DEFAULT)))
+        fd = openat(r->proc, rest, flags | O_CLOEXEC);
+    else if (fsroot_is_live(r))
+        fd = open(abs_path, flags | O_CLOEXEC);
+    else
+        return -ENOENT;
+    return fd < 0 ? -errno : fd;
+}
+
 int buf_reserve(js_buf_t *b, size_t n)
 {
     if (n <= b->cap)

@@ -34,6 +34,12 @@ void fsroot_close(js_fsroot_t *r);
 /* fsroot_is_live: whether `r->proc` is the running kernel's procfs (then "self" names this process). */
 int fsroot_is_live(const js_fsroot_t *r);
 
+/* fsroot_open_abs: open `abs_path`, an absolute kernel path read from the kernel itself (a mount point in
+ * mountinfo), through the roots: a path under the procfs or sysfs default is opened relative to r->proc or
+ * r->sys, so fixture trees work; any other absolute path only when `r` is the live procfs (else -ENOENT).
+ * `flags` as for openat (O_CLOEXEC is added). Returns the descriptor or -errno. */
+int fsroot_open_abs(const js_fsroot_t *r, const char *abs_path, int flags);
+
 /* buf_reserve: make room for at least `n` bytes. Returns 0 or -ENOMEM. */
 int buf_reserve(js_buf_t *b, size_t n);
 

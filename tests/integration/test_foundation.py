@@ -58,7 +58,10 @@ def test_1_peak_uss_of_a_short_run(js):
 # ---- 2. auto-reaped children are not exact ----------------------------------------------------------------
 
 def test_2_sigchld_ignored_is_not_labelled_exact(js):
-    r = js.run([PYTHON, WORKLOADS / "sigign_children.py", "4", "0.3"], interval="0.5s", timeout=60)
+    """Tree accounting (--cgroup off) loses auto-reaped children and says so; the run's own cgroup (the
+    default, where one can be made) counts them and is exact again."""
+    r = js.run([PYTHON, WORKLOADS / "sigign_children.py", "4", "0.3"], interval="0.5s", timeout=60,
+               extra=["--cgroup", "off"])
     assert r.returncode == 0, r.proc.stderr
     s = r.summary
     assert s["exact"]["cpu"] is False, s["exact"]
@@ -67,8 +70,16 @@ def test_2_sigchld_ignored_is_not_labelled_exact(js):
     text = js("summary", r.recording, check=True).stdout
     assert "ignores SIGCHLD" in text and "[exact" not in text, text
     # a parent that does not ignore SIGCHLD stays exact
-    plain = js.run([PYTHON, WORKLOADS / "short_children.py", "4", "2", "0.05"], interval="0.5s", timeout=60)
+    plain = js.run([PYTHON, WORKLOADS / "short_children.py", "4", "2", "0.05"], interval="0.5s", timeout=60,
+                   extra=["--cgroup", "off"])
     assert plain.summary["exact"]["cpu"] is True, plain.summary["exact"]
+    # with the run's cgroup the auto-reaped children are counted: exact, all 4 x 0.3 s of them (the tree keeps
+    # only what it saw of them while they lived)
+    cg = js.run([PYTHON, WORKLOADS / "sigign_children.py", "4", "0.3"], interval="0.5s", timeout=60)
+    if cg.summary["cpu"]["total_method"].startswith("cgroup"):
+        c = cg.summary["cpu"]
+        assert cg.summary["exact"]["cpu"] is True, cg.summary["exact"]
+        assert c["total_s"] >= 4 * 0.3 * 0.97 and c["total_s"] > c["tree_total_s"] + 0.3, c
 
 
 # ---- 3. unreadable is not zero ----------------------------------------------------------------------------
