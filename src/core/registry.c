@@ -14,6 +14,7 @@
 #define JS_SOURCE_LIST(X)                                                                                      \
     X(proc_tree)                                                                                               \
     X(system)                                                                                                  \
+    X(perf)                                                                                                    \
     X(self)
 
 #define JS_SOURCE_DECLARE(name) extern const js_source_t source_##name;
