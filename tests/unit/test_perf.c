@@ -108,6 +108,7 @@ static void test_cpulist(void **state)
         }                                                                                                    \
     } while (0)
 
+#ifdef HAVE_LIBPFM
 static void in_child(void (*fn)(void), const char *pmu)
 {
     fflush(NULL);
@@ -124,7 +125,6 @@ static void in_child(void (*fn)(void), const char *pmu)
     assert_int_equal(WEXITSTATUS(status), 0);
 }
 
-#ifdef HAVE_LIBPFM
 static void encode_skx(void)
 {
     char pmu[64], full[256];
@@ -372,7 +372,8 @@ static void test_run_mode_requests(void **state)
     assert_string_equal(inv_value(inv, "perf.cycles.targets"), "0/1");
     assert_string_equal(inv_value(inv, "perf.branch_misses.status"), "ENOENT: No such file or directory");
     assert_non_null(inv_value(inv, "perf.fp_scalar_double.status"));
-    assert_non_null(strstr(inv_value(inv, "perf.mem_cas_read_lines.status"), "ENO"));
+    const char *mem = inv_value(inv, "perf.mem_cas_read_lines.status"); /* ENOENT, or EOPNOTSUPP without libpfm4 */
+    assert_true(mem[0] == 'E' && strstr(mem, ": ") != NULL);
     assert_string_equal(inv_value(inv, "perf.user_only"), "0");
     assert_non_null(strstr(inv_value(inv, "perf.target"), "tree"));
     assert_non_null(inv_value(inv, "perf.paranoid"));
@@ -525,34 +526,33 @@ static void test_real_held_child(void **state)
     assert_int_equal(wait4(child, &status, 0, &ru), child);
     assert_true(WIFEXITED(status) && WEXITSTATUS(status) == 0);
     assert_int_equal(source_perf.collect(r.st, &r.ctx, r.rows), 0);
-    const js_value_t *v = row_of(r.rows[0], "task_clock_ns");
-    assert_non_null(v);
-    assert_true(v[PERFC_COUNT].present);
-    double task = (double)v[PERFC_COUNT].i * 1e-9, cpu = rusage_s(&ru);
-    fprintf(stderr, "held child: task-clock %.4f s, rusage %.4f s\n", task, cpu);
+    /* the figures first, then the rig is freed, then the checks (a failed check leaks nothing) */
+    const js_value_t *v = row_of(r.rows[0], "task_clock_ns"), *mn = row_of(r.rows[0], "minor_faults"),
+                     *mj = row_of(r.rows[0], "major_faults"), *cs = row_of(r.rows[0], "context_switches");
+    bool have = v && mn && mj && v[PERFC_COUNT].present && mn[PERFC_COUNT].present && mj[PERFC_COUNT].present;
+    bool exact_time = have && v[PERFC_ENABLED_NS].i == v[PERFC_RUNNING_NS].i;
+    double task = have ? (double)v[PERFC_COUNT].i * 1e-9 : -1, cpu = rusage_s(&ru);
+    long faults = ru.ru_minflt + ru.ru_majflt, counted = have ? (long)(mn[PERFC_COUNT].i + mj[PERFC_COUNT].i) : -1;
+    long sw = ru.ru_nvcsw + ru.ru_nivcsw, switches = cs && cs[PERFC_COUNT].present ? (long)cs[PERFC_COUNT].i : -1;
+    bool cs_missing = cs == NULL; /* absent when perf_event_paranoid allows user mode only */
+    rig_free(&r);
+    fprintf(stderr, "held child: task-clock %.4f s, rusage %.4f s; context switches: perf %ld, rusage %ld; "
+                    "faults: perf %ld, rusage %ld\n", task, cpu, switches, sw, counted, faults);
+    assert_true(have);
+    assert_true(exact_time); /* software: never multiplexed */
     /* task-clock misses the held child's time before exec, and each task's exit from the moment its counters
      * are folded into its parent's (on Linux 6.18, before its address space is torn down): a few ms for
      * these 3 processes */
     assert_true(task <= cpu + 0.002);
     assert_true(task >= cpu - 0.015);
-    assert_true(v[PERFC_ENABLED_NS].i == v[PERFC_RUNNING_NS].i); /* software: never multiplexed */
-    const js_value_t *mn = row_of(r.rows[0], "minor_faults"), *mj = row_of(r.rows[0], "major_faults");
-    assert_non_null(mn);
-    assert_non_null(mj);
-    long faults = ru.ru_minflt + ru.ru_majflt, counted = (long)(mn[PERFC_COUNT].i + mj[PERFC_COUNT].i);
     assert_true(counted <= faults);
     assert_true(counted >= faults - 100); /* the faults of the forked copy before exec are not counted */
-    const js_value_t *cs = row_of(r.rows[0], "context_switches");
-    if (cs) { /* absent when perf_event_paranoid allows user mode only */
-        long sw = ru.ru_nvcsw + ru.ru_nivcsw;
-        fprintf(stderr, "context switches: perf %lld, rusage %ld; faults: perf %ld, rusage %ld\n",
-                (long long)cs[PERFC_COUNT].i, sw, counted, faults);
-        assert_true(cs[PERFC_COUNT].i <= sw);
-        /* not counted: the held child's wait before exec, and each of the 3 processes' switches after its
-         * counters were folded into its parent's at exit */
-        assert_true(cs[PERFC_COUNT].i >= sw - 12);
+    if (!cs_missing) {
+        assert_true(switches >= 0 && switches <= sw);
+        /* not counted: the held child's wait before exec and any preemption until its exec, and each of the
+         * 3 processes' switches after its counters were folded into its parent's at exit */
+        assert_true(switches >= sw - 20 - sw / 10);
     }
-    rig_free(&r);
 }
 
 /* cgroup2_dir: a writable cgroup v2 directory to make a child cgroup in, into buf; false if none. */
@@ -616,12 +616,12 @@ static void test_real_cgroup_per_cpu(void **state)
         rc = source_perf.collect(r.st, &r.ctx, r.rows);
     double task = 0;
     int cpus = 0;
-    const char *target = NULL;
+    char target[32] = "";
     for (size_t i = 0; rc == 0 && i < r.rows[0]->nrows; i++) {
         const js_value_t *v = rows_row(r.rows[0], i);
         if (strcmp(rows_str(r.rows[0], &v[PERFC_EVENT]), "task_clock_ns") != 0)
             continue;
-        target = rows_str(r.rows[0], &v[PERFC_TARGET]);
+        snprintf(target, sizeof(target), "%s", rows_str(r.rows[0], &v[PERFC_TARGET]));
         task += (double)v[PERFC_COUNT].i * 1e-9;
         cpus++;
     }
@@ -631,7 +631,6 @@ static void test_real_cgroup_per_cpu(void **state)
     rmdir(dir);
     assert_true(moved);
     assert_int_equal(rc, 0);
-    assert_non_null(target);
     assert_string_equal(target, "cgroup"); /* cgroup v2: per CPU, not the per-task fallback */
     assert_true(cpus >= 1);
     double cpu = rusage_s(&ru);
