@@ -47,10 +47,14 @@ double perf_flop_weight(const char *name, perf_fp_t *ret_prec)
         double w;
         perf_fp_t prec;
     } t[] = {
-        {"fp_scalar_single", 1, PERF_FP_SINGLE},      {"fp_scalar_double", 1, PERF_FP_DOUBLE},
-        {"fp_128b_packed_single", 4, PERF_FP_SINGLE}, {"fp_128b_packed_double", 2, PERF_FP_DOUBLE},
-        {"fp_256b_packed_single", 8, PERF_FP_SINGLE}, {"fp_256b_packed_double", 4, PERF_FP_DOUBLE},
-        {"fp_512b_packed_single", 16, PERF_FP_SINGLE}, {"fp_512b_packed_double", 8, PERF_FP_DOUBLE},
+        {"fp_scalar_single", 1, PERF_FP_SINGLE},
+        {"fp_scalar_double", 1, PERF_FP_DOUBLE},
+        {"fp_128b_packed_single", 4, PERF_FP_SINGLE},
+        {"fp_128b_packed_double", 2, PERF_FP_DOUBLE},
+        {"fp_256b_packed_single", 8, PERF_FP_SINGLE},
+        {"fp_256b_packed_double", 4, PERF_FP_DOUBLE},
+        {"fp_512b_packed_single", 16, PERF_FP_SINGLE},
+        {"fp_512b_packed_double", 8, PERF_FP_DOUBLE},
         {"fp_flops_any", 1, PERF_FP_ANY},
     };
     for (size_t i = 0; i < sizeof(t) / sizeof(t[0]); i++)
@@ -69,13 +73,13 @@ double perf_flop_weight(const char *name, perf_fp_t *ret_prec)
 typedef struct {
     char name[40];
     char kind[8];
-    char *status;       /* perf.NAME.status from the inventory (owned), NULL if none seen */
-    bool have_rows;     /* the event was read at least once */
-    int targets;        /* series with a value in the last sample */
-    double total;       /* sum of the series' estimates */
-    double en, run;     /* sums of the cumulative times, ns */
+    char *status;          /* perf.NAME.status from the inventory (owned), NULL if none seen */
+    bool have_rows;        /* the event was read at least once */
+    int targets;           /* series with a value in the last sample */
+    double total;          /* sum of the series' estimates */
+    double en, run;        /* sums of the cumulative times, ns */
     double d, d_en, d_run; /* the last interval: scaled increase (NAN if incomplete), time increases */
-    bool scaled;        /* some series was multiplexed at some point */
+    bool scaled;           /* some series was multiplexed at some point */
 } pev_t;
 
 typedef struct {
@@ -177,7 +181,8 @@ static int read_inventory(perf_part_t *p, const js_rows_t *inv)
 {
     for (size_t i = 0; inv && i < inv->nrows; i++) {
         const js_value_t *v = rows_row(inv, i);
-        if (!v[INV_SOURCE].present || !v[INV_KEY].present || strcmp(rows_str(inv, &v[INV_SOURCE]), "perf") != 0)
+        if (!v[INV_SOURCE].present || !v[INV_KEY].present ||
+            strcmp(rows_str(inv, &v[INV_SOURCE]), "perf") != 0)
             continue;
         const char *key = rows_str(inv, &v[INV_KEY]);
         const char *val = v[INV_VALUE].present ? rows_str(inv, &v[INV_VALUE]) : NULL;
@@ -221,7 +226,7 @@ static bool series_is(const perf_part_t *p, const series_t *s, const char *ev, c
     return s->id == id && strcmp(s->target, target) == 0 && strcmp(p->ev[s->ev].name, ev) == 0;
 }
 
-/* series_of: the series of row `row` (index i in the sample), created if new. Returns its index or -ENOMEM. */
+/* series_of: the series of `row` (row i of the sample), created if new. Returns its index or -ENOMEM. */
 static long series_of(perf_part_t *p, const js_rows_t *rows, size_t i, const js_value_t *row)
 {
     const char *ev = row[PERFC_EVENT].present ? rows_str(rows, &row[PERFC_EVENT]) : "";
@@ -415,7 +420,17 @@ static const char *unit_of(const char *name)
 
 /* ---- views ---- */
 
-enum { PV_EVENT, PV_KIND, PV_TARGETS, PV_COUNT, PV_INTERVAL, PV_PER_S, PV_RUNNING, PV_TOTAL_RUNNING, PV__MAX };
+enum {
+    PV_EVENT,
+    PV_KIND,
+    PV_TARGETS,
+    PV_COUNT,
+    PV_INTERVAL,
+    PV_PER_S,
+    PV_RUNNING,
+    PV_TOTAL_RUNNING,
+    PV__MAX
+};
 
 static const js_column_t pv_cols[PV__MAX] = {
     [PV_EVENT] = {"event", "text", JS_TEXT, JS_LABEL, 0, "event name (docs/METRICS.md, perf)"},
@@ -423,7 +438,8 @@ static const js_column_t pv_cols[PV__MAX] = {
     [PV_TARGETS] = {"targets", "count", JS_INT, JS_GAUGE, 0, "targets read this sample (tree, tasks, CPUs)"},
     [PV_COUNT] = {"count", "events", JS_REAL, JS_COUNTER, 0,
                   "since the start, summed over targets, scaled for multiplexing (task_clock_ns: ns)"},
-    [PV_INTERVAL] = {"interval_count", "events", JS_REAL, JS_GAUGE, 0, "increase over the last interval, scaled"},
+    [PV_INTERVAL] = {"interval_count", "events", JS_REAL, JS_GAUGE, 0,
+                     "increase over the last interval, scaled"},
     [PV_PER_S] = {"count_per_s", "1/s", JS_REAL, JS_GAUGE, 0, "interval_count per second"},
     [PV_RUNNING] = {"running_fraction", "fraction", JS_REAL, JS_GAUGE, 0,
                     "time counted / time enabled over the interval (1: exact; less: scaled estimate)"},
@@ -451,21 +467,24 @@ enum {
 
 static const js_column_t dv_cols[DV__MAX] = {
     [DV_IPC] = {"ipc", "ratio", JS_REAL, JS_GAUGE, 0, "instructions per cycle"},
-    [DV_CACHE_MISS] = {"cache_miss_fraction", "fraction", JS_REAL, JS_GAUGE, 0, "cache_misses / cache_references"},
+    [DV_CACHE_MISS] = {"cache_miss_fraction", "fraction", JS_REAL, JS_GAUGE, 0,
+                       "cache_misses / cache_references"},
     [DV_BRANCH_MISS] = {"branch_miss_fraction", "fraction", JS_REAL, JS_GAUGE, 0,
                         "branch_misses / branch_instructions"},
-    [DV_FLOP] = {"flop_per_s", "1/s", JS_REAL, JS_GAUGE, 0, "floating-point operations per second, any precision"},
+    [DV_FLOP] = {"flop_per_s", "1/s", JS_REAL, JS_GAUGE, 0,
+                 "floating-point operations per second, any precision"},
     [DV_FLOP_SP] = {"flop_sp_per_s", "1/s", JS_REAL, JS_GAUGE, 0, "single-precision FLOPs per second"},
     [DV_FLOP_DP] = {"flop_dp_per_s", "1/s", JS_REAL, JS_GAUGE, 0, "double-precision FLOPs per second"},
     [DV_MEM_RD] = {"mem_read_bytes_per_s", "bytes/s", JS_REAL, JS_GAUGE, 0, "memory-controller reads (node)"},
-    [DV_MEM_WR] = {"mem_write_bytes_per_s", "bytes/s", JS_REAL, JS_GAUGE, 0, "memory-controller writes (node)"},
+    [DV_MEM_WR] = {"mem_write_bytes_per_s", "bytes/s", JS_REAL, JS_GAUGE, 0,
+                   "memory-controller writes (node)"},
     [DV_MEM] = {"mem_bytes_per_s", "bytes/s", JS_REAL, JS_GAUGE, 0, "memory-controller traffic (node)"},
     [DV_CORES] = {"task_clock_cores", "cores", JS_REAL, JS_GAUGE, 0, "task-clock ns per ns: CPUs busy"},
     [DV_CS] = {"context_switches_per_s", "1/s", JS_REAL, JS_GAUGE, 0, "context switches per second"},
     [DV_PF] = {"page_faults_per_s", "1/s", JS_REAL, JS_GAUGE, 0, "page faults per second"},
 };
-static const js_table_t view_perf_derived = {"perf_derived", "figures derived from the counters: one row per sample",
-                                             DV__MAX, dv_cols};
+static const js_table_t view_perf_derived = {
+    "perf_derived", "figures derived from the counters: one row per sample", DV__MAX, dv_cols};
 
 static const js_table_t *perf_part_view_table(void *state, size_t i)
 {
@@ -619,15 +638,17 @@ static int perf_part_summary_text(void *state, js_buf_t *b)
         }
     }
     if (sw)
-        err |= buf_printf(b, "  perf software    task-clock %s s, %s context switches, %s CPU migrations, %s page faults "
-                             "(%s minor, %s major)%s\n",
-                          total_text(a[0], sizeof(a[0]), p, "task_clock_ns", 1e-9, "%.3f"),
-                          total_text(a[1], sizeof(a[1]), p, "context_switches", 1, "%.0f"),
-                          total_text(a[2], sizeof(a[2]), p, "cpu_migrations", 1, "%.0f"),
-                          total_text(a[3], sizeof(a[3]), p, "page_faults", 1, "%.0f"),
-                          total_text(a[4], sizeof(a[4]), p, "minor_faults", 1, "%.0f"),
-                          total_text(a[5], sizeof(a[5]), p, "major_faults", 1, "%.0f"),
-                          p->user_only ? " [user mode only: perf_event_paranoid]" : "");
+        err |= buf_printf(
+            b,
+            "  perf software    task-clock %s s, %s context switches, %s CPU migrations, %s page faults "
+            "(%s minor, %s major)%s\n",
+            total_text(a[0], sizeof(a[0]), p, "task_clock_ns", 1e-9, "%.3f"),
+            total_text(a[1], sizeof(a[1]), p, "context_switches", 1, "%.0f"),
+            total_text(a[2], sizeof(a[2]), p, "cpu_migrations", 1, "%.0f"),
+            total_text(a[3], sizeof(a[3]), p, "page_faults", 1, "%.0f"),
+            total_text(a[4], sizeof(a[4]), p, "minor_faults", 1, "%.0f"),
+            total_text(a[5], sizeof(a[5]), p, "major_faults", 1, "%.0f"),
+            p->user_only ? " [user mode only: perf_event_paranoid]" : "");
     if (other) {
         bool first = true;
         for (size_t k = 0; k < p->nev; k++) {
@@ -639,7 +660,8 @@ static int perf_part_summary_text(void *state, js_buf_t *b)
             first = false;
         }
         if (scaled)
-            snprintf(c, sizeof(c), " (multiplexed: some counted only %.0f%% of the time, scaled)", frac * 100);
+            snprintf(c, sizeof(c), " (multiplexed: some counted only %.0f%% of the time, scaled)",
+                     frac * 100);
         err |= buf_printf(b, "%s\n", scaled ? c : "");
     }
     derived_t d;

@@ -44,7 +44,8 @@
 static const js_column_t perf_cols[PERFC__MAX] = {
     [PERFC_EVENT] = {"event", "text", JS_TEXT, JS_LABEL, 0,
                      "event name (docs/METRICS.md, perf); a unit suffix where the count is not of events"},
-    [PERFC_KIND] = {"kind", "text", JS_TEXT, JS_LABEL, 0, "sw (software), hw (generic hardware), pfm (libpfm4)"},
+    [PERFC_KIND] = {"kind", "text", JS_TEXT, JS_LABEL, 0,
+                    "sw (software), hw (generic hardware), pfm (libpfm4)"},
     [PERFC_TARGET] = {"target", "text", JS_TEXT, JS_LABEL, 0,
                       "what is counted: tree, task, cpu, cgroup, or an uncore PMU (uncore_imc_0)"},
     [PERFC_TARGET_ID] = {"target_id", "id", JS_INT, JS_LABEL, 0,
@@ -93,9 +94,11 @@ typedef struct {
     bool task_only;   /* counts wall time on a per-CPU (every task) target: not opened there */
 } ev_def_t;
 
+/* clang-format off */
 #define SW(n, c, g, k) {n, EK_SW, PERF_TYPE_SOFTWARE, c, NULL, g, k, false}
 #define HW(n, c, g) {n, EK_HW, PERF_TYPE_HARDWARE, c, NULL, g, false, false}
 #define PFM(n, e, g) {n, EK_PFM, 0, 0, e, g, false, false}
+/* clang-format on */
 
 /* The fixed default set. FLOP events: Intel's FP_ARITH_INST_RETIRED counts instructions per vector width
  * and precision (the model weighs them: 1, 2/4, 4/8, 8/16 FLOPs); AMD's RETIRED_SSE_AVX_FLOPS (Zen 2-4)
@@ -144,12 +147,12 @@ typedef struct {
     bool kernel_only;
     bool task_only;
     bool uncore;
-    bool encoded;        /* type and config known: can be opened */
-    char pmu[32];        /* uncore: the kernel PMU (target label), e.g. uncore_imc_0 */
-    char encoding[192];  /* how it was named: "software 1:0", "hardware 0:1", libpfm4's full name */
-    int err;             /* first failure (negative errno), 0 if none */
-    const char *why;     /* what err means here, or NULL for strerror's text */
-    bool excl_kernel;    /* opened with exclude_kernel */
+    bool encoded;           /* type and config known: can be opened */
+    char pmu[32];           /* uncore: the kernel PMU (target label), e.g. uncore_imc_0 */
+    char encoding[192];     /* how it was named: "software type 1 config 0", libpfm4's full name */
+    int err;                /* first failure (negative errno), 0 if none */
+    const char *why;        /* what err means here, or NULL for strerror's text */
+    bool excl_kernel;       /* opened with exclude_kernel */
     unsigned opened, tried; /* targets */
 } ev_t;
 
@@ -159,9 +162,9 @@ static const char *const tg_names[TG__MAX] = {"tree", "task", "cpu", "cgroup", N
 /* One group opened on one target. */
 typedef struct {
     int n;
-    int fd[GROUP_MAX];     /* fd[0] is the leader */
+    int fd[GROUP_MAX]; /* fd[0] is the leader */
     uint16_t ev[GROUP_MAX];
-    const char *label;     /* target label (static or an ev_t's pmu) */
+    const char *label; /* target label (static or an ev_t's pmu) */
     int32_t id;
 } ginst_t;
 
@@ -174,14 +177,14 @@ typedef struct {
     int pfm_rc;        /* perf_pfm_init's result */
     char core_pmu[64]; /* libpfm4's core PMU model, "" if none */
     size_t nimc;
-    bool opened;       /* the open phase ran */
-    bool user_only;    /* EACCES seen: exclude_kernel from then on */
-    int paranoid;      /* perf_event_paranoid, or INT32_MIN if unreadable */
+    bool opened;    /* the open phase ran */
+    bool user_only; /* EACCES seen: exclude_kernel from then on */
+    int paranoid;   /* perf_event_paranoid, or INT32_MIN if unreadable */
     char target_desc[160];
     /* cgroup fallback: processes already counted (directly or through inheritance) and the cgroup dir */
     js_pidmap_t known;
-    int cg_fd;         /* dup of the cgroup directory for rescans, or -1 */
-    unsigned tasks;    /* per-task counter sets opened */
+    int cg_fd;      /* dup of the cgroup directory for rescans, or -1 */
+    unsigned tasks; /* per-task counter sets opened */
     bool tasks_capped;
     js_buf_t buf;
     uint64_t rbuf[3 + GROUP_MAX];
@@ -280,8 +283,9 @@ int perf_pfm_encode(const char *name, struct perf_event_attr *attr, char *fstr, 
     int rc = pfm_get_os_event_encoding(name, PFM_PLM0 | PFM_PLM3, PFM_OS_PERF_EVENT, &arg);
     if (rc != PFM_SUCCESS) {
         free(full);
-        return rc == PFM_ERR_NOTFOUND || rc == PFM_ERR_UMASK || rc == PFM_ERR_ATTR || rc == PFM_ERR_NOTSUPP ? -ENOENT
-                                                                                                       : -EINVAL;
+        return rc == PFM_ERR_NOTFOUND || rc == PFM_ERR_UMASK || rc == PFM_ERR_ATTR || rc == PFM_ERR_NOTSUPP
+                   ? -ENOENT
+                   : -EINVAL;
     }
     attr->type = a.type;
     attr->config = a.config;
@@ -293,7 +297,7 @@ int perf_pfm_encode(const char *name, struct perf_event_attr *attr, char *fstr, 
     return 0;
 }
 
-/* imc_pmus: the present uncore IMC PMUs libpfm4 found: their libpfm4 names and kernel names. Returns count. */
+/* imc_pmus: the uncore IMC PMUs libpfm4 found present: libpfm4 and kernel names. Returns their count. */
 static size_t imc_pmus(char (*pfm_name)[32], char (*kernel_name)[32], size_t cap)
 {
     size_t n = 0;
@@ -322,9 +326,7 @@ int perf_pfm_init(void)
     return -ENOTSUP;
 }
 
-void perf_pfm_fini(void)
-{
-}
+void perf_pfm_fini(void) {}
 
 char *perf_pfm_core_pmu(char *buf, size_t cap)
 {
@@ -409,8 +411,9 @@ static int perf_init(const js_ctx_t *ctx, void **ret_state)
             continue;
         }
         if (!st->pfm_on) {
-            ev_fail(e, st->pfm_rc, st->pfm_rc == -ENOTSUP ? "jobscope was built without libpfm4"
-                                                          : "libpfm4 failed to initialise");
+            ev_fail(e, st->pfm_rc,
+                    st->pfm_rc == -ENOTSUP ? "jobscope was built without libpfm4"
+                                           : "libpfm4 failed to initialise");
             continue;
         }
         if (!st->core_pmu[0]) {
@@ -565,13 +568,15 @@ static int open_target(perf_state_t *st, bool uncore, pid_t pid, int cpu, unsign
                 continue; /* nothing to open: its reason is kept */
             e->tried++;
             if (e->task_only && label == tg_names[TG_CPU]) {
-                ev_fail(e, -EOPNOTSUPP, "per CPU it counts wall time, idle included (the node's busy time is "
-                                        "in the system view)");
+                ev_fail(e, -EOPNOTSUPP,
+                        "per CPU it counts wall time, idle included (the node's busy time is "
+                        "in the system view)");
                 continue;
             }
             if (e->kernel_only && st->user_only) {
-                ev_fail(e, -EACCES, "perf_event_paranoid allows user-mode counting only, and this event "
-                                    "happens in the kernel");
+                ev_fail(e, -EACCES,
+                        "perf_event_paranoid allows user-mode counting only, and this event "
+                        "happens in the kernel");
                 continue;
             }
             if (!g) {
@@ -604,7 +609,8 @@ static int online_cpus(const js_ctx_t *ctx, int *cpus, size_t cap)
 {
     char text[256];
     int n = -1;
-    if (ctx->root.sys >= 0 && fs_read_small(ctx->root.sys, "devices/system/cpu/online", text, sizeof(text)) > 0)
+    if (ctx->root.sys >= 0 &&
+        fs_read_small(ctx->root.sys, "devices/system/cpu/online", text, sizeof(text)) > 0)
         n = perf_parse_cpulist(text, cpus, cap);
     if (n <= 0) {
         long c = sysconf(_SC_NPROCESSORS_ONLN);
@@ -620,7 +626,8 @@ static int open_uncore(perf_state_t *st, const js_ctx_t *ctx)
 {
     for (size_t i = 0; i < st->nev; i++) {
         ev_t *e = &st->ev[i];
-        if (!e->uncore || !e->pmu[0] || (i > 0 && st->ev[i - 1].uncore && strcmp(st->ev[i - 1].pmu, e->pmu) == 0))
+        if (!e->uncore || !e->pmu[0] ||
+            (i > 0 && st->ev[i - 1].uncore && strcmp(st->ev[i - 1].pmu, e->pmu) == 0))
             continue; /* once per PMU */
         char path[96], text[256];
         int cpus[64], n = 0;
@@ -653,8 +660,8 @@ static int open_task(perf_state_t *st, pid_t tid)
 
 /* open_process: every thread of `pid` (its task/ directory), then, if `children`, push its children to *q.
  * Returns 0, -ENOMEM, or -ESRCH when the process is gone. */
-static int open_process(perf_state_t *st, const js_ctx_t *ctx, pid_t pid, int32_t **q, size_t *nq, size_t *qcap,
-                        bool children)
+static int open_process(perf_state_t *st, const js_ctx_t *ctx, pid_t pid, int32_t **q, size_t *nq,
+                        size_t *qcap, bool children)
 {
     char path[64];
     snprintf(path, sizeof(path), "%d/task", (int)pid);
@@ -817,10 +824,12 @@ int perf_open_cgroup(void *state, const js_ctx_t *ctx, int cgroup_dirfd)
     for (size_t i = 0; i < st->nev && !probe; i++)
         if (!st->ev[i].uncore && !st->ev[i].err)
             probe = &st->ev[i];
-    int fd = probe ? open_one(st, probe, cgroup_dirfd, cpus[0], -1, PERF_FLAG_PID_CGROUP, false, false) : -ENOENT;
+    int fd =
+        probe ? open_one(st, probe, cgroup_dirfd, cpus[0], -1, PERF_FLAG_PID_CGROUP, false, false) : -ENOENT;
     if (fd >= 0) {
         sys_calls->close(fd);
-        snprintf(st->target_desc, sizeof(st->target_desc), "cgroup: per CPU (%d CPUs), PERF_FLAG_PID_CGROUP", n);
+        snprintf(st->target_desc, sizeof(st->target_desc), "cgroup: per CPU (%d CPUs), PERF_FLAG_PID_CGROUP",
+                 n);
         for (int c = 0; c < n; c++) {
             int r = open_target(st, false, cgroup_dirfd, cpus[c], PERF_FLAG_PID_CGROUP, false, false,
                                 tg_names[TG_CGROUP], cpus[c]);
@@ -840,8 +849,8 @@ int perf_open_cgroup(void *state, const js_ctx_t *ctx, int cgroup_dirfd)
 
 /* scope_cgroup_dirfd: the directory fd (borrowed) of the scope's cgroup, or -1.
  * HOOK for the lead's merge: ctx->scope.cgroup is a js_cgroup_t of src/sys/cgroupfs.h, which is not on this
- * branch; return its directory descriptor (the unified hierarchy's on cgroup v2, the perf_event hierarchy's on
- * v1, else any: perf_open_cgroup then falls back to per-process counters). */
+ * branch; return its directory descriptor (the unified hierarchy's on cgroup v2, the perf_event hierarchy's
+ * on v1, else any: perf_open_cgroup then falls back to per-process counters). */
 static int scope_cgroup_dirfd(const js_ctx_t *ctx)
 {
     (void)ctx->scope.cgroup;
@@ -941,8 +950,8 @@ static int perf_collect(void *state, js_ctx_t *ctx, js_rows_t *const *rows)
         ssize_t n = sys_calls->read(g->fd[0], st->rbuf, want);
         bool ok = n == (ssize_t)want && st->rbuf[0] == (uint64_t)g->n;
         for (int k = 0; k < g->n; k++)
-            if ((r = emit(rows[0], &st->ev[g->ev[k]], g, ok ? &st->rbuf[3 + k] : NULL, ok ? &st->rbuf[1] : NULL,
-                          ok ? &st->rbuf[2] : NULL)) < 0)
+            if ((r = emit(rows[0], &st->ev[g->ev[k]], g, ok ? &st->rbuf[3 + k] : NULL,
+                          ok ? &st->rbuf[1] : NULL, ok ? &st->rbuf[2] : NULL)) < 0)
                 return r;
     }
     return 0;
@@ -961,7 +970,9 @@ static int perf_inventory(void *state, const js_ctx_t *ctx, js_rows_t *inv)
         bad |= inventory_add(inv, "perf", "perf.paranoid", NULL) < 0;
     /* the PMUs the kernel offers */
     js_buf_t list = {0};
-    int dfd = ctx->root.sys >= 0 ? openat(ctx->root.sys, "bus/event_source/devices", O_RDONLY | O_DIRECTORY | O_CLOEXEC) : -1;
+    int dfd = ctx->root.sys >= 0
+                  ? openat(ctx->root.sys, "bus/event_source/devices", O_RDONLY | O_DIRECTORY | O_CLOEXEC)
+                  : -1;
     DIR *d = dfd >= 0 ? fdopendir(dfd) : NULL;
     if (!d && dfd >= 0)
         close(dfd);
@@ -976,9 +987,9 @@ static int perf_inventory(void *state, const js_ctx_t *ctx, js_rows_t *inv)
     buf_free(&list);
 #ifdef HAVE_LIBPFM
     bad |= inventory_addf(inv, "perf", "perf.libpfm", "API %d.%d, %s", PFM_MAJ_VERSION(pfm_get_version()),
-                        PFM_MIN_VERSION(pfm_get_version()),
-                        st->pfm_on ? (st->core_pmu[0] ? st->core_pmu : "no core PMU detected")
-                                   : "failed to initialise") < 0;
+                          PFM_MIN_VERSION(pfm_get_version()),
+                          st->pfm_on ? (st->core_pmu[0] ? st->core_pmu : "no core PMU detected")
+                                     : "failed to initialise") < 0;
 #else
     bad |= inventory_add(inv, "perf", "perf.libpfm", "not built in") < 0;
 #endif
@@ -1010,7 +1021,7 @@ static int perf_inventory(void *state, const js_ctx_t *ctx, js_rows_t *inv)
             bad |= inventory_add(inv, "perf", key, x->excl_kernel ? "ok (user mode only)" : "ok") < 0;
         else if (fail)
             bad |= inventory_addf(inv, "perf", key, "%s: %s", errno_name(-fail->err, e, sizeof(e)),
-                                fail->why ? fail->why : strerror(-fail->err)) < 0;
+                                  fail->why ? fail->why : strerror(-fail->err)) < 0;
         else
             bad |= inventory_add(inv, "perf", key, "not opened: no target") < 0;
         snprintf(key, sizeof(key), "perf.%s.targets", x->name);

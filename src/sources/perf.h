@@ -78,8 +78,8 @@ char *perf_pfm_core_pmu(char *buf, size_t cap);
 /* perf_pfm_encode: resolve a libpfm4 event name (e.g. "FP_ARITH_INST_RETIRED:SCALAR_DOUBLE" or
  * "skx_unc_imc0::UNC_M_CAS_COUNT:RD") to its perf_event_attr type and config words, written into *attr (other
  * fields untouched). The fully qualified name libpfm4 used goes into fstr (cap bytes; may be NULL).
- * Returns 0, -ENOTSUP (built without libpfm4), -ENOENT (no such event on any PMU that libpfm4 found) or
- * -EINVAL (the name does not parse). */
+ * Returns 0, -ENOTSUP (built without libpfm4), -ENODEV (perf_pfm_init not called or failed), -ENOENT (no
+ * such event on any PMU that libpfm4 found) or -EINVAL (the name does not parse). */
 int perf_pfm_encode(const char *name, struct perf_event_attr *attr, char *fstr, size_t cap);
 
 /* perf_open_cgroup: watch --cgroup: open the counters of the source state `state` (from its init) per CPU for

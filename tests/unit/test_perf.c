@@ -45,10 +45,10 @@ extern const js_model_part_t part_perf;
 static void test_scale(void **state)
 {
     (void)state;
-    assert_true(perf_scale(1234, 1000, 1000) == 1234);  /* not multiplexed: the count itself */
-    assert_true(perf_scale(0, 0, 0) == 0);              /* never enabled: nothing missed */
-    assert_true(perf_scale(1000, 2000, 500) == 4000);   /* counted a quarter of the time */
-    assert_true(isnan(perf_scale(0, 1000, 0)));         /* enabled, never counted: unknown */
+    assert_true(perf_scale(1234, 1000, 1000) == 1234); /* not multiplexed: the count itself */
+    assert_true(perf_scale(0, 0, 0) == 0);             /* never enabled: nothing missed */
+    assert_true(perf_scale(1000, 2000, 500) == 4000);  /* counted a quarter of the time */
+    assert_true(isnan(perf_scale(0, 1000, 0)));        /* enabled, never counted: unknown */
     assert_true(perf_scale(UINT64_C(1) << 40, 3, 3) == (double)(UINT64_C(1) << 40));
 }
 
@@ -60,10 +60,14 @@ static void test_flop_weights(void **state)
         double w;
         perf_fp_t prec;
     } want[] = {
-        {"fp_scalar_single", 1, PERF_FP_SINGLE},      {"fp_scalar_double", 1, PERF_FP_DOUBLE},
-        {"fp_128b_packed_single", 4, PERF_FP_SINGLE}, {"fp_128b_packed_double", 2, PERF_FP_DOUBLE},
-        {"fp_256b_packed_single", 8, PERF_FP_SINGLE}, {"fp_256b_packed_double", 4, PERF_FP_DOUBLE},
-        {"fp_512b_packed_single", 16, PERF_FP_SINGLE}, {"fp_512b_packed_double", 8, PERF_FP_DOUBLE},
+        {"fp_scalar_single", 1, PERF_FP_SINGLE},
+        {"fp_scalar_double", 1, PERF_FP_DOUBLE},
+        {"fp_128b_packed_single", 4, PERF_FP_SINGLE},
+        {"fp_128b_packed_double", 2, PERF_FP_DOUBLE},
+        {"fp_256b_packed_single", 8, PERF_FP_SINGLE},
+        {"fp_256b_packed_double", 4, PERF_FP_DOUBLE},
+        {"fp_512b_packed_single", 16, PERF_FP_SINGLE},
+        {"fp_512b_packed_double", 8, PERF_FP_DOUBLE},
         {"fp_flops_any", 1, PERF_FP_ANY},
     };
     for (size_t i = 0; i < sizeof(want) / sizeof(want[0]); i++) {
@@ -98,12 +102,12 @@ static void test_cpulist(void **state)
 
 /* ---- libpfm4 under a forced PMU ---- */
 
-/* libpfm4 detects its PMUs once per process (a second pfm_initialize adds to the first), so each forced PMU is
- * tried in a child process; CHECK reports the first failure and exits the child with 1. */
+/* libpfm4 detects its PMUs once per process (a second pfm_initialize adds to the first), so each forced PMU
+ * is tried in a child process; CHECK reports the first failure and exits the child with 1. */
 #define CHECK(c)                                                                                             \
     do {                                                                                                     \
         if (!(c)) {                                                                                          \
-            fprintf(stderr, "%s:%d: check failed: %s\n", __FILE__, __LINE__, #c);                             \
+            fprintf(stderr, "%s:%d: check failed: %s\n", __FILE__, __LINE__, #c);                            \
             _exit(1);                                                                                        \
         }                                                                                                    \
     } while (0)
@@ -286,7 +290,8 @@ static const char *inv_value(const js_rows_t *inv, const char *key)
     const char *found = NULL;
     for (size_t i = 0; i < inv->nrows; i++) {
         const js_value_t *v = rows_row(inv, i);
-        if (strcmp(rows_str(inv, &v[INV_SOURCE]), "perf") == 0 && strcmp(rows_str(inv, &v[INV_KEY]), key) == 0) {
+        if (strcmp(rows_str(inv, &v[INV_SOURCE]), "perf") == 0 &&
+            strcmp(rows_str(inv, &v[INV_KEY]), key) == 0) {
             if (found) {
                 fprintf(stderr, "inventory key %s recorded twice\n", key);
                 abort();
@@ -327,8 +332,8 @@ static void test_run_mode_requests(void **state)
         assert_true(a->inherit);
         assert_true(a->exclude_hv);
         assert_false(a->exclude_kernel);
-        assert_int_equal(a->read_format, PERF_FORMAT_TOTAL_TIME_ENABLED | PERF_FORMAT_TOTAL_TIME_RUNNING |
-                                             PERF_FORMAT_GROUP);
+        assert_int_equal(a->read_format,
+                         PERF_FORMAT_TOTAL_TIME_ENABLED | PERF_FORMAT_TOTAL_TIME_RUNNING | PERF_FORMAT_GROUP);
         assert_true(fk.flags[i] & PERF_FLAG_FD_CLOEXEC);
         assert_int_equal(a->size, sizeof(*a));
         if (a->type != PERF_TYPE_SOFTWARE)
@@ -372,7 +377,8 @@ static void test_run_mode_requests(void **state)
     assert_string_equal(inv_value(inv, "perf.cycles.targets"), "0/1");
     assert_string_equal(inv_value(inv, "perf.branch_misses.status"), "ENOENT: No such file or directory");
     assert_non_null(inv_value(inv, "perf.fp_scalar_double.status"));
-    const char *mem = inv_value(inv, "perf.mem_cas_read_lines.status"); /* ENOENT, or EOPNOTSUPP without libpfm4 */
+    const char *mem =
+        inv_value(inv, "perf.mem_cas_read_lines.status"); /* ENOENT, or EOPNOTSUPP without libpfm4 */
     assert_true(mem[0] == 'E' && strstr(mem, ": ") != NULL);
     assert_string_equal(inv_value(inv, "perf.user_only"), "0");
     assert_non_null(strstr(inv_value(inv, "perf.target"), "tree"));
@@ -472,7 +478,8 @@ static void forced_skx_source(void)
     js_rows_t *inv = sample_rows(&s, &table_inventory);
     CHECK(source_perf.inventory(st, &ctx, inv) == 0);
     CHECK(strcmp(inv_value(inv, "perf.fp_scalar_double.status"), "ok") == 0);
-    CHECK(strstr(inv_value(inv, "perf.fp_scalar_double.encoding"), "skx::FP_ARITH_INST_RETIRED:SCALAR_DOUBLE"));
+    CHECK(
+        strstr(inv_value(inv, "perf.fp_scalar_double.encoding"), "skx::FP_ARITH_INST_RETIRED:SCALAR_DOUBLE"));
     CHECK(strstr(inv_value(inv, "perf.fp_flops_any.status"), "ENOENT: libpfm4"));
     CHECK(strstr(inv_value(inv, "perf.libpfm"), "skx"));
     source_perf.fini(st);
@@ -496,7 +503,8 @@ static void test_forced_pmu_events_opened(void **state)
 /* rusage_s: user + system seconds. */
 static double rusage_s(const struct rusage *ru)
 {
-    return (double)(ru->ru_utime.tv_sec + ru->ru_stime.tv_sec) + (ru->ru_utime.tv_usec + ru->ru_stime.tv_usec) * 1e-6;
+    return (double)(ru->ru_utime.tv_sec + ru->ru_stime.tv_sec) +
+           (ru->ru_utime.tv_usec + ru->ru_stime.tv_usec) * 1e-6;
 }
 
 static void test_real_held_child(void **state)
@@ -512,7 +520,8 @@ static void test_real_held_child(void **state)
             ;
         /* a shell that burns CPU itself and in two children, one of them running after it exits */
         execl("/bin/sh", "sh", "-c",
-              "burn() { i=0; while [ $i -lt 40000 ]; do i=$((i+1)); done; }; burn; (burn) & (burn); wait", (char *)NULL);
+              "burn() { i=0; while [ $i -lt 40000 ]; do i=$((i+1)); done; }; burn; (burn) & (burn); wait",
+              (char *)NULL);
         _exit(127);
     }
     close(go[0]);
@@ -532,12 +541,16 @@ static void test_real_held_child(void **state)
     bool have = v && mn && mj && v[PERFC_COUNT].present && mn[PERFC_COUNT].present && mj[PERFC_COUNT].present;
     bool exact_time = have && v[PERFC_ENABLED_NS].i == v[PERFC_RUNNING_NS].i;
     double task = have ? (double)v[PERFC_COUNT].i * 1e-9 : -1, cpu = rusage_s(&ru);
-    long faults = ru.ru_minflt + ru.ru_majflt, counted = have ? (long)(mn[PERFC_COUNT].i + mj[PERFC_COUNT].i) : -1;
-    long sw = ru.ru_nvcsw + ru.ru_nivcsw, switches = cs && cs[PERFC_COUNT].present ? (long)cs[PERFC_COUNT].i : -1;
+    long faults = ru.ru_minflt + ru.ru_majflt,
+         counted = have ? (long)(mn[PERFC_COUNT].i + mj[PERFC_COUNT].i) : -1;
+    long sw = ru.ru_nvcsw + ru.ru_nivcsw,
+         switches = cs && cs[PERFC_COUNT].present ? (long)cs[PERFC_COUNT].i : -1;
     bool cs_missing = cs == NULL; /* absent when perf_event_paranoid allows user mode only */
     rig_free(&r);
-    fprintf(stderr, "held child: task-clock %.4f s, rusage %.4f s; context switches: perf %ld, rusage %ld; "
-                    "faults: perf %ld, rusage %ld\n", task, cpu, switches, sw, counted, faults);
+    fprintf(stderr,
+            "held child: task-clock %.4f s, rusage %.4f s; context switches: perf %ld, rusage %ld; "
+            "faults: perf %ld, rusage %ld\n",
+            task, cpu, switches, sw, counted, faults);
     assert_true(have);
     assert_true(exact_time); /* software: never multiplexed */
     /* task-clock misses the held child's time before exec, and each task's exit from the moment its counters
@@ -660,7 +673,8 @@ static void add_prow(js_rows_t *rows, const prow_t *p)
     }
 }
 
-static void feed(void *ps, js_sample_t *s, int64_t seq, int64_t t_ns, const prow_t *rows, size_t n, bool inventory)
+static void feed(void *ps, js_sample_t *s, int64_t seq, int64_t t_ns, const prow_t *rows, size_t n,
+                 bool inventory)
 {
     sample_clear(s);
     js_value_t *v = rows_add(sample_rows(s, &table_samples));
@@ -675,7 +689,8 @@ static void feed(void *ps, js_sample_t *s, int64_t seq, int64_t t_ns, const prow
         inventory_add(inv, "perf", "perf.cycles.status", "ENOENT: No such file or directory");
         inventory_add(inv, "perf", "perf.cache_misses.kind", "hw");
         inventory_add(inv, "perf", "perf.cache_misses.status", "ENOENT: No such file or directory");
-        inventory_add(inv, "perf", "perf.fp_flops_any.status", "ENOENT: libpfm4: not an event of the detected core PMU");
+        inventory_add(inv, "perf", "perf.fp_flops_any.status",
+                      "ENOENT: libpfm4: not an event of the detected core PMU");
         inventory_add(inv, "system", "perf.bogus.status", "from another source: ignored");
     }
     for (size_t i = 0; i < n; i++)
@@ -709,7 +724,7 @@ static int view_col(size_t view, const char *name)
 #define assert_near(v, x)                                                                                    \
     do {                                                                                                     \
         assert_true((v).present);                                                                            \
-        assert_true(fabs((v).d - (double)(x)) <= 1e-9 * fabs((double)(x)) + 1e-12);                                            \
+        assert_true(fabs((v).d - (double)(x)) <= 1e-9 * fabs((double)(x)) + 1e-12);                          \
     } while (0)
 
 static void test_model_part(void **state)
@@ -745,15 +760,15 @@ static void test_model_part(void **state)
     feed(ps, &s, 1, 2000000000, s1, 5, false);
     const js_value_t *v = view_row(ps, &view, "instructions");
     assert_non_null(v);
-    assert_near(v[view_col(0, "count")], 1000);          /* 500 x 1000/500 */
+    assert_near(v[view_col(0, "count")], 1000); /* 500 x 1000/500 */
     assert_near(v[view_col(0, "interval_count")], 1000);
     assert_near(v[view_col(0, "count_per_s")], 1000);
     assert_near(v[view_col(0, "running_fraction")], 0.5);
     v = view_row(ps, &view, "task_clock_ns");
-    assert_near(v[view_col(0, "count")], 900000000);     /* two tasks summed */
+    assert_near(v[view_col(0, "count")], 900000000); /* two tasks summed */
     assert_ival(v[view_col(0, "targets")], 2);
     assert_near(v[view_col(0, "running_fraction")], 1);
-    assert_null(view_row(ps, &view, "cycles"));         /* missing events are not rows */
+    assert_null(view_row(ps, &view, "cycles")); /* missing events are not rows */
 
     /* sample 2 at t = 3 s (a row in another order, task 11 unreadable this time) */
     prow_t s2[] = {
@@ -765,23 +780,23 @@ static void test_model_part(void **state)
     };
     feed(ps, &s, 2, 3000000000, s2, 5, false);
     v = view_row(ps, &view, "instructions");
-    assert_near(v[view_col(0, "count")], 1800);          /* 900 x 2000/1000 */
-    assert_near(v[view_col(0, "interval_count")], 800);  /* 400 x 1000/500 */
+    assert_near(v[view_col(0, "count")], 1800);         /* 900 x 2000/1000 */
+    assert_near(v[view_col(0, "interval_count")], 800); /* 400 x 1000/500 */
     assert_near(v[view_col(0, "running_fraction")], 0.5);
     assert_near(v[view_col(0, "total_running_fraction")], 0.5);
     v = view_row(ps, &view, "task_clock_ns");
-    assert_near(v[view_col(0, "count")], 1700000000);    /* task 11 keeps its last value in the total */
-    assert_missing(v[view_col(0, "interval_count")]);     /* ... but the interval is incomplete: missing */
+    assert_near(v[view_col(0, "count")], 1700000000); /* task 11 keeps its last value in the total */
+    assert_missing(v[view_col(0, "interval_count")]); /* ... but the interval is incomplete: missing */
     assert_ival(v[view_col(0, "targets")], 1);
 
     rows_clear(&dview);
     assert_int_equal(part_perf.view_fill(ps, 1, &dview), 0);
     assert_int_equal(dview.nrows, 1);
     const js_value_t *d = rows_row(&dview, 0);
-    assert_near(d[view_col(1, "flop_per_s")], 20 * 4 + 0);  /* 20 more 256-bit DP instructions, 4 FLOPs each */
+    assert_near(d[view_col(1, "flop_per_s")], 20 * 4 + 0); /* 20 more 256-bit DP instructions, 4 FLOPs each */
     assert_near(d[view_col(1, "flop_dp_per_s")], 80);
     assert_near(d[view_col(1, "flop_sp_per_s")], 0);
-    assert_missing(d[view_col(1, "ipc")]);                  /* cycles missing: no IPC, not 0 */
+    assert_missing(d[view_col(1, "ipc")]); /* cycles missing: no IPC, not 0 */
     assert_missing(d[view_col(1, "cache_miss_fraction")]);
     assert_missing(d[view_col(1, "task_clock_cores")]);
     assert_missing(d[view_col(1, "mem_bytes_per_s")]);
@@ -795,17 +810,19 @@ static void test_model_part(void **state)
     jw_close(&w);
     assert_int_equal(jw_error(&w), 0);
     assert_non_null(strstr(b.p, "\"cycles\": \"ENOENT: No such file or directory\""));
-    assert_non_null(strstr(b.p, "\"fp_flops_any\": \"ENOENT: libpfm4: not an event of the detected core PMU\""));
+    assert_non_null(
+        strstr(b.p, "\"fp_flops_any\": \"ENOENT: libpfm4: not an event of the detected core PMU\""));
     assert_null(strstr(b.p, "bogus"));
     assert_non_null(strstr(b.p, "\"running_fraction\": 0.5"));
-    assert_non_null(strstr(b.p, "\"gflop\": 1.25e-07")); /* (30 x 4 + 5) FLOPs */
+    assert_non_null(strstr(b.p, "\"gflop\": 1.25e-07"));       /* (30 x 4 + 5) FLOPs */
     assert_non_null(strstr(b.p, "\"gflop_per_s\": 6.25e-08")); /* over 2 s from the start */
     assert_non_null(strstr(b.p, "\"target\": \"tree: test\""));
     assert_non_null(strstr(b.p, "\"paranoid\": 2"));
     b.len = 0;
     assert_int_equal(part_perf.summary_text(ps, &b), 0);
     assert_non_null(strstr(b.p, "  perf software    task-clock 1.700 s"));
-    assert_non_null(strstr(b.p, "  perf missing     cycles, cache_misses: ENOENT: No such file or directory\n"));
+    assert_non_null(
+        strstr(b.p, "  perf missing     cycles, cache_misses: ENOENT: No such file or directory\n"));
     assert_non_null(strstr(b.p, "counted only 50% of the time, scaled"));
     buf_free(&b);
 

@@ -34,7 +34,7 @@ int main(int argc, char **argv)
     }
     int count = atoi(argv[1]), parallel = atoi(argv[2]), failures = 0, running = 0;
     long ms = atol(argv[3]);
-    for (int i = 0; i < count || running; ) {
+    for (int i = 0; i < count || running;) {
         while (i < count && running < parallel) {
             pid_t pid = fork();
             if (pid < 0)
