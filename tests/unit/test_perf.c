@@ -568,6 +568,123 @@ static void test_real_held_child(void **state)
     }
 }
 
+/* distinct: the number of distinct (target, target_id) pairs among the rows of `event`, with `target`. */
+static int distinct(const js_rows_t *rows, const char *event, const char *target)
+{
+    int64_t ids[64];
+    int n = 0;
+    for (size_t i = 0; i < rows->nrows; i++) {
+        const js_value_t *v = rows_row(rows, i);
+        if (strcmp(rows_str(rows, &v[PERFC_EVENT]), event) != 0 ||
+            strcmp(rows_str(rows, &v[PERFC_TARGET]), target) != 0)
+            continue;
+        bool seen = false;
+        for (int k = 0; k < n && !seen; k++)
+            seen = ids[k] == v[PERFC_TARGET_ID].i;
+        if (!seen && n < 64)
+            ids[n++] = v[PERFC_TARGET_ID].i;
+    }
+    return n;
+}
+
+static void test_real_attach_per_task(void **state)
+{
+    (void)state;
+    /* a process with a child, both waiting on a pipe: attach finds both tasks at the first sample */
+    int go[2], ready[2];
+    assert_int_equal(pipe(go), 0);
+    assert_int_equal(pipe(ready), 0);
+    pid_t a = fork();
+    assert_true(a >= 0);
+    if (a == 0) {
+        close(go[1]);
+        close(ready[0]);
+        pid_t b = fork();
+        if (b == 0) {
+            char c;
+            if (read(go[0], &c, 1) < 0)
+                _exit(1);
+            volatile double x = 0;
+            for (long i = 0; i < 3000000; i++)
+                x += (double)i;
+            _exit(0);
+        }
+        if (write(ready[1], "r", 1) != 1)
+            _exit(1);
+        char c;
+        if (read(go[0], &c, 1) < 0)
+            _exit(1);
+        waitpid(b, NULL, 0);
+        _exit(0);
+    }
+    close(ready[1]);
+    char c;
+    assert_int_equal(read(ready[0], &c, 1), 1);
+    close(ready[0]);
+    rig_t r;
+    rig_init(&r, JS_MODE_ATTACH);
+    r.ctx.root_pid = a;
+    int rc = source_perf.collect(r.st, &r.ctx, r.rows);
+    int tasks = rc == 0 ? distinct(r.rows[0], "task_clock_ns", "task") : -1;
+    close(go[0]);
+    close(go[1]); /* EOF releases both */
+    struct rusage ru;
+    assert_int_equal(wait4(a, NULL, 0, &ru), a);
+    rows_clear(r.rows[0]);
+    if (rc == 0)
+        rc = source_perf.collect(r.st, &r.ctx, r.rows);
+    double task = 0;
+    for (size_t i = 0; rc == 0 && i < r.rows[0]->nrows; i++) {
+        const js_value_t *v = rows_row(r.rows[0], i);
+        if (strcmp(rows_str(r.rows[0], &v[PERFC_EVENT]), "task_clock_ns") == 0 && v[PERFC_COUNT].present)
+            task += (double)v[PERFC_COUNT].i * 1e-9;
+    }
+    js_rows_t *inv = sample_rows(&r.s, &table_inventory);
+    if (rc == 0)
+        rc = source_perf.inventory(r.st, &r.ctx, inv);
+    char target[160] = "";
+    if (rc == 0)
+        snprintf(target, sizeof(target), "%s", inv_value(inv, "perf.target"));
+    rig_free(&r);
+    assert_int_equal(rc, 0);
+    assert_int_equal(tasks, 2);
+    assert_non_null(strstr(target, "per task"));
+    /* the child's burn is counted by its own counter; the parent's counter stays near zero */
+    assert_true(task > 0.005);
+    assert_true(task <= rusage_s(&ru) + 0.002);
+}
+
+static void test_real_node_per_cpu(void **state)
+{
+    (void)state;
+    rig_t r;
+    rig_init(&r, JS_MODE_WATCH);
+    r.ctx.scope.kind = JS_SCOPE_NODE;
+    int rc = source_perf.collect(r.st, &r.ctx, r.rows);
+    int cpus = rc == 0 ? distinct(r.rows[0], "page_faults", "cpu") : -1;
+    bool tc_rows = rc == 0 && row_of(r.rows[0], "task_clock_ns") != NULL;
+    js_rows_t *inv = sample_rows(&r.s, &table_inventory);
+    if (rc == 0)
+        rc = source_perf.inventory(r.st, &r.ctx, inv);
+    char tc[256] = "", cs[256] = "";
+    if (rc == 0) {
+        snprintf(tc, sizeof(tc), "%s", inv_value(inv, "perf.task_clock_ns.status"));
+        snprintf(cs, sizeof(cs), "%s", inv_value(inv, "perf.context_switches.status"));
+    }
+    rig_free(&r);
+    long online = sysconf(_SC_NPROCESSORS_ONLN);
+    assert_int_equal(rc, 0);
+    assert_false(tc_rows); /* per CPU task-clock would count wall time: not opened */
+    if (geteuid() == 0) {
+        assert_int_equal(cpus, online);
+        assert_true(strncmp(tc, "EOPNOTSUPP: ", 12) == 0);
+        assert_string_equal(cs, "ok");
+    } else { /* per-CPU counting needs perf_event_paranoid <= 0: every event says why */
+        assert_true(cpus == 0 || cpus == online);
+        assert_true(cpus > 0 || strncmp(cs, "EACCES: ", 8) == 0);
+    }
+}
+
 /* cgroup2_dir: a writable cgroup v2 directory to make a child cgroup in, into buf; false if none. */
 static bool cgroup2_dir(char *buf, size_t cap)
 {
@@ -872,6 +989,8 @@ int main(void)
         cmocka_unit_test_teardown(test_read_failure_missing, restore),
         cmocka_unit_test_teardown(test_forced_pmu_events_opened, restore),
         cmocka_unit_test_teardown(test_real_held_child, restore),
+        cmocka_unit_test_teardown(test_real_attach_per_task, restore),
+        cmocka_unit_test_teardown(test_real_node_per_cpu, restore),
         cmocka_unit_test_teardown(test_real_cgroup_per_cpu, restore),
         cmocka_unit_test_teardown(test_model_part, restore),
         cmocka_unit_test_teardown(test_model_part_no_data, restore),
