@@ -498,6 +498,44 @@ static void test_forced_pmu_events_opened(void **state)
 #endif
 }
 
+/* pfm_status_with_sysfs: init the source with the sysfs root `fixture` and return fp_scalar_double's status
+ * and perf.pmus (into the buffers). */
+static void pfm_status_with_sysfs(const char *fixture, char *status, size_t cap, char *pmus, size_t pcap)
+{
+    rig_t r;
+    memset(&r, 0, sizeof(r));
+    assert_int_equal(fsroot_open(&r.ctx.root, NULL, fixture), 0);
+    r.ctx.mode = JS_MODE_RUN;
+    r.ctx.monitor_pid = getpid();
+    assert_int_equal(sample_init(&r.s), 0);
+    r.rows[0] = sample_rows(&r.s, &table_perf);
+    assert_int_equal(source_perf.init(&r.ctx, &r.st), 0);
+    js_rows_t *inv = sample_rows(&r.s, &table_inventory);
+    assert_int_equal(source_perf.inventory(r.st, &r.ctx, inv), 0);
+    snprintf(status, cap, "%s", inv_value(inv, "perf.fp_scalar_double.status"));
+    snprintf(pmus, pcap, "%s", inv_value(inv, "perf.pmus"));
+    rig_free(&r);
+}
+
+static void test_libpfm_only_with_a_hardware_pmu(void **state)
+{
+    (void)state;
+    char status[256], pmus[256];
+    unsetenv("LIBPFM_FORCE_PMU");
+    /* a kernel that lists only software PMUs: libpfm4 is not even started */
+    pfm_status_with_sysfs(FIXTURES "/perf-sys-nopmu", status, sizeof(status), pmus, sizeof(pmus));
+    assert_true(strcmp(pmus, "software tracepoint") == 0 || strcmp(pmus, "tracepoint software") == 0);
+#ifdef HAVE_LIBPFM
+    assert_string_equal(status, "ENOENT: the kernel lists no hardware PMU (bus/event_source/devices)");
+    /* one that lists a `cpu` PMU: libpfm4 is asked (what it finds depends on this CPU) */
+    pfm_status_with_sysfs(FIXTURES "/perf-sys-cpu", status, sizeof(status), pmus, sizeof(pmus));
+    assert_null(strstr(status, "the kernel lists no hardware PMU"));
+    assert_non_null(strstr(pmus, "cpu"));
+#else
+    assert_string_equal(status, "EOPNOTSUPP: jobscope was built without libpfm4");
+#endif
+}
+
 /* ---- the source against the kernel ---- */
 
 /* rusage_s: user + system seconds. */
@@ -988,6 +1026,7 @@ int main(void)
         cmocka_unit_test_teardown(test_user_mode_only, restore),
         cmocka_unit_test_teardown(test_read_failure_missing, restore),
         cmocka_unit_test_teardown(test_forced_pmu_events_opened, restore),
+        cmocka_unit_test_teardown(test_libpfm_only_with_a_hardware_pmu, restore),
         cmocka_unit_test_teardown(test_real_held_child, restore),
         cmocka_unit_test_teardown(test_real_attach_per_task, restore),
         cmocka_unit_test_teardown(test_real_node_per_cpu, restore),
