@@ -118,9 +118,10 @@ def test_faults_and_switches_against_the_workloads_own_rusage(js, workload, tmp_
     assert switches >= n * sleeps
     if "context_switches" in ev:
         cs = ev["context_switches"]["count"]
-        # not counted: the wait to be released before exec, and each process's last switch after its counters
-        # were folded into its parent's at exit (one per process)
-        assert switches - procs - 15 <= cs <= switches + 5, f"perf {cs} context switches, rusage {switches}"
+        # not counted: the wait to be released before exec, and each process's switches after its counters were
+        # folded into its parent's at exit: the last one, and on a loaded machine a preemption or two during
+        # the address-space teardown that follows on Linux 6.18 (measured: 1.2 to 1.8 per process under load)
+        assert switches - 2 * procs - 20 <= cs <= switches + 5, f"perf {cs} context switches, rusage {switches}"
     else:
         assert r.summary["perf"]["missing"]["context_switches"].startswith("EACCES:")
 
