@@ -20,6 +20,7 @@
     X(cpufreq)                                                                                                 \
     X(thermal)                                                                                                 \
     X(cgroup)                                                                                                  \
+    X(perf)                                                                                                    \
     X(self)
 
 #define JS_SOURCE_DECLARE(name) extern const js_source_t source_##name;

@@ -5,7 +5,13 @@
  */
 #include "model/part.h"
 
-#define JS_PART_LIST(X) X(system) X(cgroup) X(energy) X(network) X(node)
+#define JS_PART_LIST(X)                                                                                        \
+    X(system)                                                                                                  \
+    X(cgroup)                                                                                                  \
+    X(perf)                                                                                                    \
+    X(energy)                                                                                                  \
+    X(network)                                                                                                 \
+    X(node)
 
 #define JS_PART_DECLARE(name) extern const js_model_part_t part_##name;
 #define JS_PART_REF(name) &part_##name,
