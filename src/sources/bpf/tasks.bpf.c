@@ -1,14 +1,21 @@
 // SPDX-License-Identifier: MIT OR GPL-2.0-only
 /*
- * The BPF task reader: two BPF iterator programs that write one struct tasks_bpf_raw per process into the
- * iterator's seq_file, read by tasks_bpf.c with read() on the iterator descriptor.
+ * The BPF task reader: one BPF_PROG_TYPE_SYSCALL program, run by the loader (tasks_bpf.c) with BPF_PROG_RUN
+ * once per pass, that walks the processes of interest with the kernel's open-coded iterators and writes one
+ * struct tasks_bpf_raw per process into `out`, an array the loader has mapped into its memory: one system
+ * call per pass, no copy.
  *
- *   dump_task    (iter/task)   every task on the machine; keeps thread-group leaders whose PID is in the
- *                              pid_filter map (or all of them when no filter is set), and, with follow set,
- *                              adds a leader whose parent is in the map to the map, so the children a member
- *                              forked since the last pass are found in the same pass;
- *   dump_cgroup  (iter/cgroup) the cgroups of one subtree; in each, every process through the open-coded
- *                              css_task iterator (Linux >= 6.7), so only the job's processes are visited.
+ *   mode 0 (tasks)   every process on the machine (task iterator, BPF_TASK_ITER_ALL_PROCS: leaders only, in
+ *                    creation order, so parents before children); keeps those whose PID is in pid_filter (or
+ *                    all when no filter is set); with follow, a process whose parent is in the map is added
+ *                    to it and reported, so a member's new children and grandchildren are found in one pass;
+ *   mode 1 (cgroup)  every process of one cgroup and (unless self_only) its descendants (css iterator
+ *                    pre-order, css_task iterator per cgroup, Linux >= 6.7): only the job's processes are
+ *                    visited, whatever else runs on the machine.
+ *
+ * A syscall program rather than iter/task or iter/cgroup writing into the iterator's seq_file: iter/cgroup
+ * shows one cgroup per call into an 8-page buffer, so a cgroup of more than ~80 processes failed with E2BIG,
+ * and each pass cost an iterator descriptor, reads and copies.
  *
  * Each record carries the figures /proc derives its fields from, read the way fs/proc reads them:
  * - group sums over live threads (open-coded task iterator) plus what exited threads left in signal_struct:
@@ -26,8 +33,8 @@
  *   CPUs' offsets follow from where a per-CPU array map puts its value on each CPU, and each is checked against
  *   that CPU's own this_cpu_off. If any step fails, RSS falls back to the counts alone (flag RSS_EXACT clear).
  * - the open-descriptor count as /proc/PID/fd's st_size: the bits set in the fd table's open_fds.
- * PIDs are given in the reader's PID namespace (the process reading the iterator), translated through
- * struct pid's numbers[] when that is not the initial namespace.
+ * PIDs are given in the reader's PID namespace (the process running the program), translated through struct
+ * pid's numbers[] when that is not the initial namespace.
  */
 #include "vmlinux.h"
 
@@ -38,28 +45,40 @@
 
 char LICENSE[] SEC("license") = "Dual MIT/GPL";
 
-/* open-coded iterators (kfuncs, Linux >= 6.4 for numbers, 6.7 for tasks and css tasks) */
+/* kfuncs: open-coded iterators (numbers Linux >= 6.4; tasks, css and css tasks 6.7), RCU, cgroup lookup */
 extern int bpf_iter_num_new(struct bpf_iter_num *it, int start, int end) __ksym;
 extern int *bpf_iter_num_next(struct bpf_iter_num *it) __ksym;
 extern void bpf_iter_num_destroy(struct bpf_iter_num *it) __ksym;
 extern int bpf_iter_task_new(struct bpf_iter_task *it, struct task_struct *task, unsigned int flags) __ksym;
 extern struct task_struct *bpf_iter_task_next(struct bpf_iter_task *it) __ksym;
 extern void bpf_iter_task_destroy(struct bpf_iter_task *it) __ksym;
+extern int bpf_iter_css_new(struct bpf_iter_css *it, struct cgroup_subsys_state *start, unsigned int flags) __ksym;
+extern struct cgroup_subsys_state *bpf_iter_css_next(struct bpf_iter_css *it) __ksym;
+extern void bpf_iter_css_destroy(struct bpf_iter_css *it) __ksym;
 extern int bpf_iter_css_task_new(struct bpf_iter_css_task *it, struct cgroup_subsys_state *css,
                                  unsigned int flags) __ksym;
 extern struct task_struct *bpf_iter_css_task_next(struct bpf_iter_css_task *it) __ksym;
 extern void bpf_iter_css_task_destroy(struct bpf_iter_css_task *it) __ksym;
+extern void bpf_rcu_read_lock(void) __ksym;
+extern void bpf_rcu_read_unlock(void) __ksym;
+extern struct cgroup *bpf_cgroup_from_id(__u64 cgid) __ksym;
+extern void bpf_cgroup_release(struct cgroup *cgrp) __ksym;
+extern struct task_struct *bpf_task_acquire(struct task_struct *p) __ksym;
+extern void bpf_task_release(struct task_struct *p) __ksym;
 
 #define PF_KTHREAD 0x00200000
 
 /* set by the loader before load */
-const volatile __u32 filter_on = 0;   /* iter/task: report only what pid_filter selects */
-const volatile __u32 follow = 0;      /* iter/task: add children of filtered processes to the filter */
+const volatile __u32 mode = 0;        /* 0 tasks, 1 cgroup */
+const volatile __u64 cgroup_id = 0;   /* cgroup mode: the subtree's root */
+const volatile __u32 cgroup_self_only = 0;
+const volatile __u32 filter_on = 0;   /* tasks mode: report only what pid_filter selects */
+const volatile __u32 follow = 0;      /* tasks mode: add children of filtered processes to the filter */
 const volatile __u32 nr_cpus = 1;     /* possible CPUs */
 const volatile __s64 pcpu_delta = 0;  /* offset of runqueues minus offset of this_cpu_off in .data..percpu */
 const volatile __u32 fd_words_max = 1 << 16; /* cap on open_fds words read (4 M descriptors) */
 
-/* state kept between passes (the loader reads stats) */
+/* state kept between passes (the loader reads stats after each run) */
 struct tasks_bpf_stats stats = {};
 __u64 pcpu_off[TASKS_BPF_MAX_CPUS] = {};
 __u32 ns_state = 0; /* 0: the reader's PID namespace not looked up yet, 1: done */
@@ -73,18 +92,26 @@ struct {
     __type(value, __u8);
 } pid_filter SEC(".maps");
 
-/* the record under construction (too large for the stack) and the fd-bitmap words, per CPU */
-struct scratch {
-    struct tasks_bpf_raw rec;
-    __u64 words[TASKS_BPF_FD_WORDS];
+/* the records of one pass, mapped by the loader */
+struct {
+    __uint(type, BPF_MAP_TYPE_ARRAY);
+    __uint(map_flags, BPF_F_MMAPABLE);
+    __uint(max_entries, 1024); /* the loader sets it */
+    __type(key, __u32);
+    __type(value, struct tasks_bpf_raw);
+} out SEC(".maps");
+
+/* the fd-bitmap words being counted, per CPU */
+struct fd_words {
+    __u64 w[TASKS_BPF_FD_WORDS];
 };
 
 struct {
     __uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
     __uint(max_entries, 1);
     __type(key, __u32);
-    __type(value, struct scratch);
-} scratch_map SEC(".maps");
+    __type(value, struct fd_words);
+} fd_scratch SEC(".maps");
 
 /* only its per-CPU placement matters: where its value lies on each CPU gives the CPUs' offsets */
 struct {
@@ -109,39 +136,40 @@ static __always_inline void pcpu_fail(__u64 step)
     stats.pcpu_state = 2;
 }
 
-/* pcpu_init: find every possible CPU's per-CPU offset (see the file comment), once. */
-static __always_inline void pcpu_init(void)
+/* tb_pcpu_init: find every possible CPU's per-CPU offset (see the file comment), once. A global function:
+ * the verifier checks it once, on its own. */
+__noinline int tb_pcpu_init(void)
 {
     __u32 zero = 0;
     if (stats.pcpu_state != 0)
-        return;
+        return 0;
     if (pcpu_delta == 0 || !bpf_core_field_exists(struct sched_entity, cfs_rq)) {
         pcpu_fail(1);
-        return;
+        return 0;
     }
     struct task_struct *cur = bpf_get_current_task_btf();
     __u64 rq = (__u64)BPF_CORE_READ(cur, se.cfs_rq, rq);
     if (!rq) {
         pcpu_fail(2);
-        return;
+        return 0;
     }
     int rq_cpu = -1;
     bpf_probe_read_kernel(&rq_cpu, sizeof(rq_cpu), (void *)(rq + bpf_core_field_offset(struct rq, cpu)));
     __u32 this_cpu = bpf_get_smp_processor_id();
     if (rq_cpu != (int)this_cpu) {
         pcpu_fail(3);
-        return;
+        return 0;
     }
     __u64 tco = rq - (__u64)pcpu_delta; /* this CPU's this_cpu_off */
     __u64 off_here = 0;
     if (bpf_probe_read_kernel(&off_here, sizeof(off_here), (void *)tco) < 0 || off_here == 0) {
         pcpu_fail(4);
-        return;
+        return 0;
     }
     void *here = bpf_map_lookup_elem(&pcpu_probe, &zero);
     if (!here) {
         pcpu_fail(5);
-        return;
+        return 0;
     }
     struct bpf_iter_num it;
     int *c;
@@ -170,9 +198,10 @@ static __always_inline void pcpu_init(void)
     bpf_iter_num_destroy(&it);
     if (bad) {
         pcpu_fail(bad);
-        return;
+        return 0;
     }
     stats.pcpu_state = 1;
+    return 0;
 }
 
 /* ns_init: the reader's PID namespace (level and pointer), once. */
@@ -278,49 +307,62 @@ static __always_inline int sum_group(struct tasks_bpf_raw *r, struct task_struct
     return !(seq0 & 1) && seq0 == seq1;
 }
 
-/* read_rss: the mm counters, count alone and with every CPU's delta (percpu_counter_sum). */
-static __always_inline void read_rss(struct tasks_bpf_raw *r, struct mm_struct *mm)
+/* tb_rss_deltas: add every CPU's pending delta of the four counters (per-CPU pointers given) to r->rss_sum,
+ * as percpu_counter_sum() does. A global function, verified once. */
+__noinline int tb_rss_deltas(struct tasks_bpf_raw *r, __u64 c_file, __u64 c_anon, __u64 c_swap, __u64 c_shmem)
 {
-    /* the kernel's mm counter enum is anonymous (no CO-RE by name); its order has not changed since 4.5 */
-    int idx[4];
-    idx[TASKS_BPF_RSS_FILE] = MM_FILEPAGES;
-    idx[TASKS_BPF_RSS_ANON] = MM_ANONPAGES;
-    idx[TASKS_BPF_RSS_SWAP] = MM_SWAPENTS;
-    idx[TASKS_BPF_RSS_SHMEM] = MM_SHMEMPAGES;
-    __u64 ctr[4];
-    for (int i = 0; i < 4; i++) {
-        int k = idx[i] & 3;
-        r->rss_count[i] = mm->rss_stat[k].count;
-        r->rss_sum[i] = r->rss_count[i];
-        ctr[i] = (__u64)mm->rss_stat[k].counters;
-    }
-    if (stats.pcpu_state != 1)
-        return;
+    if (!r || stats.pcpu_state != 1)
+        return 0;
+    __s64 d[4] = {};
     struct bpf_iter_num it;
     int *c;
     bpf_iter_num_new(&it, 0, nr_cpus);
     while ((c = bpf_iter_num_next(&it))) {
         __u64 off = pcpu_off[*c & (TASKS_BPF_MAX_CPUS - 1)];
-        for (int i = 0; i < 4; i++) {
-            __s32 v = 0;
-            bpf_probe_read_kernel(&v, sizeof(v), (void *)(ctr[i] + off));
-            r->rss_sum[i] += v;
-        }
+        __s32 v[4] = {};
+        bpf_probe_read_kernel(&v[0], sizeof(v[0]), (void *)(c_file + off));
+        bpf_probe_read_kernel(&v[1], sizeof(v[1]), (void *)(c_anon + off));
+        bpf_probe_read_kernel(&v[2], sizeof(v[2]), (void *)(c_swap + off));
+        bpf_probe_read_kernel(&v[3], sizeof(v[3]), (void *)(c_shmem + off));
+        d[0] += v[0];
+        d[1] += v[1];
+        d[2] += v[2];
+        d[3] += v[3];
     }
     bpf_iter_num_destroy(&it);
+    r->rss_sum[TASKS_BPF_RSS_FILE] += d[0];
+    r->rss_sum[TASKS_BPF_RSS_ANON] += d[1];
+    r->rss_sum[TASKS_BPF_RSS_SWAP] += d[2];
+    r->rss_sum[TASKS_BPF_RSS_SHMEM] += d[3];
     r->flags |= TASKS_BPF_R_RSS_EXACT;
+    return 0;
 }
 
-/* count_fds: bits set in open_fds over max_fds (proc_readfd_count). */
-static __always_inline void count_fds(struct scratch *s, struct files_struct *files)
+/* read_rss: the mm counters, count alone and with every CPU's delta (percpu_counter_sum). The kernel's mm
+ * counter enum is anonymous (no CO-RE by name); its order has not changed since 4.5. */
+static __always_inline void read_rss(struct tasks_bpf_raw *r, struct mm_struct *mm)
 {
-    struct fdtable *fdt = files->fdt;
-    if (!fdt)
-        return;
-    __u32 words = fdt->max_fds / 64;
-    __u64 bits = (__u64)BPF_CORE_READ(fdt, open_fds);
-    if (!bits)
-        return;
+    r->rss_count[TASKS_BPF_RSS_FILE] = mm->rss_stat[MM_FILEPAGES].count;
+    r->rss_count[TASKS_BPF_RSS_ANON] = mm->rss_stat[MM_ANONPAGES].count;
+    r->rss_count[TASKS_BPF_RSS_SWAP] = mm->rss_stat[MM_SWAPENTS].count;
+    r->rss_count[TASKS_BPF_RSS_SHMEM] = mm->rss_stat[MM_SHMEMPAGES].count;
+    for (int i = 0; i < 4; i++)
+        r->rss_sum[i] = r->rss_count[i];
+    /* the per-CPU pointers as scalars (read, not loaded: a loaded s32 * is a pointer to the verifier) */
+    tb_rss_deltas(r, (__u64)BPF_CORE_READ(mm, rss_stat[MM_FILEPAGES].counters),
+                  (__u64)BPF_CORE_READ(mm, rss_stat[MM_ANONPAGES].counters),
+                  (__u64)BPF_CORE_READ(mm, rss_stat[MM_SWAPENTS].counters),
+                  (__u64)BPF_CORE_READ(mm, rss_stat[MM_SHMEMPAGES].counters));
+}
+
+/* tb_count_fds: r->fds = bits set in the first `words` words of the open_fds bitmap at `bits`
+ * (proc_readfd_count). A global function, verified once. */
+__noinline int tb_count_fds(struct tasks_bpf_raw *r, __u64 bits, __u32 words)
+{
+    __u32 zero = 0;
+    struct fd_words *s = bpf_map_lookup_elem(&fd_scratch, &zero);
+    if (!r || !s || !bits)
+        return 0;
     if (words > fd_words_max)
         words = fd_words_max;
     __u32 n = 0;
@@ -332,27 +374,29 @@ static __always_inline void count_fds(struct scratch *s, struct files_struct *fi
         __u32 first = (__u32)*c * TASKS_BPF_FD_WORDS;
         __u32 left = words - first;
         if (left >= TASKS_BPF_FD_WORDS) {
-            bpf_probe_read_kernel(s->words, sizeof(s->words), (void *)(bits + (__u64)first * 8));
+            bpf_probe_read_kernel(s->w, sizeof(s->w), (void *)(bits + (__u64)first * 8));
         } else {
-            __builtin_memset(s->words, 0, sizeof(s->words));
-            bpf_probe_read_kernel(s->words, (left & (TASKS_BPF_FD_WORDS - 1)) * 8, (void *)(bits + (__u64)first * 8));
+            __builtin_memset(s->w, 0, sizeof(s->w));
+            bpf_probe_read_kernel(s->w, (left & (TASKS_BPF_FD_WORDS - 1)) * 8, (void *)(bits + (__u64)first * 8));
         }
         for (int i = 0; i < TASKS_BPF_FD_WORDS; i++)
-            n += popcount64(s->words[i]);
+            n += popcount64(s->w[i]);
     }
     bpf_iter_num_destroy(&it);
-    s->rec.fds = n;
-    s->rec.flags |= TASKS_BPF_R_FILES;
+    r->fds = n;
+    r->flags |= TASKS_BPF_R_FILES;
+    return 0;
 }
 
-/* emit: fill and write the record of the process whose leader is `task` (a trusted pointer). */
-static __always_inline void emit(struct seq_file *seq, struct task_struct *task, __u32 flags)
+/* emit: the record of the process whose leader is `task` (a trusted pointer), into the next slot of `out`.
+ * Past the capacity only the count goes on, so the loader knows how much room the pass needed. */
+static __always_inline void emit(struct task_struct *task, __u32 flags)
 {
-    __u32 zero = 0;
-    struct scratch *s = bpf_map_lookup_elem(&scratch_map, &zero);
-    if (!s)
+    __u32 idx = stats.matched;
+    stats.matched = idx + 1;
+    struct tasks_bpf_raw *r = bpf_map_lookup_elem(&out, &idx);
+    if (!r)
         return;
-    struct tasks_bpf_raw *r = &s->rec;
     __builtin_memset(r, 0, sizeof(*r));
     r->size = sizeof(*r);
     r->flags = flags;
@@ -378,25 +422,22 @@ static __always_inline void emit(struct seq_file *seq, struct task_struct *task,
     bpf_probe_read_kernel(r->comm, sizeof(r->comm), task->comm);
 
     struct signal_struct *sig = task->signal;
-    if (sig) {
+    /* the thread iterator wants a trusted task; the walk hands out RCU pointers: take a reference */
+    struct task_struct *ref = bpf_task_acquire(task);
+    if (sig && ref) {
         r->nr_threads = sig->nr_threads;
         r->prev_utime = sig->prev_cputime.utime;
         r->prev_stime = sig->prev_cputime.stime;
-        struct bpf_iter_num it;
-        int *c;
-        int ok = 0;
-        bpf_iter_num_new(&it, 0, 4);
-        while ((c = bpf_iter_num_next(&it))) {
-            r->attempts++;
-            if (sum_group(r, task, sig)) {
-                ok = 1;
-                break;
-            }
+        /* a thread that exits during the walk moves its figures into signal_struct: walk once more */
+        r->attempts = 1;
+        if (!sum_group(r, ref, sig)) {
+            r->attempts = 2;
+            if (!sum_group(r, ref, sig))
+                r->flags |= TASKS_BPF_R_RACED;
         }
-        bpf_iter_num_destroy(&it);
-        if (!ok)
-            r->flags |= TASKS_BPF_R_RACED;
     }
+    if (ref)
+        bpf_task_release(ref);
 
     unsigned int tflags = task->flags;
     if (tflags & PF_KTHREAD)
@@ -409,71 +450,101 @@ static __always_inline void emit(struct seq_file *seq, struct task_struct *task,
         read_rss(r, mm);
     }
     struct files_struct *files = task->files;
-    if (files)
-        count_fds(s, files);
-
-    if (bpf_seq_write(seq, r, sizeof(*r)) < 0)
-        stats.overflow++;
-    else
-        stats.emitted++;
+    struct fdtable *fdt = files ? files->fdt : NULL;
+    if (fdt)
+        tb_count_fds(r, (__u64)BPF_CORE_READ(fdt, open_fds), fdt->max_fds / 64); /* a scalar address */
+    stats.written++;
 }
 
-SEC("iter/task")
-int dump_task(struct bpf_iter__task *ctx)
+/* visit_task: TASKS mode, one process (its leader): apply the filter, then emit. */
+static __always_inline void visit_task(struct task_struct *task)
 {
-    struct seq_file *seq = ctx->meta->seq;
-    struct task_struct *task = ctx->task;
-    if (!task)
-        return 0;
+    if (task->pid == 0)
+        return; /* the idle task the walk starts from */
     stats.visited++;
-    if (task->pid != task->tgid)
-        return 0; /* threads are summed at their leader */
-    ns_init();
-    pcpu_init();
     __u32 flags = 0;
     if (filter_on) {
         __u32 key = tgid_nr(task);
         if (!key)
-            return 0;
+            return;
         __u8 *f = bpf_map_lookup_elem(&pid_filter, &key);
         if (f) {
             if (!(*f & TASKS_BPF_F_MEMBER))
-                return 0;
+                return;
             if (*f & TASKS_BPF_F_AUTO)
                 flags |= TASKS_BPF_R_DISCOVERED;
         } else {
             if (!follow)
-                return 0;
+                return;
             struct task_struct *parent = task->real_parent;
             if (!parent)
-                return 0;
+                return;
             __u32 pkey = tgid_nr(parent);
             if (!pkey || !bpf_map_lookup_elem(&pid_filter, &pkey))
-                return 0;
+                return;
             __u8 v = TASKS_BPF_F_MEMBER | TASKS_BPF_F_AUTO;
             bpf_map_update_elem(&pid_filter, &key, &v, BPF_NOEXIST);
             flags |= TASKS_BPF_R_DISCOVERED;
         }
     }
-    emit(seq, task, flags);
-    return 0;
+    emit(task, flags);
 }
 
-SEC("iter/cgroup")
-int dump_cgroup(struct bpf_iter__cgroup *ctx)
+/* walk_cgroup: CGROUP mode, every process of the cgroup with ID `id`. */
+static __always_inline void walk_cgroup(__u64 id)
 {
-    struct seq_file *seq = ctx->meta->seq;
-    struct cgroup *cgrp = ctx->cgroup;
-    if (!cgrp)
-        return 0;
-    stats.visited++;
-    ns_init();
-    pcpu_init();
+    /* the css_task iterator wants a trusted css: take a reference on the cgroup by its ID */
+    struct cgroup *cg = bpf_cgroup_from_id(id);
+    if (!cg) {
+        stats.missing++;
+        return;
+    }
+    stats.cgroups++;
     struct bpf_iter_css_task it;
     struct task_struct *task;
-    bpf_iter_css_task_new(&it, &cgrp->self, 1 /* CSS_TASK_ITER_PROCS */);
-    while ((task = bpf_iter_css_task_next(&it)))
-        emit(seq, task, 0);
+    bpf_iter_css_task_new(&it, &cg->self, 1 /* CSS_TASK_ITER_PROCS: leaders only */);
+    while ((task = bpf_iter_css_task_next(&it))) {
+        stats.visited++;
+        emit(task, 0);
+    }
     bpf_iter_css_task_destroy(&it);
+    bpf_cgroup_release(cg);
+}
+
+SEC("syscall")
+int run(void *ctx)
+{
+    stats.runs++;
+    stats.visited = 0;
+    stats.matched = 0;
+    stats.written = 0;
+    stats.cgroups = 0;
+    ns_init();
+    tb_pcpu_init();
+    bpf_rcu_read_lock();
+    if (mode == 0) {
+        struct bpf_iter_task it;
+        struct task_struct *task;
+        bpf_iter_task_new(&it, NULL, BPF_TASK_ITER_ALL_PROCS);
+        while ((task = bpf_iter_task_next(&it)))
+            visit_task(task);
+        bpf_iter_task_destroy(&it);
+    } else if (cgroup_self_only) {
+        walk_cgroup(cgroup_id);
+    } else {
+        struct cgroup *root = bpf_cgroup_from_id(cgroup_id);
+        if (root) {
+            struct bpf_iter_css it;
+            struct cgroup_subsys_state *css;
+            bpf_iter_css_new(&it, &root->self, BPF_CGROUP_ITER_DESCENDANTS_PRE);
+            while ((css = bpf_iter_css_next(&it)))
+                walk_cgroup(BPF_CORE_READ(css, cgroup, kn, id));
+            bpf_iter_css_destroy(&it);
+            bpf_cgroup_release(root);
+        } else {
+            stats.missing++;
+        }
+    }
+    bpf_rcu_read_unlock();
     return 0;
 }

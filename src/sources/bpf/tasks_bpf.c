@@ -1,9 +1,11 @@
 /* SPDX-License-Identifier: MIT
  *
  * Loader of the BPF task reader (see tasks_bpf.h): checks privileges, BTF and kernel support, loads the
- * skeleton generated from tasks.bpf.c with libbpf, attaches the iterator, and turns each raw record into the
- * figures /proc shows (ticks, bytes, the state letter, cputime_adjust()). Without JOBSCOPE_HAVE_BPF only the
- * pure helpers are built and every entry point reports -EOPNOTSUPP.
+ * skeleton generated from tasks.bpf.c with libbpf, maps its output array, runs the program once per pass
+ * (BPF_PROG_RUN) and turns each raw record into the figures /proc shows (ticks, bytes, the state letter,
+ * cputime_adjust()). When a pass reports more processes than the array holds, the object is loaded again with
+ * a larger one and the pass repeated. Without JOBSCOPE_HAVE_BPF only the pure helpers are built and every
+ * entry point reports -EOPNOTSUPP.
  *
  * utime/stime: the kernel rescales tick-sampled times to the scheduler's runtime in cputime_adjust() and
  * stores the split it handed out in signal->prev_cputime, which keeps both monotonic. The BPF program cannot
@@ -168,6 +170,9 @@ void tasks_bpf_close(tasks_bpf_t *t)
 #include <fcntl.h>
 #include <linux/capability.h>
 #include <stdlib.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <sys/statfs.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -178,7 +183,11 @@ void tasks_bpf_close(tasks_bpf_t *t)
 #include "sources/bpf/tasks.skel.h"
 #pragma GCC diagnostic pop
 
-#define TB_READ_BUF (64 * 1024) /* above the iterator's 8-page seq_file buffer: one read() per buffer */
+#define TB_CGROUP2_MAGIC 0x63677270 /* CGROUP2_SUPER_MAGIC */
+#define TB_MIN_CAP 256u              /* records the output array holds at first */
+#define TB_MAX_CAP (1u << 22)        /* and at most */
+
+_Static_assert(sizeof(struct tasks_bpf_raw) % 8 == 0, "array values are laid out 8-byte aligned");
 
 typedef struct {
     uint32_t pid;
@@ -194,11 +203,14 @@ typedef struct {
 
 struct tasks_bpf {
     struct tasks_skel *skel;
-    struct bpf_link *link;
     tasks_bpf_opts_t opts;
-    char *buf;
+    uint64_t cgroup_id;
+    int64_t pcpu_delta;
+    uint32_t cap;                    /* records `out` holds */
+    const struct tasks_bpf_raw *out; /* `out`, mapped read-only */
+    size_t out_len;
     long clk_tck, page;
-    uint64_t passes, reads, records;
+    uint64_t passes, runs, records, grows;
     tb_pid_t *pids; /* the filter as the map holds it, sorted by pid */
     size_t npids, pids_cap;
     js_pidmap_t procs; /* host pid -> tb_proc_t */
@@ -272,9 +284,10 @@ static int check_kernel(tasks_bpf_mode_t mode, int64_t *ret_delta, char *why, si
         set_why(why, whylen, "cannot load the kernel's BTF: %s", strerror(e));
         return -ENOENT;
     }
-    static const char *const need_task[] = {"bpf_iter_task_new", "bpf_iter_num_new", "bpf_iter_task", NULL};
-    static const char *const need_cgroup[] = {"bpf_iter_task_new", "bpf_iter_num_new", "bpf_iter_css_task_new",
-                                              "bpf_iter_cgroup", NULL};
+    static const char *const need_task[] = {"bpf_iter_task_new", "bpf_iter_num_new", "bpf_rcu_read_lock", NULL};
+    static const char *const need_cgroup[] = {"bpf_iter_task_new", "bpf_iter_num_new", "bpf_rcu_read_lock",
+                                              "bpf_iter_css_new", "bpf_iter_css_task_new", "bpf_cgroup_from_id",
+                                              NULL};
     const char *const *need = mode == TASKS_BPF_CGROUP ? need_cgroup : need_task;
     int r = 0;
     for (size_t i = 0; need[i]; i++) {
@@ -322,16 +335,100 @@ int tasks_bpf_available(tasks_bpf_mode_t mode, int sys_fd, char *why, size_t why
 
 /* ---- open / close ---- */
 
+/* unload: unmap `out` and destroy the skeleton. */
+static void unload(tasks_bpf_t *t)
+{
+    if (t->out)
+        munmap((void *)t->out, t->out_len);
+    t->out = NULL;
+    tasks_skel__destroy(t->skel);
+    t->skel = NULL;
+}
+
 void tasks_bpf_close(tasks_bpf_t *t)
 {
     if (!t)
         return;
-    bpf_link__destroy(t->link);
-    tasks_skel__destroy(t->skel);
+    unload(t);
     pidmap_free(&t->procs);
     free(t->pids);
-    free(t->buf);
     free(t);
+}
+
+/* load: open and load the skeleton with an output array of t->cap records and map it; on failure the reason
+ * names the step and libbpf's last message, and t->skel is NULL. */
+static int load(tasks_bpf_t *t, char *why, size_t whylen)
+{
+    libbpf_print_fn_t old_print = libbpf_set_print(tb_print);
+    tb_last_msg[0] = '\0';
+    const char *what = "open";
+    int r = 0;
+    t->skel = tasks_skel__open();
+    if (!t->skel) {
+        r = errno ? -errno : -ENOMEM;
+        goto fail;
+    }
+    int ncpus = libbpf_num_possible_cpus();
+    int64_t delta = t->pcpu_delta;
+    if (ncpus <= 0 || ncpus > TASKS_BPF_MAX_CPUS) {
+        ncpus = ncpus <= 0 ? 1 : TASKS_BPF_MAX_CPUS;
+        delta = 0; /* cannot sum every CPU: RSS from the counters alone */
+    }
+    const tasks_bpf_opts_t *o = &t->opts;
+    t->skel->rodata->mode = o->mode == TASKS_BPF_CGROUP;
+    t->skel->rodata->cgroup_id = t->cgroup_id;
+    t->skel->rodata->cgroup_self_only = o->cgroup_self_only;
+    t->skel->rodata->filter_on = o->mode == TASKS_BPF_TASKS && o->filter;
+    t->skel->rodata->follow = o->mode == TASKS_BPF_TASKS && o->filter && o->follow;
+    t->skel->rodata->nr_cpus = (uint32_t)ncpus;
+    t->skel->rodata->pcpu_delta = delta;
+    uint32_t max_pids = o->max_pids ? o->max_pids : 65536;
+    const char *fault = getenv("JOBSCOPE_BPF_FAULT");
+    if (fault && strcmp(fault, "load") == 0)
+        max_pids = 0; /* a hash map of no entries: the kernel refuses to create it */
+    bpf_map__set_max_entries(t->skel->maps.pid_filter, max_pids);
+    bpf_map__set_max_entries(t->skel->maps.out, t->cap);
+    what = "load";
+    r = tasks_skel__load(t->skel);
+    if (r < 0)
+        goto fail;
+    what = "map";
+    size_t page = (size_t)t->page;
+    t->out_len = ((size_t)t->cap * sizeof(struct tasks_bpf_raw) + page - 1) / page * page;
+    void *m = mmap(NULL, t->out_len, PROT_READ, MAP_SHARED, bpf_map__fd(t->skel->maps.out), 0);
+    if (m == MAP_FAILED) {
+        r = -errno;
+        goto fail;
+    }
+    t->out = m;
+    libbpf_set_print(old_print);
+    return 0;
+
+fail:
+    libbpf_set_print(old_print);
+    if (r >= 0)
+        r = -EINVAL;
+    set_why(why, whylen, "BPF %s failed: %s%s%s", what, strerror(-r), tb_last_msg[0] ? ": " : "", tb_last_msg);
+    unload(t);
+    return r;
+}
+
+/* cgroup_id_of: the ID of the cgroup v2 directory open as `fd` (its inode number). */
+static int cgroup_id_of(int fd, uint64_t *ret, char *why, size_t whylen)
+{
+    struct statfs sfs;
+    struct stat st;
+    if (fstatfs(fd, &sfs) < 0 || fstat(fd, &st) < 0) {
+        int e = errno;
+        set_why(why, whylen, "cgroup directory: %s", strerror(e));
+        return -e;
+    }
+    if ((unsigned long)sfs.f_type != TB_CGROUP2_MAGIC || !S_ISDIR(st.st_mode)) {
+        set_why(why, whylen, "not a cgroup v2 directory");
+        return -EINVAL;
+    }
+    *ret = (uint64_t)st.st_ino;
+    return 0;
 }
 
 int tasks_bpf_open(const tasks_bpf_opts_t *opts, tasks_bpf_t **ret, char *why, size_t whylen)
@@ -348,16 +445,21 @@ int tasks_bpf_open(const tasks_bpf_opts_t *opts, tasks_bpf_t **ret, char *why, s
     int64_t delta = 0;
     if (r == 0)
         r = check_kernel(opts->mode, &delta, why, whylen);
+    uint64_t cgid = opts->cgroup_id;
+    if (r == 0 && opts->mode == TASKS_BPF_CGROUP && opts->cgroup_fd >= 0)
+        r = cgroup_id_of(opts->cgroup_fd, &cgid, why, whylen);
     if (r < 0)
         return r;
 
     tasks_bpf_t *t = calloc(1, sizeof(*t));
-    if (!t || !(t->buf = malloc(TB_READ_BUF))) {
-        free(t);
+    if (!t) {
         set_why(why, whylen, "out of memory");
         return -ENOMEM;
     }
     t->opts = *opts;
+    t->cgroup_id = cgid;
+    t->pcpu_delta = delta;
+    t->cap = TB_MIN_CAP;
     pidmap_init(&t->procs, sizeof(tb_proc_t));
     t->clk_tck = sysconf(_SC_CLK_TCK);
     if (t->clk_tck <= 0)
@@ -365,65 +467,13 @@ int tasks_bpf_open(const tasks_bpf_opts_t *opts, tasks_bpf_t **ret, char *why, s
     t->page = sysconf(_SC_PAGESIZE);
     if (t->page <= 0)
         t->page = 4096;
-
-    libbpf_print_fn_t old_print = libbpf_set_print(tb_print);
-    tb_last_msg[0] = '\0';
-    const char *what = "open";
-    t->skel = tasks_skel__open();
-    if (!t->skel) {
-        r = errno ? -errno : -ENOMEM;
-        goto fail;
+    r = load(t, why, whylen);
+    if (r < 0) {
+        tasks_bpf_close(t);
+        return r;
     }
-    int ncpus = libbpf_num_possible_cpus();
-    if (ncpus <= 0 || ncpus > TASKS_BPF_MAX_CPUS) {
-        ncpus = ncpus <= 0 ? 1 : TASKS_BPF_MAX_CPUS;
-        delta = 0; /* cannot sum every CPU: RSS from the counters alone */
-    }
-    t->skel->rodata->filter_on = opts->mode == TASKS_BPF_TASKS && opts->filter;
-    t->skel->rodata->follow = opts->mode == TASKS_BPF_TASKS && opts->filter && opts->follow;
-    t->skel->rodata->nr_cpus = (uint32_t)ncpus;
-    t->skel->rodata->pcpu_delta = delta;
-    uint32_t max_pids = opts->max_pids ? opts->max_pids : 65536;
-    const char *fault = getenv("JOBSCOPE_BPF_FAULT");
-    if (fault && strcmp(fault, "load") == 0)
-        max_pids = 0; /* a hash map of no entries: the kernel refuses to create it */
-    bpf_map__set_max_entries(t->skel->maps.pid_filter, max_pids);
-    bpf_program__set_autoload(t->skel->progs.dump_task, opts->mode == TASKS_BPF_TASKS);
-    bpf_program__set_autoload(t->skel->progs.dump_cgroup, opts->mode == TASKS_BPF_CGROUP);
-    what = "load";
-    r = tasks_skel__load(t->skel);
-    if (r < 0)
-        goto fail;
-
-    what = "attach";
-    if (opts->mode == TASKS_BPF_TASKS) {
-        t->link = bpf_program__attach_iter(t->skel->progs.dump_task, NULL);
-    } else {
-        union bpf_iter_link_info linfo;
-        memset(&linfo, 0, sizeof(linfo));
-        if (opts->cgroup_fd >= 0)
-            linfo.cgroup.cgroup_fd = (uint32_t)opts->cgroup_fd;
-        else
-            linfo.cgroup.cgroup_id = opts->cgroup_id;
-        linfo.cgroup.order = opts->cgroup_self_only ? BPF_CGROUP_ITER_SELF_ONLY : BPF_CGROUP_ITER_DESCENDANTS_PRE;
-        LIBBPF_OPTS(bpf_iter_attach_opts, aopts, .link_info = &linfo, .link_info_len = sizeof(linfo));
-        t->link = bpf_program__attach_iter(t->skel->progs.dump_cgroup, &aopts);
-    }
-    if (!t->link) {
-        r = errno ? -errno : -EINVAL;
-        goto fail;
-    }
-    libbpf_set_print(old_print);
     *ret = t;
     return 0;
-
-fail:
-    libbpf_set_print(old_print);
-    if (r >= 0)
-        r = -EINVAL;
-    set_why(why, whylen, "BPF %s failed: %s%s%s", what, strerror(-r), tb_last_msg[0] ? ": " : "", tb_last_msg);
-    tasks_bpf_close(t);
-    return r;
 }
 
 /* ---- the PID filter ---- */
@@ -638,55 +688,76 @@ static void forget(tasks_bpf_t *t, uint64_t pass)
     }
 }
 
+
+/* refill: write the whole shadow filter into a freshly loaded map. */
+static int refill(tasks_bpf_t *t)
+{
+    int fd = bpf_map__fd(t->skel->maps.pid_filter);
+    for (size_t i = 0; i < t->npids; i++)
+        if (bpf_map_update_elem(fd, &t->pids[i].pid, &t->pids[i].how, BPF_ANY) < 0)
+            return -errno;
+    return 0;
+}
+
+/* grow: load the object again with room for `need` records (and a quarter more), the filter copied over. */
+static int grow(tasks_bpf_t *t, uint64_t need)
+{
+    uint32_t cap = t->cap;
+    while (cap < need + need / 4 && cap < TB_MAX_CAP)
+        cap *= 2;
+    if (cap < need)
+        return -E2BIG;
+    unload(t);
+    t->cap = cap;
+    char why[256];
+    int r = load(t, why, sizeof(why));
+    if (r < 0)
+        return r;
+    t->grows++;
+    return refill(t);
+}
+
 int tasks_bpf_read(tasks_bpf_t *t, tasks_bpf_record_cb cb, void *arg)
 {
     if (!t || !cb)
         return -EINVAL;
-    int fd = bpf_iter_create(bpf_link__fd(t->link));
-    if (fd < 0)
-        return -errno;
-    size_t have = 0;
-    int r = 0;
-    for (;;) {
-        ssize_t n = read(fd, t->buf + have, TB_READ_BUF - have);
-        if (n < 0) {
-            if (errno == EINTR)
-                continue;
-            r = -errno;
+    if (!t->skel)
+        return -ENODEV; /* a reload failed */
+    uint64_t n = 0;
+    for (int attempt = 0;; attempt++) {
+        LIBBPF_OPTS(bpf_test_run_opts, ro);
+        if (bpf_prog_test_run_opts(bpf_program__fd(t->skel->progs.run), &ro) < 0)
+            return -errno;
+        t->runs++;
+        n = t->skel->bss->stats.matched;
+        if (n <= t->cap)
             break;
-        }
-        t->reads++;
-        if (n == 0)
-            break;
-        have += (size_t)n;
-        size_t off = 0;
-        while (have - off >= sizeof(struct tasks_bpf_raw) && r == 0) {
-            struct tasks_bpf_raw w;
-            memcpy(&w, t->buf + off, sizeof(w));
-            off += sizeof(w);
-            if (w.size != sizeof(w)) {
-                r = -EPROTO;
-                break;
-            }
-            if ((w.flags & TASKS_BPF_R_DISCOVERED) && w.pid > 0 && shadow_add(t, (uint32_t)w.pid) < 0) {
-                r = -ENOMEM;
-                break;
-            }
-            tasks_bpf_record_t rec;
-            convert(t, &w, &rec);
-            t->records++;
-            int c = cb(&rec, arg);
-            if (c < 0)
-                r = c;
-        }
+        /* more processes than room: the pass is discarded and run again with a larger array */
+        if (attempt >= 3)
+            return -E2BIG;
+        int r = grow(t, n);
         if (r < 0)
-            break;
-        memmove(t->buf, t->buf + off, have - off);
-        have -= off;
+            return r == -E2BIG ? r : -ENODEV;
     }
-    close(fd);
-    if (r == 0 && have != 0)
-        r = -EPROTO; /* a partial record at the end */
+    int r = 0;
+    for (uint64_t i = 0; i < n && r == 0; i++) {
+        struct tasks_bpf_raw w;
+        memcpy(&w, &t->out[i], sizeof(w));
+        if (w.size != sizeof(w)) {
+            r = -EPROTO;
+            break;
+        }
+        if ((w.flags & TASKS_BPF_R_DISCOVERED) && w.pid > 0 && shadow_add(t, (uint32_t)w.pid) < 0) {
+            r = -ENOMEM;
+            break;
+        }
+        tasks_bpf_record_t rec;
+        convert(t, &w, &rec);
+        t->records++;
+        int c = cb(&rec, arg);
+        if (c < 0)
+            r = c;
+    }
     if (r == 0) {
         t->passes++;
         forget(t, t->passes);
@@ -701,15 +772,20 @@ void tasks_bpf_info(const tasks_bpf_t *t, tasks_bpf_info_t *ret)
         ret->mode = "none";
         return;
     }
-    ret->mode = t->opts.mode == TASKS_BPF_CGROUP ? "iter/cgroup+css_task" : "iter/task";
+    ret->mode = t->opts.mode == TASKS_BPF_CGROUP ? "cgroup" : "tasks";
+    ret->passes = t->passes;
+    ret->runs = t->runs;
+    ret->records = t->records;
+    ret->grows = t->grows;
+    ret->capacity = t->cap;
+    ret->filter_size = (uint32_t)t->npids;
+    if (!t->skel)
+        return;
     const struct tasks_bpf_stats *s = &t->skel->bss->stats;
     ret->rss_exact = s->pcpu_state == 1;
     ret->pcpu_step = (unsigned)s->pcpu_step;
-    ret->passes = t->passes;
-    ret->reads = t->reads;
-    ret->records = t->records;
     ret->visited = s->visited;
-    ret->filter_size = (uint32_t)t->npids;
+    ret->cgroups = s->cgroups;
 }
 
 #endif /* JOBSCOPE_HAVE_BPF */

@@ -1,16 +1,18 @@
 /* SPDX-License-Identifier: MIT
  *
  * The BPF task reader: every per-process figure the process-tree source takes from /proc/PID/{stat,statm,
- * status,io,fd}, for a whole set of processes in one pass of a BPF iterator (one read() per ~32 KiB of
- * records), instead of four or five file reads per process. Two modes:
+ * status,io,fd}, for a whole set of processes in one system call per pass (a BPF program run with
+ * BPF_PROG_RUN writes one record per process into an array mapped into this process), instead of four or five
+ * file reads per process. Two modes:
  *
- *   TASKS_BPF_TASKS   iter/task: the iterator visits every task on the machine (about 0.1-0.2 us for each
- *                     unrelated one) and reports the thread-group leaders selected by a PID filter
+ *   TASKS_BPF_TASKS   the task iterator visits every process on the machine (threads are not visited: they
+ *                     are summed at their leader) and reports those selected by a PID filter
  *                     (tasks_bpf_set_pids), or every process. With `follow`, a process whose parent is in the
  *                     filter is added to it by the BPF program and reported in the same pass (flag
- *                     TASKS_BPF_DISCOVERED), so new children are found without reading task/children files.
- *   TASKS_BPF_CGROUP  iter/cgroup + the css_task iterator (Linux >= 6.7): only the processes of one cgroup
- *                     (and its descendants), whatever else runs on the machine.
+ *                     TASKS_BPF_DISCOVERED); the walk goes in creation order, parents before children, so new
+ *                     children and grandchildren are found without reading task/children files.
+ *   TASKS_BPF_CGROUP  the css and css_task iterators (Linux >= 6.7): only the processes of one cgroup v2 and its
+ *                     descendants, whatever else runs on the machine.
  *
  * Each field matches what /proc shows for the same process at the same instant (tests/bpf_compare.c checks
  * it): group sums over live and exited threads, utime/stime rescaled to the scheduler's runtime as
@@ -39,7 +41,7 @@ typedef struct {
     tasks_bpf_mode_t mode;
     int sys_fd;           /* the sysfs root (js_fsroot_t.sys): its kernel/btf/vmlinux must exist; -1: not checked */
     /* TASKS_BPF_CGROUP */
-    int cgroup_fd;        /* an open cgroup v2 directory; -1 to use cgroup_id */
+    int cgroup_fd;        /* an open cgroup v2 directory (only read during open); -1 to use cgroup_id */
     uint64_t cgroup_id;   /* the cgroup's ID (inode number of its directory), when cgroup_fd is -1 */
     bool cgroup_self_only; /* only that cgroup's processes, not its descendants' */
     /* TASKS_BPF_TASKS */
@@ -99,13 +101,16 @@ typedef struct tasks_bpf tasks_bpf_t;
 
 /* What the reader knows about itself, for source_stats / meta. */
 typedef struct {
-    const char *mode;       /* "iter/task" or "iter/cgroup+css_task" */
+    const char *mode;       /* "tasks", "cgroup" ("none" when not built) */
     bool rss_exact;         /* per-CPU offsets found: RSS is exact (else count-only, flag RSS_EXACT clear) */
     unsigned pcpu_step;     /* where the per-CPU offset search stopped, when not exact (see tasks.bpf.c) */
     uint64_t passes;        /* tasks_bpf_read() calls that completed */
-    uint64_t reads;         /* read() calls on iterator descriptors, all passes */
+    uint64_t runs;          /* program runs (a pass that outgrew the output array runs again) */
     uint64_t records;       /* records handed to callbacks, all passes */
-    uint64_t visited;       /* objects the BPF program was called with (tasks or cgroups), all passes */
+    uint64_t grows;         /* reloads with a larger output array */
+    uint32_t capacity;      /* records the output array holds */
+    uint64_t visited;       /* processes the last pass looked at (tasks mode: every one on the machine) */
+    uint64_t cgroups;       /* cgroups the last pass walked (cgroup mode) */
     uint32_t filter_size;   /* PIDs in the filter */
 } tasks_bpf_info_t;
 
@@ -118,7 +123,7 @@ int tasks_bpf_available(tasks_bpf_mode_t mode, int sys_fd, char *why, size_t why
 /* tasks_bpf_open: check as tasks_bpf_available(), load the BPF object and attach the iterator. On success
  * *ret owns it (tasks_bpf_close). Returns 0 or a negative errno with a one-line reason in `why` (may be NULL):
  * -EOPNOTSUPP, -EPERM, -ENOENT, -ENOSYS as above, -EINVAL (bad options), -ENOMEM, or the load's or attach's
- * error (the last libbpf message is in the reason). Test hook: $JOBSCOPE_BPF_FAULT = "load" makes the load
+ * error (the last libbpf message is in the reason; cgroup_fd not a cgroup v2 directory: -EINVAL). Test hook: $JOBSCOPE_BPF_FAULT = "load" makes the load
  * fail (a map of size 0), "btf" makes the BTF check look for a file that does not exist. */
 int tasks_bpf_open(const tasks_bpf_opts_t *opts, tasks_bpf_t **ret, char *why, size_t whylen);
 
@@ -132,8 +137,11 @@ int tasks_bpf_open(const tasks_bpf_opts_t *opts, tasks_bpf_t **ret, char *why, s
 #define TASKS_BPF_PID_PARENT 2u
 int tasks_bpf_set_pids(tasks_bpf_t *t, const int32_t *pids, const uint8_t *how, size_t n);
 
-/* tasks_bpf_read: one pass: `cb` once per process, in the iterator's order (TASKS: by PID; CGROUP: by cgroup,
- * pre-order). Returns 0, a negative errno from the iterator, or the first negative return of `cb`. */
+/* tasks_bpf_read: one pass: `cb` once per process, in the walk's order (TASKS: creation order, parents before
+ * children; CGROUP: cgroup by cgroup, pre-order). A pass that finds more processes than the output array holds
+ * loads the object again with a larger one (tens of milliseconds) and runs again. Returns 0, -ENODEV (that
+ * reload failed: close and fall back), -E2BIG (more than 4 M processes), the run's negative errno, or the first
+ * negative return of `cb`. */
 int tasks_bpf_read(tasks_bpf_t *t, tasks_bpf_record_cb cb, void *arg);
 
 /* tasks_bpf_info: fill *ret (strings are static). */

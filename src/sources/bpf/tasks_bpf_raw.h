@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT OR GPL-2.0-only
  *
  * The record the BPF task reader (tasks.bpf.c) writes for each process, one fixed-size struct per process into
- * the iterator's seq_file, and the settings the loader (tasks_bpf.c) gives it. Shared by the BPF object and
+ * an array the loader (tasks_bpf.c) maps, and the counters the program keeps about its work. Shared by the BPF object and
  * user space, so only fixed-width __u32/__s64 types appear. The record holds raw kernel figures (nanoseconds,
  * pages, the raw task state); tasks_bpf.c turns them into what /proc shows (clock ticks, bytes, a state
  * letter). Version the layout with TASKS_BPF_RAW_SIZE: the loader rejects a record of another size.
@@ -16,7 +16,7 @@
 #define TASKS_BPF_MAX_CPUS 1024 /* per-CPU offsets kept; a power of two (the index is masked) */
 #define TASKS_BPF_FD_WORDS 8    /* open-fd bitmap words read per probe */
 
-/* pid_filter map values (iter/task mode) */
+/* pid_filter map values (tasks mode) */
 #define TASKS_BPF_F_MEMBER 1u /* report this process */
 #define TASKS_BPF_F_PARENT 2u /* report its children (with follow), not itself */
 #define TASKS_BPF_F_AUTO 4u   /* added by the BPF program: a child of a filtered process */
@@ -26,7 +26,7 @@
 #define TASKS_BPF_R_RSS_EXACT (1u << 1)   /* rss_sum includes every CPU's pending delta */
 #define TASKS_BPF_R_FILES (1u << 2)       /* has a file table: fds is set */
 #define TASKS_BPF_R_RACED (1u << 3)       /* a thread exited during every attempt: sums may be off once */
-#define TASKS_BPF_R_DISCOVERED (1u << 4)  /* iter/task: added to the filter as a child of a filtered one */
+#define TASKS_BPF_R_DISCOVERED (1u << 4)  /* tasks mode: added to the filter as a child of a filtered one */
 #define TASKS_BPF_R_PID_HIDDEN (1u << 5)  /* not visible in the reader's PID namespace (pid = 0) */
 #define TASKS_BPF_R_KTHREAD (1u << 6)     /* a kernel thread */
 
@@ -68,10 +68,13 @@ struct tasks_bpf_raw {
 
 /* what the BPF program counts about its own work (the .bss `stats`) */
 struct tasks_bpf_stats {
-    __u64 visited;  /* objects the iterator program was called with */
-    __u64 emitted;  /* records written */
-    __u64 overflow; /* bpf_seq_write refused: the seq_file buffer was full */
-    __u64 pcpu_state; /* 0 not tried, 1 per-CPU offsets found, 2 failed (RSS from count only) */
+    __u64 runs;       /* passes */
+    __u64 visited;    /* processes looked at, last pass (tasks mode: all of the machine's) */
+    __u64 matched;    /* processes reported, last pass (more than `out` holds when it was too small) */
+    __u64 written;    /* records written into `out`, last pass */
+    __u64 cgroups;    /* cgroups walked, last pass */
+    __u64 missing;    /* cgroups that vanished under the walk, all passes */
+    __u64 pcpu_state; /* 0 not tried, 1 per-CPU offsets found, 2 failed (RSS from the counts alone) */
     __u64 pcpu_step;  /* where the offset search failed */
 };
 
