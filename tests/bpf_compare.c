@@ -6,7 +6,7 @@
  * installed.
  *
  *   bpf_compare [--mode task|cgroup] [--cgroup DIR] [--all] [--follow] [--parent PID] [--passes K]
- *               [--sysfs DIR] [--available] [PID...]
+ *               [--interval-ms MS] [--sysfs DIR] [--available] [PID...]
  *
  *   --mode task (default)  iter/task with the PIDs given as the filter (--all: no filter, every process
  *                          visible in this PID namespace; --follow: children of the filtered ones too;
@@ -14,6 +14,7 @@
  *   --mode cgroup          iter/cgroup over DIR and its descendants (PIDs ignored)
  *   --available            only print tasks_bpf_available()
  *   --sysfs DIR            the sysfs root handed to the reader (its kernel/btf/vmlinux is checked)
+ *   --passes K, --interval-ms MS   K passes, MS milliseconds apart (default 1 pass)
  *
  * Output: {"available": {"rc", "errno", "why"}} or {"open": {...}} on failure (exit 3), else one line per
  * pass: {"pass": k, "info": {...}, "procs": [{"pid", "bpf": {...}, "proc": {...}}, ...]} where "proc" is null
@@ -129,8 +130,7 @@ static void print_bpf(const tasks_bpf_record_t *r)
         put_u("rss", 0, &f);
         put_u("shared", 0, &f);
     }
-    if (r->flags & TASKS_BPF_HAS_FDS)
-        put_i("fds", r->fds, &f);
+    put_i("fds", r->fds, &f);
     put_u("flags", r->flags, &f);
     printf("}");
 }
@@ -211,7 +211,7 @@ static void print_error(const char *what, int rc, const char *why)
 static void usage(void)
 {
     fprintf(stderr, "usage: bpf_compare [--mode task|cgroup] [--cgroup DIR] [--all] [--follow] [--parent PID] "
-                    "[--passes K] [--sysfs DIR] [--available] [PID...]\n");
+                    "[--passes K] [--interval-ms MS] [--sysfs DIR] [--available] [PID...]\n");
 }
 
 int main(int argc, char **argv)
@@ -221,7 +221,7 @@ int main(int argc, char **argv)
     opts.filter = true;
     const char *cgroup = NULL, *sysfs = NULL;
     bool available_only = false;
-    long passes = 1;
+    long passes = 1, interval_ms = 0;
     int32_t *pids = calloc((size_t)argc + 1, sizeof(*pids));
     uint8_t *how = calloc((size_t)argc + 1, sizeof(*how));
     size_t npids = 0;
@@ -240,6 +240,9 @@ int main(int argc, char **argv)
             i++;
         } else if (strcmp(a, "--passes") == 0 && v) {
             passes = strtol(v, NULL, 10);
+            i++;
+        } else if (strcmp(a, "--interval-ms") == 0 && v) {
+            interval_ms = strtol(v, NULL, 10);
             i++;
         } else if (strcmp(a, "--parent") == 0 && v) {
             how[npids] = TASKS_BPF_PID_PARENT;
@@ -296,6 +299,8 @@ int main(int argc, char **argv)
     js_buf_t b = {0};
     recs_t recs = {0};
     for (long k = 0; k < passes; k++) {
+        if (k && interval_ms > 0)
+            usleep((useconds_t)interval_ms * 1000);
         recs.n = 0;
         r = tasks_bpf_read(t, collect, &recs);
         if (r < 0) {

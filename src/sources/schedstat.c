@@ -13,10 +13,10 @@ int proc_parse_schedstat(const char *text, js_schedstat_t *ret)
     const char *p = text;
     uint64_t v[3];
     for (int i = 0; i < 3; i++) {
-        /* exactly one space between the fields; parse_u64 also skips tabs, which the kernel never writes */
+        /* blanks between the fields (the kernel writes one space) */
         if (parse_u64(&p, &v[i]) < 0)
             return -EINVAL;
-        if (i < 2 && *p != ' ')
+        if (i < 2 && *p != ' ' && *p != '\t')
             return -EINVAL;
     }
     if (*p != '\n' && *p != '\0' && *p != ' ')

@@ -216,24 +216,48 @@ struct tasks_bpf {
     js_pidmap_t procs; /* host pid -> tb_proc_t */
 };
 
-/* ---- libbpf's messages: kept (the last warning) instead of printed ---- */
+/* ---- libbpf's messages: kept instead of printed (library code prints nothing) ---- */
 
-static char tb_last_msg[256];
+static char tb_last_msg[200]; /* the first line of libbpf's first warning that says "failed" (or its first) */
+static char tb_verifier[200]; /* the verifier's complaint: the log line before "processed N insns" */
+
+static void keep_line(char *dst, size_t cap, const char *s, size_t len)
+{
+    while (len && (s[len - 1] == '\n' || s[len - 1] == ' '))
+        len--;
+    if (len >= cap)
+        len = cap - 1;
+    memcpy(dst, s, len);
+    dst[len] = '\0';
+}
 
 static int tb_print(enum libbpf_print_level level, const char *fmt, va_list ap)
 {
     if (level == LIBBPF_DEBUG)
         return 0;
-    char line[sizeof(tb_last_msg)];
-    int n = vsnprintf(line, sizeof(line), fmt, ap);
-    if (n <= 0)
+    char *msg = NULL;
+    if (vasprintf(&msg, fmt, ap) < 0)
         return 0;
-    /* keep the first line of the message, without the trailing newline */
-    char *nl = strchr(line, '\n');
-    if (nl)
-        *nl = '\0';
-    if (line[0])
-        memcpy(tb_last_msg, line, sizeof(line));
+    const char *end = strstr(msg, "-- END PROG LOAD LOG --");
+    if (end) {
+        const char *last = NULL;
+        for (const char *p = msg; (p = strstr(p, "\nprocessed ")) && p < end; p++)
+            last = p;
+        if (last) {
+            const char *start = last;
+            while (start > msg && start[-1] != '\n')
+                start--;
+            if (start < last)
+                keep_line(tb_verifier, sizeof(tb_verifier), start, (size_t)(last - start));
+        }
+    } else {
+        const char *nl = strchr(msg, '\n');
+        size_t len = nl ? (size_t)(nl - msg) : strlen(msg);
+        bool failed = memmem(msg, len, "fail", 4) != NULL;
+        if (len && (!tb_last_msg[0] || (failed && !strstr(tb_last_msg, "fail"))))
+            keep_line(tb_last_msg, sizeof(tb_last_msg), msg, len);
+    }
+    free(msg);
     return 0;
 }
 
@@ -360,7 +384,7 @@ void tasks_bpf_close(tasks_bpf_t *t)
 static int load(tasks_bpf_t *t, char *why, size_t whylen)
 {
     libbpf_print_fn_t old_print = libbpf_set_print(tb_print);
-    tb_last_msg[0] = '\0';
+    tb_last_msg[0] = tb_verifier[0] = '\0';
     const char *what = "open";
     int r = 0;
     t->skel = tasks_skel__open();
@@ -408,7 +432,8 @@ fail:
     libbpf_set_print(old_print);
     if (r >= 0)
         r = -EINVAL;
-    set_why(why, whylen, "BPF %s failed: %s%s%s", what, strerror(-r), tb_last_msg[0] ? ": " : "", tb_last_msg);
+    set_why(why, whylen, "BPF %s failed: %s%s%s%s%s", what, strerror(-r), tb_verifier[0] ? ": verifier: " : "",
+            tb_verifier, tb_last_msg[0] ? ": " : "", tb_last_msg);
     unload(t);
     return r;
 }

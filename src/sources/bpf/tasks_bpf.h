@@ -57,7 +57,7 @@ void tasks_bpf_opts_init(tasks_bpf_opts_t *opts);
 #define TASKS_BPF_HAS_MM (1u << 0)     /* has an address space: vsize and the memory fields are valid */
 #define TASKS_BPF_RSS_EXACT (1u << 1)  /* RSS includes every CPU's pending delta (as statm/status); else the
                                           counters alone (as stat field 24) */
-#define TASKS_BPF_HAS_FDS (1u << 2)    /* fds is valid (the process still has a file table) */
+#define TASKS_BPF_HAS_FDS (1u << 2)    /* the process still has a file table (else fds is 0, as in /proc) */
 #define TASKS_BPF_RACED (1u << 3)      /* threads kept exiting during every attempt: group sums may be off */
 #define TASKS_BPF_DISCOVERED (1u << 4) /* TASKS mode with follow: added as a child of a selected process */
 #define TASKS_BPF_PID_HIDDEN (1u << 5) /* not visible in the reader's PID namespace: pid and ppid are 0 */
@@ -88,7 +88,8 @@ typedef struct {
     uint64_t io[7];              /* [io] rchar wchar syscr syscw read_bytes write_bytes cancelled_write_bytes */
     int32_t processor;           /* [stat 39] */
     uint32_t uid;                /* real UID [status Uid, first] (initial user namespace) */
-    int64_t fds;                 /* open descriptors [st_size of fd/] */
+    int64_t fds;                 /* open descriptors [st_size of fd/]; 0 without a file table (zombie), as
+                                    /proc shows it */
     int32_t threads_walked;      /* live threads summed (equals threads unless one came or went meanwhile) */
     uint32_t flags;              /* TASKS_BPF_* above */
     char comm[17];               /* [stat 2], NUL-terminated */
