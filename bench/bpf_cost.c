@@ -53,18 +53,29 @@ static int pids_add(pids_t *p, int32_t pid)
     return 0;
 }
 
-static char rbuf[1 << 16];
+static char rbuf[1 << 20]; /* children files at discovery */
+static char pbuf[1 << 16]; /* the procfs passes: what floor.c reads with */
 
+/* read_file: all of `path` into rbuf (NUL-terminated): children files are served a page per read. */
 static ssize_t read_file(const char *path)
 {
     int fd = open(path, O_RDONLY | O_CLOEXEC);
     if (fd < 0)
         return -errno;
-    ssize_t n = read(fd, rbuf, sizeof(rbuf) - 1);
+    size_t off = 0;
+    for (;;) {
+        ssize_t n = read(fd, rbuf + off, sizeof(rbuf) - 1 - off);
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n <= 0)
+            break;
+        off += (size_t)n;
+        if (off == sizeof(rbuf) - 1)
+            break;
+    }
     close(fd);
-    if (n >= 0)
-        rbuf[n] = '\0';
-    return n;
+    rbuf[off] = '\0';
+    return (ssize_t)off;
 }
 
 /* discover: ROOT and its descendants from /proc/PID/task/TID/children (threads' children included). */
@@ -148,7 +159,7 @@ static uint64_t kept_pass(const kept_t *k)
 {
     uint64_t ok = 0;
     for (size_t i = 0; i < k->n; i++)
-        if (k->fds[i] >= 0 && pread(k->fds[i], rbuf, sizeof(rbuf), 0) > 0)
+        if (k->fds[i] >= 0 && pread(k->fds[i], pbuf, sizeof(pbuf), 0) > 0)
             ok++;
     return ok;
 }

@@ -101,17 +101,21 @@ struct {
     __type(value, struct tasks_bpf_raw);
 } out SEC(".maps");
 
-/* the fd-bitmap words being counted, per CPU */
-struct fd_words {
+/* per-CPU scratch: the fd-bitmap words being counted, and kernel addresses handed to the global functions.
+ * An address loaded from a kernel structure is a pointer to the verifier and cannot be passed where a number
+ * is expected; stored into map memory (allowed with CAP_PERFMON) and read back, it is a number. */
+struct scratch {
     __u64 w[TASKS_BPF_FD_WORDS];
+    __u64 ctr[4];    /* the mm counters' per-CPU pointers, in TASKS_BPF_RSS_* order */
+    __u64 fd_bits;   /* the open_fds bitmap */
 };
 
 struct {
     __uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
     __uint(max_entries, 1);
     __type(key, __u32);
-    __type(value, struct fd_words);
-} fd_scratch SEC(".maps");
+    __type(value, struct scratch);
+} scratch_map SEC(".maps");
 
 /* only its per-CPU placement matters: where its value lies on each CPU gives the CPUs' offsets */
 struct {
@@ -307,12 +311,17 @@ static __always_inline int sum_group(struct tasks_bpf_raw *r, struct task_struct
     return !(seq0 & 1) && seq0 == seq1;
 }
 
-/* tb_rss_deltas: add every CPU's pending delta of the four counters (per-CPU pointers given) to r->rss_sum,
- * as percpu_counter_sum() does. A global function, verified once. */
-__noinline int tb_rss_deltas(struct tasks_bpf_raw *r, __u64 c_file, __u64 c_anon, __u64 c_swap, __u64 c_shmem)
+/* tb_rss_deltas: add every CPU's pending delta of the four counters (per-CPU pointers in sc->ctr) to
+ * r->rss_sum, as percpu_counter_sum() does. The kernel allocates an mm's four counters together
+ * (percpu_counter_init_many), so on each CPU they are four adjacent s32 in enum order: then one read per CPU.
+ * A global function, verified once. */
+__noinline int tb_rss_deltas(struct tasks_bpf_raw *r, struct scratch *sc)
 {
-    if (!r || stats.pcpu_state != 1)
+    if (!r || !sc || stats.pcpu_state != 1)
         return 0;
+    __u64 c_file = sc->ctr[TASKS_BPF_RSS_FILE], c_anon = sc->ctr[TASKS_BPF_RSS_ANON];
+    __u64 c_swap = sc->ctr[TASKS_BPF_RSS_SWAP], c_shmem = sc->ctr[TASKS_BPF_RSS_SHMEM];
+    bool together = c_anon == c_file + 4 && c_swap == c_file + 8 && c_shmem == c_file + 12;
     __s64 d[4] = {};
     struct bpf_iter_num it;
     int *c;
@@ -320,10 +329,14 @@ __noinline int tb_rss_deltas(struct tasks_bpf_raw *r, __u64 c_file, __u64 c_anon
     while ((c = bpf_iter_num_next(&it))) {
         __u64 off = pcpu_off[*c & (TASKS_BPF_MAX_CPUS - 1)];
         __s32 v[4] = {};
-        bpf_probe_read_kernel(&v[0], sizeof(v[0]), (void *)(c_file + off));
-        bpf_probe_read_kernel(&v[1], sizeof(v[1]), (void *)(c_anon + off));
-        bpf_probe_read_kernel(&v[2], sizeof(v[2]), (void *)(c_swap + off));
-        bpf_probe_read_kernel(&v[3], sizeof(v[3]), (void *)(c_shmem + off));
+        if (together) {
+            bpf_probe_read_kernel(v, sizeof(v), (void *)(c_file + off));
+        } else {
+            bpf_probe_read_kernel(&v[0], sizeof(v[0]), (void *)(c_file + off));
+            bpf_probe_read_kernel(&v[1], sizeof(v[1]), (void *)(c_anon + off));
+            bpf_probe_read_kernel(&v[2], sizeof(v[2]), (void *)(c_swap + off));
+            bpf_probe_read_kernel(&v[3], sizeof(v[3]), (void *)(c_shmem + off));
+        }
         d[0] += v[0];
         d[1] += v[1];
         d[2] += v[2];
@@ -340,7 +353,7 @@ __noinline int tb_rss_deltas(struct tasks_bpf_raw *r, __u64 c_file, __u64 c_anon
 
 /* read_rss: the mm counters, count alone and with every CPU's delta (percpu_counter_sum). The kernel's mm
  * counter enum is anonymous (no CO-RE by name); its order has not changed since 4.5. */
-static __always_inline void read_rss(struct tasks_bpf_raw *r, struct mm_struct *mm)
+static __always_inline void read_rss(struct tasks_bpf_raw *r, struct scratch *sc, struct mm_struct *mm)
 {
     r->rss_count[TASKS_BPF_RSS_FILE] = mm->rss_stat[MM_FILEPAGES].count;
     r->rss_count[TASKS_BPF_RSS_ANON] = mm->rss_stat[MM_ANONPAGES].count;
@@ -348,20 +361,21 @@ static __always_inline void read_rss(struct tasks_bpf_raw *r, struct mm_struct *
     r->rss_count[TASKS_BPF_RSS_SHMEM] = mm->rss_stat[MM_SHMEMPAGES].count;
     for (int i = 0; i < 4; i++)
         r->rss_sum[i] = r->rss_count[i];
-    /* the per-CPU pointers as scalars (read, not loaded: a loaded s32 * is a pointer to the verifier) */
-    tb_rss_deltas(r, (__u64)BPF_CORE_READ(mm, rss_stat[MM_FILEPAGES].counters),
-                  (__u64)BPF_CORE_READ(mm, rss_stat[MM_ANONPAGES].counters),
-                  (__u64)BPF_CORE_READ(mm, rss_stat[MM_SWAPENTS].counters),
-                  (__u64)BPF_CORE_READ(mm, rss_stat[MM_SHMEMPAGES].counters));
+    sc->ctr[TASKS_BPF_RSS_FILE] = (__u64)mm->rss_stat[MM_FILEPAGES].counters;
+    sc->ctr[TASKS_BPF_RSS_ANON] = (__u64)mm->rss_stat[MM_ANONPAGES].counters;
+    sc->ctr[TASKS_BPF_RSS_SWAP] = (__u64)mm->rss_stat[MM_SWAPENTS].counters;
+    sc->ctr[TASKS_BPF_RSS_SHMEM] = (__u64)mm->rss_stat[MM_SHMEMPAGES].counters;
+    tb_rss_deltas(r, sc);
 }
 
-/* tb_count_fds: r->fds = bits set in the first `words` words of the open_fds bitmap at `bits`
+/* tb_count_fds: r->fds = bits set in the first `words` words of the open_fds bitmap at sc->fd_bits
  * (proc_readfd_count). A global function, verified once. */
-__noinline int tb_count_fds(struct tasks_bpf_raw *r, __u64 bits, __u32 words)
+__noinline int tb_count_fds(struct tasks_bpf_raw *r, struct scratch *sc, __u32 words)
 {
-    __u32 zero = 0;
-    struct fd_words *s = bpf_map_lookup_elem(&fd_scratch, &zero);
-    if (!r || !s || !bits)
+    if (!r || !sc)
+        return 0;
+    __u64 bits = sc->fd_bits;
+    if (!bits)
         return 0;
     if (words > fd_words_max)
         words = fd_words_max;
@@ -374,13 +388,13 @@ __noinline int tb_count_fds(struct tasks_bpf_raw *r, __u64 bits, __u32 words)
         __u32 first = (__u32)*c * TASKS_BPF_FD_WORDS;
         __u32 left = words - first;
         if (left >= TASKS_BPF_FD_WORDS) {
-            bpf_probe_read_kernel(s->w, sizeof(s->w), (void *)(bits + (__u64)first * 8));
+            bpf_probe_read_kernel(sc->w, sizeof(sc->w), (void *)(bits + (__u64)first * 8));
         } else {
-            __builtin_memset(s->w, 0, sizeof(s->w));
-            bpf_probe_read_kernel(s->w, (left & (TASKS_BPF_FD_WORDS - 1)) * 8, (void *)(bits + (__u64)first * 8));
+            __builtin_memset(sc->w, 0, sizeof(sc->w));
+            bpf_probe_read_kernel(sc->w, (left & (TASKS_BPF_FD_WORDS - 1)) * 8, (void *)(bits + (__u64)first * 8));
         }
         for (int i = 0; i < TASKS_BPF_FD_WORDS; i++)
-            n += popcount64(s->w[i]);
+            n += popcount64(sc->w[i]);
     }
     bpf_iter_num_destroy(&it);
     r->fds = n;
@@ -392,22 +406,23 @@ __noinline int tb_count_fds(struct tasks_bpf_raw *r, __u64 bits, __u32 words)
  * Past the capacity only the count goes on, so the loader knows how much room the pass needed. */
 static __always_inline void emit(struct task_struct *task, __u32 flags)
 {
-    __u32 idx = stats.matched;
+    __u32 idx = stats.matched, zero = 0;
     stats.matched = idx + 1;
     struct tasks_bpf_raw *r = bpf_map_lookup_elem(&out, &idx);
-    if (!r)
+    struct scratch *sc = bpf_map_lookup_elem(&scratch_map, &zero);
+    if (!r || !sc)
         return;
     __builtin_memset(r, 0, sizeof(*r));
     r->size = sizeof(*r);
     r->flags = flags;
     r->host_pid = task->tgid;
-    r->host_ppid = BPF_CORE_READ(task, real_parent, tgid);
+    struct task_struct *parent = task->real_parent;
+    r->host_ppid = parent ? parent->tgid : 0;
     if (ns_level == 0) {
         r->pid = r->host_pid;
         r->ppid = r->host_ppid;
     } else {
         r->pid = tgid_nr(task);
-        struct task_struct *parent = task->real_parent;
         r->ppid = parent ? tgid_nr(parent) : 0;
         if (!r->pid)
             r->flags |= TASKS_BPF_R_PID_HIDDEN;
@@ -418,8 +433,9 @@ static __always_inline void emit(struct task_struct *task, __u32 flags)
     r->start_ns = task->start_boottime;
     r->nvcsw = task->nvcsw;
     r->nivcsw = task->nivcsw;
-    r->uid = BPF_CORE_READ(task, real_cred, uid.val);
-    bpf_probe_read_kernel(r->comm, sizeof(r->comm), task->comm);
+    const struct cred *cred = task->real_cred;
+    r->uid = cred ? cred->uid.val : 0;
+    __builtin_memcpy(r->comm, task->comm, sizeof(r->comm)); /* two direct loads */
 
     struct signal_struct *sig = task->signal;
     /* the thread iterator wants a trusted task; the walk hands out RCU pointers: take a reference */
@@ -447,12 +463,14 @@ static __always_inline void emit(struct task_struct *task, __u32 flags)
         r->flags |= TASKS_BPF_R_MM;
         r->total_vm = mm->total_vm;
         r->hiwater_rss = mm->hiwater_rss;
-        read_rss(r, mm);
+        read_rss(r, sc, mm);
     }
     struct files_struct *files = task->files;
     struct fdtable *fdt = files ? files->fdt : NULL;
-    if (fdt)
-        tb_count_fds(r, (__u64)BPF_CORE_READ(fdt, open_fds), fdt->max_fds / 64); /* a scalar address */
+    if (fdt) {
+        sc->fd_bits = (__u64)fdt->open_fds;
+        tb_count_fds(r, sc, fdt->max_fds / 64);
+    }
     stats.written++;
 }
 
