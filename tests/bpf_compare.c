@@ -225,8 +225,15 @@ int main(int argc, char **argv)
     int32_t *pids = calloc((size_t)argc + 1, sizeof(*pids));
     uint8_t *how = calloc((size_t)argc + 1, sizeof(*how));
     size_t npids = 0;
-    if (!pids || !how)
-        return 1;
+    js_fsroot_t root = {-1, -1};
+    tasks_bpf_t *t = NULL;
+    js_buf_t b = {0};
+    recs_t recs = {0};
+    int rc = 0, r;
+    if (!pids || !how) {
+        rc = 1;
+        goto out;
+    }
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
         if (strcmp(a, "--mode") == 0 && v) {
@@ -259,45 +266,49 @@ int main(int argc, char **argv)
             pids[npids++] = (int32_t)strtol(a, NULL, 10);
         } else {
             usage();
-            return 2;
+            rc = 2;
+            goto out;
         }
     }
-    js_fsroot_t root;
     if (fsroot_open(&root, NULL, sysfs) < 0) {
         fprintf(stderr, "bpf_compare: cannot open /proc\n");
-        return 1;
+        rc = 1;
+        goto out;
     }
     opts.sys_fd = root.sys;
     char why[512] = "";
     if (available_only) {
-        int r = tasks_bpf_available(opts.mode, root.sys, why, sizeof(why));
+        r = tasks_bpf_available(opts.mode, root.sys, why, sizeof(why));
         print_error("available", r, why);
-        return 0;
+        goto out;
     }
     if (opts.mode == TASKS_BPF_CGROUP) {
         if (!cgroup) {
             usage();
-            return 2;
+            rc = 2;
+            goto out;
         }
         opts.cgroup_fd = open(cgroup, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
         if (opts.cgroup_fd < 0) {
             fprintf(stderr, "bpf_compare: %s: %s\n", cgroup, strerror(errno));
-            return 1;
+            rc = 1;
+            goto out;
         }
     }
-    tasks_bpf_t *t;
-    int r = tasks_bpf_open(&opts, &t, why, sizeof(why));
+    r = tasks_bpf_open(&opts, &t, why, sizeof(why));
+    if (opts.cgroup_fd >= 0)
+        close(opts.cgroup_fd); /* only read during the open */
     if (r < 0) {
         print_error("open", r, why);
-        return 3;
+        rc = 3;
+        goto out;
     }
     if (opts.mode == TASKS_BPF_TASKS && opts.filter && (r = tasks_bpf_set_pids(t, pids, how, npids)) < 0) {
         fprintf(stderr, "bpf_compare: set_pids: %s\n", strerror(-r));
-        return 1;
+        rc = 1;
+        goto out;
     }
     long page = sysconf(_SC_PAGESIZE);
-    js_buf_t b = {0};
-    recs_t recs = {0};
     for (long k = 0; k < passes; k++) {
         if (k && interval_ms > 0)
             usleep((useconds_t)interval_ms * 1000);
@@ -305,7 +316,8 @@ int main(int argc, char **argv)
         r = tasks_bpf_read(t, collect, &recs);
         if (r < 0) {
             fprintf(stderr, "bpf_compare: read: %s\n", strerror(-r));
-            return 1;
+            rc = 1;
+            goto out;
         }
         tasks_bpf_info_t info;
         tasks_bpf_info(t, &info);
@@ -326,11 +338,12 @@ int main(int argc, char **argv)
         printf("]}\n");
         fflush(stdout);
     }
+out:
     buf_free(&b);
     free(recs.v);
     tasks_bpf_close(t);
     fsroot_close(&root);
     free(pids);
     free(how);
-    return 0;
+    return rc;
 }
