@@ -4,7 +4,8 @@
 # needs root (or sudo) only when something is missing.
 set -euo pipefail
 pkgs=(gcc meson ninja-build pkg-config libsqlite3-dev sqlite3 libcmocka-dev
-      python3 python3-pytest python3-psutil stress-ng time sysstat hyperfine procps)
+      python3 python3-pytest python3-psutil stress-ng time sysstat hyperfine procps
+      clang bpftool libbpf-dev)
 missing=()
 for p in "${pkgs[@]}"; do
     dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
