@@ -175,9 +175,9 @@ static void report(const char *method, const pids_t *p, int64_t *cpu, int64_t *w
            "\"cpu_us_per_proc\": {\"median\": %.4f, \"p10\": %.4f, \"p90\": %.4f}, "
            "\"wall_us\": {\"median\": %.3f}%s}\n",
            method, p->n, s, (unsigned long long)items, quant(cpu, (size_t)s, 0.5) / 1e3,
-           quant(cpu, (size_t)s, 0.1) / 1e3, quant(cpu, (size_t)s, 0.9) / 1e3, quant(cpu, (size_t)s, 0.5) / 1e3 / n,
-           quant(cpu, (size_t)s, 0.1) / 1e3 / n, quant(cpu, (size_t)s, 0.9) / 1e3 / n,
-           quant(wall, (size_t)s, 0.5) / 1e3, extra ? extra : "");
+           quant(cpu, (size_t)s, 0.1) / 1e3, quant(cpu, (size_t)s, 0.9) / 1e3,
+           quant(cpu, (size_t)s, 0.5) / 1e3 / n, quant(cpu, (size_t)s, 0.1) / 1e3 / n,
+           quant(cpu, (size_t)s, 0.9) / 1e3 / n, quant(wall, (size_t)s, 0.5) / 1e3, extra ? extra : "");
     fflush(stdout);
 }
 
@@ -221,7 +221,8 @@ int main(int argc, char **argv)
             if (pids_add(&p, (int32_t)atoi(a)) < 0)
                 return 1;
         } else {
-            fprintf(stderr, "usage: bpf_cost [-s S] [-w W] [--methods LIST] [--cgroup DIR] (--tree ROOT | PID...)\n");
+            fprintf(stderr,
+                    "usage: bpf_cost [-s S] [-w W] [--methods LIST] [--cgroup DIR] (--tree ROOT | PID...)\n");
             return 2;
         }
     }
@@ -256,7 +257,8 @@ int main(int argc, char **argv)
         tasks_bpf_t *t;
         int64_t o0 = now_ns(CLOCK_MONOTONIC), oc0 = now_ns(CLOCK_PROCESS_CPUTIME_ID);
         int r = tasks_bpf_open(&o, &t, why, sizeof(why));
-        int64_t open_us = (now_ns(CLOCK_MONOTONIC) - o0) / 1000, open_cpu_us = (now_ns(CLOCK_PROCESS_CPUTIME_ID) - oc0) / 1000;
+        int64_t open_us = (now_ns(CLOCK_MONOTONIC) - o0) / 1000,
+                open_cpu_us = (now_ns(CLOCK_PROCESS_CPUTIME_ID) - oc0) / 1000;
         if (r < 0) {
             printf("{\"method\": \"%s\", \"error\": \"%s\"}\n", name, why);
             continue;
@@ -282,10 +284,11 @@ int main(int argc, char **argv)
         tasks_bpf_info_t info;
         tasks_bpf_info(t, &info);
         char extra[256];
-        snprintf(extra, sizeof(extra),
-                 ", \"open_wall_us\": %lld, \"open_cpu_us\": %lld, \"visited_per_pass\": %.1f, \"rss_exact\": %s",
-                 (long long)open_us, (long long)open_cpu_us,
-                 (double)info.visited, info.rss_exact ? "true" : "false");
+        snprintf(
+            extra, sizeof(extra),
+            ", \"open_wall_us\": %lld, \"open_cpu_us\": %lld, \"visited_per_pass\": %.1f, \"rss_exact\": %s",
+            (long long)open_us, (long long)open_cpu_us, (double)info.visited,
+            info.rss_exact ? "true" : "false");
         report(name, &p, cpu, wall, samples, items, extra);
         tasks_bpf_close(t);
     }

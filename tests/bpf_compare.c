@@ -79,8 +79,8 @@ static void put_u(const char *key, unsigned long long v, bool *first)
     *first = false;
 }
 
-static const char *const io_names[7] = {"rchar", "wchar", "syscr", "syscw", "read_bytes", "write_bytes",
-                                        "cancelled_write_bytes"};
+static const char *const io_names[7] = {
+    "rchar", "wchar", "syscr", "syscw", "read_bytes", "write_bytes", "cancelled_write_bytes"};
 
 static void print_bpf(const tasks_bpf_record_t *r)
 {
@@ -200,7 +200,8 @@ static bool print_proc(const js_fsroot_t *root, int32_t pid, long page, js_buf_t
 
 static void print_error(const char *what, int rc, const char *why)
 {
-    printf("{\"%s\": {\"rc\": %d, \"errno\": \"%s\", \"why\": ", what, rc, rc < 0 ? strerrorname_np(-rc) : "");
+    printf("{\"%s\": {\"rc\": %d, \"errno\": \"%s\", \"why\": ", what, rc,
+           rc < 0 ? strerrorname_np(-rc) : "");
     js_buf_t b = {0};
     if (json_str(&b, why, strlen(why)) == 0)
         printf("%s", b.p);
@@ -210,8 +211,9 @@ static void print_error(const char *what, int rc, const char *why)
 
 static void usage(void)
 {
-    fprintf(stderr, "usage: bpf_compare [--mode task|cgroup] [--cgroup DIR] [--all] [--follow] [--parent PID] "
-                    "[--passes K] [--interval-ms MS] [--sysfs DIR] [--available] [PID...]\n");
+    fprintf(stderr,
+            "usage: bpf_compare [--mode task|cgroup] [--cgroup DIR] [--all] [--follow] [--parent PID] "
+            "[--passes K] [--interval-ms MS] [--sysfs DIR] [--available] [PID...]\n");
 }
 
 int main(int argc, char **argv)

@@ -25,7 +25,8 @@
 
 /* ---- cputime_adjust ---- */
 
-static void adjust(uint64_t rtime, uint64_t u, uint64_t s, uint64_t pu, uint64_t ps, uint64_t *ru, uint64_t *rs)
+static void adjust(uint64_t rtime, uint64_t u, uint64_t s, uint64_t pu, uint64_t ps, uint64_t *ru,
+                   uint64_t *rs)
 {
     *ru = *rs = 12345; /* overwritten */
     tasks_bpf_cputime_adjust(rtime, u, s, pu, ps, ru, rs);
@@ -122,7 +123,8 @@ static void test_ns_to_ticks(void **state)
     /* 1024 does not divide 10^9: the exact product, truncated */
     assert_int_equal(tasks_bpf_ns_to_ticks(NS, 1024), 1024);
     assert_int_equal(tasks_bpf_ns_to_ticks(NS - 1, 1024), 1023);
-    assert_int_equal(tasks_bpf_ns_to_ticks(UINT64_MAX, 1024), (uint64_t)((__extension__(unsigned __int128)UINT64_MAX * 1024) / NS));
+    assert_int_equal(tasks_bpf_ns_to_ticks(UINT64_MAX, 1024),
+                     (uint64_t)((__extension__(unsigned __int128) UINT64_MAX * 1024) / NS));
     assert_int_equal(tasks_bpf_ns_to_ticks(NS, 0), 0);
 }
 
@@ -136,16 +138,16 @@ static void test_state_letters(void **state)
     assert_int_equal(tasks_bpf_state_char(0x2, 0), 'D');
     assert_int_equal(tasks_bpf_state_char(0x4, 0), 'T');
     assert_int_equal(tasks_bpf_state_char(0x8, 0), 't');
-    assert_int_equal(tasks_bpf_state_char(0x80, 0x10), 'X');  /* TASK_DEAD, EXIT_DEAD */
-    assert_int_equal(tasks_bpf_state_char(0x80, 0x20), 'Z');  /* TASK_DEAD, EXIT_ZOMBIE */
-    assert_int_equal(tasks_bpf_state_char(0x40, 0), 'P');     /* TASK_PARKED */
-    assert_int_equal(tasks_bpf_state_char(0x402, 0), 'I');    /* TASK_IDLE = UNINTERRUPTIBLE | NOLOAD */
-    assert_int_equal(tasks_bpf_state_char(0x102, 0), 'D');    /* TASK_KILLABLE = WAKEKILL | UNINTERRUPTIBLE */
-    assert_int_equal(tasks_bpf_state_char(0x108, 0), 't');    /* TASK_TRACED = WAKEKILL | __TASK_TRACED */
-    assert_int_equal(tasks_bpf_state_char(0x1000, 0), 'D');   /* TASK_RTLOCK_WAIT shows as D */
-    assert_int_equal(tasks_bpf_state_char(0x8000, 0), 'D');   /* TASK_FROZEN shows as D */
-    assert_int_equal(tasks_bpf_state_char(0x200, 0), 'R');    /* TASK_WAKING: not reported */
-    assert_int_equal(tasks_bpf_state_char(0x1, 0x20), 'Z');   /* exit_state wins over a sleeping __state */
+    assert_int_equal(tasks_bpf_state_char(0x80, 0x10), 'X'); /* TASK_DEAD, EXIT_DEAD */
+    assert_int_equal(tasks_bpf_state_char(0x80, 0x20), 'Z'); /* TASK_DEAD, EXIT_ZOMBIE */
+    assert_int_equal(tasks_bpf_state_char(0x40, 0), 'P');    /* TASK_PARKED */
+    assert_int_equal(tasks_bpf_state_char(0x402, 0), 'I');   /* TASK_IDLE = UNINTERRUPTIBLE | NOLOAD */
+    assert_int_equal(tasks_bpf_state_char(0x102, 0), 'D');   /* TASK_KILLABLE = WAKEKILL | UNINTERRUPTIBLE */
+    assert_int_equal(tasks_bpf_state_char(0x108, 0), 't');   /* TASK_TRACED = WAKEKILL | __TASK_TRACED */
+    assert_int_equal(tasks_bpf_state_char(0x1000, 0), 'D');  /* TASK_RTLOCK_WAIT shows as D */
+    assert_int_equal(tasks_bpf_state_char(0x8000, 0), 'D');  /* TASK_FROZEN shows as D */
+    assert_int_equal(tasks_bpf_state_char(0x200, 0), 'R');   /* TASK_WAKING: not reported */
+    assert_int_equal(tasks_bpf_state_char(0x1, 0x20), 'Z');  /* exit_state wins over a sleeping __state */
 }
 
 /* ---- entry points without a reader ---- */

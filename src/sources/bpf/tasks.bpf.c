@@ -18,20 +18,21 @@
  * and each pass cost an iterator descriptor, reads and copies.
  *
  * Each record carries the figures /proc derives its fields from, read the way fs/proc reads them:
- * - group sums over live threads (open-coded task iterator) plus what exited threads left in signal_struct:
- *   utime/stime/sum_exec_runtime (thread_group_cputime), min/maj faults (do_task_stat), I/O (do_io_accounting),
- *   context switches (getrusage); the leader's own context switches as /proc/PID/status shows them. A thread
- *   exiting during the walk moves its figures into signal_struct under stats_lock, so the walk is retried when
- *   that seqcount moved, as the kernel's readers do;
+ * - group sums over live threads (open-coded task iterator) plus what exited threads left in
+ *   signal_struct: utime/stime/sum_exec_runtime (thread_group_cputime), min/maj faults (do_task_stat), I/O
+ *   (do_io_accounting), context switches (getrusage); the leader's own context switches as /proc/PID/status
+ *   shows them. A thread exiting during the walk moves its figures into signal_struct under stats_lock, so
+ *   the walk is retried when that seqcount moved, as the kernel's readers do;
  * - the signal's prev_cputime, from which user space rescales utime/stime to sum_exec_runtime exactly as
  *   cputime_adjust() would (the program cannot store the kernel's state);
  * - RSS by type as /proc/PID/status and statm show it: percpu_counter_sum(), the counter's count plus every
- *   CPU's pending delta. The kernel's BTF tags no percpu pointer and its kallsyms lists no per-CPU symbol, so
- *   the per-CPU offsets are found once: the running task's runqueue (se.cfs_rq->rq) is this CPU's copy of the
- *   per-CPU variable `runqueues`; this CPU's `this_cpu_off` lies at a fixed distance from it (both offsets come
- *   from the kernel BTF's .data..percpu section, handed in as pcpu_delta) and holds this CPU's offset; the other
- *   CPUs' offsets follow from where a per-CPU array map puts its value on each CPU, and each is checked against
- *   that CPU's own this_cpu_off. If any step fails, RSS falls back to the counts alone (flag RSS_EXACT clear).
+ *   CPU's pending delta. The kernel's BTF tags no percpu pointer and its kallsyms lists no per-CPU symbol,
+ *   so the per-CPU offsets are found once: the running task's runqueue (se.cfs_rq->rq) is this CPU's copy of
+ *   the per-CPU variable `runqueues`; this CPU's `this_cpu_off` lies at a fixed distance from it (both
+ *   offsets come from the kernel BTF's .data..percpu section, handed in as pcpu_delta) and holds this CPU's
+ *   offset; the other CPUs' offsets follow from where a per-CPU array map puts its value on each CPU, and
+ *   each is checked against that CPU's own this_cpu_off. If any step fails, RSS falls back to the counts
+ *   alone (flag RSS_EXACT clear);
  * - the open-descriptor count as /proc/PID/fd's st_size: the bits set in the fd table's open_fds.
  * PIDs are given in the reader's PID namespace (the process running the program), translated through struct
  * pid's numbers[] when that is not the initial namespace.
@@ -52,7 +53,8 @@ extern void bpf_iter_num_destroy(struct bpf_iter_num *it) __ksym;
 extern int bpf_iter_task_new(struct bpf_iter_task *it, struct task_struct *task, unsigned int flags) __ksym;
 extern struct task_struct *bpf_iter_task_next(struct bpf_iter_task *it) __ksym;
 extern void bpf_iter_task_destroy(struct bpf_iter_task *it) __ksym;
-extern int bpf_iter_css_new(struct bpf_iter_css *it, struct cgroup_subsys_state *start, unsigned int flags) __ksym;
+extern int bpf_iter_css_new(struct bpf_iter_css *it, struct cgroup_subsys_state *start,
+                            unsigned int flags) __ksym;
 extern struct cgroup_subsys_state *bpf_iter_css_next(struct bpf_iter_css *it) __ksym;
 extern void bpf_iter_css_destroy(struct bpf_iter_css *it) __ksym;
 extern int bpf_iter_css_task_new(struct bpf_iter_css_task *it, struct cgroup_subsys_state *css,
@@ -69,13 +71,13 @@ extern void bpf_task_release(struct task_struct *p) __ksym;
 #define PF_KTHREAD 0x00200000
 
 /* set by the loader before load */
-const volatile __u32 mode = 0;        /* 0 tasks, 1 cgroup */
-const volatile __u64 cgroup_id = 0;   /* cgroup mode: the subtree's root */
+const volatile __u32 mode = 0;      /* 0 tasks, 1 cgroup */
+const volatile __u64 cgroup_id = 0; /* cgroup mode: the subtree's root */
 const volatile __u32 cgroup_self_only = 0;
-const volatile __u32 filter_on = 0;   /* tasks mode: report only what pid_filter selects */
-const volatile __u32 follow = 0;      /* tasks mode: add children of filtered processes to the filter */
-const volatile __u32 nr_cpus = 1;     /* possible CPUs */
-const volatile __s64 pcpu_delta = 0;  /* offset of runqueues minus offset of this_cpu_off in .data..percpu */
+const volatile __u32 filter_on = 0;  /* tasks mode: report only what pid_filter selects */
+const volatile __u32 follow = 0;     /* tasks mode: add children of filtered processes to the filter */
+const volatile __u32 nr_cpus = 1;    /* possible CPUs */
+const volatile __s64 pcpu_delta = 0; /* offset of runqueues minus offset of this_cpu_off in .data..percpu */
 const volatile __u32 fd_words_max = 1 << 16; /* cap on open_fds words read (4 M descriptors) */
 
 /* state kept between passes (the loader reads stats after each run) */
@@ -106,8 +108,8 @@ struct {
  * is expected; stored into map memory (allowed with CAP_PERFMON) and read back, it is a number. */
 struct scratch {
     __u64 w[TASKS_BPF_FD_WORDS];
-    __u64 ctr[4];    /* the mm counters' per-CPU pointers, in TASKS_BPF_RSS_* order */
-    __u64 fd_bits;   /* the open_fds bitmap */
+    __u64 ctr[4];  /* the mm counters' per-CPU pointers, in TASKS_BPF_RSS_* order */
+    __u64 fd_bits; /* the open_fds bitmap */
 };
 
 struct {
@@ -193,7 +195,8 @@ __noinline int tb_pcpu_init(void)
         __u64 off = off_here + (__u64)((long)there - (long)here);
         __u64 check = 0;
         /* that CPU's this_cpu_off holds that CPU's offset */
-        if (bpf_probe_read_kernel(&check, sizeof(check), (void *)(tco - off_here + off)) < 0 || check != off) {
+        if (bpf_probe_read_kernel(&check, sizeof(check), (void *)(tco - off_here + off)) < 0 ||
+            check != off) {
             bad = 8;
             break;
         }
@@ -219,9 +222,10 @@ static __always_inline void ns_init(void)
         __u32 level = p->level;
         __u64 ns = 0;
         __u64 pa = (__u64)BPF_CORE_READ(cur, thread_pid);
-        bpf_probe_read_kernel(&ns, sizeof(ns), (void *)(pa + bpf_core_field_offset(struct pid, numbers) +
-                                                        (__u64)level * bpf_core_type_size(struct upid) +
-                                                        bpf_core_field_offset(struct upid, ns)));
+        bpf_probe_read_kernel(&ns, sizeof(ns),
+                              (void *)(pa + bpf_core_field_offset(struct pid, numbers) +
+                                       (__u64)level * bpf_core_type_size(struct upid) +
+                                       bpf_core_field_offset(struct upid, ns)));
         ns_level = level;
         ns_ptr = ns;
     }
@@ -237,7 +241,8 @@ static __always_inline __s32 nr_in_ns(__u64 pa)
     bpf_probe_read_kernel(&level, sizeof(level), (void *)(pa + bpf_core_field_offset(struct pid, level)));
     if (ns_level > level)
         return 0;
-    __u64 addr = pa + bpf_core_field_offset(struct pid, numbers) + (__u64)ns_level * bpf_core_type_size(struct upid);
+    __u64 addr =
+        pa + bpf_core_field_offset(struct pid, numbers) + (__u64)ns_level * bpf_core_type_size(struct upid);
     __s32 nr = 0;
     __u64 ns = 0;
     bpf_probe_read_kernel(&nr, sizeof(nr), (void *)(addr + bpf_core_field_offset(struct upid, nr)));
@@ -261,7 +266,8 @@ static __always_inline __u32 read_seq(struct signal_struct *sig)
 
 /* sum_group: the group sums (thread_group_cputime, do_task_stat, do_io_accounting, getrusage) into r.
  * Returns 1 if the stats_lock seqcount stayed even and unchanged across the walk. */
-static __always_inline int sum_group(struct tasks_bpf_raw *r, struct task_struct *task, struct signal_struct *sig)
+static __always_inline int sum_group(struct tasks_bpf_raw *r, struct task_struct *task,
+                                     struct signal_struct *sig)
 {
     __u32 seq0 = read_seq(sig);
     asm volatile("" ::: "memory");
@@ -391,7 +397,8 @@ __noinline int tb_count_fds(struct tasks_bpf_raw *r, struct scratch *sc, __u32 w
             bpf_probe_read_kernel(sc->w, sizeof(sc->w), (void *)(bits + (__u64)first * 8));
         } else {
             __builtin_memset(sc->w, 0, sizeof(sc->w));
-            bpf_probe_read_kernel(sc->w, (left & (TASKS_BPF_FD_WORDS - 1)) * 8, (void *)(bits + (__u64)first * 8));
+            bpf_probe_read_kernel(sc->w, (left & (TASKS_BPF_FD_WORDS - 1)) * 8,
+                                  (void *)(bits + (__u64)first * 8));
         }
         for (int i = 0; i < TASKS_BPF_FD_WORDS; i++)
             n += popcount64(sc->w[i]);

@@ -26,8 +26,8 @@
 
 __extension__ typedef unsigned __int128 tb_u128;
 
-void tasks_bpf_cputime_adjust(uint64_t rtime, uint64_t utime, uint64_t stime, uint64_t prev_u, uint64_t prev_s,
-                              uint64_t *ret_u, uint64_t *ret_s)
+void tasks_bpf_cputime_adjust(uint64_t rtime, uint64_t utime, uint64_t stime, uint64_t prev_u,
+                              uint64_t prev_s, uint64_t *ret_u, uint64_t *ret_s)
 {
     uint64_t u, s;
     /* rtime not above what was handed out already: hand out the same again */
@@ -184,8 +184,8 @@ void tasks_bpf_close(tasks_bpf_t *t)
 #pragma GCC diagnostic pop
 
 #define TB_CGROUP2_MAGIC 0x63677270 /* CGROUP2_SUPER_MAGIC */
-#define TB_MIN_CAP 256u              /* records the output array holds at first */
-#define TB_MAX_CAP (1u << 22)        /* and at most */
+#define TB_MIN_CAP 256u             /* records the output array holds at first */
+#define TB_MAX_CAP (1u << 22)       /* and at most */
 
 _Static_assert(sizeof(struct tasks_bpf_raw) % 8 == 0, "array values are laid out 8-byte aligned");
 
@@ -290,7 +290,8 @@ static int check_btf_file(int sys_fd, char *why, size_t whylen)
     if (sys_fd < 0)
         return 0;
     const char *fault = getenv("JOBSCOPE_BPF_FAULT");
-    const char *path = fault && strcmp(fault, "btf") == 0 ? "kernel/btf/vmlinux.absent" : "kernel/btf/vmlinux";
+    const char *path =
+        fault && strcmp(fault, "btf") == 0 ? "kernel/btf/vmlinux.absent" : "kernel/btf/vmlinux";
     if (faccessat(sys_fd, path, R_OK, 0) < 0) {
         int e = errno;
         set_why(why, whylen, "no kernel BTF (sysfs %s: %s)", path, strerror(e));
@@ -308,9 +309,14 @@ static int check_kernel(tasks_bpf_mode_t mode, int64_t *ret_delta, char *why, si
         set_why(why, whylen, "cannot load the kernel's BTF: %s", strerror(e));
         return -ENOENT;
     }
-    static const char *const need_task[] = {"bpf_iter_task_new", "bpf_iter_num_new", "bpf_rcu_read_lock", NULL};
-    static const char *const need_cgroup[] = {"bpf_iter_task_new", "bpf_iter_num_new", "bpf_rcu_read_lock",
-                                              "bpf_iter_css_new", "bpf_iter_css_task_new", "bpf_cgroup_from_id",
+    static const char *const need_task[] = {"bpf_iter_task_new", "bpf_iter_num_new", "bpf_rcu_read_lock",
+                                            NULL};
+    static const char *const need_cgroup[] = {"bpf_iter_task_new",
+                                              "bpf_iter_num_new",
+                                              "bpf_rcu_read_lock",
+                                              "bpf_iter_css_new",
+                                              "bpf_iter_css_task_new",
+                                              "bpf_cgroup_from_id",
                                               NULL};
     const char *const *need = mode == TASKS_BPF_CGROUP ? need_cgroup : need_task;
     int r = 0;
@@ -432,8 +438,8 @@ fail:
     libbpf_set_print(old_print);
     if (r >= 0)
         r = -EINVAL;
-    set_why(why, whylen, "BPF %s failed: %s%s%s%s%s", what, strerror(-r), tb_verifier[0] ? ": verifier: " : "",
-            tb_verifier, tb_last_msg[0] ? ": " : "", tb_last_msg);
+    set_why(why, whylen, "BPF %s failed: %s%s%s%s%s", what, strerror(-r),
+            tb_verifier[0] ? ": verifier: " : "", tb_verifier, tb_last_msg[0] ? ": " : "", tb_last_msg);
     unload(t);
     return r;
 }
@@ -667,8 +673,10 @@ static void convert(tasks_bpf_t *t, const struct tasks_bpf_raw *w, tasks_bpf_rec
     if (w->flags & TASKS_BPF_R_MM) {
         uint64_t page = (uint64_t)t->page;
         f |= TASKS_BPF_HAS_MM;
-        uint64_t file = pages_pos(w->rss_sum[TASKS_BPF_RSS_FILE]), anon = pages_pos(w->rss_sum[TASKS_BPF_RSS_ANON]),
-                 shmem = pages_pos(w->rss_sum[TASKS_BPF_RSS_SHMEM]), swap = pages_pos(w->rss_sum[TASKS_BPF_RSS_SWAP]);
+        uint64_t file = pages_pos(w->rss_sum[TASKS_BPF_RSS_FILE]),
+                 anon = pages_pos(w->rss_sum[TASKS_BPF_RSS_ANON]),
+                 shmem = pages_pos(w->rss_sum[TASKS_BPF_RSS_SHMEM]),
+                 swap = pages_pos(w->rss_sum[TASKS_BPF_RSS_SWAP]);
         uint64_t total = file + anon + shmem;
         o->vsize_bytes = w->total_vm * page;
         o->stat_rss_pages = pages_pos(w->rss_count[TASKS_BPF_RSS_FILE]) +
@@ -712,7 +720,6 @@ static void forget(tasks_bpf_t *t, uint64_t pass)
         i++;
     }
 }
-
 
 /* refill: write the whole shadow filter into a freshly loaded map. */
 static int refill(tasks_bpf_t *t)
