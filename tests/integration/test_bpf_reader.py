@@ -318,6 +318,22 @@ def test_cgroup_mode(cgroup):
 
 
 @needs_bpf
+def test_cgroup_removed(cgroup):
+    """The cgroup goes away between passes: the pass says so (ENOENT) instead of reporting nothing."""
+    top, sub, procs = cgroup
+    gone = top / "gone"
+    gone.mkdir()
+    # the first pass, then 1.5 s in which the test removes the cgroup, then a second pass
+    script = f"exec {COMPARE} --mode cgroup --cgroup {gone} --passes 2 --interval-ms 1500"
+    proc = subprocess.Popen(["sh", "-c", script], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    first = proc.stdout.readline()
+    assert json.loads(first)["procs"] == []
+    gone.rmdir()
+    out, err = proc.communicate(timeout=30)
+    assert proc.returncode == 1 and "read: No such file or directory" in err, (out, err)
+
+
+@needs_bpf
 def test_cgroup_mode_rejects_a_non_cgroup(tmp_path):
     proc, lines = run_compare("--mode", "cgroup", "--cgroup", tmp_path)
     assert proc.returncode == 3

@@ -544,6 +544,7 @@ int run(void *ctx)
     stats.matched = 0;
     stats.written = 0;
     stats.cgroups = 0;
+    stats.root_gone = 0;
     ns_init();
     tb_pcpu_init();
     bpf_rcu_read_lock();
@@ -556,6 +557,8 @@ int run(void *ctx)
         bpf_iter_task_destroy(&it);
     } else if (cgroup_self_only) {
         walk_cgroup(cgroup_id);
+        if (!stats.cgroups)
+            stats.root_gone = 1;
     } else {
         struct cgroup *root = bpf_cgroup_from_id(cgroup_id);
         if (root) {
@@ -568,6 +571,7 @@ int run(void *ctx)
             bpf_cgroup_release(root);
         } else {
             stats.missing++;
+            stats.root_gone = 1;
         }
     }
     bpf_rcu_read_unlock();

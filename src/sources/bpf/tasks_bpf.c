@@ -761,6 +761,8 @@ int tasks_bpf_read(tasks_bpf_t *t, tasks_bpf_record_cb cb, void *arg)
         if (bpf_prog_test_run_opts(bpf_program__fd(t->skel->progs.run), &ro) < 0)
             return -errno;
         t->runs++;
+        if (t->skel->bss->stats.root_gone)
+            return -ENOENT; /* the scope's cgroup was removed */
         n = t->skel->bss->stats.matched;
         if (n <= t->cap)
             break;

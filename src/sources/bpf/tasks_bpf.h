@@ -141,15 +141,15 @@ int tasks_bpf_set_pids(tasks_bpf_t *t, const int32_t *pids, const uint8_t *how, 
 
 /* tasks_bpf_read: one pass: `cb` once per process, in the walk's order (TASKS: creation order, parents before
  * children; CGROUP: cgroup by cgroup, pre-order). A pass that finds more processes than the output array
- * holds loads the object again with a larger one (tens of milliseconds) and runs again. Returns 0, -ENODEV
- * (that reload failed: close and fall back), -E2BIG (more than 4 M processes), the run's negative errno, or
- * the first negative return of `cb`. */
+ * holds loads the object again with a larger one (tenths of a second) and runs again. Returns 0, -ENOENT
+ * (CGROUP: the cgroup was removed; no callback), -ENODEV (that reload failed: close and fall back), -E2BIG
+ * (more than 4 M processes), the run's negative errno, or the first negative return of `cb`. */
 int tasks_bpf_read(tasks_bpf_t *t, tasks_bpf_record_cb cb, void *arg);
 
 /* tasks_bpf_info: fill *ret (strings are static). */
 void tasks_bpf_info(const tasks_bpf_t *t, tasks_bpf_info_t *ret);
 
-/* tasks_bpf_close: detach and unload; accepts NULL. */
+/* tasks_bpf_close: unload; accepts NULL. */
 void tasks_bpf_close(tasks_bpf_t *t);
 
 /* ---- pure helpers (built always; unit-tested) ---------------------------------------------------------- */

@@ -76,6 +76,7 @@ struct tasks_bpf_stats {
     __u64 written;    /* records written into `out`, last pass */
     __u64 cgroups;    /* cgroups walked, last pass */
     __u64 missing;    /* cgroups that vanished under the walk, all passes */
+    __u64 root_gone;  /* cgroup mode: the subtree's root cgroup no longer exists (last pass) */
     __u64 pcpu_state; /* 0 not tried, 1 per-CPU offsets found, 2 failed (RSS from the counts alone) */
     __u64 pcpu_step;  /* where the offset search failed */
 };
