@@ -1,0 +1,579 @@
+// SPDX-License-Identifier: MIT OR GPL-2.0-only
+/*
+ * The BPF task reader: one BPF_PROG_TYPE_SYSCALL program, run by the loader (tasks_bpf.c) with BPF_PROG_RUN
+ * once per pass, that walks the processes of interest with the kernel's open-coded iterators and writes one
+ * struct tasks_bpf_raw per process into `out`, an array the loader has mapped into its memory: one system
+ * call per pass, no copy.
+ *
+ *   mode 0 (tasks)   every process on the machine (task iterator, BPF_TASK_ITER_ALL_PROCS: leaders only, in
+ *                    creation order, so parents before children); keeps those whose PID is in pid_filter (or
+ *                    all when no filter is set); with follow, a process whose parent is in the map is added
+ *                    to it and reported, so a member's new children and grandchildren are found in one pass;
+ *   mode 1 (cgroup)  every process of one cgroup and (unless self_only) its descendants (css iterator
+ *                    pre-order, css_task iterator per cgroup, Linux >= 6.7): only the job's processes are
+ *                    visited, whatever else runs on the machine.
+ *
+ * A syscall program rather than iter/task or iter/cgroup writing into the iterator's seq_file: iter/cgroup
+ * shows one cgroup per call into an 8-page buffer, so a cgroup of more than ~80 processes failed with E2BIG,
+ * and each pass cost an iterator descriptor, reads and copies.
+ *
+ * Each record carries the figures /proc derives its fields from, read the way fs/proc reads them:
+ * - group sums over live threads (open-coded task iterator) plus what exited threads left in
+ *   signal_struct: utime/stime/sum_exec_runtime (thread_group_cputime), min/maj faults (do_task_stat), I/O
+ *   (do_io_accounting), context switches (getrusage); the leader's own context switches as /proc/PID/status
+ *   shows them. A thread exiting during the walk moves its figures into signal_struct under stats_lock, so
+ *   the walk is retried when that seqcount moved, as the kernel's readers do;
+ * - the signal's prev_cputime, from which user space rescales utime/stime to sum_exec_runtime exactly as
+ *   cputime_adjust() would (the program cannot store the kernel's state);
+ * - RSS by type as /proc/PID/status and statm show it: percpu_counter_sum(), the counter's count plus every
+ *   CPU's pending delta. The kernel's BTF tags no percpu pointer and its kallsyms lists no per-CPU symbol,
+ *   so the per-CPU offsets are found once: the running task's runqueue (se.cfs_rq->rq) is this CPU's copy of
+ *   the per-CPU variable `runqueues`; this CPU's `this_cpu_off` lies at a fixed distance from it (both
+ *   offsets come from the kernel BTF's .data..percpu section, handed in as pcpu_delta) and holds this CPU's
+ *   offset; the other CPUs' offsets follow from where a per-CPU array map puts its value on each CPU, and
+ *   each is checked against that CPU's own this_cpu_off. If any step fails, RSS falls back to the counts
+ *   alone (flag RSS_EXACT clear);
+ * - the open-descriptor count as /proc/PID/fd's st_size: the bits set in the fd table's open_fds.
+ * PIDs are given in the reader's PID namespace (the process running the program), translated through struct
+ * pid's numbers[] when that is not the initial namespace.
+ */
+#include "vmlinux.h"
+
+#include <bpf/bpf_core_read.h>
+#include <bpf/bpf_helpers.h>
+
+#include "tasks_bpf_raw.h"
+
+char LICENSE[] SEC("license") = "Dual MIT/GPL";
+
+/* kfuncs: open-coded iterators (numbers Linux >= 6.4; tasks, css and css tasks 6.7), RCU, cgroup lookup */
+extern int bpf_iter_num_new(struct bpf_iter_num *it, int start, int end) __ksym;
+extern int *bpf_iter_num_next(struct bpf_iter_num *it) __ksym;
+extern void bpf_iter_num_destroy(struct bpf_iter_num *it) __ksym;
+extern int bpf_iter_task_new(struct bpf_iter_task *it, struct task_struct *task, unsigned int flags) __ksym;
+extern struct task_struct *bpf_iter_task_next(struct bpf_iter_task *it) __ksym;
+extern void bpf_iter_task_destroy(struct bpf_iter_task *it) __ksym;
+extern int bpf_iter_css_new(struct bpf_iter_css *it, struct cgroup_subsys_state *start,
+                            unsigned int flags) __ksym;
+extern struct cgroup_subsys_state *bpf_iter_css_next(struct bpf_iter_css *it) __ksym;
+extern void bpf_iter_css_destroy(struct bpf_iter_css *it) __ksym;
+extern int bpf_iter_css_task_new(struct bpf_iter_css_task *it, struct cgroup_subsys_state *css,
+                                 unsigned int flags) __ksym;
+extern struct task_struct *bpf_iter_css_task_next(struct bpf_iter_css_task *it) __ksym;
+extern void bpf_iter_css_task_destroy(struct bpf_iter_css_task *it) __ksym;
+extern void bpf_rcu_read_lock(void) __ksym;
+extern void bpf_rcu_read_unlock(void) __ksym;
+extern struct cgroup *bpf_cgroup_from_id(__u64 cgid) __ksym;
+extern void bpf_cgroup_release(struct cgroup *cgrp) __ksym;
+extern struct task_struct *bpf_task_acquire(struct task_struct *p) __ksym;
+extern void bpf_task_release(struct task_struct *p) __ksym;
+
+#define PF_KTHREAD 0x00200000
+
+/* set by the loader before load */
+const volatile __u32 mode = 0;      /* 0 tasks, 1 cgroup */
+const volatile __u64 cgroup_id = 0; /* cgroup mode: the subtree's root */
+const volatile __u32 cgroup_self_only = 0;
+const volatile __u32 filter_on = 0;  /* tasks mode: report only what pid_filter selects */
+const volatile __u32 follow = 0;     /* tasks mode: add children of filtered processes to the filter */
+const volatile __u32 nr_cpus = 1;    /* possible CPUs */
+const volatile __s64 pcpu_delta = 0; /* offset of runqueues minus offset of this_cpu_off in .data..percpu */
+const volatile __u32 fd_words_max = 1 << 16; /* cap on open_fds words read (4 M descriptors) */
+
+/* state kept between passes (the loader reads stats after each run) */
+struct tasks_bpf_stats stats = {};
+__u64 pcpu_off[TASKS_BPF_MAX_CPUS] = {};
+__u32 ns_state = 0; /* 0: the reader's PID namespace not looked up yet, 1: done */
+__u32 ns_level = 0;
+__u64 ns_ptr = 0;
+
+struct {
+    __uint(type, BPF_MAP_TYPE_HASH);
+    __uint(max_entries, 65536); /* the loader sets it */
+    __type(key, __u32);
+    __type(value, __u8);
+} pid_filter SEC(".maps");
+
+/* the records of one pass, mapped by the loader */
+struct {
+    __uint(type, BPF_MAP_TYPE_ARRAY);
+    __uint(map_flags, BPF_F_MMAPABLE);
+    __uint(max_entries, 1024); /* the loader sets it */
+    __type(key, __u32);
+    __type(value, struct tasks_bpf_raw);
+} out SEC(".maps");
+
+/* per-CPU scratch: the fd-bitmap words being counted, and kernel addresses handed to the global functions.
+ * An address loaded from a kernel structure is a pointer to the verifier and cannot be passed where a number
+ * is expected; stored into map memory (allowed with CAP_PERFMON) and read back, it is a number. */
+struct scratch {
+    __u64 w[TASKS_BPF_FD_WORDS];
+    __u64 ctr[4];  /* the mm counters' per-CPU pointers, in TASKS_BPF_RSS_* order */
+    __u64 fd_bits; /* the open_fds bitmap */
+};
+
+struct {
+    __uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+    __uint(max_entries, 1);
+    __type(key, __u32);
+    __type(value, struct scratch);
+} scratch_map SEC(".maps");
+
+/* only its per-CPU placement matters: where its value lies on each CPU gives the CPUs' offsets */
+struct {
+    __uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+    __uint(max_entries, 1);
+    __type(key, __u32);
+    __type(value, __u64);
+} pcpu_probe SEC(".maps");
+
+static __always_inline __u64 popcount64(__u64 x)
+{
+    x = x - ((x >> 1) & 0x5555555555555555ULL);
+    x = (x & 0x3333333333333333ULL) + ((x >> 2) & 0x3333333333333333ULL);
+    x = (x + (x >> 4)) & 0x0f0f0f0f0f0f0f0fULL;
+    return (x * 0x0101010101010101ULL) >> 56;
+}
+
+/* pcpu_fail: give up on exact RSS; `step` says where (the loader reports it). */
+static __always_inline void pcpu_fail(__u64 step)
+{
+    stats.pcpu_step = step;
+    stats.pcpu_state = 2;
+}
+
+/* tb_pcpu_init: find every possible CPU's per-CPU offset (see the file comment), once. A global function:
+ * the verifier checks it once, on its own. */
+__noinline int tb_pcpu_init(void)
+{
+    __u32 zero = 0;
+    if (stats.pcpu_state != 0)
+        return 0;
+    if (pcpu_delta == 0 || !bpf_core_field_exists(struct sched_entity, cfs_rq)) {
+        pcpu_fail(1);
+        return 0;
+    }
+    struct task_struct *cur = bpf_get_current_task_btf();
+    __u64 rq = (__u64)BPF_CORE_READ(cur, se.cfs_rq, rq);
+    if (!rq) {
+        pcpu_fail(2);
+        return 0;
+    }
+    int rq_cpu = -1;
+    bpf_probe_read_kernel(&rq_cpu, sizeof(rq_cpu), (void *)(rq + bpf_core_field_offset(struct rq, cpu)));
+    __u32 this_cpu = bpf_get_smp_processor_id();
+    if (rq_cpu != (int)this_cpu) {
+        pcpu_fail(3);
+        return 0;
+    }
+    __u64 tco = rq - (__u64)pcpu_delta; /* this CPU's this_cpu_off */
+    __u64 off_here = 0;
+    if (bpf_probe_read_kernel(&off_here, sizeof(off_here), (void *)tco) < 0 || off_here == 0) {
+        pcpu_fail(4);
+        return 0;
+    }
+    void *here = bpf_map_lookup_elem(&pcpu_probe, &zero);
+    if (!here) {
+        pcpu_fail(5);
+        return 0;
+    }
+    struct bpf_iter_num it;
+    int *c;
+    __u32 bad = 0;
+    bpf_iter_num_new(&it, 0, nr_cpus);
+    while ((c = bpf_iter_num_next(&it))) {
+        __u32 cpu = *c;
+        if (cpu >= TASKS_BPF_MAX_CPUS) {
+            bad = 6;
+            break;
+        }
+        void *there = bpf_map_lookup_percpu_elem(&pcpu_probe, &zero, cpu);
+        if (!there) {
+            bad = 7;
+            break;
+        }
+        __u64 off = off_here + (__u64)((long)there - (long)here);
+        __u64 check = 0;
+        /* that CPU's this_cpu_off holds that CPU's offset */
+        if (bpf_probe_read_kernel(&check, sizeof(check), (void *)(tco - off_here + off)) < 0 ||
+            check != off) {
+            bad = 8;
+            break;
+        }
+        pcpu_off[cpu & (TASKS_BPF_MAX_CPUS - 1)] = off;
+    }
+    bpf_iter_num_destroy(&it);
+    if (bad) {
+        pcpu_fail(bad);
+        return 0;
+    }
+    stats.pcpu_state = 1;
+    return 0;
+}
+
+/* ns_init: the reader's PID namespace (level and pointer), once. */
+static __always_inline void ns_init(void)
+{
+    if (ns_state)
+        return;
+    struct task_struct *cur = bpf_get_current_task_btf();
+    struct pid *p = cur->thread_pid;
+    if (p) {
+        __u32 level = p->level;
+        __u64 ns = 0;
+        __u64 pa = (__u64)BPF_CORE_READ(cur, thread_pid);
+        bpf_probe_read_kernel(&ns, sizeof(ns),
+                              (void *)(pa + bpf_core_field_offset(struct pid, numbers) +
+                                       (__u64)level * bpf_core_type_size(struct upid) +
+                                       bpf_core_field_offset(struct upid, ns)));
+        ns_level = level;
+        ns_ptr = ns;
+    }
+    ns_state = 1;
+}
+
+/* nr_in_ns: the number of the struct pid at address `pa` in the reader's namespace, 0 if not visible. */
+static __always_inline __s32 nr_in_ns(__u64 pa)
+{
+    if (!pa)
+        return 0;
+    __u32 level = 0;
+    bpf_probe_read_kernel(&level, sizeof(level), (void *)(pa + bpf_core_field_offset(struct pid, level)));
+    if (ns_level > level)
+        return 0;
+    __u64 addr =
+        pa + bpf_core_field_offset(struct pid, numbers) + (__u64)ns_level * bpf_core_type_size(struct upid);
+    __s32 nr = 0;
+    __u64 ns = 0;
+    bpf_probe_read_kernel(&nr, sizeof(nr), (void *)(addr + bpf_core_field_offset(struct upid, nr)));
+    bpf_probe_read_kernel(&ns, sizeof(ns), (void *)(addr + bpf_core_field_offset(struct upid, ns)));
+    return ns == ns_ptr ? nr : 0;
+}
+
+/* tgid_nr: the thread-group ID of `t` in the reader's namespace (t->signal->pids[PIDTYPE_TGID]). */
+static __always_inline __s32 tgid_nr(struct task_struct *t)
+{
+    if (ns_level == 0)
+        return BPF_CORE_READ(t, tgid);
+    __u64 pa = (__u64)BPF_CORE_READ(t, signal, pids[PIDTYPE_TGID]);
+    return nr_in_ns(pa);
+}
+
+static __always_inline __u32 read_seq(struct signal_struct *sig)
+{
+    return *(volatile unsigned int *)&sig->stats_lock.seqcount.seqcount.sequence;
+}
+
+/* sum_group: the group sums (thread_group_cputime, do_task_stat, do_io_accounting, getrusage) into r.
+ * Returns 1 if the stats_lock seqcount stayed even and unchanged across the walk. */
+static __always_inline int sum_group(struct tasks_bpf_raw *r, struct task_struct *task,
+                                     struct signal_struct *sig)
+{
+    __u32 seq0 = read_seq(sig);
+    asm volatile("" ::: "memory");
+    r->utime = sig->utime;
+    r->stime = sig->stime;
+    r->sum_exec = sig->sum_sched_runtime;
+    r->min_flt = sig->min_flt;
+    r->maj_flt = sig->maj_flt;
+    r->group_nvcsw = sig->nvcsw;
+    r->group_nivcsw = sig->nivcsw;
+    r->io[0] = sig->ioac.rchar;
+    r->io[1] = sig->ioac.wchar;
+    r->io[2] = sig->ioac.syscr;
+    r->io[3] = sig->ioac.syscw;
+    r->io[4] = sig->ioac.read_bytes;
+    r->io[5] = sig->ioac.write_bytes;
+    r->io[6] = sig->ioac.cancelled_write_bytes;
+    r->cutime = sig->cutime;
+    r->cstime = sig->cstime;
+    r->cmin_flt = sig->cmin_flt;
+    r->cmaj_flt = sig->cmaj_flt;
+    r->threads_walked = 0;
+
+    struct bpf_iter_task it;
+    struct task_struct *t;
+    bpf_iter_task_new(&it, task, BPF_TASK_ITER_PROC_THREADS);
+    while ((t = bpf_iter_task_next(&it))) {
+        r->utime += t->utime;
+        r->stime += t->stime;
+        r->sum_exec += t->se.sum_exec_runtime;
+        r->min_flt += t->min_flt;
+        r->maj_flt += t->maj_flt;
+        r->group_nvcsw += t->nvcsw;
+        r->group_nivcsw += t->nivcsw;
+        r->io[0] += t->ioac.rchar;
+        r->io[1] += t->ioac.wchar;
+        r->io[2] += t->ioac.syscr;
+        r->io[3] += t->ioac.syscw;
+        r->io[4] += t->ioac.read_bytes;
+        r->io[5] += t->ioac.write_bytes;
+        r->io[6] += t->ioac.cancelled_write_bytes;
+        r->threads_walked++;
+    }
+    bpf_iter_task_destroy(&it);
+    asm volatile("" ::: "memory");
+    __u32 seq1 = read_seq(sig);
+    return !(seq0 & 1) && seq0 == seq1;
+}
+
+/* tb_rss_deltas: add every CPU's pending delta of the four counters (per-CPU pointers in sc->ctr) to
+ * r->rss_sum, as percpu_counter_sum() does. The kernel allocates an mm's four counters together
+ * (percpu_counter_init_many), so on each CPU they are four adjacent s32 in enum order: then one read per CPU.
+ * A global function, verified once. */
+__noinline int tb_rss_deltas(struct tasks_bpf_raw *r, struct scratch *sc)
+{
+    if (!r || !sc || stats.pcpu_state != 1)
+        return 0;
+    __u64 c_file = sc->ctr[TASKS_BPF_RSS_FILE], c_anon = sc->ctr[TASKS_BPF_RSS_ANON];
+    __u64 c_swap = sc->ctr[TASKS_BPF_RSS_SWAP], c_shmem = sc->ctr[TASKS_BPF_RSS_SHMEM];
+    bool together = c_anon == c_file + 4 && c_swap == c_file + 8 && c_shmem == c_file + 12;
+    __s64 d[4] = {};
+    struct bpf_iter_num it;
+    int *c;
+    bpf_iter_num_new(&it, 0, nr_cpus);
+    while ((c = bpf_iter_num_next(&it))) {
+        __u64 off = pcpu_off[*c & (TASKS_BPF_MAX_CPUS - 1)];
+        __s32 v[4] = {};
+        if (together) {
+            bpf_probe_read_kernel(v, sizeof(v), (void *)(c_file + off));
+        } else {
+            bpf_probe_read_kernel(&v[0], sizeof(v[0]), (void *)(c_file + off));
+            bpf_probe_read_kernel(&v[1], sizeof(v[1]), (void *)(c_anon + off));
+            bpf_probe_read_kernel(&v[2], sizeof(v[2]), (void *)(c_swap + off));
+            bpf_probe_read_kernel(&v[3], sizeof(v[3]), (void *)(c_shmem + off));
+        }
+        d[0] += v[0];
+        d[1] += v[1];
+        d[2] += v[2];
+        d[3] += v[3];
+    }
+    bpf_iter_num_destroy(&it);
+    r->rss_sum[TASKS_BPF_RSS_FILE] += d[0];
+    r->rss_sum[TASKS_BPF_RSS_ANON] += d[1];
+    r->rss_sum[TASKS_BPF_RSS_SWAP] += d[2];
+    r->rss_sum[TASKS_BPF_RSS_SHMEM] += d[3];
+    r->flags |= TASKS_BPF_R_RSS_EXACT;
+    return 0;
+}
+
+/* read_rss: the mm counters, count alone and with every CPU's delta (percpu_counter_sum). The kernel's mm
+ * counter enum is anonymous (no CO-RE by name); its order has not changed since 4.5. */
+static __always_inline void read_rss(struct tasks_bpf_raw *r, struct scratch *sc, struct mm_struct *mm)
+{
+    r->rss_count[TASKS_BPF_RSS_FILE] = mm->rss_stat[MM_FILEPAGES].count;
+    r->rss_count[TASKS_BPF_RSS_ANON] = mm->rss_stat[MM_ANONPAGES].count;
+    r->rss_count[TASKS_BPF_RSS_SWAP] = mm->rss_stat[MM_SWAPENTS].count;
+    r->rss_count[TASKS_BPF_RSS_SHMEM] = mm->rss_stat[MM_SHMEMPAGES].count;
+    for (int i = 0; i < 4; i++)
+        r->rss_sum[i] = r->rss_count[i];
+    sc->ctr[TASKS_BPF_RSS_FILE] = (__u64)mm->rss_stat[MM_FILEPAGES].counters;
+    sc->ctr[TASKS_BPF_RSS_ANON] = (__u64)mm->rss_stat[MM_ANONPAGES].counters;
+    sc->ctr[TASKS_BPF_RSS_SWAP] = (__u64)mm->rss_stat[MM_SWAPENTS].counters;
+    sc->ctr[TASKS_BPF_RSS_SHMEM] = (__u64)mm->rss_stat[MM_SHMEMPAGES].counters;
+    tb_rss_deltas(r, sc);
+}
+
+/* tb_count_fds: r->fds = bits set in the first `words` words of the open_fds bitmap at sc->fd_bits
+ * (proc_readfd_count). A global function, verified once. */
+__noinline int tb_count_fds(struct tasks_bpf_raw *r, struct scratch *sc, __u32 words)
+{
+    if (!r || !sc)
+        return 0;
+    __u64 bits = sc->fd_bits;
+    if (!bits)
+        return 0;
+    if (words > fd_words_max)
+        words = fd_words_max;
+    __u32 n = 0;
+    struct bpf_iter_num it;
+    int *c;
+    __u32 chunks = (words + TASKS_BPF_FD_WORDS - 1) / TASKS_BPF_FD_WORDS;
+    bpf_iter_num_new(&it, 0, chunks);
+    while ((c = bpf_iter_num_next(&it))) {
+        __u32 first = (__u32)*c * TASKS_BPF_FD_WORDS;
+        __u32 left = words - first;
+        if (left >= TASKS_BPF_FD_WORDS) {
+            bpf_probe_read_kernel(sc->w, sizeof(sc->w), (void *)(bits + (__u64)first * 8));
+        } else {
+            __builtin_memset(sc->w, 0, sizeof(sc->w));
+            bpf_probe_read_kernel(sc->w, (left & (TASKS_BPF_FD_WORDS - 1)) * 8,
+                                  (void *)(bits + (__u64)first * 8));
+        }
+        for (int i = 0; i < TASKS_BPF_FD_WORDS; i++)
+            n += popcount64(sc->w[i]);
+    }
+    bpf_iter_num_destroy(&it);
+    r->fds = n;
+    r->flags |= TASKS_BPF_R_FILES;
+    return 0;
+}
+
+/* emit: the record of the process whose leader is `task` (a trusted pointer), into the next slot of `out`.
+ * Past the capacity only the count goes on, so the loader knows how much room the pass needed. */
+static __always_inline void emit(struct task_struct *task, __u32 flags)
+{
+    __u32 idx = stats.matched, zero = 0;
+    stats.matched = idx + 1;
+    struct tasks_bpf_raw *r = bpf_map_lookup_elem(&out, &idx);
+    struct scratch *sc = bpf_map_lookup_elem(&scratch_map, &zero);
+    if (!r || !sc)
+        return;
+    __builtin_memset(r, 0, sizeof(*r));
+    r->size = sizeof(*r);
+    r->flags = flags;
+    r->host_pid = task->tgid;
+    struct task_struct *parent = task->real_parent;
+    r->host_ppid = parent ? parent->tgid : 0;
+    if (ns_level == 0) {
+        r->pid = r->host_pid;
+        r->ppid = r->host_ppid;
+    } else {
+        r->pid = tgid_nr(task);
+        r->ppid = parent ? tgid_nr(parent) : 0;
+        if (!r->pid)
+            r->flags |= TASKS_BPF_R_PID_HIDDEN;
+    }
+    r->state = task->__state;
+    r->exit_state = task->exit_state;
+    r->cpu = task->thread_info.cpu;
+    r->start_ns = task->start_boottime;
+    r->nvcsw = task->nvcsw;
+    r->nivcsw = task->nivcsw;
+    const struct cred *cred = task->real_cred;
+    r->uid = cred ? cred->uid.val : 0;
+    __builtin_memcpy(r->comm, task->comm, sizeof(r->comm)); /* two direct loads */
+
+    struct signal_struct *sig = task->signal;
+    /* the thread iterator wants a trusted task; the walk hands out RCU pointers: take a reference */
+    struct task_struct *ref = bpf_task_acquire(task);
+    if (sig && ref) {
+        r->nr_threads = sig->nr_threads;
+        r->prev_utime = sig->prev_cputime.utime;
+        r->prev_stime = sig->prev_cputime.stime;
+        /* a thread that exits during the walk moves its figures into signal_struct: walk once more */
+        r->attempts = 1;
+        if (!sum_group(r, ref, sig)) {
+            r->attempts = 2;
+            if (!sum_group(r, ref, sig))
+                r->flags |= TASKS_BPF_R_RACED;
+        }
+    }
+    if (ref)
+        bpf_task_release(ref);
+
+    unsigned int tflags = task->flags;
+    if (tflags & PF_KTHREAD)
+        r->flags |= TASKS_BPF_R_KTHREAD;
+    struct mm_struct *mm = task->mm;
+    if (mm && !(tflags & PF_KTHREAD)) {
+        r->flags |= TASKS_BPF_R_MM;
+        r->total_vm = mm->total_vm;
+        r->hiwater_rss = mm->hiwater_rss;
+        read_rss(r, sc, mm);
+    }
+    struct files_struct *files = task->files;
+    struct fdtable *fdt = files ? files->fdt : NULL;
+    if (fdt) {
+        sc->fd_bits = (__u64)fdt->open_fds;
+        tb_count_fds(r, sc, fdt->max_fds / 64);
+    }
+    stats.written++;
+}
+
+/* visit_task: TASKS mode, one process (its leader): apply the filter, then emit. */
+static __always_inline void visit_task(struct task_struct *task)
+{
+    if (task->pid == 0)
+        return; /* the idle task the walk starts from */
+    stats.visited++;
+    __u32 flags = 0;
+    if (filter_on) {
+        __u32 key = tgid_nr(task);
+        if (!key)
+            return;
+        __u8 *f = bpf_map_lookup_elem(&pid_filter, &key);
+        if (f) {
+            if (!(*f & TASKS_BPF_F_MEMBER))
+                return;
+            if (*f & TASKS_BPF_F_AUTO)
+                flags |= TASKS_BPF_R_DISCOVERED;
+        } else {
+            if (!follow)
+                return;
+            struct task_struct *parent = task->real_parent;
+            if (!parent)
+                return;
+            __u32 pkey = tgid_nr(parent);
+            if (!pkey || !bpf_map_lookup_elem(&pid_filter, &pkey))
+                return;
+            __u8 v = TASKS_BPF_F_MEMBER | TASKS_BPF_F_AUTO;
+            bpf_map_update_elem(&pid_filter, &key, &v, BPF_NOEXIST);
+            flags |= TASKS_BPF_R_DISCOVERED;
+        }
+    }
+    emit(task, flags);
+}
+
+/* walk_cgroup: CGROUP mode, every process of the cgroup with ID `id`. */
+static __always_inline void walk_cgroup(__u64 id)
+{
+    /* the css_task iterator wants a trusted css: take a reference on the cgroup by its ID */
+    struct cgroup *cg = bpf_cgroup_from_id(id);
+    if (!cg) {
+        stats.missing++;
+        return;
+    }
+    stats.cgroups++;
+    struct bpf_iter_css_task it;
+    struct task_struct *task;
+    bpf_iter_css_task_new(&it, &cg->self, 1 /* CSS_TASK_ITER_PROCS: leaders only */);
+    while ((task = bpf_iter_css_task_next(&it))) {
+        stats.visited++;
+        emit(task, 0);
+    }
+    bpf_iter_css_task_destroy(&it);
+    bpf_cgroup_release(cg);
+}
+
+SEC("syscall")
+int run(void *ctx)
+{
+    stats.runs++;
+    stats.visited = 0;
+    stats.matched = 0;
+    stats.written = 0;
+    stats.cgroups = 0;
+    stats.root_gone = 0;
+    ns_init();
+    tb_pcpu_init();
+    bpf_rcu_read_lock();
+    if (mode == 0) {
+        struct bpf_iter_task it;
+        struct task_struct *task;
+        bpf_iter_task_new(&it, NULL, BPF_TASK_ITER_ALL_PROCS);
+        while ((task = bpf_iter_task_next(&it)))
+            visit_task(task);
+        bpf_iter_task_destroy(&it);
+    } else if (cgroup_self_only) {
+        walk_cgroup(cgroup_id);
+        if (!stats.cgroups)
+            stats.root_gone = 1;
+    } else {
+        struct cgroup *root = bpf_cgroup_from_id(cgroup_id);
+        if (root) {
+            struct bpf_iter_css it;
+            struct cgroup_subsys_state *css;
+            bpf_iter_css_new(&it, &root->self, BPF_CGROUP_ITER_DESCENDANTS_PRE);
+            while ((css = bpf_iter_css_next(&it)))
+                walk_cgroup(BPF_CORE_READ(css, cgroup, kn, id));
+            bpf_iter_css_destroy(&it);
+            bpf_cgroup_release(root);
+        } else {
+            stats.missing++;
+            stats.root_gone = 1;
+        }
+    }
+    bpf_rcu_read_unlock();
+    return 0;
+}
