@@ -21,6 +21,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
+#include <pwd.h>
 #include <math.h>
 #include <signal.h>
 #include <stdlib.h>
@@ -80,6 +81,36 @@ static const char attach_usage[] =
     "      --procfs DIR         read process data from DIR instead of the kernel's procfs (testing)\n"
     "  -h, --help               show this help\n";
 
+static const char watch_usage[] =
+    "Usage: jobscope watch (--user NAME|UID | --cgroup PATH | --node) [OPTIONS]\n"
+    "\n"
+    "Monitor a scope that is not one process tree, until SIGINT, SIGTERM, SIGHUP or SIGQUIT, --duration or\n"
+    "--until-file (then a closing sample is taken); a watched cgroup also ends when it is removed.\n"
+    "  --user NAME|UID     every process whose real UID is that user, including ones started later; totals\n"
+    "                      are sampled, or exact from the user's cgroup (user.slice/user-UID.slice) if any\n"
+    "  --cgroup PATH       an existing cgroup (v1, v2 or hybrid), as a path under the cgroup mount or as\n"
+    "                      /proc/PID/cgroup shows it: totals from its own counters (exact), rows for its\n"
+    "                      processes (and those of the cgroups below it)\n"
+    "  --node              the whole machine; per-process rows only with --top N\n"
+    "\n"
+    "Options:\n"
+    "      --top N              node: rows for the N processes using the most CPU over the last interval and\n"
+    "                           the N with the largest RSS, at each sample (default 0: none)\n"
+    "      --duration DURATION  stop after DURATION (units as for --interval)\n"
+    "      --until-file FILE    stop when FILE appears, or, if it exists at the start, when it contains the\n"
+    "                           word FINISHED\n"
+    "  -i, --interval DURATION  time between samples, 10ms..1h (default 1s); units ns us ms s m h, none = s\n"
+    "  -o, --output FILE        recording to create (default ./jobscope-HOST-YYYYMMDDTHHMMSS.mmm.db, UTC)\n"
+    "      --force              replace output files that exist (never through a symbolic link)\n"
+    "      --summary-json FILE  also write the summary as JSON to FILE\n"
+    "      --summary FILE       write the text summary to FILE instead of stderr\n"
+    "  -q, --quiet              no status line, no summary on stderr\n"
+    "      --uss-every N        read USS/PSS (smaps_rollup) at least every N samples; 0 = never (default 30)\n"
+    "      --status-every N     read /proc/PID/status every N samples (default 5)\n"
+    "      --procfs DIR         read process data from DIR instead of the kernel's procfs (testing)\n"
+    "      --sysfs DIR          read sysfs and cgroup data from DIR instead of the kernel's (testing)\n"
+    "  -h, --help               show this help\n";
+
 enum {
     OPT_SUMMARY_JSON = 256,
     OPT_SUMMARY,
@@ -89,7 +120,13 @@ enum {
     OPT_UNTIL_MAIN,
     OPT_FORCE,
     OPT_PROCFS,
-    OPT_CGROUP
+    OPT_SYSFS,
+    OPT_CGROUP,
+    OPT_USER,
+    OPT_NODE,
+    OPT_TOP,
+    OPT_DURATION,
+    OPT_UNTIL_FILE
 };
 
 static const struct option run_opts[] = {
@@ -104,23 +141,38 @@ static const struct option run_opts[] = {
     {"status-every", required_argument, NULL, OPT_STATUS_EVERY},
     {"until-main-exits", no_argument, NULL, OPT_UNTIL_MAIN},
     {"procfs", required_argument, NULL, OPT_PROCFS},
+    {"sysfs", required_argument, NULL, OPT_SYSFS},
     {"cgroup", required_argument, NULL, OPT_CGROUP},
+    {"user", required_argument, NULL, OPT_USER},
+    {"node", no_argument, NULL, OPT_NODE},
+    {"top", required_argument, NULL, OPT_TOP},
+    {"duration", required_argument, NULL, OPT_DURATION},
+    {"until-file", required_argument, NULL, OPT_UNTIL_FILE},
     {"help", no_argument, NULL, 'h'},
     {NULL, 0, NULL, 0},
 };
 
+typedef enum { CMD_RUN, CMD_ATTACH, CMD_WATCH } cmd_kind_t;
+
 typedef struct {
-    bool attach;
+    cmd_kind_t kind;
+    bool attach;          /* attach or watch: not started by jobscope */
     int64_t interval_ns;
     const char *output;
     const char *summary_json, *summary_text;
-    const char *procfs;
+    const char *procfs, *sysfs;
     bool quiet, force, until_main_exits, status;
-    bool cgroup_off;
+    bool cgroup_off;      /* run: --cgroup off */
     unsigned uss_every, status_every;
     pid_t pid;
     char **argv;
     int argc;
+    /* watch */
+    js_scope_kind_t scope;
+    const char *user, *cgroup_path;
+    unsigned top_n;
+    int64_t duration_ns;
+    const char *until_file;
 } run_opts_t;
 
 static int parse_count(const char *s, unsigned *ret)
@@ -136,7 +188,8 @@ static int parse_count(const char *s, unsigned *ret)
 
 static int parse_args(int argc, char **argv, run_opts_t *o)
 {
-    const char *cmd = o->attach ? "attach " : "run ";
+    const char *cmd = o->kind == CMD_RUN ? "run " : o->kind == CMD_ATTACH ? "attach " : "watch ";
+    int nscope = 0;
     o->interval_ns = 1000000000;
     o->uss_every = DEFAULT_USS_EVERY;
     o->status_every = DEFAULT_STATUS_EVERY;
@@ -171,7 +224,7 @@ static int parse_args(int argc, char **argv, run_opts_t *o)
             break;
         case OPT_STATUS:
             if (o->attach)
-                return cli_usage_error(cmd, "--status is for run (attach shows a status line on a terminal)");
+                return cli_usage_error(cmd, "--status is for run (attach and watch show a status line on a terminal)");
             o->status = true;
             break;
         case OPT_USS_EVERY:
@@ -190,15 +243,53 @@ static int parse_args(int argc, char **argv, run_opts_t *o)
         case OPT_PROCFS:
             o->procfs = optarg;
             break;
+        case OPT_SYSFS:
+            o->sysfs = optarg;
+            break;
         case OPT_CGROUP:
+            if (o->kind == CMD_WATCH) { /* watch: the cgroup to watch */
+                o->scope = JS_SCOPE_CGROUP;
+                o->cgroup_path = optarg;
+                nscope++;
+                break;
+            }
             if (o->attach)
-                return cli_usage_error(cmd, "--cgroup is for run");
+                return cli_usage_error(cmd, "--cgroup is for run and watch");
             if (strcmp(optarg, "auto") != 0 && strcmp(optarg, "off") != 0)
                 return cli_usage_error(cmd, "invalid --cgroup '%s' (auto or off)", optarg);
             o->cgroup_off = strcmp(optarg, "off") == 0;
             break;
+        case OPT_USER:
+        case OPT_NODE:
+            if (o->kind != CMD_WATCH)
+                return cli_usage_error(cmd, "--%s is for watch", c == OPT_USER ? "user" : "node");
+            o->scope = c == OPT_USER ? JS_SCOPE_USER : JS_SCOPE_NODE;
+            o->user = c == OPT_USER ? optarg : NULL;
+            nscope++;
+            break;
+        case OPT_TOP:
+            if (o->kind != CMD_WATCH)
+                return cli_usage_error(cmd, "--top is for watch --node");
+            if (parse_count(optarg, &o->top_n) < 0)
+                return cli_usage_error(cmd, "invalid --top '%s' (a whole number)", optarg);
+            break;
+        case OPT_DURATION: {
+            if (o->kind == CMD_RUN)
+                return cli_usage_error(cmd, "--duration is for attach and watch (run ends with COMMAND)");
+            int r = duration_parse(optarg, &o->duration_ns);
+            if (r < 0 || o->duration_ns <= 0)
+                return cli_usage_error(cmd, "invalid duration '%s' (examples: 30s, 10m, 2h)", optarg);
+            break;
+        }
+        case OPT_UNTIL_FILE:
+            if (o->kind == CMD_RUN)
+                return cli_usage_error(cmd, "--until-file is for attach and watch (run ends with COMMAND)");
+            if (!*optarg)
+                return cli_usage_error(cmd, "--until-file needs a file name");
+            o->until_file = optarg;
+            break;
         case 'h':
-            fputs(o->attach ? attach_usage : run_usage, stdout);
+            fputs(o->kind == CMD_RUN ? run_usage : o->kind == CMD_ATTACH ? attach_usage : watch_usage, stdout);
             return -1;
         case ':':
             return cli_usage_error(cmd, "option '%s' needs a value", argv[optind - 1]);
@@ -208,7 +299,15 @@ static int parse_args(int argc, char **argv, run_opts_t *o)
             return cli_usage_error(cmd, "unknown option '%s'", argv[optind - 1]);
         }
     }
-    if (o->attach) {
+    if (o->kind == CMD_WATCH) {
+        if (nscope != 1)
+            return cli_usage_error(cmd, nscope ? "give one of --user, --cgroup, --node" :
+                                                 "what to watch: --user NAME|UID, --cgroup PATH or --node");
+        if (optind < argc)
+            return cli_usage_error(cmd, "unexpected argument '%s'", argv[optind]);
+        if (o->top_n && o->scope != JS_SCOPE_NODE)
+            return cli_usage_error(cmd, "--top is for --node");
+    } else if (o->attach) {
         if (optind != argc - 1)
             return cli_usage_error(cmd, optind >= argc ? "missing PID" : "attach takes exactly one PID");
         char *end;
@@ -406,9 +505,67 @@ static int write_summaries(const run_opts_t *o, const outputs_t *out, const js_r
     return rc;
 }
 
+/* resolve_watch: the scope `watch` was asked for, resolved before anything is created: the UID of a user
+ * (and the user's own cgroup, user.slice/user-UID.slice, where there is one: exact totals), the cgroup, or the
+ * node. Sets ctx->scope and *ret_cg (owned by the caller) and describes the scope in `desc`. Returns 0, or
+ * EXIT_FAIL after one line. */
+static int resolve_watch(const run_opts_t *o, js_ctx_t *ctx, js_cgroup_t **ret_cg, char *desc, size_t cap)
+{
+    char why[512] = "";
+    ctx->scope.kind = o->scope;
+    if (o->scope == JS_SCOPE_NODE) {
+        snprintf(desc, cap, "node");
+        if (o->top_n)
+            snprintf(desc, cap, "node (top %u processes by CPU and by memory)", o->top_n);
+        ctx->scope.top_n = o->top_n;
+        return 0;
+    }
+    if (o->scope == JS_SCOPE_CGROUP) {
+        int r = cgroupfs_open_path(&ctx->root, o->cgroup_path, ret_cg, why, sizeof(why));
+        if (r < 0) {
+            cli_error("cgroup %s: %s", o->cgroup_path, why[0] ? why : strerror(-r));
+            return EXIT_FAIL;
+        }
+        char path[512];
+        snprintf(desc, cap, "cgroup %s (%s)", cgroupfs_main_path(*ret_cg, path, sizeof(path)),
+                 cgroupfs_version_name(*ret_cg));
+        ctx->scope.cgroup = *ret_cg;
+        return 0;
+    }
+    /* a user: a name, or a UID (which need not have a name) */
+    char *end;
+    errno = 0;
+    unsigned long uid = strtoul(o->user, &end, 10);
+    char name[256] = "";
+    if (*o->user && !*end && !errno && uid < UINT32_MAX && o->user[0] != '-') {
+        struct passwd pw, *res = NULL;
+        char buf[4096];
+        if (getpwuid_r((uid_t)uid, &pw, buf, sizeof(buf), &res) == 0 && res)
+            snprintf(name, sizeof(name), "%s", res->pw_name);
+    } else {
+        struct passwd pw, *res = NULL;
+        char buf[4096];
+        if (getpwnam_r(o->user, &pw, buf, sizeof(buf), &res) != 0 || !res) {
+            cli_error("no user named '%s'", o->user);
+            return EXIT_FAIL;
+        }
+        uid = res->pw_uid;
+        snprintf(name, sizeof(name), "%s", res->pw_name);
+    }
+    ctx->scope.uid = (uid_t)uid;
+    char slice[64];
+    snprintf(slice, sizeof(slice), "/user.slice/user-%lu.slice", uid);
+    if (cgroupfs_open_path(&ctx->root, slice, ret_cg, why, sizeof(why)) == 0)
+        ctx->scope.cgroup = *ret_cg; /* systemd's cgroup of the user: its counters are exact */
+    snprintf(desc, cap, "user %s (uid %lu)%s", name[0] ? name : "-", uid,
+             ctx->scope.cgroup ? ", with the user's cgroup" : "");
+    return 0;
+}
+
 int cmd_run(int argc, char **argv)
 {
-    run_opts_t o = {.attach = strcmp(argv[0], "attach") == 0};
+    run_opts_t o = {.kind = !strcmp(argv[0], "attach") ? CMD_ATTACH : !strcmp(argv[0], "watch") ? CMD_WATCH : CMD_RUN};
+    o.attach = o.kind != CMD_RUN;
     int r = parse_args(argc, argv, &o);
     if (r)
         return r < 0 ? 0 : r;
@@ -430,11 +587,16 @@ int cmd_run(int argc, char **argv)
         return EXIT_FAIL;
     }
     mon.ctx.root.proc = mon.ctx.root.sys = -1;
-    if ((r = fsroot_open(&mon.ctx.root, o.procfs, NULL)) < 0) {
+    if ((r = fsroot_open(&mon.ctx.root, o.procfs, o.sysfs)) < 0) {
         cli_error("cannot open procfs %s: %s", o.procfs ? o.procfs : "", strerror(-r));
         return EXIT_FAIL;
     }
-    if (o.attach) {
+    char scope_desc[600] = "process tree";
+    if (o.kind == CMD_WATCH && resolve_watch(&o, &mon.ctx, &cg, scope_desc, sizeof(scope_desc)) != 0) {
+        fsroot_close(&mon.ctx.root);
+        return EXIT_FAIL;
+    }
+    if (o.kind == CMD_ATTACH) {
         char path[32];
         snprintf(path, sizeof(path), "%d/stat", (int)o.pid);
         if (faccessat(mon.ctx.root.proc, path, F_OK, 0) < 0) {
@@ -449,7 +611,19 @@ int cmd_run(int argc, char **argv)
         goto out;
     const char *recording = o.output ? o.output : outbuf;
     js_recorder_t *rec = out.rec;
-    if (o.attach) {
+    if (o.kind == CMD_WATCH) {
+        /* the command is jobscope's own: what was asked to be watched */
+        char **wargv = calloc((size_t)argc + 2, sizeof(*wargv));
+        if (!wargv) {
+            cli_error("out of memory");
+            goto out;
+        }
+        wargv[0] = "jobscope";
+        memcpy(wargv + 1, argv, (size_t)argc * sizeof(*argv));
+        command_json(&cmd, wargv, argc + 1);
+        shell_quote(&shell, wargv, (size_t)argc + 1);
+        free(wargv);
+    } else if (o.attach) {
         /* the attached process's own command line, as the kernel has it */
         char path[32], *av[256];
         js_buf_t raw = {0};
@@ -465,7 +639,7 @@ int cmd_run(int argc, char **argv)
         command_json(&cmd, o.argv, o.argc);
         shell_quote(&shell, o.argv, (size_t)o.argc);
     }
-    if (!o.attach && !o.cgroup_off) {
+    if (o.kind == CMD_RUN && !o.cgroup_off) {
         /* before the sources init: the cgroup source reads ctx->scope.cgroup and attaches the held command */
         char why[512] = "";
         if ((r = cgroupfs_create_run(&mon.ctx.root, getpid(), &cg, why, sizeof(why))) < 0) {
@@ -479,8 +653,10 @@ int cmd_run(int argc, char **argv)
         }
     }
     mon.ctx.scope.cgroup = cg;
-    mon.ctx.mode = o.attach ? JS_MODE_ATTACH : JS_MODE_RUN;
-    mon.ctx.scope.kind = JS_SCOPE_TREE;
+    mon.ctx.mode = o.kind == CMD_RUN ? JS_MODE_RUN : o.kind == CMD_ATTACH ? JS_MODE_ATTACH : JS_MODE_WATCH;
+    mon.ctx.scope.kind = o.kind == CMD_WATCH ? o.scope : JS_SCOPE_TREE;
+    mon.duration_ns = o.duration_ns;
+    mon.until_file = o.until_file;
     mon.ctx.monitor_pid = getpid();
     mon.ctx.root_pid = o.pid;
     mon.ctx.uss_every = o.uss_every;
@@ -490,8 +666,22 @@ int cmd_run(int argc, char **argv)
 
     /* everything known before the command starts is recorded before it starts */
     recorder_meta(rec, "jobscope_version", JOBSCOPE_VERSION);
-    recorder_meta(rec, "mode", o.attach ? "attach" : "run");
-    recorder_meta(rec, "scope", "process tree");
+    static const char *const kind_names[] = {[JS_SCOPE_TREE] = "tree", [JS_SCOPE_USER] = "user",
+                                             [JS_SCOPE_CGROUP] = "cgroup", [JS_SCOPE_NODE] = "node"};
+    recorder_meta(rec, "mode", o.kind == CMD_RUN ? "run" : o.kind == CMD_ATTACH ? "attach" : "watch");
+    recorder_meta(rec, "scope", scope_desc);
+    recorder_meta(rec, "scope_kind", kind_names[mon.ctx.scope.kind]);
+    if (mon.ctx.scope.kind == JS_SCOPE_USER)
+        meta_i64(rec, "scope_uid", mon.ctx.scope.uid);
+    if (cg && o.kind == CMD_WATCH) {
+        char path[512];
+        recorder_meta(rec, "cgroup_path", cgroupfs_main_path(cg, path, sizeof(path)));
+        recorder_meta(rec, "cgroup_version", cgroupfs_version_name(cg));
+    }
+    if (o.duration_ns)
+        meta_i64(rec, "duration_ns", o.duration_ns);
+    if (o.until_file)
+        recorder_meta(rec, "until_file", o.until_file);
     recorder_meta(rec, "command", cmd.p);
     recorder_meta(rec, "command_shell", shell.p);
     recorder_meta(rec, "host", hi.host);
@@ -555,16 +745,17 @@ int cmd_run(int argc, char **argv)
     /* the allocation: the smallest of the affinity mask, the cgroup's cpuset and quota, SLURM's word */
     js_allocation_t al;
     js_buf_t envbuf = {0};
-    char **envp = o.attach ? cli_environ_of(&mon.ctx.root, o.pid, &envbuf) : environ;
-    allocation_resolve(&mon.ctx.root, o.attach ? o.pid : mon.child, cg, envp, &al);
-    if (o.attach)
+    char **envp = o.kind == CMD_ATTACH ? cli_environ_of(&mon.ctx.root, o.pid, &envbuf)
+                  : o.kind == CMD_RUN   ? environ
+                                        : NULL; /* watch: no process speaks for the scope */
+    allocation_resolve(&mon.ctx.root, o.kind == CMD_RUN ? mon.child : o.pid, cg, envp, &al);
+    if (o.kind == CMD_ATTACH)
         free(envp);
     buf_free(&envbuf);
     double cores = !isnan(al.cores) ? al.cores : (double)hi.cores_available;
     const char *cores_bound = !isnan(al.cores) ? allocation_bound_name(al.cores_bound) : "affinity";
     meta_f64(rec, "cores_available", cores);
     recorder_meta(rec, "cores_bound", cores_bound);
-    recorder_meta(rec, "scope_kind", "tree");
     meta_i64(rec, "root_pid", mon.ctx.root_pid);
     meta_i64(rec, "start_mono_ns", mon.start_mono_ns);
     meta_i64(rec, "start_unix_ns", mon.start_unix_ns);
@@ -584,7 +775,7 @@ int cmd_run(int argc, char **argv)
         .start_mono_ns = mon.start_mono_ns,
         .cores_available = cores,
         .cores_bound = cores_bound,
-        .scope = JS_SCOPE_TREE,
+        .scope = mon.ctx.scope.kind,
     };
     model = model_new(&cfg);
     if (!model) {
@@ -632,7 +823,8 @@ wait_child:
             .command_json = cmd.p,
             .command_shell = shell.p,
             .host = hi.host,
-            .mode = o.attach ? "attach" : "run",
+            .mode = o.kind == CMD_RUN ? "run" : o.kind == CMD_ATTACH ? "attach" : "watch",
+            .scope = scope_desc,
             .state = "complete",
             .exec_error = exec_error,
             .have_exit = !o.attach && (mon.child_reaped || exec_error),

@@ -15,6 +15,8 @@ static const char usage[] =
     "Commands:\n"
     "  run [OPTIONS] [--] COMMAND [ARG...]   run COMMAND and monitor its whole process tree\n"
     "  attach [OPTIONS] PID                  monitor an existing process and its descendants\n"
+    "  watch (--user U|--cgroup P|--node) [OPTIONS]\n"
+    "                                        monitor a user's processes, a cgroup or the whole node\n"
     "  summary [--json] RECORDING            print the summary of a recording\n"
     "  export --format csv|jsonl [--scope VIEW] [-o FILE] RECORDING\n"
     "                                        write a recording's samples as a table\n"
@@ -47,7 +49,7 @@ int main(int argc, char **argv)
         printf("jobscope %s\n", JOBSCOPE_VERSION);
         return 0;
     }
-    if (!strcmp(cmd, "run") || !strcmp(cmd, "attach"))
+    if (!strcmp(cmd, "run") || !strcmp(cmd, "attach") || !strcmp(cmd, "watch"))
         return cmd_run(argc - 1, argv + 1);
     if (!strcmp(cmd, "summary"))
         return cmd_summary(argc - 1, argv + 1);

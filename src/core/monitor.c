@@ -7,6 +7,7 @@
 
 #include "model/model.h"
 
+#include <ctype.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
@@ -202,15 +203,44 @@ static bool has_children(const js_monitor_t *mon)
     return false;
 }
 
-/* scope_over: whether monitoring should end after the sample just taken. */
-static bool scope_over(const js_monitor_t *mon)
+/* scope_over: whether monitoring should end after the sample just taken. A watched user or node has no end
+ * of its own (a signal, the duration or the stop file ends it); a watched cgroup ends when it is removed. */
+static bool scope_over(js_monitor_t *mon)
 {
-    if (mon->ctx.mode == JS_MODE_RUN) {
-        if (!mon->child_reaped)
-            return false;
-        return mon->until_main_exits || mon->ctx.live_members == 0;
-    }
-    return mon->ctx.live_members == 0;
+    bool over;
+    if (mon->ctx.mode == JS_MODE_RUN)
+        over = mon->child_reaped && (mon->until_main_exits || mon->ctx.live_members == 0);
+    else if (mon->ctx.mode == JS_MODE_WATCH)
+        over = mon->ctx.scope_gone;
+    else
+        over = mon->ctx.live_members == 0;
+    if (over && !mon->stop_reason)
+        mon->stop_reason = mon->ctx.scope_gone ? "scope removed" : "scope ended";
+    return over;
+}
+
+enum { UNTIL_NONE, UNTIL_APPEARS, UNTIL_FINISHED };
+
+/* until_file_says_stop: the stop file's verdict (its mode was fixed at the start). The file is the user's,
+ * anywhere (a shared directory of a batch job): plain open and read of its first 4 KiB. */
+static bool until_file_says_stop(const char *path, int mode)
+{
+    if (mode == UNTIL_APPEARS)
+        return access(path, F_OK) == 0;
+    int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
+    if (fd < 0)
+        return false;
+    char buf[4097];
+    ssize_t n = read(fd, buf, sizeof(buf) - 1);
+    close(fd);
+    if (n <= 0)
+        return false;
+    buf[n] = '\0';
+    for (char *p = buf; (p = strstr(p, "FINISHED")); p++) /* the word, not a part of one */
+        if ((p == buf || (!isalnum((unsigned char)p[-1]) && p[-1] != '_')) &&
+            !isalnum((unsigned char)p[8]) && p[8] != '_')
+            return true;
+    return false;
 }
 
 int monitor_loop(js_monitor_t *mon)
@@ -238,6 +268,8 @@ int monitor_loop(js_monitor_t *mon)
         mon->start_unix_ns = now_ns(CLOCK_REALTIME);
     }
     const int64_t start = mon->start_mono_ns, iv = mon->interval_ns;
+    const int64_t stop_at = mon->duration_ns > 0 ? start + mon->duration_ns : INT64_MAX;
+    int until = !mon->until_file ? UNTIL_NONE : access(mon->until_file, F_OK) == 0 ? UNTIL_FINISHED : UNTIL_APPEARS;
     int64_t k = 0; /* index of the deadline the next scheduled sample is due at */
     bool done = false;
 
@@ -254,14 +286,16 @@ int monitor_loop(js_monitor_t *mon)
 
     while (!done) {
         int64_t deadline = start + k * iv;
-        struct itimerspec its = {.it_value = {.tv_sec = deadline / 1000000000, .tv_nsec = deadline % 1000000000}};
+        int64_t wake = deadline < stop_at ? deadline : stop_at;
+        struct itimerspec its = {.it_value = {.tv_sec = wake / 1000000000, .tv_nsec = wake % 1000000000}};
         if (timerfd_settime(tfd, TFD_TIMER_ABSTIME, &its, NULL) < 0) {
             r = -errno;
             goto out;
         }
         struct pollfd pf[3] = {{.fd = tfd, .events = POLLIN}, {.fd = sfd, .events = POLLIN},
                                {.fd = root_pidfd, .events = POLLIN}};
-        if (poll(pf, root_pidfd >= 0 ? 3 : 2, -1) < 0) {
+        /* a stop file is looked at twice a second, whatever the interval */
+        if (poll(pf, root_pidfd >= 0 ? 3 : 2, until != UNTIL_NONE ? 500 : -1) < 0) {
             if (errno == EINTR)
                 continue;
             r = -errno;
@@ -281,10 +315,11 @@ int monitor_loop(js_monitor_t *mon)
                 int sig = (int)si.ssi_signo;
                 if (sig == SIGCHLD)
                     continue;
-                if (mon->ctx.mode == JS_MODE_ATTACH) {
+                if (mon->ctx.mode != JS_MODE_RUN) {
                     if (sig == SIGINT || sig == SIGTERM || sig == SIGHUP || sig == SIGQUIT) {
                         stop = true;
                         mon->stop_signal = sig;
+                        mon->stop_reason = "signal";
                     }
                     continue;
                 }
@@ -305,6 +340,14 @@ int monitor_loop(js_monitor_t *mon)
             }
         }
         int64_t now = now_ns(CLOCK_MONOTONIC);
+        if (!stop && now >= stop_at) {
+            stop = true;
+            mon->stop_reason = "duration";
+        }
+        if (!stop && until != UNTIL_NONE && until_file_says_stop(mon->until_file, until)) {
+            stop = true;
+            mon->stop_reason = "until-file";
+        }
         bool due = now >= deadline;
         if (!due && !event_sample && !stop)
             continue;

@@ -30,6 +30,9 @@ struct js_monitor {
     int64_t interval_ns;
     bool until_main_exits;
     bool restore_nofile;        /* run: the command gets child_nofile back (the monitor raised its own) */
+    int64_t duration_ns;        /* stop this long after the start (a closing sample then), 0 = no limit */
+    const char *until_file;     /* stop when this file appears, or, if it exists at the start, when it contains
+                                 * the word FINISHED (perfmon's convention); NULL = none */
     struct rlimit child_nofile;
     js_model_t *model;         /* borrowed; may be NULL */
     js_sink_slot_t sinks[JS_SINKS_MAX]; /* monitor_add_sink */
@@ -45,7 +48,9 @@ struct js_monitor {
     int exec_errno;            /* run mode: why exec failed, 0 if it did not */
     int64_t start_mono_ns, start_unix_ns, stop_mono_ns, stop_unix_ns;
     int64_t taken, missed;
-    int stop_signal;           /* attach mode: the signal that ended monitoring, 0 if the tree ended */
+    int stop_signal;           /* attach and watch: the signal that ended monitoring, 0 if none */
+    const char *stop_reason;   /* why monitoring ended: "scope ended", "signal", "duration", "until-file",
+                                * "scope removed" (static text) */
     int write_rc;              /* first failure of the durable sink (the recording), 0 if none */
 };
 
@@ -67,7 +72,9 @@ int monitor_add_sink(js_monitor_t *mon, const js_live_sink_t *sink, void *state)
 int monitor_spawn(js_monitor_t *mon, char *const argv[]);
 
 /* monitor_loop: sample until the scope ends (run: every descendant gone, or the command exits with
- * until_main_exits; attach: every member gone, or SIGINT/SIGTERM/SIGHUP). Returns 0 or -errno. */
+ * until_main_exits; attach: every member gone; watch: the watched cgroup removed), SIGINT/SIGTERM/SIGHUP/SIGQUIT
+ * arrive (attach, watch; run forwards them), duration_ns passes, or until_file says so; the last sample is
+ * the closing one. Returns 0 or -errno. */
 int monitor_loop(js_monitor_t *mon);
 
 /* monitor_finish: stop every sink (flush), fini the sources, free the sample. Accepts an unprepared monitor. */

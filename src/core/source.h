@@ -73,6 +73,7 @@ typedef struct {
     uint64_t write_errors;
     /* set by proc_tree after each collect: members in the scope that have not exited (zombies excluded) */
     size_t live_members;
+    bool scope_gone; /* set by a source when the watched scope no longer exists (its cgroup was removed) */
 } js_ctx_t;
 
 typedef struct js_source {

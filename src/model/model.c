@@ -80,6 +80,13 @@ struct js_model {
     double reaped_maxrss, reaped_ctxsw[2];
     mcomm_t *comms;
     size_t ncomms, comms_cap;
+    /* node scope: the host's busy CPU (ticks) and used memory from the system source's tables */
+    struct {
+        const js_table_t *cpu, *mem, *tree;
+        int c_id, c_busy[6], c_user[2], m_total, m_avail, t_nprocs;
+        bool have_base;
+        double base_busy, base_user;
+    } node;
     /* the last fed sample (borrowed: the views read it) and the model parts */
     const js_sample_t *last;
     size_t nparts;
@@ -500,6 +507,68 @@ static void read_reaped(js_model_t *m, const js_value_t *tv, reaped_t *r, js_tre
     pt->root_alive = tv[TREE_ROOT_ALIVE].present && tv[TREE_ROOT_ALIVE].i;
 }
 
+/* node_cumulate: the node scope: totals are the host's own accounting, exact (the aggregate `cpu` line of
+ * /proc/stat: busy = user + nice + system + irq + softirq + steal, guest time being inside user and nice;
+ * memory in use = MemTotal - MemAvailable), not sums over the top processes that have rows. */
+static void node_cumulate(js_model_t *m, js_tree_point_t *pt, const js_sample_t *s)
+{
+    if (!m->node.cpu) { /* resolve the columns by name, once */
+        static const char *const busy[6] = {"user_ticks", "nice_ticks", "system_ticks", "irq_ticks", "softirq_ticks",
+                                            "steal_ticks"};
+        m->node.cpu = registry_find_table("cpu");
+        m->node.mem = registry_find_table("memory");
+        m->node.tree = registry_find_table("tree");
+        m->node.c_id = m->node.cpu ? table_column(m->node.cpu, "cpu") : -1;
+        for (int i = 0; i < 6; i++)
+            m->node.c_busy[i] = m->node.cpu ? table_column(m->node.cpu, busy[i]) : -1;
+        m->node.c_user[0] = m->node.c_busy[0];
+        m->node.c_user[1] = m->node.c_busy[1];
+        m->node.m_total = m->node.mem ? table_column(m->node.mem, "mem_total_bytes") : -1;
+        m->node.m_avail = m->node.mem ? table_column(m->node.mem, "mem_available_bytes") : -1;
+        m->node.t_nprocs = m->node.tree ? table_column(m->node.tree, "node_processes") : -1;
+    }
+    const double tck = (double)m->cfg.clk_tck;
+    const js_rows_t *cpu = m->node.cpu ? sample_rows(s, m->node.cpu) : NULL;
+    double busy = NAN, user = NAN;
+    for (size_t i = 0; cpu && m->node.c_id >= 0 && i < cpu->nrows; i++) {
+        const js_value_t *v = rows_row(cpu, i);
+        if (!v[m->node.c_id].present || v[m->node.c_id].i != -1)
+            continue;
+        busy = user = 0;
+        for (int k = 0; k < 6; k++)
+            if (m->node.c_busy[k] >= 0 && v[m->node.c_busy[k]].present)
+                busy += (double)v[m->node.c_busy[k]].i;
+        for (int k = 0; k < 2; k++)
+            if (m->node.c_user[k] >= 0 && v[m->node.c_user[k]].present)
+                user += (double)v[m->node.c_user[k]].i;
+    }
+    const js_tree_point_t *pv = m->nfed ? &m->prev : NULL;
+    if (!isnan(busy) && !m->node.have_base) {
+        m->node.have_base = true;
+        m->node.base_busy = busy;
+        m->node.base_user = user;
+    }
+    pt->cpu_s = isnan(busy) ? (pv ? pv->cpu_s : NAN) : (busy - m->node.base_busy) / tck;
+    pt->user_s = isnan(user) ? (pv ? pv->user_s : NAN) : (user - m->node.base_user) / tck;
+    pt->system_s = pt->cpu_s - pt->user_s;
+    pt->sampled_cpu_s = NAN;
+    for (int k = 0; k < IO__MAX; k++)
+        pt->io[k] = pt->io_rate[k] = NAN;
+    pt->minflt = pt->majflt = NAN;
+    double rate = rate_carry_step(&m->cpu_rate, pv ? pt->cpu_s - pv->cpu_s : NAN, pt->dt_s);
+    pt->cpu_cores = pv ? rate : NAN;
+    const js_rows_t *mem = m->node.mem ? sample_rows(s, m->node.mem) : NULL;
+    const js_value_t *mv = mem && mem->nrows ? rows_row(mem, 0) : NULL;
+    pt->rss = mv && m->node.m_total >= 0 && m->node.m_avail >= 0 && mv[m->node.m_total].present &&
+                      mv[m->node.m_avail].present
+                  ? (double)(mv[m->node.m_total].i - mv[m->node.m_avail].i)
+                  : NAN;
+    pt->rss_main = pt->rss_desc = NAN;
+    const js_rows_t *tr = m->node.tree ? sample_rows(s, m->node.tree) : NULL;
+    if (tr && tr->nrows && m->node.t_nprocs >= 0 && rows_row(tr, 0)[m->node.t_nprocs].present)
+        pt->members = (double)rows_row(tr, 0)[m->node.t_nprocs].i;
+}
+
 /* cumulate: the tree's cumulative CPU, I/O and faults (live + reaped + lost, less the attach baseline, never
  * decreasing) and the CPU rate. */
 static void cumulate(js_model_t *m, js_tree_point_t *pt, const live_sums_t *ls, const reaped_t *r)
@@ -670,6 +739,8 @@ int model_feed(js_model_t *m, int64_t seq, const js_sample_t *s)
     read_reaped(m, first_row(s, &table_tree), &reaped, pt);
     cumulate(m, pt, &ls, &reaped);
     tree_levels(pt, &ls);
+    if (m->cfg.scope == JS_SCOPE_NODE)
+        node_cumulate(m, pt, s);
     summary_add(m, s, sv, pt, &ls);
     m->nfed++;
     m->last = s;
@@ -741,7 +812,9 @@ static void top_lists(const js_model_t *m, js_summary_t *ret)
 static void summary_from_cgroup(const js_model_t *m, js_summary_t *ret)
 {
     js_cgroup_totals_t cg;
-    if (part_cgroup_totals(m, &cg) < 0 || !cg.present || !(cg.created || m->cfg.scope == JS_SCOPE_CGROUP))
+    /* the scope's own cgroup: made for the run, the watched one, or the watched user's (user-UID.slice) */
+    if (part_cgroup_totals(m, &cg) < 0 || !cg.present ||
+        !(cg.created || m->cfg.scope == JS_SCOPE_CGROUP || m->cfg.scope == JS_SCOPE_USER))
         return;
     if (!isnan(cg.cpu_s)) {
         ret->cpu_from_cgroup = true;
@@ -816,6 +889,16 @@ void model_summary(const js_model_t *m, js_summary_t *ret)
         ret->exact_cpu = false;
     if (ret->unread_samples)
         ret->exact_peak_rss = false;
+    ret->scope = m->cfg.scope;
+    if (m->cfg.scope == JS_SCOPE_NODE) { /* the host's own accounting (node_cumulate) */
+        ret->io_unreadable = 0;
+        ret->exact_cpu = true;
+        ret->inexact_cpu_reason = NULL;
+        ret->sampled_s = ret->unattributed_cpu_s = NAN;
+        ret->peak_rss_main = ret->peak_rss_desc = ret->peak_uss = ret->peak_pss = ret->peak_swap = NAN;
+        ret->vol_ctxsw = ret->invol_ctxsw = NAN;
+        ret->sigchld_pid = 0;
+    }
     ret->tree_total_s = ret->total_s;
     ret->peak_kernel_tree = NAN;
     ret->cores_bound = m->cfg.cores_bound;

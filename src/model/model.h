@@ -97,6 +97,7 @@ typedef struct {
     double peak_kernel_tree;      /* the cgroup's memory high-water mark (all its processes together), NAN */
     const char *peak_kernel_tree_method;
     const char *cores_bound;      /* which bound gave cores_available */
+    js_scope_kind_t scope;        /* what was watched: the node's figures are the host's own accounting */
 } js_summary_t;
 
 typedef struct js_model js_model_t;

@@ -637,7 +637,7 @@ static void cg_summary_json(void *state, jw_t *w)
         jw_close(w);
         jw_close(w);
     }
-    if (p->inv_seen) {
+    if (p->inv_seen && p->cfg.scope != JS_SCOPE_NODE) { /* a node has no allocation to be efficient against */
         double cpu, peak;
         const char *cb, *mb;
         eff_basis(p, &cpu, &cb, &peak, &mb);
@@ -695,7 +695,7 @@ static int cg_summary_text(void *state, js_buf_t *b)
                           num(e, sizeof(e), "%.0f", per),
                           num(g, sizeof(g), "%.3f", acc_total(&p->acc[A_THROTTLED_NS]) / 1e9));
     }
-    if (p->inv_seen) {
+    if (p->inv_seen && p->cfg.scope != JS_SCOPE_NODE) {
         double cpu, peak;
         const char *cb, *mb;
         eff_basis(p, &cpu, &cb, &peak, &mb);

@@ -331,38 +331,49 @@ int summary_text(js_buf_t *b, const js_run_info_t *info, const js_summary_t *s, 
     if (s->cores_bound)
         err |= buf_printf(b, " (%s)", s->cores_bound);
     err |= buf_printf(b, "; efficiency %s%%\n", num(e, sizeof(e), "%.1f", s->efficiency * 100));
-    err |= buf_printf(b, "  peak RSS         %s sampled (main %s, descendants %s)\n",
-                      fmt_bytes(a, sizeof(a), s->peak_rss), fmt_bytes(c, sizeof(c), s->peak_rss_main),
-                      fmt_bytes(d, sizeof(d), s->peak_rss_desc));
-    err |= buf_printf(b, "  largest process  %s (kernel high-water of one process", fmt_bytes(a, sizeof(a), s->peak_rss_kernel));
-    if (s->peak_kernel_comm[0]) {
-        err |= buf_printf(b, ": ");
-        err |= text_escape(b, s->peak_kernel_comm, strlen(s->peak_kernel_comm));
-        if (s->peak_kernel_pid)
-            err |= buf_printf(b, ", PID %d", (int)s->peak_kernel_pid);
+    if (s->scope == JS_SCOPE_NODE) {
+        err |= buf_printf(b, "  memory in use    peak %s (MemTotal - MemAvailable, sampled)\n",
+                          fmt_bytes(a, sizeof(a), s->peak_rss));
+        err |= buf_printf(b, "  processes        at most %lld on the node; rows for the top processes only\n",
+                          (long long)s->procs_max);
+    } else {
+        if (s->scope == JS_SCOPE_TREE)
+            err |= buf_printf(b, "  peak RSS         %s sampled (main %s, descendants %s)\n",
+                              fmt_bytes(a, sizeof(a), s->peak_rss), fmt_bytes(c, sizeof(c), s->peak_rss_main),
+                              fmt_bytes(d, sizeof(d), s->peak_rss_desc));
+        else
+            err |= buf_printf(b, "  peak RSS         %s sampled (sum over the members at one sample)\n",
+                              fmt_bytes(a, sizeof(a), s->peak_rss));
+        err |= buf_printf(b, "  largest process  %s (kernel high-water of one process", fmt_bytes(a, sizeof(a), s->peak_rss_kernel));
+        if (s->peak_kernel_comm[0]) {
+            err |= buf_printf(b, ": ");
+            err |= text_escape(b, s->peak_kernel_comm, strlen(s->peak_kernel_comm));
+            if (s->peak_kernel_pid)
+                err |= buf_printf(b, ", PID %d", (int)s->peak_kernel_pid);
+        }
+        err |= buf_printf(b, ")\n");
+        if (!isnan(s->peak_kernel_tree))
+            err |= buf_printf(b, "  peak, all procs  %s (the cgroup's kernel high-water mark: every process together)\n",
+                              fmt_bytes(a, sizeof(a), s->peak_kernel_tree));
+        err |= buf_printf(b, "  peak USS / PSS   %s / %s (at %lld of %lld samples); peak swap %s\n",
+                          fmt_bytes(a, sizeof(a), s->peak_uss), fmt_bytes(c, sizeof(c), s->peak_pss),
+                          (long long)s->uss_samples, (long long)s->taken, fmt_bytes(d, sizeof(d), s->peak_swap));
+        err |= buf_printf(b, "  I/O              read %s, written %s (storage); %s / %s (read/write calls)",
+                          fmt_bytes(a, sizeof(a), s->io[IO_READ]), fmt_bytes(c, sizeof(c), s->io[IO_WRITE]),
+                          fmt_bytes(d, sizeof(d), s->io[IO_RCHAR]), fmt_bytes(e, sizeof(e), s->io[IO_WCHAR]));
+        if (s->io_unreadable)
+            err |= buf_printf(b, " [%lld processes unreadable: no total]", (long long)s->io_unreadable);
+        err |= buf_printf(b, "\n");
+        err |= buf_printf(b, "  page faults      %s minor, %s major\n", num(a, sizeof(a), "%.0f", s->minflt),
+                          num(c, sizeof(c), "%.0f", s->majflt));
+        err |= buf_printf(b, "  context switches %s voluntary, %s involuntary (live members and reaped by the monitor)\n",
+                          num(a, sizeof(a), "%.0f", s->vol_ctxsw), num(c, sizeof(c), "%.0f", s->invol_ctxsw));
+        err |= buf_printf(b, "  processes        %lld seen by sampling", (long long)s->procs_total);
+        if (s->procs_reaped)
+            err |= buf_printf(b, " (%lld reaped by the monitor)", (long long)s->procs_reaped);
+        err |= buf_printf(b, ", at most %lld at once, at most %lld threads\n", (long long)s->procs_max,
+                          (long long)s->threads_max);
     }
-    err |= buf_printf(b, ")\n");
-    if (!isnan(s->peak_kernel_tree))
-        err |= buf_printf(b, "  peak, all procs  %s (the cgroup's kernel high-water mark: every process together)\n",
-                          fmt_bytes(a, sizeof(a), s->peak_kernel_tree));
-    err |= buf_printf(b, "  peak USS / PSS   %s / %s (at %lld of %lld samples); peak swap %s\n",
-                      fmt_bytes(a, sizeof(a), s->peak_uss), fmt_bytes(c, sizeof(c), s->peak_pss),
-                      (long long)s->uss_samples, (long long)s->taken, fmt_bytes(d, sizeof(d), s->peak_swap));
-    err |= buf_printf(b, "  I/O              read %s, written %s (storage); %s / %s (read/write calls)",
-                      fmt_bytes(a, sizeof(a), s->io[IO_READ]), fmt_bytes(c, sizeof(c), s->io[IO_WRITE]),
-                      fmt_bytes(d, sizeof(d), s->io[IO_RCHAR]), fmt_bytes(e, sizeof(e), s->io[IO_WCHAR]));
-    if (s->io_unreadable)
-        err |= buf_printf(b, " [%lld processes unreadable: no total]", (long long)s->io_unreadable);
-    err |= buf_printf(b, "\n");
-    err |= buf_printf(b, "  page faults      %s minor, %s major\n", num(a, sizeof(a), "%.0f", s->minflt),
-                      num(c, sizeof(c), "%.0f", s->majflt));
-    err |= buf_printf(b, "  context switches %s voluntary, %s involuntary (live members and reaped by the monitor)\n",
-                      num(a, sizeof(a), "%.0f", s->vol_ctxsw), num(c, sizeof(c), "%.0f", s->invol_ctxsw));
-    err |= buf_printf(b, "  processes        %lld seen by sampling", (long long)s->procs_total);
-    if (s->procs_reaped)
-        err |= buf_printf(b, " (%lld reaped by the monitor)", (long long)s->procs_reaped);
-    err |= buf_printf(b, ", at most %lld at once, at most %lld threads\n", (long long)s->procs_max,
-                      (long long)s->threads_max);
     if (s->unread_samples)
         err |= buf_printf(b, "  NOT READ         up to %lld members in %lld samples (out of file descriptors)\n",
                           (long long)s->unread_max, (long long)s->unread_samples);

@@ -17,6 +17,7 @@
 #include "core/json.h"
 #include "core/pidmap.h"
 #include "core/source.h"
+#include "sys/cgroupfs.h"
 #include "sys/parse.h"
 
 #include <dirent.h>
@@ -89,7 +90,10 @@ const js_table_t table_proc_info = {"proc_info", "a process first seen, or after
 static const js_column_t tree_cols[TREE__MAX] = {
     [TREE_MEMBERS] = {"members", "count", JS_INT, JS_GAUGE, 0, "live processes in the scope"},
     [TREE_ROOT_ALIVE] = {"root_alive", "bool", JS_INT, JS_GAUGE, 0, "1 while the command (root) lives"},
-    [TREE_DISCOVERY] = {"discovery", "text", JS_TEXT, JS_GAUGE, 0, "children (task/*/children) or scan"},
+    [TREE_DISCOVERY] = {"discovery", "text", JS_TEXT, JS_GAUGE, 0,
+                        "how members were found: children (task/*/children), scan, cgroup.procs, uid, node"},
+    [TREE_NODE_PROCS] = {"node_processes", "count", JS_INT, JS_GAUGE, 0,
+                         "processes on the node this sample (user and node scopes)"},
     [TREE_UNREAD] = {"unread", "count", JS_INT, JS_GAUGE, 0,
                      "members (or their children lists) that could not be read this sample (descriptor limit)"},
     [TREE_REAPED_UTIME] = {"reaped_utime_us", "us", JS_INT, JS_COUNTER, 64,
@@ -242,8 +246,26 @@ typedef struct {
     bool io_denied;
     bool kept;          /* its descriptors are kept open across samples (within the descriptor budget) */
     uint64_t rss_at_uss; /* bytes: RSS when smaps_rollup was last read (0: never) */
+    uint64_t own_ticks;  /* node scope: utime+stime at the last sample, for the top-N choice */
+    uint64_t own_stamp;  /* the sample own_ticks is from */
+    bool info_done;      /* its proc_info row was written (the node scope writes rows for some samples only) */
     char comm[64];
 } pent_t;
+
+/* user scope: what is known of a process's user, by PID (every process of the node, members or not) */
+typedef struct {
+    uint32_t ruid, euid; /* real UID (status), and the owner of /proc/PID (its effective UID) when read */
+    uint64_t seen;       /* sample stamp */
+} uent_t;
+
+/* node scope: a candidate for the top lists */
+typedef struct {
+    int32_t pid;
+    uint64_t cpu;  /* ticks over the interval (first sight: since it started) */
+    int64_t rss;   /* pages (stat field 24) */
+    bool fresh, pick;
+    js_pid_stat_t ps;
+} cand_t;
 
 typedef struct {
     js_pidmap_t procs; /* pid -> pent_t */
@@ -266,6 +288,13 @@ typedef struct {
     size_t nkept, keep_max;
     bool keep_capped; /* the limit was hit once: keep_max stays where it was then */
     size_t unread;    /* members of this sample that could not be read (no descriptor left, ...) */
+    js_pidmap_t uids; /* user scope: pid -> uent_t */
+    cand_t *cand;     /* node scope: this sample's processes */
+    size_t ncand, cand_cap;
+    size_t nprocs;    /* user and node scope: processes on the node this sample */
+    js_cg_pids_t cgpids; /* cgroup scope: this sample's processes of the cgroup */
+    int32_t *stale;      /* scratch: cache entries to forget */
+    size_t nstale, stale_cap;
 } tree_state_t;
 
 #define KEPT_PER_PROC 5   /* stat, statm, io, children, fd directory */
@@ -403,6 +432,7 @@ static int tree_init(const js_ctx_t *ctx, void **ret_state)
     if (!st)
         return -ENOMEM;
     pidmap_init(&st->procs, sizeof(pent_t));
+    pidmap_init(&st->uids, sizeof(uent_t));
     st->fd_mon_children = st->fd_mon_io = st->fd_mon_thread_io = -1;
     st->page = sysconf(_SC_PAGESIZE);
     if (st->page <= 0)
@@ -434,6 +464,10 @@ static void tree_fini(void *state)
             ent_close(e);
     }
     pidmap_free(&st->procs);
+    pidmap_free(&st->uids);
+    free(st->cand);
+    free(st->stale);
+    cgroupfs_pids_free(&st->cgpids);
     int mon_fds[3] = {st->fd_mon_children, st->fd_mon_io, st->fd_mon_thread_io};
     for (int i = 0; i < 3; i++)
         if (mon_fds[i] >= 0)
@@ -639,15 +673,17 @@ static bool want_uss(const js_ctx_t *ctx, const pent_t *e, bool fresh, bool exec
     return rss / USS_GROWTH_NUM > e->rss_at_uss / USS_GROWTH_DEN;
 }
 
-/* visit: sample one process; returns 1 if it is a live member (row written), 0 if gone, <0 on ENOMEM. */
-static int visit(tree_state_t *st, js_ctx_t *ctx, int32_t pid, js_rows_t *proc, js_rows_t *info)
+/* visit_stat: find or make the entry of `pid` and read its stat into *ps. Returns 1 (read: *ret_e, *ps and
+ * *ret_fresh set), 0 (gone, or already visited this sample), 2 (it exists but could not be read: counted as
+ * unread, kept for the next sample), or -ENOMEM. */
+static int visit_stat(tree_state_t *st, const js_ctx_t *ctx, int32_t pid, pent_t **ret_e, js_pid_stat_t *ps,
+                      bool *ret_fresh)
 {
     char path[64];
     pent_t *e = pidmap_get(&st->procs, pid);
     if (e && e->seen == st->stamp)
         return 0;
     bool fresh = false;
-    js_pid_stat_t ps;
     for (int attempt = 0; attempt < 2; attempt++) {
         if (!e) {
             e = ent_insert(st, pid);
@@ -664,7 +700,7 @@ static int visit(tree_state_t *st, js_ctx_t *ctx, int32_t pid, js_rows_t *proc, 
             e->seen = st->stamp;
             return 2;
         }
-        if (r == 0 && parse_pid_stat(st->buf.p, &ps) == 0 && (fresh || ps.starttime == e->start))
+        if (r == 0 && parse_pid_stat(st->buf.p, ps) == 0 && (fresh || ps->starttime == e->start))
             break;
         /* gone, or the PID was reused by a new process: drop the old entry and retry once fresh */
         ent_remove(st, e);
@@ -675,29 +711,41 @@ static int visit(tree_state_t *st, js_ctx_t *ctx, int32_t pid, js_rows_t *proc, 
     if (!e)
         return 0;
     e->seen = st->stamp;
-    e->start = ps.starttime;
-    if (ps.state == 'Z' || ps.state == 'X')
+    e->start = ps->starttime;
+    *ret_e = e;
+    *ret_fresh = fresh;
+    return 1;
+}
+
+/* visit_row: the proc row of a process whose stat was just read (visit_stat), with its other files, and its
+ * proc_info row when it is new or exec'd. Returns 0 or -ENOMEM. */
+static int visit_row(tree_state_t *st, js_ctx_t *ctx, pent_t *e, const js_pid_stat_t *ps, bool fresh,
+                     js_rows_t *proc, js_rows_t *info)
+{
+    char path[64];
+    int32_t pid = e->pid;
+    if (ps->state == 'Z' || ps->state == 'X')
         st->nzombies++; /* exited, waiting for its parent: counted, but it keeps no scope alive */
 
     js_value_t *v = rows_add(proc);
     if (!v)
         return -ENOMEM;
     val_int(&v[PROC_PID], pid);
-    val_int(&v[PROC_START_TICKS], (int64_t)ps.starttime);
-    val_int(&v[PROC_PPID], ps.ppid);
-    rows_set_str(proc, &v[PROC_STATE], &ps.state, 1);
-    val_int(&v[PROC_UTIME], (int64_t)ps.utime);
-    val_int(&v[PROC_STIME], (int64_t)ps.stime);
-    val_int(&v[PROC_CUTIME], ps.cutime);
-    val_int(&v[PROC_CSTIME], ps.cstime);
-    val_int(&v[PROC_THREADS], ps.num_threads);
-    val_int(&v[PROC_MINFLT], (int64_t)ps.minflt);
-    val_int(&v[PROC_MAJFLT], (int64_t)ps.majflt);
-    val_int(&v[PROC_CMINFLT], (int64_t)ps.cminflt);
-    val_int(&v[PROC_CMAJFLT], (int64_t)ps.cmajflt);
-    val_int(&v[PROC_VSIZE], (int64_t)ps.vsize);
-    val_int(&v[PROC_PROCESSOR], ps.processor);
-    val_int(&v[PROC_SIGIGNORE], (int64_t)ps.sigignore);
+    val_int(&v[PROC_START_TICKS], (int64_t)ps->starttime);
+    val_int(&v[PROC_PPID], ps->ppid);
+    rows_set_str(proc, &v[PROC_STATE], &ps->state, 1);
+    val_int(&v[PROC_UTIME], (int64_t)ps->utime);
+    val_int(&v[PROC_STIME], (int64_t)ps->stime);
+    val_int(&v[PROC_CUTIME], ps->cutime);
+    val_int(&v[PROC_CSTIME], ps->cstime);
+    val_int(&v[PROC_THREADS], ps->num_threads);
+    val_int(&v[PROC_MINFLT], (int64_t)ps->minflt);
+    val_int(&v[PROC_MAJFLT], (int64_t)ps->majflt);
+    val_int(&v[PROC_CMINFLT], (int64_t)ps->cminflt);
+    val_int(&v[PROC_CMAJFLT], (int64_t)ps->cmajflt);
+    val_int(&v[PROC_VSIZE], (int64_t)ps->vsize);
+    val_int(&v[PROC_PROCESSOR], ps->processor);
+    val_int(&v[PROC_SIGIGNORE], (int64_t)ps->sigignore);
 
     uint64_t res, shared, rss = 0;
     snprintf(path, sizeof(path), "%d/statm", (int)pid);
@@ -706,8 +754,8 @@ static int visit(tree_state_t *st, js_ctx_t *ctx, int32_t pid, js_rows_t *proc, 
         rss = res * (uint64_t)st->page;
         val_int(&v[PROC_RSS], (int64_t)rss);
         val_int(&v[PROC_SHARED], (int64_t)(shared * (uint64_t)st->page));
-    } else if (ps.rss >= 0) {
-        rss = (uint64_t)ps.rss * (uint64_t)st->page;
+    } else if (ps->rss >= 0) {
+        rss = (uint64_t)ps->rss * (uint64_t)st->page;
         val_int(&v[PROC_RSS], (int64_t)rss);
     }
 
@@ -728,7 +776,7 @@ static int visit(tree_state_t *st, js_ctx_t *ctx, int32_t pid, js_rows_t *proc, 
     if (count_fds(st, ctx, e, &nfd) == 0)
         val_int(&v[PROC_FDS], nfd);
 
-    bool exec = !fresh && strcmp(e->comm, ps.comm) != 0;
+    bool exec = !fresh && strcmp(e->comm, ps->comm) != 0;
     js_pid_status_t pst;
     bool have_status = false;
     if (fresh || exec || ctx->final || ctx->status_every <= 1 || ctx->seq % ctx->status_every == 0) {
@@ -752,12 +800,28 @@ static int visit(tree_state_t *st, js_ctx_t *ctx, int32_t pid, js_rows_t *proc, 
             e->rss_at_uss = rss ? rss : 1;
         }
     }
-    if (fresh || exec) {
-        emit_info(st, ctx, e, info, &ps, have_status ? &pst : NULL);
-        snprintf(e->comm, sizeof(e->comm), "%s", ps.comm);
+    if (fresh || exec || !e->info_done) {
+        emit_info(st, ctx, e, info, ps, have_status ? &pst : NULL);
+        snprintf(e->comm, sizeof(e->comm), "%s", ps->comm);
+        e->info_done = true;
     }
+    return 0;
+}
+
+/* visit: sample one process of a tree (row, then its children queued). Returns 1 if it is a live member (row
+ * written), 2 if it could not be read (kept as a member), 0 if gone, <0 on ENOMEM. */
+static int visit(tree_state_t *st, js_ctx_t *ctx, int32_t pid, js_rows_t *proc, js_rows_t *info, bool children)
+{
+    pent_t *e = NULL;
+    js_pid_stat_t ps;
+    bool fresh = false;
+    int r = visit_stat(st, ctx, pid, &e, &ps, &fresh);
+    if (r != 1)
+        return r;
+    if ((r = visit_row(st, ctx, e, &ps, fresh, proc, info)) < 0)
+        return r;
     /* e stays valid: no insertion happened since it was found */
-    int r = enqueue_children(st, ctx, e, ps.num_threads);
+    r = children ? enqueue_children(st, ctx, e, ps.num_threads) : 0;
     return r < 0 ? r : 1;
 }
 
@@ -818,21 +882,11 @@ static void emit_exits(js_ctx_t *ctx, js_rows_t *exits)
     ctx->nreaped = 0;
 }
 
-static int tree_collect(void *state, js_ctx_t *ctx, js_rows_t *const *rows)
+/* collect_tree: run and attach: the roots (run: every child of the monitor, a subreaper; the command or the
+ * PID given), then last sample's members in their order, then the children of each member, breadth-first. */
+static int collect_tree(tree_state_t *st, js_ctx_t *ctx, js_rows_t *proc, js_rows_t *info, bool *root_alive)
 {
-    tree_state_t *st = state;
-    js_rows_t *proc = rows[0], *info = rows[1], *tree = rows[2], *exits = rows[3];
-    int r = 0;
-    st->stamp++;
-    st->nqueue = 0;
-    st->nzombies = 0;
-
-    if (st->scan && (r = scan_build(st, ctx)) < 0)
-        return r;
-    /* roots first, then last sample's members in their order */
-    budget_update(st);
-    st->unread = 0;
-    if (ctx->mode == JS_MODE_RUN) { /* the roots: every child of the monitor (a subreaper) */
+    if (ctx->mode == JS_MODE_RUN) {
         char path[64];
         snprintf(path, sizeof(path), "%d/task/%d/children", (int)ctx->monitor_pid, (int)ctx->monitor_pid);
         if (!st->scan && kept_read(ctx->root.proc, &st->fd_mon_children, path, &st->buf2, READ_PAGED) == 0 &&
@@ -846,25 +900,228 @@ static int tree_collect(void *state, js_ctx_t *ctx, js_rows_t *const *rows)
     for (size_t i = 0; i < st->norder; i++)
         if (push_pid(&st->queue, &st->nqueue, &st->queue_cap, st->order[i]) < 0)
             return -ENOMEM;
-
     st->norder = 0;
-    bool root_alive = false;
     for (size_t qi = 0; qi < st->nqueue; qi++) {
         int32_t pid = st->queue[qi];
         if (pid == ctx->monitor_pid)
             continue;
         if (ctx->interruptible && (qi & 255) == 255 && sampler_stop_pending())
             return -EINTR; /* a huge tree: let the stop signal through now; the next sample reads it all */
-        int v = visit(st, ctx, pid, proc, info);
+        int v = visit(st, ctx, pid, proc, info, true);
         if (v < 0)
             return v;
         if (v >= 1) { /* 2: a member that could not be read this sample; it is tried again next sample */
             if (push_pid(&st->order, &st->norder, &st->order_cap, pid) < 0)
                 return -ENOMEM;
             if (pid == ctx->root_pid)
-                root_alive = true;
+                *root_alive = true;
         }
     }
+    return 0;
+}
+
+/* collect_list: the members are exactly `pids` this sample (a cgroup's processes, a user's). */
+static int collect_list(tree_state_t *st, js_ctx_t *ctx, const int32_t *pids, size_t n, js_rows_t *proc,
+                        js_rows_t *info)
+{
+    st->norder = 0;
+    for (size_t i = 0; i < n; i++) {
+        if (pids[i] == ctx->monitor_pid)
+            continue;
+        if (ctx->interruptible && (i & 255) == 255 && sampler_stop_pending())
+            return -EINTR;
+        int v = visit(st, ctx, pids[i], proc, info, false);
+        if (v < 0)
+            return v;
+        if (v >= 1 && push_pid(&st->order, &st->norder, &st->order_cap, pids[i]) < 0)
+            return -ENOMEM;
+    }
+    return 0;
+}
+
+/* list_pids: every process of the procfs root into st->queue (and st->nprocs). */
+static int list_pids(tree_state_t *st, const js_ctx_t *ctx)
+{
+    st->nqueue = 0;
+    int dfd = openat(ctx->root.proc, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (dfd < 0)
+        return -errno;
+    DIR *d = fdopendir(dfd);
+    if (!d) {
+        close(dfd);
+        return -ENOMEM;
+    }
+    struct dirent *de;
+    int r = 0;
+    while (r == 0 && (de = readdir(d))) {
+        const char *p = de->d_name;
+        uint64_t pid;
+        if (*p < '1' || *p > '9' || parse_u64(&p, &pid) < 0 || *p || pid > INT32_MAX)
+            continue;
+        r = push_pid(&st->queue, &st->nqueue, &st->queue_cap, (int32_t)pid);
+    }
+    closedir(d);
+    st->nprocs = st->nqueue;
+    return r;
+}
+
+/* collect_user: every process whose real UID is scope.uid, including ones that started since the last sample.
+ * The real UID comes from PID/status, read once per process (and again when the owner of /proc/PID, its
+ * effective UID, changes: a setuid exec); otherwise a process costs one fstatat per sample. */
+static int collect_user(tree_state_t *st, js_ctx_t *ctx, js_rows_t *proc, js_rows_t *info)
+{
+    int r = list_pids(st, ctx);
+    if (r < 0)
+        return r;
+    size_t nmember = 0;
+    char path[48];
+    for (size_t i = 0; i < st->nqueue; i++) {
+        int32_t pid = st->queue[i];
+        struct stat sb;
+        snprintf(path, sizeof(path), "%d", (int)pid);
+        if (fstatat(ctx->root.proc, path, &sb, 0) < 0)
+            continue;
+        int fresh = 0;
+        uent_t *u = pidmap_put(&st->uids, pid, &fresh);
+        if (!u)
+            return -ENOMEM;
+        if (fresh || u->euid != (uint32_t)sb.st_uid) {
+            js_pid_status_t pst;
+            snprintf(path, sizeof(path), "%d/status", (int)pid);
+            if (fs_read_record(ctx->root.proc, path, &st->buf) < 0 || proc_parse_status(st->buf.p, &pst) < 0 ||
+                !(pst.present & (1u << 7))) {
+                pidmap_del(&st->uids, pid); /* gone, or unreadable: look again next sample */
+                continue;
+            }
+            u = pidmap_get(&st->uids, pid);
+            u->ruid = (uint32_t)pst.uid;
+            u->euid = (uint32_t)sb.st_uid;
+        }
+        u->seen = st->stamp;
+        if (u->ruid == (uint32_t)ctx->scope.uid)
+            st->queue[nmember++] = pid; /* compacted in place: the members, in /proc order */
+    }
+    /* forget the processes that are gone (collected first: deletion moves entries) */
+    st->nstale = 0;
+    for (size_t i = 0; i < st->uids.cap; i++) {
+        uent_t *u;
+        int32_t pid = pidmap_at(&st->uids, i, (void **)&u);
+        if (pid && u->seen != st->stamp && push_pid(&st->stale, &st->nstale, &st->stale_cap, pid) < 0)
+            return -ENOMEM;
+    }
+    for (size_t i = 0; i < st->nstale; i++)
+        pidmap_del(&st->uids, st->stale[i]);
+    st->nqueue = nmember;
+    return collect_list(st, ctx, st->queue, nmember, proc, info);
+}
+static int cmp_cand_cpu(const void *a, const void *b)
+{
+    const cand_t *x = a, *y = b;
+    return x->cpu < y->cpu ? 1 : x->cpu > y->cpu ? -1 : (x->pid > y->pid) - (x->pid < y->pid);
+}
+
+static int cmp_cand_rss(const void *a, const void *b)
+{
+    const cand_t *x = a, *y = b;
+    return x->rss < y->rss ? 1 : x->rss > y->rss ? -1 : (x->pid > y->pid) - (x->pid < y->pid);
+}
+
+/* collect_node: the whole node. Per-process detail only with a top N: every process's stat is read, and full
+ * rows are written for the N that used the most CPU over the last interval and the N with the largest RSS. */
+static int collect_node(tree_state_t *st, js_ctx_t *ctx, js_rows_t *proc, js_rows_t *info)
+{
+    int r = list_pids(st, ctx);
+    st->norder = 0;
+    if (r < 0 || !ctx->scope.top_n)
+        return r;
+    if (st->nqueue > st->cand_cap) {
+        cand_t *c = realloc(st->cand, st->nqueue * sizeof(*c));
+        if (!c)
+            return -ENOMEM;
+        st->cand = c;
+        st->cand_cap = st->nqueue;
+    }
+    st->ncand = 0;
+    for (size_t i = 0; i < st->nqueue; i++) {
+        int32_t pid = st->queue[i];
+        if (pid == ctx->monitor_pid)
+            continue;
+        if (ctx->interruptible && (i & 255) == 255 && sampler_stop_pending())
+            return -EINTR;
+        cand_t *c = &st->cand[st->ncand];
+        pent_t *e = NULL;
+        if ((r = visit_stat(st, ctx, pid, &e, &c->ps, &c->fresh)) < 0)
+            return r;
+        if (r != 1)
+            continue;
+        uint64_t own = c->ps.utime + c->ps.stime;
+        c->cpu = e->own_stamp + 1 == st->stamp && own >= e->own_ticks ? own - e->own_ticks : own;
+        e->own_ticks = own;
+        e->own_stamp = st->stamp;
+        c->pid = pid;
+        c->rss = c->ps.rss;
+        c->pick = false;
+        st->ncand++;
+    }
+    size_t n = ctx->scope.top_n < st->ncand ? ctx->scope.top_n : st->ncand;
+    qsort(st->cand, st->ncand, sizeof(*st->cand), cmp_cand_cpu);
+    for (size_t i = 0; i < n; i++)
+        st->cand[i].pick = true;
+    qsort(st->cand, st->ncand, sizeof(*st->cand), cmp_cand_rss);
+    for (size_t i = 0; i < n; i++)
+        st->cand[i].pick = true;
+    for (size_t i = 0; i < st->ncand; i++) {
+        cand_t *c = &st->cand[i];
+        pent_t *e = c->pick ? pidmap_get(&st->procs, c->pid) : NULL;
+        if (!e)
+            continue;
+        if ((r = visit_row(st, ctx, e, &c->ps, c->fresh, proc, info)) < 0)
+            return r;
+        if (push_pid(&st->order, &st->norder, &st->order_cap, c->pid) < 0)
+            return -ENOMEM;
+    }
+    return 0;
+}
+
+static int tree_collect(void *state, js_ctx_t *ctx, js_rows_t *const *rows)
+{
+    tree_state_t *st = state;
+    js_rows_t *proc = rows[0], *info = rows[1], *tree = rows[2], *exits = rows[3];
+    int r = 0;
+    st->stamp++;
+    st->nqueue = 0;
+    st->nzombies = 0;
+    st->nprocs = 0;
+    budget_update(st);
+    st->unread = 0;
+    bool root_alive = false;
+    switch (ctx->scope.kind) {
+    case JS_SCOPE_CGROUP:
+        st->norder = 0;
+        if (!ctx->scope.cgroup)
+            break;
+        r = cgroupfs_pids(ctx->scope.cgroup, true, &st->cgpids);
+        if (r == -ENOENT || r == -ENODEV) { /* the cgroup was removed: the scope is over */
+            ctx->scope_gone = true;
+            r = 0;
+            break;
+        }
+        if (r == 0)
+            r = collect_list(st, ctx, st->cgpids.pid, st->cgpids.n, proc, info);
+        break;
+    case JS_SCOPE_USER:
+        r = collect_user(st, ctx, proc, info);
+        break;
+    case JS_SCOPE_NODE:
+        r = collect_node(st, ctx, proc, info);
+        break;
+    default:
+        if (st->scan && (r = scan_build(st, ctx)) < 0)
+            return r;
+        r = collect_tree(st, ctx, proc, info, &root_alive);
+    }
+    if (r < 0)
+        return r;
     /* forget processes not seen this sample (collected first: deletion moves entries) */
     st->nqueue = 0;
     for (size_t i = 0; i < st->procs.cap; i++) {
@@ -879,8 +1136,15 @@ static int tree_collect(void *state, js_ctx_t *ctx, js_rows_t *const *rows)
     if (!t)
         return -ENOMEM;
     val_int(&t[TREE_MEMBERS], (int64_t)st->norder);
+    if (ctx->scope.kind == JS_SCOPE_NODE || ctx->scope.kind == JS_SCOPE_USER)
+        val_int(&t[TREE_NODE_PROCS], (int64_t)st->nprocs);
     val_int(&t[TREE_ROOT_ALIVE], root_alive);
-    rows_set_str(tree, &t[TREE_DISCOVERY], st->scan ? "scan" : "children", st->scan ? 4 : 8);
+    const char *how = ctx->scope.kind == JS_SCOPE_CGROUP ? "cgroup.procs"
+                      : ctx->scope.kind == JS_SCOPE_USER ? "uid"
+                      : ctx->scope.kind == JS_SCOPE_NODE ? "node"
+                      : st->scan                         ? "scan"
+                                                         : "children";
+    rows_set_str(tree, &t[TREE_DISCOVERY], how, strlen(how));
     val_int(&t[TREE_UNREAD], (int64_t)st->unread);
     if (ctx->mode == JS_MODE_RUN)
         reaped_totals(st, ctx, t);
