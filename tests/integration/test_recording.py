@@ -40,7 +40,7 @@ def check_summary_shape(s):
         assert "peak_rss_bytes" in s["memory"][part], s["memory"]
     for section in ("cpu", "io", "processes", "samples", "monitor"):
         for k, v in s[section].items():
-            if k.endswith("_method") or k == "ignores_sigchld":
+            if k.endswith(("_method", "_file", "_bound")) or k == "ignores_sigchld":
                 continue
             assert v is None or isinstance(v, (int, float)) and not isinstance(v, bool), f"{section}.{k} = {v!r}"
             assert v is None or v >= 0, f"{section}.{k} = {v!r} is negative"
