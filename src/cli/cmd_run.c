@@ -59,6 +59,8 @@ static const char run_usage[] =
     "      --until-main-exits   stop when COMMAND exits, even if descendants remain\n"
     "      --cgroup auto|off    start COMMAND in a cgroup of its own for exact CPU and memory totals (auto,\n"
     "                           the default, where one can be created; off: tree accounting only)\n"
+    "      --backend B          how processes are read: auto (the BPF task reader where it pays and is\n"
+    "                           allowed: root, BTF, Linux >= 6.7), bpf, or procfs (default auto)\n"
     "      --procfs DIR         read process data from DIR instead of the kernel's procfs (testing)\n"
     "  -h, --help               show this help\n";
 
@@ -78,6 +80,8 @@ static const char attach_usage[] =
     "  -q, --quiet              no status line, no summary on stderr\n"
     "      --uss-every N        read USS/PSS (smaps_rollup) at least every N samples; 0 = never (default 30)\n"
     "      --status-every N     read /proc/PID/status every N samples (default 5)\n"
+    "      --backend B          how processes are read: auto (the BPF task reader where it pays and is\n"
+    "                           allowed: root, BTF, Linux >= 6.7), bpf, or procfs (default auto)\n"
     "      --procfs DIR         read process data from DIR instead of the kernel's procfs (testing)\n"
     "  -h, --help               show this help\n";
 
@@ -107,6 +111,8 @@ static const char watch_usage[] =
     "  -q, --quiet              no status line, no summary on stderr\n"
     "      --uss-every N        read USS/PSS (smaps_rollup) at least every N samples; 0 = never (default 30)\n"
     "      --status-every N     read /proc/PID/status every N samples (default 5)\n"
+    "      --backend B          how processes are read: auto (the BPF task reader where it pays and is\n"
+    "                           allowed: root, BTF, Linux >= 6.7), bpf, or procfs (default auto)\n"
     "      --procfs DIR         read process data from DIR instead of the kernel's procfs (testing)\n"
     "      --sysfs DIR          read sysfs and cgroup data from DIR instead of the kernel's (testing)\n"
     "  -h, --help               show this help\n";
@@ -126,7 +132,8 @@ enum {
     OPT_NODE,
     OPT_TOP,
     OPT_DURATION,
-    OPT_UNTIL_FILE
+    OPT_UNTIL_FILE,
+    OPT_BACKEND
 };
 
 static const struct option run_opts[] = {
@@ -148,6 +155,7 @@ static const struct option run_opts[] = {
     {"top", required_argument, NULL, OPT_TOP},
     {"duration", required_argument, NULL, OPT_DURATION},
     {"until-file", required_argument, NULL, OPT_UNTIL_FILE},
+    {"backend", required_argument, NULL, OPT_BACKEND},
     {"help", no_argument, NULL, 'h'},
     {NULL, 0, NULL, 0},
 };
@@ -173,6 +181,7 @@ typedef struct {
     unsigned top_n;
     int64_t duration_ns;
     const char *until_file;
+    js_backend_t backend;
 } run_opts_t;
 
 static int parse_count(const char *s, unsigned *ret)
@@ -281,6 +290,16 @@ static int parse_args(int argc, char **argv, run_opts_t *o)
                 return cli_usage_error(cmd, "invalid duration '%s' (examples: 30s, 10m, 2h)", optarg);
             break;
         }
+        case OPT_BACKEND:
+            if (!strcmp(optarg, "auto"))
+                o->backend = JS_BACKEND_AUTO;
+            else if (!strcmp(optarg, "bpf"))
+                o->backend = JS_BACKEND_BPF;
+            else if (!strcmp(optarg, "procfs"))
+                o->backend = JS_BACKEND_PROCFS;
+            else
+                return cli_usage_error(cmd, "invalid --backend '%s' (auto, bpf or procfs)", optarg);
+            break;
         case OPT_UNTIL_FILE:
             if (o->kind == CMD_RUN)
                 return cli_usage_error(cmd, "--until-file is for attach and watch (run ends with COMMAND)");
@@ -657,6 +676,7 @@ int cmd_run(int argc, char **argv)
     mon.ctx.scope.kind = o.kind == CMD_WATCH ? o.scope : JS_SCOPE_TREE;
     mon.duration_ns = o.duration_ns;
     mon.until_file = o.until_file;
+    mon.ctx.backend = o.backend;
     mon.ctx.monitor_pid = getpid();
     mon.ctx.root_pid = o.pid;
     mon.ctx.uss_every = o.uss_every;

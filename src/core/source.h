@@ -36,6 +36,14 @@ typedef enum {
 
 typedef struct js_cgroup js_cgroup_t; /* a resolved cgroup (sys/cgroupfs.h) */
 
+/* How per-process counters are read (--backend). */
+typedef enum {
+    JS_BACKEND_AUTO,   /* the BPF task reader where it pays and is allowed, else /proc */
+    JS_BACKEND_BPF,    /* the BPF task reader from the start (falls back to /proc, with the reason, if refused) */
+    JS_BACKEND_PROCFS, /* /proc only */
+    JS_BACKEND_MAX
+} js_backend_t;
+
 typedef struct {
     js_scope_kind_t kind;
     uid_t uid;                 /* JS_SCOPE_USER */
@@ -62,6 +70,7 @@ typedef struct {
     uint64_t seq;       /* sample number, from 0 */
     unsigned uss_every;    /* read smaps_rollup every N samples (0 = never) */
     unsigned status_every; /* read /proc/<pid>/status every N samples (>= 1) */
+    js_backend_t backend;  /* how proc_tree reads processes */
     bool final;            /* this is the last sample: read everything */
     bool interruptible;    /* a long collect() may give up with -EINTR when sampler_stop_pending() */
     /* reaped children since the last sample (filled by the monitor, drained by proc_tree) */

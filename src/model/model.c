@@ -317,6 +317,12 @@ static int feed_proc(js_model_t *m, const js_value_t *v, double dt, js_proc_poin
     }
     double ut = v_num(&v[PROC_UTIME]) / tck, st = v_num(&v[PROC_STIME]) / tck;
     double cut = v_num(&v[PROC_CUTIME]) / tck, cst = v_num(&v[PROC_CSTIME]) / tck;
+    if (v[PROC_CPU_NS].present && ut + st >= 0) {
+        /* the BPF backend's nanosecond-exact CPU of every thread, split as the ticks are (cputime_adjust) */
+        double ns = (double)v[PROC_CPU_NS].i / 1e9, ticks = ut + st;
+        ut = ticks > 0 ? ns * ut / ticks : ns;
+        st = ns - ut;
+    }
     double own = ut + st;
     pp->cpu_cores = pp->read_bps = pp->write_bps = NAN;
     if (!fresh && dt > 0) {

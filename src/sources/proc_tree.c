@@ -17,6 +17,7 @@
 #include "core/json.h"
 #include "core/pidmap.h"
 #include "core/source.h"
+#include "sources/bpf/tasks_bpf.h"
 #include "sys/cgroupfs.h"
 #include "sys/parse.h"
 
@@ -28,6 +29,7 @@
 #include <string.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
+#include <sys/sysinfo.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -71,6 +73,8 @@ static const js_column_t proc_cols[PROC__MAX] = {
     [PROC_PSS] = {"pss_bytes", "bytes", JS_INT, JS_GAUGE, 0, "proportional set size (uss cadence)"},
     [PROC_SWAP_PSS] = {"swap_pss_bytes", "bytes", JS_INT, JS_GAUGE, 0, "proportional swap (uss cadence)"},
     [PROC_PROCESSOR] = {"processor", "count", JS_INT, JS_GAUGE, 0, "CPU last run on"},
+    [PROC_CPU_NS] = {"cpu_ns", "ns", JS_INT, JS_COUNTER, 64,
+                     "own CPU of every thread, live and exited, nanosecond-exact (BPF backend; NULL from /proc)"},
     [PROC_SIGIGNORE] = {"sigignore", "mask", JS_INT, JS_GAUGE, 0,
                         "ignored signals (stat field 33, bit N-1 for signal N): SIGCHLD ignored = auto-reaped children"},
 };
@@ -92,6 +96,8 @@ static const js_column_t tree_cols[TREE__MAX] = {
     [TREE_ROOT_ALIVE] = {"root_alive", "bool", JS_INT, JS_GAUGE, 0, "1 while the command (root) lives"},
     [TREE_DISCOVERY] = {"discovery", "text", JS_TEXT, JS_GAUGE, 0,
                         "how members were found: children (task/*/children), scan, cgroup.procs, uid, node"},
+    [TREE_BACKEND] = {"backend", "text", JS_TEXT, JS_GAUGE, 0,
+                      "how the processes were read this sample: procfs, bpf-tasks, bpf-cgroup"},
     [TREE_NODE_PROCS] = {"node_processes", "count", JS_INT, JS_GAUGE, 0,
                          "processes on the node this sample (user and node scopes)"},
     [TREE_UNREAD] = {"unread", "count", JS_INT, JS_GAUGE, 0,
@@ -264,6 +270,7 @@ typedef struct {
     uint64_t cpu;  /* ticks over the interval (first sight: since it started) */
     int64_t rss;   /* pages (stat field 24) */
     bool fresh, pick;
+    size_t idx;    /* BPF backend: the record's index in tree_state_t.recs */
     js_pid_stat_t ps;
 } cand_t;
 
@@ -295,7 +302,19 @@ typedef struct {
     js_cg_pids_t cgpids; /* cgroup scope: this sample's processes of the cgroup */
     int32_t *stale;      /* scratch: cache entries to forget */
     size_t nstale, stale_cap;
+    /* the BPF backend (docs/ARCHITECTURE.md, "Backends") */
+    tasks_bpf_t *bpf;
+    bool bpf_refused;       /* it could not be opened (or failed): /proc from then on */
+    char bpf_why[256];      /* why, for the inventory */
+    const char *backend;    /* this sample's: "procfs", "bpf-tasks", "bpf-cgroup" */
+    uint8_t *how;           /* tasks_bpf_set_pids' kinds, beside `queue` */
+    size_t how_cap;
+    tasks_bpf_record_t *recs; /* node scope: this pass's records */
+    size_t nrecs, recs_cap;
+    bool live; /* the procfs root is the running kernel's (the BPF reader reads that kernel) */
 } tree_state_t;
+
+#define BPF_AUTO_MIN 32 /* auto: load the BPF reader once the scope has this many processes (a load is ~0.3 s) */
 
 #define KEPT_PER_PROC 5   /* stat, statm, io, children, fd directory */
 #define FD_RESERVE 256    /* descriptors left for everything else: the recording, other sources, reads */
@@ -426,6 +445,8 @@ static int pread_proc(tree_state_t *st, const js_ctx_t *ctx, pent_t *e, int *fd,
     return -EMFILE;
 }
 
+static bool bpf_wanted(tree_state_t *st, const js_ctx_t *ctx, bool live);
+
 static int tree_init(const js_ctx_t *ctx, void **ret_state)
 {
     tree_state_t *st = calloc(1, sizeof(*st));
@@ -440,7 +461,10 @@ static int tree_init(const js_ctx_t *ctx, void **ret_state)
     if (fsroot_is_live(&ctx->root)) {
         struct stat s;
         st->fd_by_stat = fstatat(ctx->root.proc, "self/fd", &s, 0) == 0 && s.st_size > 0;
+        st->live = true;
     }
+    if (ctx->backend == JS_BACKEND_BPF)
+        bpf_wanted(st, ctx, st->live); /* loaded now; a refusal falls back to /proc, its reason kept */
     /* children files need CONFIG_PROC_CHILDREN; probe on the root (or the monitor) */
     char path[64];
     pid_t probe = ctx->mode == JS_MODE_RUN ? ctx->monitor_pid : ctx->root_pid;
@@ -467,6 +491,9 @@ static void tree_fini(void *state)
     pidmap_free(&st->uids);
     free(st->cand);
     free(st->stale);
+    free(st->how);
+    free(st->recs);
+    tasks_bpf_close(st->bpf);
     cgroupfs_pids_free(&st->cgpids);
     int mon_fds[3] = {st->fd_mon_children, st->fd_mon_io, st->fd_mon_thread_io};
     for (int i = 0; i < 3; i++)
@@ -1014,6 +1041,299 @@ static int collect_user(tree_state_t *st, js_ctx_t *ctx, js_rows_t *proc, js_row
     st->nqueue = nmember;
     return collect_list(st, ctx, st->queue, nmember, proc, info);
 }
+/* ---- the BPF backend --------------------------------------------------------------------------------- */
+
+/* bpf_mode_for: the reader's mode for this scope: a cgroup with a v2 directory is walked alone (iter over its
+ * css_tasks: only the job's processes are visited); a tree is read through a PID filter that follows
+ * children; a user's or the node's processes are every process of the node. */
+static void bpf_opts_for(const js_ctx_t *ctx, tasks_bpf_opts_t *o)
+{
+    tasks_bpf_opts_init(o);
+    o->sys_fd = ctx->root.sys;
+    const js_cgroup_t *cg = ctx->scope.cgroup;
+    bool v2 = cg && cg->m.unified >= 0 && cg->dir[cg->m.unified] >= 0;
+    if (v2 && (ctx->scope.kind == JS_SCOPE_CGROUP || ctx->scope.kind == JS_SCOPE_TREE)) {
+        o->mode = TASKS_BPF_CGROUP;
+        o->cgroup_fd = cg->dir[cg->m.unified];
+    } else if (ctx->scope.kind == JS_SCOPE_TREE || ctx->scope.kind == JS_SCOPE_CGROUP) {
+        o->mode = TASKS_BPF_TASKS;
+        o->filter = true;
+        o->follow = ctx->scope.kind == JS_SCOPE_TREE;
+    } else {
+        o->mode = TASKS_BPF_TASKS; /* the node's every process; a user's are picked by their UID */
+    }
+}
+
+/* bpf_wanted: whether to read this sample through the BPF reader, loading it when it pays: always with
+ * --backend bpf; in auto mode once the scope has BPF_AUTO_MIN processes and, for a PID filter, is a sizeable
+ * share of the node's tasks (the filtered walk still visits every task on the node, 0.075 µs each, against
+ * about 10 µs per process through /proc). A refusal is final for the run, its reason kept. */
+static bool bpf_wanted(tree_state_t *st, const js_ctx_t *ctx, bool live)
+{
+    if (st->bpf)
+        return true;
+    if (ctx->backend == JS_BACKEND_PROCFS || st->bpf_refused)
+        return false;
+    if (!live) {
+        snprintf(st->bpf_why, sizeof(st->bpf_why), "the procfs root is not the running kernel's");
+        st->bpf_refused = ctx->backend == JS_BACKEND_BPF;
+        return false;
+    }
+    tasks_bpf_opts_t o;
+    bpf_opts_for(ctx, &o);
+    if (ctx->backend == JS_BACKEND_AUTO) {
+        size_t n = ctx->scope.kind == JS_SCOPE_TREE || ctx->scope.kind == JS_SCOPE_CGROUP ? st->norder : st->nprocs;
+        if (ctx->scope.kind == JS_SCOPE_NODE && !ctx->scope.top_n)
+            return false; /* no per-process reads at all */
+        if (n < BPF_AUTO_MIN)
+            return false;
+        if (o.mode == TASKS_BPF_TASKS && o.filter) {
+            struct sysinfo si;
+            if (sysinfo(&si) == 0 && (double)n * 10.0 < 8.0 + 0.075 * (double)si.procs)
+                return false;
+        }
+    }
+    int r = tasks_bpf_open(&o, &st->bpf, st->bpf_why, sizeof(st->bpf_why));
+    if (r < 0) {
+        st->bpf = NULL;
+        st->bpf_refused = true; /* the reason stays in bpf_why (inventory and source_stats) */
+        return false;
+    }
+    return true;
+}
+
+/* bpf_drop: the reader failed mid-run: /proc from now on, with the reason. */
+static void bpf_drop(tree_state_t *st, int r)
+{
+    snprintf(st->bpf_why, sizeof(st->bpf_why), "the BPF reader failed during the run (%s): /proc from then on",
+             strerror(-r));
+    tasks_bpf_close(st->bpf);
+    st->bpf = NULL;
+    st->bpf_refused = true;
+}
+
+/* bpf_row: the proc row (and proc_info when new or exec'd) of one record; cmdline and smaps_rollup still from
+ * /proc. Returns 0 or -ENOMEM. */
+static int bpf_row(tree_state_t *st, js_ctx_t *ctx, const tasks_bpf_record_t *rec, js_rows_t *proc, js_rows_t *info)
+{
+    pent_t *e = pidmap_get(&st->procs, rec->pid);
+    if (e && e->start != rec->start_ticks) { /* the PID names another process now */
+        ent_remove(st, e);
+        e = NULL;
+    }
+    bool fresh = !e;
+    if (!e) {
+        if (!(e = ent_insert(st, rec->pid)))
+            return -ENOMEM;
+        e->start = rec->start_ticks;
+    }
+    if (e->seen == st->stamp)
+        return 0;
+    e->seen = st->stamp;
+    if (rec->state == 'Z' || rec->state == 'X')
+        st->nzombies++;
+    js_value_t *v = rows_add(proc);
+    if (!v)
+        return -ENOMEM;
+    val_int(&v[PROC_PID], rec->pid);
+    val_int(&v[PROC_START_TICKS], (int64_t)rec->start_ticks);
+    val_int(&v[PROC_PPID], rec->ppid);
+    rows_set_str(proc, &v[PROC_STATE], &rec->state, 1);
+    val_int(&v[PROC_UTIME], (int64_t)rec->utime_ticks);
+    val_int(&v[PROC_STIME], (int64_t)rec->stime_ticks);
+    val_int(&v[PROC_CUTIME], (int64_t)rec->cutime_ticks);
+    val_int(&v[PROC_CSTIME], (int64_t)rec->cstime_ticks);
+    val_int(&v[PROC_CPU_NS], (int64_t)rec->cpu_ns);
+    val_int(&v[PROC_THREADS], rec->threads);
+    val_int(&v[PROC_MINFLT], (int64_t)rec->minflt);
+    val_int(&v[PROC_MAJFLT], (int64_t)rec->majflt);
+    val_int(&v[PROC_CMINFLT], (int64_t)rec->cminflt);
+    val_int(&v[PROC_CMAJFLT], (int64_t)rec->cmajflt);
+    val_int(&v[PROC_PROCESSOR], rec->processor);
+    uint64_t rss = rec->rss_bytes;
+    if (rec->flags & TASKS_BPF_HAS_MM) {
+        val_int(&v[PROC_VSIZE], (int64_t)rec->vsize_bytes);
+        val_int(&v[PROC_RSS], (int64_t)rec->rss_bytes);
+        val_int(&v[PROC_SHARED], (int64_t)rec->shared_bytes);
+        val_int(&v[PROC_RSS_ANON], (int64_t)rec->rss_anon_bytes);
+        val_int(&v[PROC_RSS_FILE], (int64_t)rec->rss_file_bytes);
+        val_int(&v[PROC_RSS_SHMEM], (int64_t)rec->rss_shmem_bytes);
+        val_int(&v[PROC_SWAP], (int64_t)rec->swap_bytes);
+        val_int(&v[PROC_HWM], (int64_t)rec->hwm_bytes);
+    } else {
+        val_int(&v[PROC_VSIZE], 0);
+        val_int(&v[PROC_RSS], 0);
+        rss = 0;
+    }
+    val_int(&v[PROC_VCSW], (int64_t)rec->vcsw);
+    val_int(&v[PROC_IVCSW], (int64_t)rec->ivcsw);
+    for (int i = 0; i < 7; i++)
+        val_int(&v[PROC_RCHAR + i], (int64_t)rec->io[i]);
+    val_int(&v[PROC_FDS], rec->fds);
+    bool exec = !fresh && strncmp(e->comm, rec->comm, sizeof(rec->comm)) != 0;
+    if (want_uss(ctx, e, fresh, exec, rss)) {
+        char path[64];
+        snprintf(path, sizeof(path), "%d/smaps_rollup", (int)rec->pid);
+        js_pid_smaps_t sm;
+        if (pread_proc(st, ctx, e, NULL, path, &st->buf, READ_FULL) == 0 &&
+            proc_parse_smaps_rollup(st->buf.p, &sm) == 0) {
+            val_int(&v[PROC_USS], (int64_t)sm.uss);
+            val_int(&v[PROC_PSS], (int64_t)sm.pss);
+            val_int(&v[PROC_SWAP_PSS], (int64_t)sm.swap_pss);
+            e->rss_at_uss = rss ? rss : 1;
+        }
+    }
+    if (fresh || exec || !e->info_done) {
+        js_pid_stat_t ps = {.pid = rec->pid, .ppid = rec->ppid, .starttime = rec->start_ticks};
+        snprintf(ps.comm, sizeof(ps.comm), "%s", rec->comm);
+        js_pid_status_t pst = {.uid = rec->uid, .present = 1u << 7};
+        emit_info(st, ctx, e, info, &ps, &pst);
+        snprintf(e->comm, sizeof(e->comm), "%s", rec->comm);
+        e->info_done = true;
+    }
+    return 0;
+}
+
+typedef struct {
+    tree_state_t *st;
+    js_ctx_t *ctx;
+    js_rows_t *proc, *info;
+    bool *root_alive;
+    size_t n; /* members found */
+} bpf_pass_t;
+
+/* bpf_member: a record of a member (tree, cgroup, user): its row, and it joins this sample's members (in
+ * `queue`, copied into `order` once the pass succeeded). */
+static int bpf_member(const tasks_bpf_record_t *rec, void *arg)
+{
+    bpf_pass_t *p = arg;
+    tree_state_t *st = p->st;
+    if (rec->pid <= 0 || rec->pid == p->ctx->monitor_pid || (rec->flags & TASKS_BPF_KTHREAD))
+        return 0;
+    if (p->ctx->scope.kind == JS_SCOPE_USER && rec->uid != (uint32_t)p->ctx->scope.uid)
+        return 0;
+    int r = bpf_row(st, p->ctx, rec, p->proc, p->info);
+    if (r < 0)
+        return r;
+    if (rec->pid == p->ctx->root_pid)
+        *p->root_alive = true;
+    p->n++;
+    return push_pid(&st->queue, &st->nqueue, &st->queue_cap, rec->pid);
+}
+
+/* bpf_keep: node scope: every process's record, for the top lists. */
+static int bpf_keep(const tasks_bpf_record_t *rec, void *arg)
+{
+    bpf_pass_t *p = arg;
+    tree_state_t *st = p->st;
+    if (rec->pid <= 0 || rec->pid == p->ctx->monitor_pid || (rec->flags & TASKS_BPF_KTHREAD))
+        return 0;
+    if (st->nrecs == st->recs_cap) {
+        size_t cap = st->recs_cap ? st->recs_cap * 2 : 256;
+        tasks_bpf_record_t *r = realloc(st->recs, cap * sizeof(*r));
+        if (!r)
+            return -ENOMEM;
+        st->recs = r;
+        st->recs_cap = cap;
+    }
+    st->recs[st->nrecs++] = *rec;
+    return 0;
+}
+
+static int pick_top(tree_state_t *st, js_ctx_t *ctx, js_rows_t *proc, js_rows_t *info, bool bpf);
+
+/* collect_bpf: one sample through the BPF reader. Returns 0, -ENOMEM, or another negative errno when the
+ * reader failed (the caller then drops it and reads /proc; nothing of this sample is kept). */
+static int collect_bpf(tree_state_t *st, js_ctx_t *ctx, js_rows_t *proc, js_rows_t *info, bool *root_alive)
+{
+    bpf_pass_t p = {.st = st, .ctx = ctx, .proc = proc, .info = info, .root_alive = root_alive};
+    tasks_bpf_info_t bi;
+    tasks_bpf_info(st->bpf, &bi);
+    bool cgroup_mode = strcmp(bi.mode, "cgroup") == 0;
+    st->backend = cgroup_mode ? "bpf-cgroup" : "bpf-tasks";
+    int r;
+    if (!cgroup_mode && (ctx->scope.kind == JS_SCOPE_TREE || ctx->scope.kind == JS_SCOPE_CGROUP)) {
+        /* the filter: last sample's members and the root (tree), or the cgroup's processes (a v1 cgroup) */
+        st->nqueue = 0;
+        if (ctx->scope.kind == JS_SCOPE_CGROUP) {
+            if ((r = cgroupfs_pids(ctx->scope.cgroup, true, &st->cgpids)) < 0)
+                return r == -ENOENT ? (ctx->scope_gone = true, 0) : r;
+            for (size_t i = 0; i < st->cgpids.n; i++)
+                if (push_pid(&st->queue, &st->nqueue, &st->queue_cap, st->cgpids.pid[i]) < 0)
+                    return -ENOMEM;
+        } else {
+            for (size_t i = 0; i < st->norder; i++)
+                if (push_pid(&st->queue, &st->nqueue, &st->queue_cap, st->order[i]) < 0)
+                    return -ENOMEM;
+            if (push_pid(&st->queue, &st->nqueue, &st->queue_cap, ctx->root_pid) < 0 ||
+                (ctx->mode == JS_MODE_RUN && push_pid(&st->queue, &st->nqueue, &st->queue_cap, ctx->monitor_pid) < 0))
+                return -ENOMEM;
+        }
+        if (st->nqueue > st->how_cap) {
+            uint8_t *h = realloc(st->how, st->nqueue);
+            if (!h)
+                return -ENOMEM;
+            st->how = h;
+            st->how_cap = st->nqueue;
+        }
+        for (size_t i = 0; i < st->nqueue; i++) /* the monitor: only its children (orphans it adopted) */
+            st->how[i] = st->queue[i] == ctx->monitor_pid ? TASKS_BPF_PID_PARENT : TASKS_BPF_PID_MEMBER;
+        if ((r = tasks_bpf_set_pids(st->bpf, st->queue, st->how, st->nqueue)) < 0)
+            return r;
+    }
+    st->nqueue = 0;
+    if (ctx->scope.kind != JS_SCOPE_NODE) {
+        r = tasks_bpf_read(st->bpf, bpf_member, &p);
+        if (r == -ENOENT && cgroup_mode) { /* the cgroup was removed */
+            ctx->scope_gone = true;
+            r = 0;
+        }
+        if (r < 0)
+            return r;
+        st->norder = 0;
+        for (size_t i = 0; i < st->nqueue; i++)
+            if (push_pid(&st->order, &st->norder, &st->order_cap, st->queue[i]) < 0)
+                return -ENOMEM;
+        if (ctx->scope.kind == JS_SCOPE_USER) {
+            tasks_bpf_info(st->bpf, &bi);
+            st->nprocs = (size_t)bi.visited;
+        }
+        return 0;
+    }
+    /* node: every record, then rows for the top N by CPU over the interval and by RSS */
+    st->nrecs = 0;
+    if ((r = tasks_bpf_read(st->bpf, bpf_keep, &p)) < 0)
+        return r;
+    st->nprocs = st->nrecs;
+    if (st->nrecs > st->cand_cap) {
+        cand_t *c = realloc(st->cand, st->nrecs * sizeof(*c));
+        if (!c)
+            return -ENOMEM;
+        st->cand = c;
+        st->cand_cap = st->nrecs;
+    }
+    st->ncand = 0;
+    for (size_t i = 0; i < st->nrecs; i++) {
+        const tasks_bpf_record_t *rec = &st->recs[i];
+        pent_t *e = pidmap_get(&st->procs, rec->pid);
+        uint64_t own = rec->utime_ticks + rec->stime_ticks, d = own;
+        if (e && e->start == rec->start_ticks && e->own_stamp + 1 == st->stamp && own >= e->own_ticks)
+            d = own - e->own_ticks;
+        if (!e || e->start != rec->start_ticks) {
+            if (e)
+                ent_remove(st, e);
+            if (!(e = ent_insert(st, rec->pid)))
+                return -ENOMEM;
+            e->start = rec->start_ticks;
+        }
+        e->own_ticks = own;
+        e->own_stamp = st->stamp;
+        e->seen = st->stamp; /* known, whether it gets a row or not */
+        st->cand[st->ncand++] = (cand_t){.pid = rec->pid, .cpu = d, .rss = (int64_t)rec->rss_bytes, .idx = i};
+    }
+    return pick_top(st, ctx, proc, info, true);
+}
+
 static int cmp_cand_cpu(const void *a, const void *b)
 {
     const cand_t *x = a, *y = b;
@@ -1024,6 +1344,40 @@ static int cmp_cand_rss(const void *a, const void *b)
 {
     const cand_t *x = a, *y = b;
     return x->rss < y->rss ? 1 : x->rss > y->rss ? -1 : (x->pid > y->pid) - (x->pid < y->pid);
+}
+
+/* pick_top: the node scope's rows: the top N candidates by CPU over the interval and the top N by RSS, from
+ * their stat (procfs) or their record (BPF). Returns 0 or -ENOMEM. */
+static int pick_top(tree_state_t *st, js_ctx_t *ctx, js_rows_t *proc, js_rows_t *info, bool bpf)
+{
+    size_t n = ctx->scope.top_n < st->ncand ? ctx->scope.top_n : st->ncand;
+    for (size_t i = 0; i < st->ncand; i++)
+        st->cand[i].pick = false;
+    qsort(st->cand, st->ncand, sizeof(*st->cand), cmp_cand_cpu);
+    for (size_t i = 0; i < n; i++)
+        st->cand[i].pick = true;
+    qsort(st->cand, st->ncand, sizeof(*st->cand), cmp_cand_rss);
+    for (size_t i = 0; i < n; i++)
+        st->cand[i].pick = true;
+    st->norder = 0;
+    for (size_t i = 0; i < st->ncand; i++) {
+        cand_t *c = &st->cand[i];
+        pent_t *e = c->pick ? pidmap_get(&st->procs, c->pid) : NULL;
+        if (!e)
+            continue;
+        int r;
+        if (bpf) {
+            e->seen = st->stamp - 1; /* bpf_row writes a row once per sample */
+            r = bpf_row(st, ctx, &st->recs[c->idx], proc, info);
+        } else {
+            r = visit_row(st, ctx, e, &c->ps, c->fresh, proc, info);
+        }
+        if (r < 0)
+            return r;
+        if (push_pid(&st->order, &st->norder, &st->order_cap, c->pid) < 0)
+            return -ENOMEM;
+    }
+    return 0;
 }
 
 /* collect_node: the whole node. Per-process detail only with a top N: every process's stat is read, and full
@@ -1063,24 +1417,7 @@ static int collect_node(tree_state_t *st, js_ctx_t *ctx, js_rows_t *proc, js_row
         c->pick = false;
         st->ncand++;
     }
-    size_t n = ctx->scope.top_n < st->ncand ? ctx->scope.top_n : st->ncand;
-    qsort(st->cand, st->ncand, sizeof(*st->cand), cmp_cand_cpu);
-    for (size_t i = 0; i < n; i++)
-        st->cand[i].pick = true;
-    qsort(st->cand, st->ncand, sizeof(*st->cand), cmp_cand_rss);
-    for (size_t i = 0; i < n; i++)
-        st->cand[i].pick = true;
-    for (size_t i = 0; i < st->ncand; i++) {
-        cand_t *c = &st->cand[i];
-        pent_t *e = c->pick ? pidmap_get(&st->procs, c->pid) : NULL;
-        if (!e)
-            continue;
-        if ((r = visit_row(st, ctx, e, &c->ps, c->fresh, proc, info)) < 0)
-            return r;
-        if (push_pid(&st->order, &st->norder, &st->order_cap, c->pid) < 0)
-            return -ENOMEM;
-    }
-    return 0;
+    return pick_top(st, ctx, proc, info, false);
 }
 
 static int tree_collect(void *state, js_ctx_t *ctx, js_rows_t *const *rows)
@@ -1095,6 +1432,22 @@ static int tree_collect(void *state, js_ctx_t *ctx, js_rows_t *const *rows)
     budget_update(st);
     st->unread = 0;
     bool root_alive = false;
+    st->backend = "procfs";
+    if (bpf_wanted(st, ctx, st->live)) {
+        size_t proc_rows = proc->nrows, info_rows = info->nrows;
+        r = collect_bpf(st, ctx, proc, info, &root_alive);
+        if (r == -ENOMEM)
+            return r;
+        if (r == 0)
+            goto done;
+        /* the reader failed: drop what it wrote and read this sample, and the next ones, from /proc */
+        bpf_drop(st, r);
+        proc->nrows = proc_rows;
+        info->nrows = info_rows;
+        st->nzombies = 0;
+        root_alive = false;
+        st->backend = "procfs";
+    }
     switch (ctx->scope.kind) {
     case JS_SCOPE_CGROUP:
         st->norder = 0;
@@ -1122,6 +1475,7 @@ static int tree_collect(void *state, js_ctx_t *ctx, js_rows_t *const *rows)
     }
     if (r < 0)
         return r;
+done:
     /* forget processes not seen this sample (collected first: deletion moves entries) */
     st->nqueue = 0;
     for (size_t i = 0; i < st->procs.cap; i++) {
@@ -1145,12 +1499,34 @@ static int tree_collect(void *state, js_ctx_t *ctx, js_rows_t *const *rows)
                       : st->scan                         ? "scan"
                                                          : "children";
     rows_set_str(tree, &t[TREE_DISCOVERY], how, strlen(how));
+    rows_set_str(tree, &t[TREE_BACKEND], st->backend, strlen(st->backend));
     val_int(&t[TREE_UNREAD], (int64_t)st->unread);
     if (ctx->mode == JS_MODE_RUN)
         reaped_totals(st, ctx, t);
     emit_exits(ctx, exits); /* last: an interrupted sample keeps them queued for the next */
     ctx->live_members = st->norder - st->nzombies;
     return 0;
+}
+
+/* tree_inventory: which backend reads the processes, and why not BPF when it is not. */
+static int tree_inventory(void *state, const js_ctx_t *ctx, js_rows_t *inv)
+{
+    tree_state_t *st = state;
+    static const char *const names[JS_BACKEND_MAX] = {"auto", "bpf", "procfs"};
+    int r = inventory_add(inv, "proc_tree", "backend.requested", names[ctx->backend]);
+    if (r == 0 && st->bpf) {
+        tasks_bpf_info_t bi;
+        tasks_bpf_info(st->bpf, &bi);
+        r = inventory_addf(inv, "proc_tree", "backend.bpf", "loaded (%s mode; rss %s)", bi.mode,
+                           bi.rss_exact ? "exact" : "from the counters alone");
+    } else if (r == 0 && st->bpf_refused) {
+        r = inventory_addf(inv, "proc_tree", "backend.bpf", "refused: %s", st->bpf_why);
+    } else if (r == 0) {
+        r = inventory_add(inv, "proc_tree", "backend.bpf",
+                          ctx->backend == JS_BACKEND_PROCFS ? "not used (--backend procfs)"
+                                                            : "not loaded yet (auto: once the scope has 32 processes)");
+    }
+    return r;
 }
 
 static const js_table_t *const tree_tables[] = {&table_proc, &table_proc_info, &table_tree, &table_exits, NULL};
@@ -1162,4 +1538,5 @@ const js_source_t source_proc_tree = {
     .init = tree_init,
     .collect = tree_collect,
     .fini = tree_fini,
+    .inventory = tree_inventory,
 };

@@ -1,0 +1,143 @@
+# SPDX-License-Identifier: MIT
+"""The process-tree source's backends (issue 14): the BPF task reader gives the same figures as /proc for the
+same workload, in every scope (run: the run's cgroup or a PID filter; attach: a PID filter that follows
+children; watch --user and --node: every process), records which backend produced each sample, and falls back
+to /proc with the reason when it is refused (no privilege, a failing load) or not built."""
+import json
+import os
+import sqlite3
+import subprocess
+import time
+
+import pytest
+
+from conftest import PYTHON, kill_quietly, needs_stress_ng, wait_for
+
+needs_root = pytest.mark.skipif(os.geteuid() != 0, reason="the BPF reader needs root (or CAP_BPF + CAP_PERFMON)")
+
+
+def bpf_built(js):
+    r = js("run", "-q", "--backend", "bpf", "-i", "0.05", "-o", js.path("probe.db"), "--", "sleep", "0.2")
+    inv = dict(sqlite3.connect(js.path("probe.db")).execute(
+        "SELECT key, value FROM inventory WHERE source = 'proc_tree'").fetchall())
+    return r.returncode == 0 and inv.get("backend.bpf", "").startswith("loaded")
+
+
+def backends(rec):
+    con = sqlite3.connect(f"file:{rec}?mode=ro", uri=True)
+    try:
+        return {row[0] for row in con.execute("SELECT DISTINCT backend FROM tree")}, dict(con.execute(
+            "SELECT key, value FROM inventory WHERE source = 'proc_tree'").fetchall())
+    finally:
+        con.close()
+
+
+@needs_root
+def test_bpf_and_procfs_agree_on_a_tree(js, workload):
+    if not bpf_built(js):
+        pytest.skip("the BPF reader is not available on this build or kernel")
+    cmd = [PYTHON, workload("short_children.py"), "120", "2", "0.02"]
+    results = {}
+    for backend in ("bpf", "procfs"):
+        r = js.run(cmd, interval="0.2s", extra=["--backend", backend, "--cgroup", "off"], timeout=120)
+        assert r.returncode == 0, r.proc.stderr
+        used, inv = backends(r.recording)
+        results[backend] = (r.summary, used)
+        if backend == "bpf":
+            assert used == {"bpf-tasks"}, used  # no cgroup: a PID filter that follows children
+            assert inv["backend.bpf"].startswith("loaded"), inv
+        else:
+            assert used == {"procfs"}, used
+    b, p = results["bpf"][0], results["procfs"][0]
+    # the same workload, measured exactly both ways: 120 x 20 ms of children, through the kernel's accounting
+    assert b["cpu"]["total_s"] == pytest.approx(p["cpu"]["total_s"], rel=0.05), (b["cpu"], p["cpu"])
+    assert b["exact"]["cpu"] is True
+    assert b["memory"]["peak_rss_bytes"] == pytest.approx(p["memory"]["peak_rss_bytes"], rel=0.5)
+
+
+@needs_root
+def test_bpf_cgroup_mode_in_run(js, workload):
+    if not bpf_built(js):
+        pytest.skip("the BPF reader is not available on this build or kernel")
+    r = js.run([PYTHON, workload("short_children.py"), "60", "2", "0.02"], interval="0.2s",
+               extra=["--backend", "bpf"], timeout=120)
+    used, _ = backends(r.recording)
+    c = r.summary["cpu"]
+    if used == {"bpf-cgroup"}:  # the run's cgroup has a v2 directory here
+        assert c["tree_total_s"] == pytest.approx(c["total_s"], rel=0.01), c  # tree (BPF) vs cgroup counter
+    else:
+        assert used <= {"bpf-tasks", "procfs"}, used
+
+
+@needs_root
+def test_bpf_attach_follows_children(js, tmp_path):
+    if not bpf_built(js):
+        pytest.skip("the BPF reader is not available on this build or kernel")
+    ready = tmp_path / "go"
+    code = ("import os,sys,time\nwhile not os.path.exists(sys.argv[1]): time.sleep(0.01)\n"
+            "ps=[__import__('subprocess').Popen(['sleep','1.5']) for _ in range(5)]\n[p.wait() for p in ps]\n")
+    p = subprocess.Popen([PYTHON, "-c", code, str(ready)])
+    try:
+        a = js.popen("attach", "-q", "--backend", "bpf", "-i", "0.2", "-o", js.path("a.db"),
+                     "--summary-json", js.path("a.json"), p.pid)
+        wait_for(lambda: js.path("a.db").exists(), 10, what="the recording")
+        time.sleep(0.5)
+        ready.write_text("")
+        a.communicate(timeout=60)
+        assert a.returncode == 0
+    finally:
+        kill_quietly(p.pid)
+    used, _ = backends(js.path("a.db"))
+    assert used == {"bpf-tasks"}, used
+    s = json.loads(js.path("a.json").read_text())
+    assert s["processes"]["max_concurrent"] == 6, s["processes"]  # the parent and its 5 children, found by BPF
+
+
+@needs_root
+@needs_stress_ng
+def test_bpf_watch_node_and_user(js):
+    if not bpf_built(js):
+        pytest.skip("the BPF reader is not available on this build or kernel")
+    busy = subprocess.Popen(["stress-ng", "--cpu", "1", "-t", "3", "--quiet"])
+    try:
+        r = js("watch", "--node", "--top", "3", "--backend", "bpf", "-q", "-i", "0.5", "--duration", "1.5s",
+               "-o", js.path("n.db"), timeout=60)
+        assert r.returncode == 0, r.stderr
+        r = js("watch", "--user", "root", "--backend", "bpf", "-q", "-i", "0.5", "--duration", "1s",
+               "-o", js.path("u.db"), timeout=60)
+        assert r.returncode == 0, r.stderr
+    finally:
+        busy.wait(timeout=30)
+    for f in ("n.db", "u.db"):
+        used, _ = backends(js.path(f))
+        assert used == {"bpf-tasks"}, (f, used)
+    rows = [json.loads(l) for l in js("export", "-f", "jsonl", "-s", "process", js.path("n.db"),
+                                      check=True).stdout.splitlines()]
+    assert any((r["comm"] or "").startswith("stress-ng") for r in rows)
+    assert max(sum(1 for r in rows if r["sample"] == s) for s in {r["sample"] for r in rows}) <= 6
+
+
+def test_bpf_refused_falls_back_with_the_reason(js, shared_dir):
+    """As nobody (no privilege), and with a load made to fail: the run goes on through /proc, and the
+    recording says why."""
+    r = subprocess.run(["setpriv", "--reuid=nobody", "--regid=nogroup", "--clear-groups", js.binary, "run", "-q",
+                        "--backend", "bpf", "-i", "0.1", "-o", "n.db", "--", "sleep", "0.3"],
+                       cwd=shared_dir, capture_output=True, text=True, timeout=60)
+    assert r.returncode == 0, r.stderr
+    used, inv = backends(shared_dir / "n.db")
+    assert used == {"procfs"}, used
+    assert inv["backend.bpf"].startswith("refused: "), inv
+    env = dict(os.environ, JOBSCOPE_BPF_FAULT="load")
+    r = subprocess.run([js.binary, "run", "-q", "--backend", "bpf", "-i", "0.1", "-o", str(js.path("f.db")), "--",
+                        "sleep", "0.3"], env=env, capture_output=True, text=True, timeout=60)
+    assert r.returncode == 0, r.stderr
+    used, inv = backends(js.path("f.db"))
+    assert used == {"procfs"} and inv["backend.bpf"].startswith("refused: "), (used, inv)
+
+
+def test_auto_backend_leaves_small_runs_alone(js):
+    """auto: a small tree never pays the reader's load (tenths of a second): /proc."""
+    r = js.run(["sleep", "0.3"], interval="0.1s")
+    used, inv = backends(r.recording)
+    assert used == {"procfs"}, used
+    assert "not loaded" in inv["backend.bpf"] or inv["backend.bpf"].startswith("refused"), inv
