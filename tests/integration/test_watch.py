@@ -62,10 +62,13 @@ def usage_ns(dirs):
 @needs_root
 def test_watch_cgroup_totals_and_rows(js, test_cgroup):
     name, dirs = test_cgroup
-    ready = js.path("ready")
-    p = subprocess.Popen([PYTHON, "-c", "import sys,time\nwhile not __import__('os').path.exists(sys.argv[1]): "
-                          "time.sleep(0.01)\n" + BURN.format(s=1.5), str(ready)])
+    ready, started = js.path("ready"), js.path("started")
+    # the interpreter's start-up is done before it joins the cgroup: only the burn is counted there
+    p = subprocess.Popen([PYTHON, "-c", "import os,sys,time\nopen(sys.argv[2],'w').close()\n"
+                          "while not os.path.exists(sys.argv[1]): time.sleep(0.05)\n" + BURN.format(s=1.5),
+                          str(ready), str(started)])
     try:
+        wait_for(started.exists, 30, what="the workload to start")
         for d in dirs:
             (d / "cgroup.procs").write_text(str(p.pid))
         before = usage_ns(dirs)
