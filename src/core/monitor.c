@@ -210,6 +210,8 @@ static bool scope_over(const js_monitor_t *mon)
             return false;
         return mon->until_main_exits || mon->ctx.live_members == 0;
     }
+    if (mon->ctx.mode == JS_MODE_WATCH && mon->ctx.scope.kind == JS_SCOPE_NODE)
+        return false; /* the node never ends: a stop signal does */
     return mon->ctx.live_members == 0;
 }
 
@@ -281,7 +283,7 @@ int monitor_loop(js_monitor_t *mon)
                 int sig = (int)si.ssi_signo;
                 if (sig == SIGCHLD)
                     continue;
-                if (mon->ctx.mode == JS_MODE_ATTACH) {
+                if (mon->ctx.mode != JS_MODE_RUN) { /* attach and watch: no command to forward to */
                     if (sig == SIGINT || sig == SIGTERM || sig == SIGHUP || sig == SIGQUIT) {
                         stop = true;
                         mon->stop_signal = sig;
