@@ -5,6 +5,7 @@
  * file), and jobscope's exit status (the command's, like time(1) and timeout(1)).
  */
 #include "cli/cli.h"
+#include "cli/cli_export.h"
 #include "config.h"
 
 #include "core/duration.h"
@@ -55,6 +56,7 @@ static const char run_usage[] =
     "                           samples (default 5)\n"
     "      --until-main-exits   stop when COMMAND exits, even if descendants remain\n"
     "      --procfs DIR         read process data from DIR instead of the kernel's procfs (testing)\n"
+    CLI_EXPORT_HELP
     "  -h, --help               show this help\n";
 
 static const char attach_usage[] =
@@ -74,6 +76,7 @@ static const char attach_usage[] =
     "      --uss-every N        read USS/PSS (smaps_rollup) at least every N samples; 0 = never (default 30)\n"
     "      --status-every N     read /proc/PID/status every N samples (default 5)\n"
     "      --procfs DIR         read process data from DIR instead of the kernel's procfs (testing)\n"
+    CLI_EXPORT_HELP
     "  -h, --help               show this help\n";
 
 enum {
@@ -100,6 +103,7 @@ static const struct option run_opts[] = {
     {"until-main-exits", no_argument, NULL, OPT_UNTIL_MAIN},
     {"procfs", required_argument, NULL, OPT_PROCFS},
     {"help", no_argument, NULL, 'h'},
+    CLI_EXPORT_LONGOPTS,
     {NULL, 0, NULL, 0},
 };
 
@@ -114,6 +118,7 @@ typedef struct {
     pid_t pid;
     char **argv;
     int argc;
+    cli_export_t exp; /* --listen, --textfile */
 } run_opts_t;
 
 static int parse_count(const char *s, unsigned *ret)
@@ -188,10 +193,17 @@ static int parse_args(int argc, char **argv, run_opts_t *o)
             return -1;
         case ':':
             return cli_usage_error(cmd, "option '%s' needs a value", argv[optind - 1]);
-        default:
+        default: {
+            int e = cli_export_option(&o->exp, c, optarg, cmd);
+            if (e >= 0) {
+                if (e)
+                    return e;
+                break;
+            }
             if (optopt)
                 return cli_usage_error(cmd, "unknown option '-%c'", optopt);
             return cli_usage_error(cmd, "unknown option '%s'", argv[optind - 1]);
+        }
         }
     }
     if (o->attach) {
@@ -402,6 +414,9 @@ int cmd_run(int argc, char **argv)
     }
     js_hostinfo_t hi;
     hostinfo_read(&mon.ctx.root, o.attach ? o.pid : 0, &hi);
+    if ((status = cli_export_open(&o.exp, hi.host, "tree", true)) != 0) /* the port is taken before anything */
+        goto out;
+    status = EXIT_FAIL;
     if (open_outputs(&o, hi.host, outbuf, sizeof(outbuf), &out) < 0)
         goto out;
     const char *recording = o.output ? o.output : outbuf;
@@ -465,6 +480,8 @@ int cmd_run(int argc, char **argv)
         cli_error("cannot start monitoring: %s", strerror(-r));
         goto out;
     }
+    if (cli_export_add(&o.exp, &mon))
+        goto out;
     for (size_t i = 0; i < mon.sampler.nsources; i++) /* a disabled source is a fact of the run */
         if (mon.sampler.init_rc[i] < 0) {
             char key[96];
@@ -575,6 +592,7 @@ wait_child:
     }
 out:
     monitor_finish(&mon);
+    cli_export_close(&o.exp);
     recorder_close(out.rec);
     if (out.json_fd >= 0)
         close(out.json_fd);
