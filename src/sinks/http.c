@@ -45,7 +45,7 @@ typedef struct {
 
 struct js_http {
     struct MHD_Daemon *d;
-    int fd; /* the listening socket (libmicrohttpd closes it on stop) */
+    int fd; /* the listening socket (libmicrohttpd owns it once started, and closes it on stop) */
     unsigned port;
     pthread_mutex_t lock;
     snap_t *cur[PROM_FORMAT_MAX];
@@ -420,9 +420,8 @@ void http_stop(js_http_t *h)
     if (!h)
         return;
     if (h->d)
-        MHD_stop_daemon(h->d); /* joins its thread; every response (and snapshot reference) is gone after */
-    if (h->d && h->fd >= 0)
-        close(h->fd); /* MHD does not close a socket it was given */
+        MHD_stop_daemon(h->d); /* joins its thread and closes the listening socket; no response (and no
+                                * snapshot reference) is left after it */
     for (int f = 0; f < PROM_FORMAT_MAX; f++)
         snap_unref(h->cur[f]);
     if (h->token) {
