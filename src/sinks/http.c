@@ -22,6 +22,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <time.h>
@@ -32,6 +33,7 @@
 #define HTTP_CONN_MEMORY 32768u    /* request headers and buffers per connection; larger headers get 431/close */
 #define HTTP_IDLE_TIMEOUT_S 10u    /* a connection idle this long is closed (slowloris, stuck readers) */
 #define HTTP_CRED_MAX 65536        /* credential and TLS files larger than this are refused */
+#define HTTP_NICE 10               /* the serving thread's niceness above the monitor's */
 
 typedef struct {
     atomic_long refs;
@@ -260,10 +262,27 @@ static enum MHD_Result reply(struct MHD_Connection *c, unsigned status, const ch
 static const char index_page[] = "<!DOCTYPE html>\n<html><head><title>jobscope</title></head><body>\n"
                                  "<h1>jobscope</h1><p><a href=\"metrics\">Metrics</a></p>\n</body></html>\n";
 
+/* lower_priority: the serving thread runs HTTP_NICE steps nicer than the monitor, so under a flood of
+ * requests the sampling thread still gets the CPU first (Linux niceness is per thread). Once per thread. */
+static void lower_priority(void)
+{
+    static _Thread_local bool done;
+    if (done)
+        return;
+    done = true;
+    id_t tid = (id_t)gettid();
+    errno = 0;
+    int cur = getpriority(PRIO_PROCESS, tid);
+    if (cur == -1 && errno)
+        return;
+    setpriority(PRIO_PROCESS, tid, cur + HTTP_NICE > 19 ? 19 : cur + HTTP_NICE);
+}
+
 static enum MHD_Result handle(void *cls, struct MHD_Connection *c, const char *url, const char *method,
                               const char *version, const char *upload_data, size_t *upload_size, void **con_cls)
 {
     js_http_t *h = cls;
+    lower_priority();
     (void)version;
     (void)upload_data;
     (void)con_cls;
