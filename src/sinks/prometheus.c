@@ -295,7 +295,10 @@ static int put_header(js_buf_t *b, prom_format_t fmt, const prom_family_t *f)
     const char *help = f->help && *f->help ? f->help : "(no description)";
     err |= put_escaped(b, help, strlen(help), fmt == PROM_OPENMETRICS);
     err |= buf_printf(b, "\n# TYPE %s%s %s\n", f->name, total, f->counter ? "counter" : "gauge");
-    if (fmt == PROM_OPENMETRICS && f->unit)
+    /* OpenMetrics: a family's unit must be the suffix of its name (a parse error otherwise) */
+    size_t nl = strlen(f->name), ul = f->unit ? strlen(f->unit) : 0;
+    if (fmt == PROM_OPENMETRICS && ul && nl > ul + 1 && f->name[nl - ul - 1] == '_' &&
+        strcmp(f->name + nl - ul, f->unit) == 0)
         err |= buf_printf(b, "# UNIT %s %s\n", f->name, f->unit);
     return err ? -ENOMEM : 0;
 }

@@ -200,8 +200,8 @@ def prom(tmp_path_factory):
     """One Prometheus for the module (it hands targets to its scrapers at most every 5 s): the run target and
     the serve target, both given up front; they start later."""
     tmp = tmp_path_factory.mktemp("prom")
-    base = free_port_block(2, (29000, 29899))
-    targets = {"run": f"127.0.0.1:{base}", "serve": f"127.0.0.1:{base + 1}"}
+    base = free_port_block(3, (29000, 29899))
+    targets = {"run": f"127.0.0.1:{base}", "serve": f"127.0.0.1:{base + 1}", "fixture": f"127.0.0.1:{base + 2}"}
     with prometheus_server(tmp, list(targets.values())) as server:
         server.t = targets
         yield server
@@ -215,14 +215,21 @@ def prom_range(server, expr, seconds):
 
 
 @needs_prometheus
-def test_prometheus_scrapes_run_and_serve(js, prom):
+def test_prometheus_scrapes_run_and_serve(js, prom, tmp_path):
+    """Prometheus asks for OpenMetrics first: a successful scrape is its parser accepting ours, for this
+    machine's sources and for the fixture node's (RAPL, InfiniBand, hwmon, cpufreq)."""
     run_t, serve_t = prom.t["run"], prom.t["serve"]
     rec = js.path("scraped.db")
     srv = start(js, "serve", "-i", "1", "--listen", serve_t)
+    sysfs = tmp_path / "sys"
+    shutil.copytree(FIX_SYS, sysfs, symlinks=True)
+    fix = start(js, "serve", "-i", "1", "--listen", prom.t["fixture"], "--sysfs", sysfs)
     run = start(js, "run", "-q", "-o", rec, "-i", "0.1", "--listen", run_t, "--", PYTHON, "-c", BUSY, "40")
     try:
         prom.wait_scrape(run_t, timeout=30)
         prom.wait_scrape(serve_t, timeout=30)
+        prom.wait_scrape(prom.t["fixture"], timeout=30)
+        fix_families = prom.samples(f'count by (__name__) ({{instance="{prom.t["fixture"]}",__name__=~"jobscope_.*"}})')
         inst = f'instance="{run_t}"'
         # 25 s of scrapes of the running job
         prom.wait_query(f'count_over_time(jobscope_samples_total{{{inst}}}[60s]) >= 25', bool, timeout=45,
@@ -239,7 +246,11 @@ def test_prometheus_scrapes_run_and_serve(js, prom):
     finally:
         stop(run, signal.SIGINT)
         srv_err = stop(srv)
-    assert run.returncode == 0
+        stop(fix)
+    assert run.returncode == 130  # the command got the SIGINT
+    names = {m["__name__"] for m, _ in fix_families}
+    assert {"jobscope_energy_power_watts", "jobscope_thermal_temp_celsius", "jobscope_cpufreq_freq_hertz",
+            "jobscope_infiniband_xmit_bytes_per_second"} <= names, sorted(names)
     assert "serving metrics at http://" in srv_err
 
     # every scraped value is the recording's value of the sample it was scraped from (samples_total - 1)
@@ -270,6 +281,7 @@ def test_prometheus_scrapes_run_and_serve(js, prom):
     last = max(s for s in t_unix if t_unix[s] <= t_end)
     first = min(s for s in t_unix if t_unix[s] >= t_end - 20)
     rec_rate = (float(tree[last]["cpu_s"]) - float(tree[first]["cpu_s"])) / (t_unix[last] - t_unix[first])
+    print(f"CPU rate over 20 s: Prometheus {prom_rate:.4f}, recording {rec_rate:.4f}; {compared} RSS values matched")
     assert rec_rate > 0.3, f"the busy loop got {rec_rate:.2f} cores"
     assert abs(prom_rate - rec_rate) <= 0.02 * rec_rate, f"rate: Prometheus {prom_rate:.4f}, recording {rec_rate:.4f}"
 
