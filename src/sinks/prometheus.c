@@ -303,7 +303,7 @@ static int put_header(js_buf_t *b, prom_format_t fmt, const prom_family_t *f)
     return err ? -ENOMEM : 0;
 }
 
-/* A label set in construction: the config's labels less those a row supplies itself. */
+/* A label list in construction ("a=\"x\",b=\"y\"", no braces). */
 typedef struct {
     js_buf_t *b;
     bool first;
@@ -312,7 +312,8 @@ typedef struct {
 
 static void label(lw_t *w, const char *name, const char *value, size_t vlen)
 {
-    w->err |= buf_append(w->b, w->first ? "{" : ",", 1);
+    if (!w->first)
+        w->err |= buf_append(w->b, ",", 1);
     w->first = false;
     char n[96];
     size_t at = put(n, 0, sizeof(n), name);
@@ -333,36 +334,33 @@ static bool overridden_away(const js_table_t *t, const js_column_t *col)
     return false;
 }
 
-static bool is_label_col(const js_column_t *c)
+static bool is_label_col(const js_table_t *t, const js_column_t *c)
 {
-    return (c->kind == JS_LABEL || c->type == JS_TEXT) && strcmp(c->unit, "json") != 0;
+    return (c->kind == JS_LABEL || c->type == JS_TEXT) && strcmp(c->unit, "json") != 0 && !overridden_away(t, c);
 }
 
-/* row_labels: the labels of one row: the config's (unless the table has a column of that name), the table's
- * label columns (missing: empty value, so every series of a family has the same label names), `extra`. */
-static void row_labels(lw_t *w, const prom_cfg_t *cfg, const js_table_t *t, const js_rows_t *rows,
-                       const js_value_t *v, const prom_family_t *f)
+/* cfg_labels: the config's labels, less those the table has a column of the same name for. */
+static void cfg_labels(lw_t *w, const prom_cfg_t *cfg, const js_table_t *t)
 {
-    for (size_t i = 0; cfg && i < cfg->nlabels; i++) {
-        bool shadowed = t && table_column(t, cfg->labels[i].name) >= 0;
-        if (f && f->lname && strcmp(f->lname, cfg->labels[i].name) == 0)
-            shadowed = true;
-        if (!shadowed && cfg->labels[i].value)
+    for (size_t i = 0; cfg && i < cfg->nlabels; i++)
+        if (cfg->labels[i].value && !(t && table_column(t, cfg->labels[i].name) >= 0))
             label(w, cfg->labels[i].name, cfg->labels[i].value, strlen(cfg->labels[i].value));
-    }
-    for (size_t c = 0; t && v && c < t->ncols; c++) {
-        const js_column_t *col = &t->cols[c];
-        if (!is_label_col(col))
-            continue;
-        if (overridden_away(t, col))
-            continue;
-        const js_value_t *x = &v[c];
+}
+
+/* row_labels: the table's label columns of one row (a missing one with an empty value, so every series of a
+ * family has the same label names); `lcols` lists them. */
+static void row_labels(lw_t *w, const js_table_t *t, const js_rows_t *rows, const js_value_t *v,
+                       const size_t *lcols, size_t nl)
+{
+    for (size_t k = 0; k < nl; k++) {
+        const js_column_t *col = &t->cols[lcols[k]];
+        const js_value_t *x = &v[lcols[k]];
         char num[32];
         if (!x->present)
             label(w, col->name, "", 0);
         else if (col->type == JS_TEXT) {
-            const char *s = rows_str(rows, x);
-            label(w, col->name, s, strlen(s));
+            const char *str = rows_str(rows, x);
+            label(w, col->name, str, strlen(str));
         } else if (col->type == JS_INT) {
             snprintf(num, sizeof(num), "%lld", (long long)x->i);
             label(w, col->name, num, strlen(num));
@@ -371,25 +369,29 @@ static void row_labels(lw_t *w, const prom_cfg_t *cfg, const js_table_t *t, cons
             label(w, col->name, num, strlen(num));
         }
     }
-    if (f && f->lname)
-        label(w, f->lname, f->lvalue, strlen(f->lvalue));
 }
 
-static int put_sample(js_buf_t *b, prom_format_t fmt, const prom_cfg_t *cfg, const js_table_t *t,
-                      const js_rows_t *rows, const js_value_t *v, const prom_family_t *f, double value)
+/* put_sample: one sample line; `labels` (llen bytes) are the series' labels less the family's own. */
+static int put_sample(js_buf_t *b, const prom_family_t *f, const char *labels, size_t llen, double value)
 {
     int err = buf_append(b, f->name, strlen(f->name));
     if (f->counter)
         err |= buf_append(b, "_total", 6);
-    lw_t w = {.b = b, .first = true};
-    row_labels(&w, cfg, t, rows, v, f);
-    err |= w.err;
-    if (!w.first)
+    bool any = llen || f->lname;
+    if (any)
+        err |= buf_append(b, "{", 1);
+    if (llen)
+        err |= buf_append(b, labels, llen);
+    if (f->lname) {
+        lw_t w = {.b = b, .first = llen == 0};
+        label(&w, f->lname, f->lvalue, strlen(f->lvalue));
+        err |= w.err;
+    }
+    if (any)
         err |= buf_append(b, "}", 1);
     err |= buf_append(b, " ", 1);
     err |= put_number(b, value);
     err |= buf_append(b, "\n", 1);
-    (void)fmt;
     return err ? -ENOMEM : 0;
 }
 
@@ -412,13 +414,31 @@ int prom_render_table(js_buf_t *out, prom_format_t fmt, const prom_cfg_t *cfg, c
         return 0;
     prom_family_t *fams = malloc(t->ncols * sizeof(*fams));
     bool *done = calloc(t->ncols, sizeof(*done));
+    size_t *lcols = malloc(t->ncols * sizeof(*lcols)), nl = 0;
+    size_t *loff = malloc((n + 1) * sizeof(*loff));
+    js_buf_t lab = {0};
     int r = 0;
-    if (!fams || !done) {
+    if (!fams || !done || !lcols || !loff) {
         r = -ENOMEM;
         goto out;
     }
-    for (size_t c = 0; c < t->ncols; c++)
+    for (size_t c = 0; c < t->ncols; c++) {
         prom_family(prefix, t, c, &fams[c]);
+        if (is_label_col(t, &t->cols[c]))
+            lcols[nl++] = c;
+    }
+    /* every row's labels once, shared by all its series */
+    for (size_t i = 0; i < n; i++) {
+        loff[i] = lab.len;
+        lw_t w = {.b = &lab, .first = true};
+        cfg_labels(&w, cfg, t);
+        row_labels(&w, t, rows, rows_row(rows, rowsel ? rowsel[i] : i), lcols, nl);
+        if (w.err) {
+            r = -ENOMEM;
+            goto out;
+        }
+    }
+    loff[n] = lab.len;
     for (size_t c = 0; c < t->ncols && r == 0; c++) {
         if (done[c] || fams[c].skip)
             continue;
@@ -440,13 +460,16 @@ int prom_render_table(js_buf_t *out, prom_format_t fmt, const prom_cfg_t *cfg, c
                     header = true;
                 }
                 if (r == 0)
-                    r = put_sample(out, fmt, cfg, t, rows, v, &fams[c2], d);
+                    r = put_sample(out, &fams[c2], lab.p ? lab.p + loff[i] : "", loff[i + 1] - loff[i], d);
             }
         }
     }
 out:
     free(fams);
     free(done);
+    free(lcols);
+    free(loff);
+    buf_free(&lab);
     return r;
 }
 
@@ -466,7 +489,13 @@ static int one(js_buf_t *b, prom_format_t fmt, const prom_cfg_t *cfg, const char
     if (lvalue)
         snprintf(f.lvalue, sizeof(f.lvalue), "%s", lvalue);
     int r = header ? put_header(b, fmt, &f) : 0;
-    return r ? r : put_sample(b, fmt, cfg, NULL, NULL, NULL, &f, v);
+    js_buf_t lab = {0};
+    lw_t w = {.b = &lab, .first = true};
+    cfg_labels(&w, cfg, NULL);
+    if (r == 0)
+        r = w.err ? -ENOMEM : put_sample(b, &f, lab.p ? lab.p : "", lab.len, v);
+    buf_free(&lab);
+    return r;
 }
 
 static int monitor_series(js_buf_t *b, prom_format_t fmt, const prom_cfg_t *cfg, js_model_t *m,
