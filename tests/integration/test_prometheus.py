@@ -241,6 +241,10 @@ def test_prometheus_scrapes_run_and_serve(js, prom, tmp_path):
         prom_rate = float(r[0]["value"][1])
         mem = prom_range(prom, f"jobscope_memory_rss_bytes{{{inst}}}", 30)
         cores = prom_range(prom, f"jobscope_cpu_cores{{{inst}}}", 30)
+        # the run's Grafana queries of docs/PROMETHEUS.md
+        eff = prom.samples(f'sum by (instance) (rate(jobscope_cpu_seconds_total{{{inst}}}[10s])) '
+                           f'/ on (instance) jobscope_cores_available')
+        memq = prom.samples(f'jobscope_memory_rss_bytes{{{inst}}} / on (instance) jobscope_system_mem_total_bytes')
         serve_mem = prom.samples(f'jobscope_system_mem_total_bytes{{instance="{serve_t}"}}')
         serve_ok = prom.samples(f'jobscope_source_collect_success{{instance="{serve_t}",source="system"}}')
     finally:
@@ -285,6 +289,8 @@ def test_prometheus_scrapes_run_and_serve(js, prom, tmp_path):
     assert rec_rate > 0.3, f"the busy loop got {rec_rate:.2f} cores"
     assert abs(prom_rate - rec_rate) <= 0.02 * rec_rate, f"rate: Prometheus {prom_rate:.4f}, recording {rec_rate:.4f}"
 
+    assert len(eff) == 1 and 0.1 < eff[0][1] <= 1.0, eff
+    assert len(memq) == 1 and 0 < memq[0][1] < 1, memq
     # serve: the node's memory as /proc/meminfo has it, and the system source working
     mem_total = int(Path("/proc/meminfo").read_text().split()[1]) * 1024
     assert [v for _, v in serve_mem] == [mem_total]
