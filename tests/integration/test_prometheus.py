@@ -399,7 +399,9 @@ def test_load_does_not_delay_sampling(js):
     assert closed and 8 <= idle_s <= 16, f"an idle half-request lasted {idle_s:.1f} s"
     # a blocked sample would be late by a scrape's duration or more, and late samples would pile up into
     # missed ones; what the machine's background load does, the control run shows
-    assert missed <= base_missed, f"{missed} samples missed under load, {base_missed} without an endpoint"
+    # (a stall of more than an interval is this shared machine's doing as often as not: the control run shows
+    # how often; a blocking endpoint would miss hundreds over these ~2500 scrapes)
+    assert missed <= 2 * base_missed + 1, f"{missed} samples missed under load, {base_missed} without an endpoint"
     assert quantile(late, .5) <= quantile(base_late, .5) + 2.0
     assert quantile(late, .95) <= 2 * quantile(base_late, .95) + 5.0
 
