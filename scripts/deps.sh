@@ -4,9 +4,9 @@
 # needs root (or sudo) only when something is missing. SLURM, munge and Prometheus are for the integration
 # tests, which run private instances of them (tests/infra/); their packaged services are not started.
 set -euo pipefail
-pkgs=(gcc meson ninja-build pkg-config libsqlite3-dev sqlite3 libcmocka-dev
+pkgs=(gcc meson ninja-build pkg-config libsqlite3-dev sqlite3 libcmocka-dev libmicrohttpd-dev
       python3 python3-pytest python3-psutil python3-pandas stress-ng time sysstat hyperfine procps
-      slurmctld slurmd slurm-client munge libslurm-dev prometheus curl util-linux
+      slurmctld slurmd slurm-client munge libslurm-dev prometheus prometheus-node-exporter openssl curl util-linux
       libpfm4-dev clang bpftool libbpf-dev)
 missing=()
 for p in "${pkgs[@]}"; do

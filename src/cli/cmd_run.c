@@ -5,6 +5,7 @@
  * file), and jobscope's exit status (the command's, like time(1) and timeout(1)).
  */
 #include "cli/cli.h"
+#include "cli/cli_export.h"
 #include "config.h"
 
 #include "core/allocation.h"
@@ -62,6 +63,7 @@ static const char run_usage[] =
     "      --backend B          how processes are read: auto (the BPF task reader where it pays and is\n"
     "                           allowed: root, BTF, Linux >= 6.7), bpf, or procfs (default auto)\n"
     "      --procfs DIR         read process data from DIR instead of the kernel's procfs (testing)\n"
+    CLI_EXPORT_HELP
     "  -h, --help               show this help\n";
 
 static const char attach_usage[] =
@@ -83,6 +85,7 @@ static const char attach_usage[] =
     "      --backend B          how processes are read: auto (the BPF task reader where it pays and is\n"
     "                           allowed: root, BTF, Linux >= 6.7), bpf, or procfs (default auto)\n"
     "      --procfs DIR         read process data from DIR instead of the kernel's procfs (testing)\n"
+    CLI_EXPORT_HELP
     "  -h, --help               show this help\n";
 
 static const char watch_usage[] =
@@ -157,6 +160,7 @@ static const struct option run_opts[] = {
     {"until-file", required_argument, NULL, OPT_UNTIL_FILE},
     {"backend", required_argument, NULL, OPT_BACKEND},
     {"help", no_argument, NULL, 'h'},
+    CLI_EXPORT_LONGOPTS,
     {NULL, 0, NULL, 0},
 };
 
@@ -182,6 +186,7 @@ typedef struct {
     int64_t duration_ns;
     const char *until_file;
     js_backend_t backend;
+    cli_export_t exp; /* --listen, --textfile */
 } run_opts_t;
 
 static int parse_count(const char *s, unsigned *ret)
@@ -312,10 +317,17 @@ static int parse_args(int argc, char **argv, run_opts_t *o)
             return -1;
         case ':':
             return cli_usage_error(cmd, "option '%s' needs a value", argv[optind - 1]);
-        default:
+        default: {
+            int e = cli_export_option(&o->exp, c, optarg, cmd);
+            if (e >= 0) {
+                if (e)
+                    return e;
+                break;
+            }
             if (optopt)
                 return cli_usage_error(cmd, "unknown option '-%c'", optopt);
             return cli_usage_error(cmd, "unknown option '%s'", argv[optind - 1]);
+        }
         }
     }
     if (o->kind == CMD_WATCH) {
@@ -626,6 +638,12 @@ int cmd_run(int argc, char **argv)
     }
     js_hostinfo_t hi;
     hostinfo_read(&mon.ctx.root, o.attach ? o.pid : 0, &hi);
+    static const char *const scope_label[] = {[JS_SCOPE_TREE] = "tree", [JS_SCOPE_USER] = "user",
+                                              [JS_SCOPE_CGROUP] = "cgroup", [JS_SCOPE_NODE] = "node"};
+    const char *label = scope_label[o.kind == CMD_WATCH ? o.scope : JS_SCOPE_TREE];
+    if ((status = cli_export_open(&o.exp, hi.host, label, true)) != 0) /* the port is taken before anything */
+        goto out;
+    status = EXIT_FAIL;
     if (open_outputs(&o, hi.host, outbuf, sizeof(outbuf), &out) < 0)
         goto out;
     const char *recording = o.output ? o.output : outbuf;
@@ -732,6 +750,8 @@ int cmd_run(int argc, char **argv)
         cli_error("cannot start monitoring: %s", strerror(-r));
         goto out;
     }
+    if (cli_export_add(&o.exp, &mon))
+        goto out;
     for (size_t i = 0; i < mon.sampler.nsources; i++) /* a disabled source is a fact of the run */
         if (mon.sampler.init_rc[i] < 0) {
             char key[96];
@@ -861,6 +881,7 @@ out:
     monitor_finish(&mon);
     cgroup_remove(cg, &cg_warned, true); /* the retry at exit (or the only removal after an early failure) */
     cgroupfs_free(cg);
+    cli_export_close(&o.exp);
     recorder_close(out.rec);
     if (out.json_fd >= 0)
         close(out.json_fd);

@@ -21,6 +21,7 @@ static const char usage[] =
     "  export --format csv|jsonl [--scope VIEW] [-o FILE] RECORDING\n"
     "                                        write a recording's samples as a table\n"
     "  info [--json]                         print the node's hardware inventory (CPU, caches, NUMA, ...)\n"
+    "  serve [--listen ADDR:PORT] [--jobs]   a node daemon serving Prometheus metrics (per SLURM job too)\n"
     "  help COMMAND                          show a command's help\n"
     "\n"
     "Options:\n"
@@ -57,5 +58,7 @@ int main(int argc, char **argv)
         return cmd_export(argc - 1, argv + 1);
     if (!strcmp(cmd, "info"))
         return cmd_info(argc - 1, argv + 1);
+    if (!strcmp(cmd, "serve"))
+        return cmd_serve(argc - 1, argv + 1);
     return cli_usage_error(NULL, "unknown command '%s'", cmd);
 }

@@ -58,24 +58,25 @@ enum {
 
 /* clang-format off */
 #define VR(n, u, h) {n, u, JS_REAL, JS_GAUGE, 0, h}
+#define VC(n, u, h) {n, u, JS_REAL, JS_COUNTER, 0, h} /* cumulative since the start */
 #define VB(n, h) {n, "bytes", JS_INT, JS_GAUGE, 0, h}
 /* clang-format on */
 
 static const js_column_t view_cols[V__MAX] = {
-    [V_CPU_S] = VR("cpu_s", "s", "CPU time of the cgroup so far (kernel accounting of every task in it)"),
-    [V_USER_S] = VR("user_s", "s", "user-mode part"),
-    [V_SYSTEM_S] = VR("system_s", "s", "kernel-mode part"),
+    [V_CPU_S] = VC("cpu_s", "s", "CPU time of the cgroup so far (kernel accounting of every task in it)"),
+    [V_USER_S] = VC("user_s", "s", "user-mode part"),
+    [V_SYSTEM_S] = VC("system_s", "s", "kernel-mode part"),
     [V_CPU_CORES] = VR("cpu_cores", "cores", "CPU rate over the interval"),
     [V_THROTTLED_FRACTION] = VR("throttled_fraction", "fraction", "share of the interval's quota periods that were throttled"),
-    [V_THROTTLED_S] = VR("throttled_s", "s", "time throttled so far"),
+    [V_THROTTLED_S] = VC("throttled_s", "s", "time throttled so far"),
     [V_MEM_CURRENT] = VB("memory_current_bytes", "memory charged to the cgroup (page cache and kernel memory included)"),
     [V_MEM_PEAK] = VB("memory_peak_bytes", "the kernel's high-water mark of the cgroup's tree"),
     [V_ANON] = VB("anon_bytes", "anonymous memory"),
     [V_FILE] = VB("file_bytes", "page cache (tmpfs and shmem included)"),
     [V_SWAP] = VB("swap_bytes", "swap used"),
-    [V_OOM_KILLS] = VR("oom_kills", "count", "OOM kills so far"),
-    [V_IO_READ] = VR("io_read_bytes", "bytes", "block bytes read so far, all devices"),
-    [V_IO_WRITE] = VR("io_write_bytes", "bytes", "block bytes written so far, all devices"),
+    [V_OOM_KILLS] = VC("oom_kills", "count", "OOM kills so far"),
+    [V_IO_READ] = VC("io_read_bytes", "bytes", "block bytes read so far, all devices"),
+    [V_IO_WRITE] = VC("io_write_bytes", "bytes", "block bytes written so far, all devices"),
     [V_IO_READ_BPS] = VR("io_read_bytes_per_s", "bytes/s", "block read rate over the interval"),
     [V_IO_WRITE_BPS] = VR("io_write_bytes_per_s", "bytes/s", "block write rate over the interval"),
     [V_PIDS] = {"pids", "count", JS_INT, JS_GAUGE, 0, "tasks in the cgroup"},

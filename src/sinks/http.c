@@ -1,0 +1,509 @@
+/* SPDX-License-Identifier: MIT
+ *
+ * The /metrics endpoint (http.h) on libmicrohttpd. The monitor's thread renders both formats into new
+ * snapshots and swaps the pointers under a mutex held for the swap only; a request takes a reference to the
+ * current snapshot under the same mutex and libmicrohttpd sends it from its own (epoll) thread, dropping the
+ * reference when the response is destroyed. A slow or stuck client only holds its own connection: bounded by
+ * the connection limits, the per-connection memory limit and the idle timeout below.
+ */
+#include "sinks/http.h"
+
+#include "core/json.h"
+#include "core/sampler.h"
+
+#include <arpa/inet.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <microhttpd.h>
+#include <netinet/in.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <sys/resource.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#define HTTP_MAX_CONNECTIONS 128u  /* in all */
+#define HTTP_MAX_PER_IP 64u        /* from one address: 50 concurrent scrapers fit, one client cannot take all */
+#define HTTP_CONN_MEMORY 32768u    /* request headers and buffers per connection; larger headers get 431/close */
+#define HTTP_IDLE_TIMEOUT_S 10u    /* a connection idle this long is closed (slowloris, stuck readers) */
+#define HTTP_CRED_MAX 65536        /* credential and TLS files larger than this are refused */
+#define HTTP_NICE 10               /* the serving thread's niceness above the monitor's */
+
+typedef struct {
+    atomic_long refs;
+    size_t len;
+    char *p;
+} snap_t;
+
+typedef struct {
+    char *user, *pass;
+} cred_t;
+
+struct js_http {
+    struct MHD_Daemon *d;
+    int fd; /* the listening socket (libmicrohttpd owns it once started, and closes it on stop) */
+    unsigned port;
+    pthread_mutex_t lock;
+    snap_t *cur[PROM_FORMAT_MAX];
+    size_t last_len[PROM_FORMAT_MAX];
+    char *token;
+    cred_t *creds;
+    size_t ncreds;
+    char *cert, *key;
+    prom_cfg_t *prom;
+    atomic_uint_fast64_t scrapes;
+};
+
+static void snap_unref(snap_t *s)
+{
+    if (s && atomic_fetch_sub(&s->refs, 1) == 1) {
+        free(s->p);
+        free(s);
+    }
+}
+
+static void snap_release(void *cls)
+{
+    snap_unref(cls);
+}
+
+/* ---- addresses --------------------------------------------------------------------------------------- */
+
+int http_parse_listen(const char *spec, struct sockaddr_storage *ret, size_t *ret_len, bool *ret_loopback)
+{
+    char host[64] = "";
+    const char *port_s = spec;
+    const char *colon = strrchr(spec, ':');
+    if (spec[0] == '[') { /* [v6]:port */
+        const char *close = strchr(spec, ']');
+        if (!close || close[1] != ':' || (size_t)(close - spec - 1) >= sizeof(host))
+            return -EINVAL;
+        memcpy(host, spec + 1, (size_t)(close - spec - 1));
+        host[close - spec - 1] = '\0';
+        port_s = close + 2;
+    } else if (colon) {
+        if ((size_t)(colon - spec) >= sizeof(host) || memchr(spec, ':', (size_t)(colon - spec)))
+            return -EINVAL; /* a bare IPv6 address needs brackets */
+        memcpy(host, spec, (size_t)(colon - spec));
+        host[colon - spec] = '\0';
+        port_s = colon + 1;
+    }
+    char *end;
+    errno = 0;
+    long port = strtol(port_s, &end, 10);
+    if (!*port_s || *end || errno || port < 0 || port > 65535 || port_s[0] == '-' || port_s[0] == '+')
+        return -EINVAL;
+    memset(ret, 0, sizeof(*ret));
+    if (!host[0] || !strcmp(host, "localhost"))
+        snprintf(host, sizeof(host), "127.0.0.1");
+    struct sockaddr_in *a4 = (struct sockaddr_in *)ret;
+    struct sockaddr_in6 *a6 = (struct sockaddr_in6 *)ret;
+    if (inet_pton(AF_INET, host, &a4->sin_addr) == 1) {
+        a4->sin_family = AF_INET;
+        a4->sin_port = htons((uint16_t)port);
+        *ret_len = sizeof(*a4);
+        *ret_loopback = (ntohl(a4->sin_addr.s_addr) >> 24) == 127;
+        return 0;
+    }
+    if (inet_pton(AF_INET6, host, &a6->sin6_addr) == 1) {
+        a6->sin6_family = AF_INET6;
+        a6->sin6_port = htons((uint16_t)port);
+        *ret_len = sizeof(*a6);
+        *ret_loopback = IN6_IS_ADDR_LOOPBACK(&a6->sin6_addr);
+        return 0;
+    }
+    return -EINVAL;
+}
+
+/* ---- files ------------------------------------------------------------------------------------------- */
+
+/* slurp: the whole (small) file at `path`, NUL-terminated, in *ret (caller frees). Returns 0 or -errno. */
+static int slurp(const char *path, char **ret, size_t *ret_len)
+{
+    int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
+    if (fd < 0)
+        return -errno;
+    js_buf_t b = {0};
+    int r = fd_read(fd, &b);
+    close(fd);
+    if (r == 0 && b.len > HTTP_CRED_MAX)
+        r = -EFBIG;
+    if (r < 0) {
+        buf_free(&b);
+        return r;
+    }
+    if (!b.p && buf_append(&b, "", 0) < 0)
+        return -ENOMEM;
+    *ret = b.p;
+    *ret_len = b.len;
+    return 0;
+}
+
+static int load_token(js_http_t *h, const char *path, char *err, size_t errlen)
+{
+    size_t n;
+    int r = slurp(path, &h->token, &n);
+    if (r < 0) {
+        snprintf(err, errlen, "%s: %s", path, strerror(-r));
+        return r;
+    }
+    h->token[strcspn(h->token, "\r\n")] = '\0'; /* the first line */
+    if (!h->token[0]) {
+        snprintf(err, errlen, "%s: the token is empty", path);
+        return -EINVAL;
+    }
+    return 0;
+}
+
+static int load_creds(js_http_t *h, const char *path, char *err, size_t errlen)
+{
+    char *text;
+    size_t n;
+    int r = slurp(path, &text, &n);
+    if (r < 0) {
+        snprintf(err, errlen, "%s: %s", path, strerror(-r));
+        return r;
+    }
+    int line = 0;
+    for (char *save = NULL, *l = strtok_r(text, "\n", &save); l && r == 0; l = strtok_r(NULL, "\n", &save)) {
+        line++;
+        l[strcspn(l, "\r")] = '\0';
+        if (!l[0] || l[0] == '#')
+            continue;
+        char *c = strchr(l, ':');
+        if (!c || c == l) {
+            snprintf(err, errlen, "%s:%d: not user:password", path, line);
+            r = -EINVAL;
+            break;
+        }
+        *c = '\0';
+        cred_t *x = realloc(h->creds, (h->ncreds + 1) * sizeof(*x));
+        if (!x) {
+            r = -ENOMEM;
+            break;
+        }
+        h->creds = x;
+        x[h->ncreds].user = strdup(l);
+        x[h->ncreds].pass = strdup(c + 1);
+        h->ncreds++;
+        if (!x[h->ncreds - 1].user || !x[h->ncreds - 1].pass)
+            r = -ENOMEM;
+    }
+    if (r == 0 && !h->ncreds) {
+        snprintf(err, errlen, "%s: no user:password line", path);
+        r = -EINVAL;
+    }
+    if (r == -ENOMEM)
+        snprintf(err, errlen, "out of memory");
+    explicit_bzero(text, n);
+    free(text);
+    return r;
+}
+
+/* ---- requests ---------------------------------------------------------------------------------------- */
+
+/* same: constant-time comparison (the time depends on the lengths only). */
+static bool same(const char *a, const char *b)
+{
+    size_t la = strlen(a), lb = strlen(b), n = la > lb ? la : lb;
+    unsigned char d = la != lb;
+    for (size_t i = 0; i < n; i++)
+        d |= (unsigned char)(i < la ? a[i] : 0) ^ (unsigned char)(i < lb ? b[i] : 0);
+    return d == 0;
+}
+
+static bool authorized(js_http_t *h, struct MHD_Connection *c)
+{
+    if (!h->token && !h->ncreds)
+        return true;
+    const char *auth = MHD_lookup_connection_value(c, MHD_HEADER_KIND, MHD_HTTP_HEADER_AUTHORIZATION);
+    if (h->token && auth && strncasecmp(auth, "Bearer ", 7) == 0) {
+        const char *t = auth + 7;
+        while (*t == ' ')
+            t++;
+        return same(t, h->token);
+    }
+    if (!h->ncreds)
+        return false;
+    char *pass = NULL;
+    char *user = MHD_basic_auth_get_username_password(c, &pass);
+    bool ok = false;
+    for (size_t i = 0; user && pass && i < h->ncreds; i++)
+        ok |= same(user, h->creds[i].user) & same(pass, h->creds[i].pass);
+    if (pass) {
+        explicit_bzero(pass, strlen(pass));
+        MHD_free(pass);
+    }
+    if (user)
+        MHD_free(user);
+    return ok;
+}
+
+static enum MHD_Result reply(struct MHD_Connection *c, unsigned status, const char *body, const char *hname,
+                             const char *hvalue)
+{
+    struct MHD_Response *r = MHD_create_response_from_buffer(strlen(body), (void *)body, MHD_RESPMEM_PERSISTENT);
+    if (!r)
+        return MHD_NO;
+    MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_TYPE, "text/plain; charset=utf-8");
+    if (hname)
+        MHD_add_response_header(r, hname, hvalue);
+    enum MHD_Result ret = MHD_queue_response(c, status, r);
+    MHD_destroy_response(r);
+    return ret;
+}
+
+static const char index_page[] = "<!DOCTYPE html>\n<html><head><title>jobscope</title></head><body>\n"
+                                 "<h1>jobscope</h1><p><a href=\"metrics\">Metrics</a></p>\n</body></html>\n";
+
+/* lower_priority: the serving thread runs HTTP_NICE steps nicer than the monitor, so under a flood of
+ * requests the sampling thread still gets the CPU first (Linux niceness is per thread). Once per thread. */
+static void lower_priority(void)
+{
+    static _Thread_local bool done;
+    if (done)
+        return;
+    done = true;
+    id_t tid = (id_t)gettid();
+    errno = 0;
+    int cur = getpriority(PRIO_PROCESS, tid);
+    if (cur == -1 && errno)
+        return;
+    setpriority(PRIO_PROCESS, tid, cur + HTTP_NICE > 19 ? 19 : cur + HTTP_NICE);
+}
+
+static enum MHD_Result handle(void *cls, struct MHD_Connection *c, const char *url, const char *method,
+                              const char *version, const char *upload_data, size_t *upload_size, void **con_cls)
+{
+    js_http_t *h = cls;
+    lower_priority();
+    (void)version;
+    (void)upload_data;
+    (void)con_cls;
+    bool head = strcmp(method, MHD_HTTP_METHOD_HEAD) == 0;
+    if (!head && strcmp(method, MHD_HTTP_METHOD_GET) != 0)
+        return reply(c, MHD_HTTP_METHOD_NOT_ALLOWED, "only GET and HEAD\n", MHD_HTTP_HEADER_ALLOW, "GET, HEAD");
+    if (*upload_size) /* a GET with a body: not ours to read */
+        return reply(c, MHD_HTTP_BAD_REQUEST, "unexpected request body\n", NULL, NULL);
+    bool metrics = strcmp(url, "/metrics") == 0;
+    if (!metrics && strcmp(url, "/") != 0)
+        return reply(c, MHD_HTTP_NOT_FOUND, "not found: try /metrics\n", NULL, NULL);
+    if (!authorized(h, c)) {
+        if (h->ncreds) {
+            struct MHD_Response *r =
+                MHD_create_response_from_buffer(13, (void *)"unauthorized\n", MHD_RESPMEM_PERSISTENT);
+            if (!r)
+                return MHD_NO;
+            enum MHD_Result ret = MHD_queue_basic_auth_fail_response(c, "jobscope", r);
+            MHD_destroy_response(r);
+            return ret;
+        }
+        return reply(c, MHD_HTTP_UNAUTHORIZED, "unauthorized\n", MHD_HTTP_HEADER_WWW_AUTHENTICATE,
+                     "Bearer realm=\"jobscope\"");
+    }
+    if (!metrics) {
+        struct MHD_Response *r =
+            MHD_create_response_from_buffer(sizeof(index_page) - 1, (void *)index_page, MHD_RESPMEM_PERSISTENT);
+        if (!r)
+            return MHD_NO;
+        MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_TYPE, "text/html; charset=utf-8");
+        enum MHD_Result ret = MHD_queue_response(c, MHD_HTTP_OK, r);
+        MHD_destroy_response(r);
+        return ret;
+    }
+    prom_format_t fmt = prom_accept(MHD_lookup_connection_value(c, MHD_HEADER_KIND, MHD_HTTP_HEADER_ACCEPT));
+    pthread_mutex_lock(&h->lock);
+    snap_t *s = h->cur[fmt];
+    if (s)
+        atomic_fetch_add(&s->refs, 1);
+    pthread_mutex_unlock(&h->lock);
+    if (!s)
+        return reply(c, MHD_HTTP_SERVICE_UNAVAILABLE, "no sample yet\n", MHD_HTTP_HEADER_RETRY_AFTER, "1");
+    struct MHD_Response *r = MHD_create_response_from_buffer_with_free_callback_cls(s->len, s->p, snap_release, s);
+    if (!r) {
+        snap_unref(s);
+        return MHD_NO;
+    }
+    MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_TYPE, prom_content_type[fmt]);
+    MHD_add_response_header(r, MHD_HTTP_HEADER_CACHE_CONTROL, "no-store");
+    enum MHD_Result ret = MHD_queue_response(c, MHD_HTTP_OK, r);
+    MHD_destroy_response(r);
+    if (ret == MHD_YES)
+        atomic_fetch_add(&h->scrapes, 1);
+    return ret;
+}
+
+/* ---- life ---------------------------------------------------------------------------------------------- */
+
+static int listen_socket(const struct sockaddr_storage *ss, size_t len, int *ret_fd)
+{
+    int fd = socket(ss->ss_family, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    if (fd < 0)
+        return -errno;
+    int one = 1;
+    setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
+    if (bind(fd, (const struct sockaddr *)ss, (socklen_t)len) < 0 || listen(fd, 128) < 0) {
+        int e = errno;
+        close(fd);
+        return -e;
+    }
+    *ret_fd = fd;
+    return 0;
+}
+
+int http_start(const http_opts_t *o, js_http_t **ret, char *err, size_t errlen)
+{
+    struct sockaddr_storage ss;
+    size_t sslen;
+    bool loopback;
+    if (http_parse_listen(o->listen, &ss, &sslen, &loopback) < 0) {
+        snprintf(err, errlen, "invalid listen address '%s' (PORT, ADDR:PORT or [ADDR6]:PORT, ADDR an IP address)",
+                 o->listen);
+        return -EINVAL;
+    }
+    if (!o->tls_cert != !o->tls_key) {
+        snprintf(err, errlen, "TLS needs both a certificate and a key");
+        return -EINVAL;
+    }
+    if (o->tls_cert && MHD_is_feature_supported(MHD_FEATURE_TLS) != MHD_YES) {
+        snprintf(err, errlen, "this libmicrohttpd was built without TLS");
+        return -ENOTSUP;
+    }
+    js_http_t *h = calloc(1, sizeof(*h));
+    if (!h) {
+        snprintf(err, errlen, "out of memory");
+        return -ENOMEM;
+    }
+    h->fd = -1;
+    h->prom = o->prom;
+    pthread_mutex_init(&h->lock, NULL);
+    int r = 0;
+    size_t n;
+    if (o->token_file && (r = load_token(h, o->token_file, err, errlen)) < 0)
+        goto fail;
+    if (o->basic_auth_file && (r = load_creds(h, o->basic_auth_file, err, errlen)) < 0)
+        goto fail;
+    if (o->tls_cert && (r = slurp(o->tls_cert, &h->cert, &n)) < 0) {
+        snprintf(err, errlen, "%s: %s", o->tls_cert, strerror(-r));
+        goto fail;
+    }
+    if (o->tls_key && (r = slurp(o->tls_key, &h->key, &n)) < 0) {
+        snprintf(err, errlen, "%s: %s", o->tls_key, strerror(-r));
+        goto fail;
+    }
+    if ((r = listen_socket(&ss, sslen, &h->fd)) < 0) {
+        snprintf(err, errlen, "cannot listen on %s: %s", o->listen, strerror(-r));
+        goto fail;
+    }
+    struct sockaddr_storage bound;
+    socklen_t bl = sizeof(bound);
+    if (getsockname(h->fd, (struct sockaddr *)&bound, &bl) == 0)
+        h->port = ntohs(bound.ss_family == AF_INET6 ? ((struct sockaddr_in6 *)&bound)->sin6_port
+                                                    : ((struct sockaddr_in *)&bound)->sin_port);
+    unsigned flags = MHD_USE_INTERNAL_POLLING_THREAD;
+    flags |= MHD_is_feature_supported(MHD_FEATURE_EPOLL) == MHD_YES ? MHD_USE_EPOLL : MHD_USE_POLL;
+    if (ss.ss_family == AF_INET6)
+        flags |= MHD_USE_IPv6;
+    if (o->tls_cert)
+        flags |= MHD_USE_TLS;
+    h->d = MHD_start_daemon(flags, 0, NULL, NULL, handle, h, MHD_OPTION_LISTEN_SOCKET, h->fd,
+                            MHD_OPTION_CONNECTION_LIMIT, HTTP_MAX_CONNECTIONS, MHD_OPTION_PER_IP_CONNECTION_LIMIT,
+                            HTTP_MAX_PER_IP, MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)HTTP_CONN_MEMORY,
+                            MHD_OPTION_CONNECTION_TIMEOUT, HTTP_IDLE_TIMEOUT_S, MHD_OPTION_STRICT_FOR_CLIENT, 1,
+                            o->tls_cert ? MHD_OPTION_HTTPS_MEM_KEY : MHD_OPTION_END, h->key,
+                            MHD_OPTION_HTTPS_MEM_CERT, h->cert, MHD_OPTION_END);
+    if (!h->d) {
+        r = errno ? -errno : -EIO;
+        snprintf(err, errlen, "cannot start the HTTP server on %s%s", o->listen,
+                 o->tls_cert ? " (is the certificate and key PEM, and the key unencrypted?)" : "");
+        goto fail;
+    }
+    *ret = h;
+    return 0;
+fail:
+    if (h->fd >= 0)
+        close(h->fd);
+    h->fd = -1;
+    http_stop(h);
+    return r;
+}
+
+void http_stop(js_http_t *h)
+{
+    if (!h)
+        return;
+    if (h->d)
+        MHD_stop_daemon(h->d); /* joins its thread and closes the listening socket; no response (and no
+                                * snapshot reference) is left after it */
+    for (int f = 0; f < PROM_FORMAT_MAX; f++)
+        snap_unref(h->cur[f]);
+    if (h->token) {
+        explicit_bzero(h->token, strlen(h->token));
+        free(h->token);
+    }
+    for (size_t i = 0; i < h->ncreds; i++) {
+        if (h->creds[i].pass)
+            explicit_bzero(h->creds[i].pass, strlen(h->creds[i].pass));
+        free(h->creds[i].user);
+        free(h->creds[i].pass);
+    }
+    free(h->creds);
+    if (h->key)
+        explicit_bzero(h->key, strlen(h->key));
+    free(h->key);
+    free(h->cert);
+    pthread_mutex_destroy(&h->lock);
+    free(h);
+}
+
+unsigned http_port(const js_http_t *h)
+{
+    return h->port;
+}
+
+uint64_t http_scrapes(const js_http_t *h)
+{
+    return atomic_load(&((js_http_t *)h)->scrapes);
+}
+
+/* ---- the sink ------------------------------------------------------------------------------------------ */
+
+static int http_sample(void *state, const js_sink_sample_t *ev)
+{
+    js_http_t *h = state;
+    int64_t t0 = now_ns(CLOCK_MONOTONIC);
+    for (int f = 0; f < PROM_FORMAT_MAX; f++) {
+        js_buf_t b = {0};
+        snap_t *s = malloc(sizeof(*s));
+        int r = s ? buf_reserve(&b, h->last_len[f] + 4096) : -ENOMEM;
+        if (r == 0)
+            r = prom_render(&b, (prom_format_t)f, h->prom, ev->model, ev->sample, ev->seq);
+        if (r < 0) {
+            buf_free(&b);
+            free(s);
+            return r; /* the previous snapshot stays */
+        }
+        atomic_init(&s->refs, 1);
+        s->p = b.p;
+        s->len = b.len;
+        h->last_len[f] = b.len;
+        pthread_mutex_lock(&h->lock);
+        snap_t *old = h->cur[f];
+        h->cur[f] = s;
+        pthread_mutex_unlock(&h->lock);
+        snap_unref(old);
+    }
+    h->prom->render_s = (double)(now_ns(CLOCK_MONOTONIC) - t0) / 1e9;
+    return 0;
+}
+
+const js_live_sink_t sink_http = {
+    .name = "http",
+    .sample = http_sample,
+};

@@ -1,0 +1,50 @@
+/* SPDX-License-Identifier: MIT
+ *
+ * The /metrics endpoint: a live sink that renders each sample's exposition (prometheus.h) on the monitor's
+ * thread into a fresh snapshot and swaps it in; libmicrohttpd serves the latest snapshot from its own thread,
+ * so sampling never waits for a scraper and a scraper never sees a half-built exposition. Connections are
+ * bounded in number, memory and idle time; only GET and HEAD of /metrics and / are answered (everything else
+ * 4xx). Binds 127.0.0.1 unless given another address; a bearer token and/or basic auth, and TLS, protect a
+ * non-loopback endpoint.
+ */
+#ifndef JOBSCOPE_HTTP_H
+#define JOBSCOPE_HTTP_H
+
+#include "core/sink.h"
+#include "sinks/prometheus.h"
+
+#include <stddef.h>
+#include <stdint.h>
+
+typedef struct {
+    const char *listen;          /* "PORT", ":PORT", "ADDR:PORT" or "[ADDR6]:PORT"; no ADDR = 127.0.0.1 */
+    const char *token_file;      /* bearer token (first line), or NULL */
+    const char *basic_auth_file; /* user:password lines, or NULL */
+    const char *tls_cert, *tls_key; /* PEM files, both or neither */
+    prom_cfg_t *prom;            /* what to expose (borrowed; its render_s is updated) */
+} http_opts_t;
+
+typedef struct js_http js_http_t;
+
+/* http_parse_listen: split `spec` into a socket address. `ret_loopback` tells whether it is a loopback
+ * address. Returns 0 or -EINVAL (not an IP literal with a port 1..65535; "localhost" is 127.0.0.1). */
+struct sockaddr_storage;
+int http_parse_listen(const char *spec, struct sockaddr_storage *ret, size_t *ret_len, bool *ret_loopback);
+
+/* http_start: read the credential and TLS files, bind, and start serving (503 until the first sample). On
+ * failure returns -errno and a one-line reason in err. *ret owned by the caller (http_stop). */
+int http_start(const http_opts_t *o, js_http_t **ret, char *err, size_t errlen);
+
+/* http_stop: stop serving (open connections are closed) and free; accepts NULL. */
+void http_stop(js_http_t *h);
+
+/* http_port: the port bound (useful with port 0). */
+unsigned http_port(const js_http_t *h);
+
+/* http_scrapes: /metrics requests answered 200 so far. */
+uint64_t http_scrapes(const js_http_t *h);
+
+/* sink_http: the endpoint as a live sink (state: a js_http_t). */
+extern const js_live_sink_t sink_http;
+
+#endif
