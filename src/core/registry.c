@@ -19,6 +19,8 @@
     X(infiniband)                                                                                              \
     X(cpufreq)                                                                                                 \
     X(thermal)                                                                                                 \
+    X(nvml)                                                                                                    \
+    X(rocm)                                                                                                    \
     X(self)
 
 #define JS_SOURCE_DECLARE(name) extern const js_source_t source_##name;
