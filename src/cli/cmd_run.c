@@ -12,6 +12,7 @@
 #include "core/json.h"
 #include "core/monitor.h"
 #include "core/sampler.h"
+#include "sources/gpu_select.h"
 #include "sources/proc_tree.h"
 #include "sinks/tabsink.h"
 #include "sys/parse.h"
@@ -23,6 +24,7 @@
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
@@ -54,6 +56,8 @@ static const char run_usage[] =
     "      --status-every N     read /proc/PID/status (RSS split, swap, VmHWM, context switches) every N\n"
     "                           samples (default 5)\n"
     "      --until-main-exits   stop when COMMAND exits, even if descendants remain\n"
+    "      --gpus SPEC          GPUs to monitor: all, none, or indices / UUIDs (0,1 or GPU-6f4e...); default:\n"
+    "                           those COMMAND may use (CUDA_VISIBLE_DEVICES etc.), else all\n"
     "      --procfs DIR         read process data from DIR instead of the kernel's procfs (testing)\n"
     "  -h, --help               show this help\n";
 
@@ -73,6 +77,8 @@ static const char attach_usage[] =
     "  -q, --quiet              no status line, no summary on stderr\n"
     "      --uss-every N        read USS/PSS (smaps_rollup) at least every N samples; 0 = never (default 30)\n"
     "      --status-every N     read /proc/PID/status every N samples (default 5)\n"
+    "      --gpus SPEC          GPUs to monitor: all, none, or indices / UUIDs; default: those PID may use\n"
+    "                           (its CUDA_VISIBLE_DEVICES etc.), else all\n"
     "      --procfs DIR         read process data from DIR instead of the kernel's procfs (testing)\n"
     "  -h, --help               show this help\n";
 
@@ -84,7 +90,8 @@ enum {
     OPT_STATUS_EVERY,
     OPT_UNTIL_MAIN,
     OPT_FORCE,
-    OPT_PROCFS
+    OPT_PROCFS,
+    OPT_GPUS
 };
 
 static const struct option run_opts[] = {
@@ -99,6 +106,7 @@ static const struct option run_opts[] = {
     {"status-every", required_argument, NULL, OPT_STATUS_EVERY},
     {"until-main-exits", no_argument, NULL, OPT_UNTIL_MAIN},
     {"procfs", required_argument, NULL, OPT_PROCFS},
+    {"gpus", required_argument, NULL, OPT_GPUS},
     {"help", no_argument, NULL, 'h'},
     {NULL, 0, NULL, 0},
 };
@@ -109,6 +117,7 @@ typedef struct {
     const char *output;
     const char *summary_json, *summary_text;
     const char *procfs;
+    const char *gpus; /* --gpus, or NULL */
     bool quiet, force, until_main_exits, status;
     unsigned uss_every, status_every;
     pid_t pid;
@@ -183,6 +192,14 @@ static int parse_args(int argc, char **argv, run_opts_t *o)
         case OPT_PROCFS:
             o->procfs = optarg;
             break;
+        case OPT_GPUS: {
+            gpu_sel_t sel;
+            if (gpu_select_parse(optarg, "--gpus", &sel) < 0)
+                return cli_usage_error(cmd, "invalid --gpus '%s' (all, none, or up to %d indices or UUIDs)", optarg,
+                                       GPU_SEL_MAX);
+            o->gpus = optarg;
+            break;
+        }
         case 'h':
             fputs(o->attach ? attach_usage : run_usage, stdout);
             return -1;
@@ -428,6 +445,7 @@ int cmd_run(int argc, char **argv)
     mon.ctx.root_pid = o.pid;
     mon.ctx.uss_every = o.uss_every;
     mon.ctx.status_every = o.status_every;
+    mon.ctx.scope.gpus = o.gpus;
     mon.interval_ns = o.interval_ns;
     mon.until_main_exits = o.until_main_exits;
 
@@ -465,12 +483,22 @@ int cmd_run(int argc, char **argv)
         cli_error("cannot start monitoring: %s", strerror(-r));
         goto out;
     }
-    for (size_t i = 0; i < mon.sampler.nsources; i++) /* a disabled source is a fact of the run */
+    bool gpu_on = false;
+    for (size_t i = 0; i < mon.sampler.nsources; i++) { /* a disabled source is a fact of the run */
+        const char *why = gpu_reason(js_sources[i]->name); /* a GPU source says why in words */
         if (mon.sampler.init_rc[i] < 0) {
             char key[96];
             snprintf(key, sizeof(key), "source_error.%s", js_sources[i]->name);
-            recorder_meta(rec, key, strerror(-mon.sampler.init_rc[i]));
+            recorder_meta(rec, key, why ? why : strerror(-mon.sampler.init_rc[i]));
+        } else if (!strcmp(js_sources[i]->name, "nvml") || !strcmp(js_sources[i]->name, "rocm")) {
+            gpu_on = true;
         }
+    }
+    if (o.gpus)
+        recorder_meta(rec, "gpus", o.gpus);
+    if (o.gpus && !gpu_on && strcasecmp(o.gpus, "none") != 0) /* asked for GPUs, got none: say it once */
+        cli_error("--gpus %s: no GPU monitored (nvml: %s; rocm: %s)", o.gpus,
+                  gpu_reason("nvml") ? gpu_reason("nvml") : "not built", gpu_reason("rocm") ? gpu_reason("rocm") : "not built");
     if (!o.attach) {
         if (prctl(PR_SET_CHILD_SUBREAPER, 1) < 0)
             cli_error("cannot become a child subreaper (%s): orphans will escape the tree", strerror(errno));
