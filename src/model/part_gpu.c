@@ -205,8 +205,10 @@ typedef struct {
     size_t nd, dcap;
     gproc_t *p; /* this sample's processes */
     size_t np, pcap;
-    int64_t *members;
+    int64_t *members;        /* this sample's members, sorted */
     size_t nmembers, mcap;
+    int64_t *ever;           /* every PID that was a member at some sample, sorted */
+    size_t never, ecap;
     bool attribution_off[VENDOR_MAX];
     char pidns[VENDOR_MAX][32];
     int64_t t0, prev_t, fed;
@@ -268,6 +270,8 @@ static const js_rows_t *table_rows(gpu_t *g, const js_sample_t *s, int t)
     return r;
 }
 
+static void now_clear(gnow_t *n);
+
 static gdev_t *dev_get(gpu_t *g, vendor_t v, int64_t index)
 {
     for (size_t i = 0; i < g->nd; i++)
@@ -281,6 +285,7 @@ static gdev_t *dev_get(gpu_t *g, vendor_t v, int64_t index)
     d->index = index;
     d->inv_mem_total = d->inv_power_limit_w = NAN;
     d->lost_at_s = NAN;
+    now_clear(&d->now);
     stat_init(&d->util);
     stat_init(&d->mem_util);
     stat_init(&d->power);
@@ -330,19 +335,26 @@ static int err_add(gdev_t *d, const char *metric, int64_t rc, const char *txt)
     return 0;
 }
 
-static bool is_member(const gpu_t *g, int64_t pid)
+static bool in_sorted(const int64_t *a, size_t n, int64_t pid)
 {
-    size_t lo = 0, hi = g->nmembers;
+    size_t lo = 0, hi = n;
     while (lo < hi) {
         size_t mid = (lo + hi) / 2;
-        if (g->members[mid] == pid)
+        if (a[mid] == pid)
             return true;
-        if (g->members[mid] < pid)
+        if (a[mid] < pid)
             lo = mid + 1;
         else
             hi = mid;
     }
     return false;
+}
+
+/* is_member: a member now, or one that has exited (the driver may list a process for a moment after its
+ * exit; a PID is not reused that fast) */
+static bool is_member(const gpu_t *g, int64_t pid)
+{
+    return in_sorted(g->members, g->nmembers, pid) || in_sorted(g->ever, g->never, pid);
 }
 
 static int cmp_i64(const void *a, const void *b)
@@ -425,6 +437,16 @@ static int feed_members(gpu_t *g, const js_sample_t *s)
         g->members[g->nmembers++] = row[g->proc_pid].i;
     }
     qsort(g->members, g->nmembers, sizeof(*g->members), cmp_i64);
+    size_t before = g->never;
+    for (size_t i = 0; i < g->nmembers; i++) {
+        if (in_sorted(g->ever, before, g->members[i]))
+            continue;
+        if (grow((void **)&g->ever, g->never, &g->ecap, sizeof(*g->ever)) < 0)
+            return -ENOMEM;
+        g->ever[g->never++] = g->members[i];
+    }
+    if (g->never > before)
+        qsort(g->ever, g->never, sizeof(*g->ever), cmp_i64);
     return 0;
 }
 
@@ -1428,6 +1450,7 @@ static void gpu_fini(void *state)
     free(g->d);
     free(g->p);
     free(g->members);
+    free(g->ever);
     free(g);
 }
 
