@@ -436,7 +436,8 @@ static int feed_members(gpu_t *g, const js_sample_t *s)
             return -ENOMEM;
         g->members[g->nmembers++] = row[g->proc_pid].i;
     }
-    qsort(g->members, g->nmembers, sizeof(*g->members), cmp_i64);
+    if (g->nmembers > 1)
+        qsort(g->members, g->nmembers, sizeof(*g->members), cmp_i64);
     size_t before = g->never;
     for (size_t i = 0; i < g->nmembers; i++) {
         if (in_sorted(g->ever, before, g->members[i]))

@@ -24,8 +24,8 @@ import pytest
 from conftest import PYTHON, REPO, WORKLOADS, assert_no_crash, read_pidfile, stderr_lines, wait_for
 
 GiB = 1024**3
-BUILD = Path(os.environ.get("JOBSCOPE_BUILD", REPO / "build"))
-FAKE_NVML = Path(os.environ.get("JOBSCOPE_FAKE_NVML_DIR", BUILD / "tests" / "fakes" / "nvml")) / "libnvidia-ml.so.1"
+BUILD = Path(os.environ.get("JOBSCOPE_BUILD", REPO / "build")).resolve()
+FAKE_NVML = Path(os.environ.get("JOBSCOPE_FAKE_NVML_DIR", BUILD / "tests" / "fakes" / "nvml")).resolve() / "libnvidia-ml.so.1"
 FAKE_NVML_OLD = (
     Path(os.environ.get("JOBSCOPE_FAKE_NVML_OLD_DIR", BUILD / "tests" / "fakes" / "nvml-old")) / "libnvidia-ml.so.1"
 )
@@ -201,8 +201,8 @@ def test_nvml_every_figure_and_the_job_share(js, nvml):
     assert 0 < d0["job_utilization"]["mean"] <= 0.8 + 1e-9
     # gpu_tracker's figures: the sum over GPUs, and the mean over the GPUs the job uses
     assert g["job"]["utilization_sum"]["max"] == approx(0.92)
-    # (GPU 0 alone until the child starts: 0.9; both GPUs after: (0.9 + 0.02) / 2)
-    assert g["job"]["hardware_fraction"]["max"] == approx(0.9)
+    # (GPU 0 alone until the child starts, if a sample falls there: 0.9; both GPUs after: (0.9 + 0.02) / 2)
+    assert g["job"]["hardware_fraction"]["max"] in (approx(0.9), approx(0.46))
     assert 0.46 - 1e-9 < g["job"]["hardware_fraction"]["mean"] < 0.9
     assert g["job"]["devices"] == 2 and g["job"]["devices_in_use"] == 2
     # NOT_SUPPORTED: GPU 1 has no fan, kept once with its reason
