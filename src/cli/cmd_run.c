@@ -24,7 +24,6 @@
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
-#include <strings.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
@@ -118,6 +117,7 @@ typedef struct {
     const char *summary_json, *summary_text;
     const char *procfs;
     const char *gpus; /* --gpus, or NULL */
+    bool gpus_none;   /* --gpus none (or an empty list) */
     bool quiet, force, until_main_exits, status;
     unsigned uss_every, status_every;
     pid_t pid;
@@ -198,6 +198,7 @@ static int parse_args(int argc, char **argv, run_opts_t *o)
                 return cli_usage_error(cmd, "invalid --gpus '%s' (all, none, or up to %d indices or UUIDs)", optarg,
                                        GPU_SEL_MAX);
             o->gpus = optarg;
+            o->gpus_none = sel.kind == GPU_SEL_NONE;
             break;
         }
         case 'h':
@@ -496,7 +497,7 @@ int cmd_run(int argc, char **argv)
     }
     if (o.gpus)
         recorder_meta(rec, "gpus", o.gpus);
-    if (o.gpus && !gpu_on && strcasecmp(o.gpus, "none") != 0) /* asked for GPUs, got none: say it once */
+    if (o.gpus && !gpu_on && !o.gpus_none) /* asked for GPUs, got none: say it once */
         cli_error("--gpus %s: no GPU monitored (nvml: %s; rocm: %s)", o.gpus,
                   gpu_reason("nvml") ? gpu_reason("nvml") : "not built", gpu_reason("rocm") ? gpu_reason("rocm") : "not built");
     if (!o.attach) {
