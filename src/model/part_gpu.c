@@ -22,7 +22,8 @@
  *
  * Attribution. The GPU libraries list the processes using each device, with PIDs of the initial PID
  * namespace; a process is the job's when its PID is a member of the scope at the same sample (a row of the
- * `proc` table), the main process when it is the scope's root PID. This is exact only when jobscope's procfs
+ * `proc` table) or was one at an earlier sample (the driver may list a process a moment after it exited),
+ * the main process when it is the scope's root PID. This is exact only when jobscope's procfs
  * is in the initial namespace too (the sources record `pid_namespace`); inside a container the PIDs cannot be
  * mapped (the kernel shows NSpid only from the reader's namespace inwards), so nothing is attributed and the
  * summary says why. The job's GPU memory at a sample is the sum over its processes (per device: a process in
@@ -196,7 +197,6 @@ enum { RP_GPU, RP_PID, RP_VRAM, RP_CU };
 
 typedef struct {
     js_model_cfg_t cfg;
-    double min_dt;
     int col[NTAB][MAXC];
     bool resolved[NTAB];
     int proc_pid;
@@ -1427,7 +1427,6 @@ static int gpu_init(const js_model_cfg_t *cfg, void **ret_state)
     if (!g)
         return -ENOMEM;
     g->cfg = *cfg;
-    g->min_dt = (double)cfg->interval_ns / 2e9;
     for (int t = 0; t < NTAB; t++)
         for (int k = 0; k < MAXC; k++)
             g->col[t][k] = -1;
