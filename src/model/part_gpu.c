@@ -1208,8 +1208,9 @@ static void gpu_summary_json(void *state, jw_t *w)
         jw_open(w, "peak_memory_bytes");
         jw_num(w, "device", d->peak_used);
         jw_open(w, "job");
-        jw_num(w, "main", attributed(g, d) ? d->peak_main : NAN);
-        jw_num(w, "descendants", attributed(g, d) ? d->peak_desc : NAN);
+        bool split = attributed(g, d) && g->cfg.root_pid > 0; /* watch: no process is the main one */
+        jw_num(w, "main", split ? d->peak_main : NAN);
+        jw_num(w, "descendants", split ? d->peak_desc : NAN);
         jw_num(w, "combined", attributed(g, d) ? d->peak_job : NAN);
         jw_close(w);
         jw_num(w, "others", attributed(g, d) ? d->peak_other : NAN);
@@ -1281,8 +1282,8 @@ static void gpu_summary_json(void *state, jw_t *w)
 
     jw_open(w, "job");
     jw_open(w, "peak_memory_bytes");
-    jw_num(w, "main", g->any_attribution ? g->peak_main : NAN);
-    jw_num(w, "descendants", g->any_attribution ? g->peak_desc : NAN);
+    jw_num(w, "main", g->any_attribution && g->cfg.root_pid > 0 ? g->peak_main : NAN);
+    jw_num(w, "descendants", g->any_attribution && g->cfg.root_pid > 0 ? g->peak_desc : NAN);
     jw_num(w, "combined", g->any_attribution ? g->peak_job : NAN);
     jw_close(w);
     json_stat(w, "utilization_sum", &g->util_sum, 1);
@@ -1379,9 +1380,11 @@ static int gpu_summary_text(void *state, js_buf_t *b)
             err |= buf_printf(b, " (job %s mean)", pct(a, sizeof(a), stat_mean(&d->job_util)));
         err |= buf_printf(b, "; memory peak %s of %s", fmt_bytes(e, sizeof(e), d->peak_used),
                           fmt_bytes(f, sizeof(f), dev_total(d)));
-        if (attributed(g, d))
+        if (attributed(g, d) && g->cfg.root_pid > 0)
             err |= buf_printf(b, " (job %s: main %s, descendants %s)", fmt_bytes(h, sizeof(h), d->peak_job),
                               fmt_bytes(k, sizeof(k), d->peak_main), fmt_bytes(a, sizeof(a), d->peak_desc));
+        else if (attributed(g, d))
+            err |= buf_printf(b, " (scope %s)", fmt_bytes(h, sizeof(h), d->peak_job));
         if (d->power.n)
             err |= buf_printf(b, "; power %.0f W mean, %.0f W max", stat_mean(&d->power), d->power.max);
         else
@@ -1404,9 +1407,11 @@ static int gpu_summary_text(void *state, js_buf_t *b)
     err |= buf_printf(b, "  %-17sutil sum %s mean, %s max over %zu GPU%s; in use %s mean", "gpu, job",
                       pct(a, sizeof(a), stat_mean(&g->util_sum)), pct(c, sizeof(c), g->util_sum.max), shown,
                       shown == 1 ? "" : "s", pct(e, sizeof(e), stat_mean(&g->hw_fraction)));
-    if (g->any_attribution)
+    if (g->any_attribution && g->cfg.root_pid > 0)
         err |= buf_printf(b, "; memory peak %s (main %s, descendants %s)", fmt_bytes(f, sizeof(f), g->peak_job),
                           fmt_bytes(h, sizeof(h), g->peak_main), fmt_bytes(k, sizeof(k), g->peak_desc));
+    else if (g->any_attribution)
+        err |= buf_printf(b, "; memory peak of the scope's processes %s", fmt_bytes(f, sizeof(f), g->peak_job));
     else
         err |= buf_printf(b, "; no per-process attribution");
     err |= buf_printf(b, "\n");

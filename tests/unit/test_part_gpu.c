@@ -532,6 +532,27 @@ static void test_amd(void **state)
     fx_close(&f);
 }
 
+static void test_watch_has_no_main_process(void **state)
+{
+    (void)state;
+    fx_t f;
+    fx_open(&f, 0); /* watch: no root PID */
+    int members[] = {100, 101};
+    begin(&f, 0, members, 2);
+    js_value_t *v = nv_dev(&f, 0, 50, 10 * GiB, 80 * GiB, 300000);
+    val_int(&v[NVD_PROCS], 2);
+    nv_proc(&f, 0, 100, "compute", 3 * GiB);
+    nv_proc(&f, 0, 101, "compute", 5 * GiB);
+    feed(&f);
+    char *j = summary(&f);
+    assert_true(isnan(J(j, JOB, "peak_memory_bytes", "main")));
+    assert_true(isnan(J(j, JOB, "peak_memory_bytes", "descendants")));
+    assert_near(J(j, JOB, "peak_memory_bytes", "combined"), 8 * GiB);
+    assert_true(isnan(J(j, "devices", "peak_memory_bytes", "job", "main")));
+    free(j);
+    fx_close(&f);
+}
+
 static void test_no_gpu_no_section(void **state)
 {
     (void)state;
@@ -562,6 +583,7 @@ int main(void)
         cmocka_unit_test(test_nested_namespace),
         cmocka_unit_test(test_flags),
         cmocka_unit_test(test_amd),
+        cmocka_unit_test(test_watch_has_no_main_process),
         cmocka_unit_test(test_no_gpu_no_section),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
