@@ -50,21 +50,26 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define IDLE_UTIL 0.05          /* "idle": utilisation under 5% */
-#define IDLE_SHARE 0.5          /* ... for more than half of the samples with a reading */
-#define FULL_SHARE 0.95         /* memory within 5% of the total */
-#define THROTTLE_SHARE 0.10     /* throttled more than 10% of the time */
-#define HELD_SHARE 0.01         /* without attribution, "memory held": over 1% of the device in use */
+#define IDLE_UTIL 0.05      /* "idle": utilisation under 5% */
+#define IDLE_SHARE 0.5      /* ... for more than half of the samples with a reading */
+#define FULL_SHARE 0.95     /* memory within 5% of the total */
+#define THROTTLE_SHARE 0.10 /* throttled more than 10% of the time */
+#define HELD_SHARE 0.01     /* without attribution, "memory held": over 1% of the device in use */
 
 typedef enum { VENDOR_NVIDIA, VENDOR_AMD, VENDOR_MAX } vendor_t;
 static const char *const vendor_names[VENDOR_MAX] = {"nvidia", "amd"};
 
 /* clock event reasons (nvmlClocksEventReason*), in bit order */
 #define NREASONS 9
-static const char *const reason_names[NREASONS] = {
-    "gpu_idle",           "applications_clocks_setting", "sw_power_cap",
-    "hw_slowdown",        "sync_boost",                  "sw_thermal_slowdown",
-    "hw_thermal_slowdown", "hw_power_brake_slowdown",    "display_clock_setting"};
+static const char *const reason_names[NREASONS] = {"gpu_idle",
+                                                   "applications_clocks_setting",
+                                                   "sw_power_cap",
+                                                   "hw_slowdown",
+                                                   "sync_boost",
+                                                   "sw_thermal_slowdown",
+                                                   "hw_thermal_slowdown",
+                                                   "hw_power_brake_slowdown",
+                                                   "display_clock_setting"};
 #define THROTTLE_BITS (0x4ULL | 0x8ULL | 0x20ULL | 0x40ULL | 0x80ULL)
 
 typedef struct {
@@ -157,25 +162,52 @@ typedef struct {
     double used;              /* bytes, NAN unknown */
     double sm, mem, enc, dec; /* sums over util samples */
     int64_t nutil;
-    double cu;                /* AMD: fraction */
-    int64_t gi, ci;           /* -1 none */
+    double cu;      /* AMD: fraction */
+    int64_t gi, ci; /* -1 none */
 } gproc_t;
 
 /* column indices by name, per source table (-1: absent) */
 enum { NV_DEV, NV_PROC, NV_PUTIL, NV_MIG, NV_STATUS, RO_DEV, RO_PROC, RO_STATUS, NTAB };
-static const char *const tab_names[NTAB] = {"nvml_device", "nvml_process", "nvml_putil", "nvml_mig",
+static const char *const tab_names[NTAB] = {"nvml_device", "nvml_process", "nvml_putil",   "nvml_mig",
                                             "nvml_status", "rocm_device",  "rocm_process", "rocm_status"};
 #define MAXC 40
 static const char *const tab_cols[NTAB][MAXC] = {
-    [NV_DEV] = {"gpu", "lost", "gpu_util_pct", "mem_util_pct", "mem_total_bytes", "mem_used_bytes",
-                "mem_free_bytes", "mem_reserved_bytes", "mem_used_includes_reserved", "bar1_used_bytes",
-                "power_mw", "power_limit_mw", "energy_mj", "temp_c", "fan_pct", "clock_graphics_mhz",
-                "clock_sm_mhz", "clock_mem_mhz", "clock_video_mhz", "pstate", "clocks_event_reasons",
-                "violation_power_ns", "violation_thermal_ns", "pcie_tx_kbs", "pcie_rx_kbs", "ecc_corrected_count",
-                "ecc_uncorrected_count", "encoder_pct", "decoder_pct", "putil_samples", "processes", NULL},
+    [NV_DEV] = {"gpu",
+                "lost",
+                "gpu_util_pct",
+                "mem_util_pct",
+                "mem_total_bytes",
+                "mem_used_bytes",
+                "mem_free_bytes",
+                "mem_reserved_bytes",
+                "mem_used_includes_reserved",
+                "bar1_used_bytes",
+                "power_mw",
+                "power_limit_mw",
+                "energy_mj",
+                "temp_c",
+                "fan_pct",
+                "clock_graphics_mhz",
+                "clock_sm_mhz",
+                "clock_mem_mhz",
+                "clock_video_mhz",
+                "pstate",
+                "clocks_event_reasons",
+                "violation_power_ns",
+                "violation_thermal_ns",
+                "pcie_tx_kbs",
+                "pcie_rx_kbs",
+                "ecc_corrected_count",
+                "ecc_uncorrected_count",
+                "encoder_pct",
+                "decoder_pct",
+                "putil_samples",
+                "processes",
+                NULL},
     [NV_PROC] = {"gpu", "pid", "type", "used_bytes", "gpu_instance", "compute_instance", NULL},
     [NV_PUTIL] = {"gpu", "pid", "sm_pct", "mem_pct", "enc_pct", "dec_pct", NULL},
-    [NV_MIG] = {"gpu", "mig_index", "gpu_instance", "compute_instance", "mem_total_bytes", "mem_used_bytes", NULL},
+    [NV_MIG] = {"gpu", "mig_index", "gpu_instance", "compute_instance", "mem_total_bytes", "mem_used_bytes",
+                NULL},
     [NV_STATUS] = {"gpu", "metric", "rc", "error", NULL},
     [RO_DEV] = {"gpu", "lost", "busy_pct", "mem_busy_pct", "vram_total_bytes", "vram_used_bytes", "power_uw",
                 "power_cap_uw", "energy_count", "energy_resolution_uj", "temp_edge_mc", "temp_junction_mc",
@@ -184,15 +216,63 @@ static const char *const tab_cols[NTAB][MAXC] = {
     [RO_STATUS] = {"gpu", "metric", "rc", "error", NULL},
 };
 /* positions in tab_cols */
-enum { ND_GPU, ND_LOST, ND_UTIL, ND_MEMUTIL, ND_TOTAL, ND_USED, ND_FREE, ND_RESERVED, ND_INCL, ND_BAR1, ND_POWER,
-       ND_LIMIT, ND_ENERGY, ND_TEMP, ND_FAN, ND_CLKG, ND_CLKSM, ND_CLKMEM, ND_CLKV, ND_PSTATE, ND_REASONS,
-       ND_VPOWER, ND_VTHERMAL, ND_TX, ND_RX, ND_ECCC, ND_ECCU, ND_ENC, ND_DEC, ND_PUTIL, ND_PROCS };
+enum {
+    ND_GPU,
+    ND_LOST,
+    ND_UTIL,
+    ND_MEMUTIL,
+    ND_TOTAL,
+    ND_USED,
+    ND_FREE,
+    ND_RESERVED,
+    ND_INCL,
+    ND_BAR1,
+    ND_POWER,
+    ND_LIMIT,
+    ND_ENERGY,
+    ND_TEMP,
+    ND_FAN,
+    ND_CLKG,
+    ND_CLKSM,
+    ND_CLKMEM,
+    ND_CLKV,
+    ND_PSTATE,
+    ND_REASONS,
+    ND_VPOWER,
+    ND_VTHERMAL,
+    ND_TX,
+    ND_RX,
+    ND_ECCC,
+    ND_ECCU,
+    ND_ENC,
+    ND_DEC,
+    ND_PUTIL,
+    ND_PROCS
+};
 enum { NP_GPU, NP_PID, NP_TYPE, NP_USED, NP_GI, NP_CI };
 enum { NU_GPU, NU_PID, NU_SM, NU_MEM, NU_ENC, NU_DEC };
 enum { NM_GPU, NM_MIG, NM_GI, NM_CI, NM_TOTAL, NM_USED };
 enum { NS_GPU, NS_METRIC, NS_RC, NS_ERROR };
-enum { RD_GPU, RD_LOST, RD_BUSY, RD_MEMBUSY, RD_TOTAL, RD_USED, RD_POWER, RD_CAP, RD_ENERGY, RD_RES, RD_TEDGE,
-       RD_TJUNC, RD_TMEM, RD_FAN, RD_FANMAX, RD_SCLK, RD_MCLK, RD_PROCS };
+enum {
+    RD_GPU,
+    RD_LOST,
+    RD_BUSY,
+    RD_MEMBUSY,
+    RD_TOTAL,
+    RD_USED,
+    RD_POWER,
+    RD_CAP,
+    RD_ENERGY,
+    RD_RES,
+    RD_TEDGE,
+    RD_TJUNC,
+    RD_TMEM,
+    RD_FAN,
+    RD_FANMAX,
+    RD_SCLK,
+    RD_MCLK,
+    RD_PROCS
+};
 enum { RP_GPU, RP_PID, RP_VRAM, RP_CU };
 
 typedef struct {
@@ -205,9 +285,9 @@ typedef struct {
     size_t nd, dcap;
     gproc_t *p; /* this sample's processes */
     size_t np, pcap;
-    int64_t *members;        /* this sample's members, sorted */
+    int64_t *members; /* this sample's members, sorted */
     size_t nmembers, mcap;
-    int64_t *ever;           /* every PID that was a member at some sample, sorted */
+    int64_t *ever; /* every PID that was a member at some sample, sorted */
     size_t never, ecap;
     bool attribution_off[VENDOR_MAX];
     char pidns[VENDOR_MAX][32];
@@ -292,7 +372,8 @@ static gdev_t *dev_get(gpu_t *g, vendor_t v, int64_t index)
     stat_init(&d->temp);
     stat_init(&d->job_util);
     stat_init(&d->clk_sm);
-    d->peak_used = d->min_free = d->mem_total = d->peak_job = d->peak_main = d->peak_desc = d->peak_other = NAN;
+    d->peak_used = d->min_free = d->mem_total = d->peak_job = d->peak_main = d->peak_desc = d->peak_other =
+        NAN;
     d->power_limit_w = d->prev_power_w = NAN;
     track_init(&d->energy);
     track_init(&d->viol_power);
@@ -396,7 +477,8 @@ static void feed_inventory(gpu_t *g, const js_sample_t *s)
         if (sscanf(key, "gpu.%u.%63s", &idx, rest) != 2)
             continue;
         if (strcmp(rest, "name") && strcmp(rest, "uuid") && strcmp(rest, "pci_bus_id") &&
-            strcmp(rest, "memory_total_bytes") && strcmp(rest, "power_limit_mw") && strcmp(rest, "power_cap_uw"))
+            strcmp(rest, "memory_total_bytes") && strcmp(rest, "power_limit_mw") &&
+            strcmp(rest, "power_cap_uw"))
             continue;
         gdev_t *d = dev_get(g, v, idx);
         if (!d)
@@ -458,7 +540,8 @@ static int feed_status(gpu_t *g, const js_sample_t *s, int t, vendor_t v)
     for (size_t i = 0; r && i < r->nrows; i++) {
         const js_value_t *row = rows_row(r, i);
         gdev_t *d = dev_get(g, v, inum(row, c[NS_GPU], -1));
-        if (!d || err_add(d, text(r, row, c[NS_METRIC]), inum(row, c[NS_RC], 0), text(r, row, c[NS_ERROR])) < 0)
+        if (!d ||
+            err_add(d, text(r, row, c[NS_METRIC]), inum(row, c[NS_RC], 0), text(r, row, c[NS_ERROR])) < 0)
             return -ENOMEM;
     }
     return 0;
@@ -468,12 +551,14 @@ static int feed_status(gpu_t *g, const js_sample_t *s, int t, vendor_t v)
 
 static void now_clear(gnow_t *n)
 {
-    double *f[] = {&n->util,    &n->mem_util, &n->mem_used,  &n->mem_free,   &n->mem_total, &n->mem_reserved,
-                   &n->bar1_used, &n->power_w, &n->power_limit_w, &n->temp_c, &n->temp_junction_c,
-                   &n->temp_memory_c, &n->fan, &n->clk_graphics, &n->clk_sm, &n->clk_mem, &n->clk_video,
-                   &n->pstate,  &n->pcie_tx, &n->pcie_rx,   &n->enc,        &n->dec,       &n->energy_j,
-                   &n->ecc_corr, &n->ecc_uncorr, &n->job_mem, &n->job_main, &n->job_desc, &n->other_mem,
-                   &n->job_util, &n->job_mem_util, &n->procs};
+    double *f[] = {&n->util,          &n->mem_util,     &n->mem_used,        &n->mem_free,
+                   &n->mem_total,     &n->mem_reserved, &n->bar1_used,       &n->power_w,
+                   &n->power_limit_w, &n->temp_c,       &n->temp_junction_c, &n->temp_memory_c,
+                   &n->fan,           &n->clk_graphics, &n->clk_sm,          &n->clk_mem,
+                   &n->clk_video,     &n->pstate,       &n->pcie_tx,         &n->pcie_rx,
+                   &n->enc,           &n->dec,          &n->energy_j,        &n->ecc_corr,
+                   &n->ecc_uncorr,    &n->job_mem,      &n->job_main,        &n->job_desc,
+                   &n->other_mem,     &n->job_util,     &n->job_mem_util,    &n->procs};
     for (size_t i = 0; i < sizeof(f) / sizeof(f[0]); i++)
         *f[i] = NAN;
     n->reasons = 0;
@@ -588,7 +673,7 @@ static void device_finish(gpu_t *g, gdev_t *d, int64_t t, double dt)
     }
     n->energy_j = d->have_counter ? (d->energy.known || d->energy.unknown ? d->energy.total : 0)
                   : d->integrated_s > 0 || !isnan(d->prev_power_w) ? d->integrated_j
-                                                                    : NAN;
+                                                                   : NAN;
     n->ecc_corr = d->ecc_corr.prev.present ? d->ecc_corr.total : NAN;
     n->ecc_uncorr = d->ecc_uncorr.prev.present ? d->ecc_uncorr.total : NAN;
     /* throttle reasons over the interval this reading ends */
@@ -607,8 +692,9 @@ static void device_finish(gpu_t *g, gdev_t *d, int64_t t, double dt)
     double u = !isnan(n->job_util) ? n->job_util : n->util;
     bool attributed = !g->attribution_off[d->vendor] && !isnan(n->job_mem);
     double total = !isnan(n->mem_total) ? n->mem_total : d->inv_mem_total;
-    bool held = attributed ? n->job_mem > 0
-                           : !isnan(n->mem_used) && !isnan(total) && total > 0 && n->mem_used > HELD_SHARE * total;
+    bool held = attributed
+                    ? n->job_mem > 0
+                    : !isnan(n->mem_used) && !isnan(total) && total > 0 && n->mem_used > HELD_SHARE * total;
     if (!isnan(u)) {
         d->util_samples++;
         if (held) {
@@ -765,7 +851,8 @@ static int feed_mig(gpu_t *g, const js_sample_t *s)
         m->job_mem = listed ? 0 : NAN;
         for (size_t k = 0; listed && k < g->np; k++) {
             const gproc_t *p = &g->p[k];
-            if (p->vendor == VENDOR_NVIDIA && p->gpu == d->index && p->job && p->gi == m->gi && p->ci == m->ci)
+            if (p->vendor == VENDOR_NVIDIA && p->gpu == d->index && p->job && p->gi == m->gi &&
+                p->ci == m->ci)
                 m->job_mem += isnan(p->used) ? 0 : p->used;
         }
         m->job_peak = fmax_nan(m->job_peak, m->job_mem);
@@ -891,12 +978,48 @@ static int gpu_feed(void *state, const js_feed_t *f)
 /* ---- views ------------------------------------------------------------------------------------------ */
 
 enum {
-    GV_VENDOR, GV_GPU, GV_LOST, GV_UTIL, GV_MEM_UTIL, GV_MEM_USED, GV_MEM_FREE, GV_MEM_TOTAL, GV_MEM_RESERVED,
-    GV_BAR1, GV_JOB_MEM, GV_JOB_MAIN, GV_JOB_DESC, GV_OTHER_MEM, GV_JOB_UTIL, GV_JOB_MEM_UTIL, GV_POWER,
-    GV_POWER_LIMIT, GV_ENERGY, GV_TEMP, GV_TEMP_JUNCTION, GV_TEMP_MEMORY, GV_FAN, GV_CLKG, GV_CLKSM, GV_CLKMEM,
-    GV_CLKV, GV_PSTATE, GV_REASONS, GV_THROTTLED, GV_TX, GV_RX, GV_ENC, GV_DEC, GV_ECCC, GV_ECCU, GV__MAX
+    GV_VENDOR,
+    GV_GPU,
+    GV_LOST,
+    GV_UTIL,
+    GV_MEM_UTIL,
+    GV_MEM_USED,
+    GV_MEM_FREE,
+    GV_MEM_TOTAL,
+    GV_MEM_RESERVED,
+    GV_BAR1,
+    GV_JOB_MEM,
+    GV_JOB_MAIN,
+    GV_JOB_DESC,
+    GV_OTHER_MEM,
+    GV_JOB_UTIL,
+    GV_JOB_MEM_UTIL,
+    GV_POWER,
+    GV_POWER_LIMIT,
+    GV_ENERGY,
+    GV_TEMP,
+    GV_TEMP_JUNCTION,
+    GV_TEMP_MEMORY,
+    GV_FAN,
+    GV_CLKG,
+    GV_CLKSM,
+    GV_CLKMEM,
+    GV_CLKV,
+    GV_PSTATE,
+    GV_REASONS,
+    GV_THROTTLED,
+    GV_TX,
+    GV_RX,
+    GV_ENC,
+    GV_DEC,
+    GV_ECCC,
+    GV_ECCU,
+    GV__MAX
 };
-#define R(n, u, h) {n, u, JS_REAL, JS_GAUGE, 0, h}
+#define R(n, u, h)                                                                                           \
+    {                                                                                                        \
+        n, u, JS_REAL, JS_GAUGE, 0, h                                                                        \
+    }
 static const js_column_t gpu_view_cols[GV__MAX] = {
     [GV_VENDOR] = {"vendor", "text", JS_TEXT, JS_LABEL, 0, "nvidia or amd"},
     [GV_GPU] = {"gpu", "id", JS_INT, JS_LABEL, 0, "the library's device index"},
@@ -933,19 +1056,38 @@ static const js_column_t gpu_view_cols[GV__MAX] = {
     [GV_RX] = R("pcie_rx_kb_per_s", "KB/s", "PCIe receive (at the cadence)"),
     [GV_ENC] = R("encoder_fraction", "fraction", "encoder utilisation"),
     [GV_DEC] = R("decoder_fraction", "fraction", "decoder utilisation"),
-    [GV_ECCC] = {"ecc_corrected", "count", JS_REAL, JS_COUNTER, 0, "corrected ECC errors since the first sample"},
-    [GV_ECCU] = {"ecc_uncorrected", "count", JS_REAL, JS_COUNTER, 0, "uncorrected ECC errors since the first sample"},
+    [GV_ECCC] = {"ecc_corrected", "count", JS_REAL, JS_COUNTER, 0,
+                 "corrected ECC errors since the first sample"},
+    [GV_ECCU] = {"ecc_uncorrected", "count", JS_REAL, JS_COUNTER, 0,
+                 "uncorrected ECC errors since the first sample"},
 };
 static const js_table_t gpu_view = {"gpu", "GPUs, one row per device and sample", GV__MAX, gpu_view_cols};
 
-enum { PV_VENDOR, PV_GPU, PV_PID, PV_TYPE, PV_JOB, PV_MAIN, PV_USED, PV_SM, PV_MEM, PV_ENC, PV_DEC, PV_CU,
-       PV_SAMPLES, PV_GI, PV_CI, PV__MAX };
+enum {
+    PV_VENDOR,
+    PV_GPU,
+    PV_PID,
+    PV_TYPE,
+    PV_JOB,
+    PV_MAIN,
+    PV_USED,
+    PV_SM,
+    PV_MEM,
+    PV_ENC,
+    PV_DEC,
+    PV_CU,
+    PV_SAMPLES,
+    PV_GI,
+    PV_CI,
+    PV__MAX
+};
 static const js_column_t proc_view_cols[PV__MAX] = {
     [PV_VENDOR] = {"vendor", "text", JS_TEXT, JS_LABEL, 0, "nvidia or amd"},
     [PV_GPU] = {"gpu", "id", JS_INT, JS_LABEL, 0, "device index; missing: summed over the process's GPUs"},
     [PV_PID] = {"pid", "id", JS_INT, JS_LABEL, 0, "process ID (initial PID namespace)"},
-    [PV_TYPE] = {"type", "text", JS_TEXT, JS_LABEL, 0, "compute, graphics, compute+graphics, or none (utilisation "
-                                                       "samples only)"},
+    [PV_TYPE] = {"type", "text", JS_TEXT, JS_LABEL, 0,
+                 "compute, graphics, compute+graphics, or none (utilisation "
+                 "samples only)"},
     [PV_JOB] = {"job", "bool", JS_INT, JS_GAUGE, 0, "1: a member of the scope at this sample"},
     [PV_MAIN] = {"main", "bool", JS_INT, JS_GAUGE, 0, "1: the scope's root PID"},
     [PV_USED] = R("used_bytes", "bytes", "device memory of the process"),
@@ -954,12 +1096,13 @@ static const js_column_t proc_view_cols[PV__MAX] = {
     [PV_ENC] = R("enc_fraction", "fraction", "mean encoder utilisation (NVIDIA)"),
     [PV_DEC] = R("dec_fraction", "fraction", "mean decoder utilisation (NVIDIA)"),
     [PV_CU] = R("cu_occupancy_fraction", "fraction", "share of compute units its waves occupy (AMD)"),
-    [PV_SAMPLES] = {"util_samples", "count", JS_INT, JS_GAUGE, 0, "utilisation samples in the interval (NVIDIA)"},
+    [PV_SAMPLES] = {"util_samples", "count", JS_INT, JS_GAUGE, 0,
+                    "utilisation samples in the interval (NVIDIA)"},
     [PV_GI] = {"gpu_instance", "id", JS_INT, JS_GAUGE, 0, "MIG GPU instance"},
     [PV_CI] = {"compute_instance", "id", JS_INT, JS_GAUGE, 0, "MIG compute instance"},
 };
-static const js_table_t proc_view = {"gpu_process", "processes on GPUs, one row per device, process and sample",
-                                     PV__MAX, proc_view_cols};
+static const js_table_t proc_view = {
+    "gpu_process", "processes on GPUs, one row per device, process and sample", PV__MAX, proc_view_cols};
 
 enum { MV_GPU, MV_MIG, MV_GI, MV_CI, MV_USED, MV_TOTAL, MV_JOB, MV__MAX };
 static const js_column_t mig_view_cols[MV__MAX] = {
@@ -1006,17 +1149,39 @@ static int gpu_view_fill(void *state, size_t i, js_rows_t *out)
             val_int(&v[GV_GPU], d->index);
             val_int(&v[GV_LOST], d->lost);
             const double vals[] = {
-                [GV_UTIL] = n->util,           [GV_MEM_UTIL] = n->mem_util,       [GV_MEM_USED] = n->mem_used,
-                [GV_MEM_FREE] = n->mem_free,   [GV_MEM_TOTAL] = n->mem_total,     [GV_MEM_RESERVED] = n->mem_reserved,
-                [GV_BAR1] = n->bar1_used,      [GV_JOB_MEM] = n->job_mem,         [GV_JOB_MAIN] = n->job_main,
-                [GV_JOB_DESC] = n->job_desc,   [GV_OTHER_MEM] = n->other_mem,     [GV_JOB_UTIL] = n->job_util,
-                [GV_JOB_MEM_UTIL] = n->job_mem_util, [GV_POWER] = n->power_w,     [GV_POWER_LIMIT] = n->power_limit_w,
-                [GV_ENERGY] = n->energy_j,     [GV_TEMP] = n->temp_c,             [GV_TEMP_JUNCTION] = n->temp_junction_c,
-                [GV_TEMP_MEMORY] = n->temp_memory_c, [GV_FAN] = n->fan,           [GV_CLKG] = n->clk_graphics,
-                [GV_CLKSM] = n->clk_sm,        [GV_CLKMEM] = n->clk_mem,          [GV_CLKV] = n->clk_video,
-                [GV_PSTATE] = n->pstate,       [GV_REASONS] = NAN,                [GV_THROTTLED] = NAN,
-                [GV_TX] = n->pcie_tx,          [GV_RX] = n->pcie_rx,              [GV_ENC] = n->enc,
-                [GV_DEC] = n->dec,             [GV_ECCC] = n->ecc_corr,           [GV_ECCU] = n->ecc_uncorr,
+                [GV_UTIL] = n->util,
+                [GV_MEM_UTIL] = n->mem_util,
+                [GV_MEM_USED] = n->mem_used,
+                [GV_MEM_FREE] = n->mem_free,
+                [GV_MEM_TOTAL] = n->mem_total,
+                [GV_MEM_RESERVED] = n->mem_reserved,
+                [GV_BAR1] = n->bar1_used,
+                [GV_JOB_MEM] = n->job_mem,
+                [GV_JOB_MAIN] = n->job_main,
+                [GV_JOB_DESC] = n->job_desc,
+                [GV_OTHER_MEM] = n->other_mem,
+                [GV_JOB_UTIL] = n->job_util,
+                [GV_JOB_MEM_UTIL] = n->job_mem_util,
+                [GV_POWER] = n->power_w,
+                [GV_POWER_LIMIT] = n->power_limit_w,
+                [GV_ENERGY] = n->energy_j,
+                [GV_TEMP] = n->temp_c,
+                [GV_TEMP_JUNCTION] = n->temp_junction_c,
+                [GV_TEMP_MEMORY] = n->temp_memory_c,
+                [GV_FAN] = n->fan,
+                [GV_CLKG] = n->clk_graphics,
+                [GV_CLKSM] = n->clk_sm,
+                [GV_CLKMEM] = n->clk_mem,
+                [GV_CLKV] = n->clk_video,
+                [GV_PSTATE] = n->pstate,
+                [GV_REASONS] = NAN,
+                [GV_THROTTLED] = NAN,
+                [GV_TX] = n->pcie_tx,
+                [GV_RX] = n->pcie_rx,
+                [GV_ENC] = n->enc,
+                [GV_DEC] = n->dec,
+                [GV_ECCC] = n->ecc_corr,
+                [GV_ECCU] = n->ecc_uncorr,
             };
             for (int c = GV_UTIL; c < GV__MAX; c++)
                 if (c != GV_REASONS && c != GV_THROTTLED)
@@ -1036,7 +1201,8 @@ static int gpu_view_fill(void *state, size_t i, js_rows_t *out)
                                : p->compute              ? "compute"
                                : p->graphics             ? "graphics"
                                                          : "none";
-            if (!v || str_of(out, &v[PV_VENDOR], vendor_names[p->vendor]) < 0 || str_of(out, &v[PV_TYPE], type) < 0)
+            if (!v || str_of(out, &v[PV_VENDOR], vendor_names[p->vendor]) < 0 ||
+                str_of(out, &v[PV_TYPE], type) < 0)
                 return -ENOMEM;
             if (p->gpu >= 0)
                 val_int(&v[PV_GPU], p->gpu);
@@ -1141,23 +1307,26 @@ static size_t flags(const gpu_t *g, gflag_t *out, size_t cap)
             continue;
         if (d->lost && n < cap) {
             out[n] = (gflag_t){d, "lost", ""};
-            snprintf(out[n++].text, sizeof(out[0].text), "lost at %.1f s (every call fails since; the run went on)",
-                     d->lost_at_s);
+            snprintf(out[n++].text, sizeof(out[0].text),
+                     "lost at %.1f s (every call fails since; the run went on)", d->lost_at_s);
         }
         if (d->held_samples && d->util_samples && n < cap &&
             (double)d->idle_held_samples > IDLE_SHARE * (double)d->util_samples) {
             out[n] = (gflag_t){d, "idle_allocated", ""};
             double held = attributed(g, d) ? d->peak_job : d->peak_used;
-            snprintf(out[n++].text, sizeof(out[0].text),
-                     "held %s of memory but was under %.0f%% busy for %.0f%% of the samples: allocated but idle",
-                     fmt_bytes(a, sizeof(a), held), IDLE_UTIL * 100,
-                     100.0 * (double)d->idle_held_samples / (double)d->util_samples);
+            snprintf(
+                out[n++].text, sizeof(out[0].text),
+                "held %s of memory but was under %.0f%% busy for %.0f%% of the samples: allocated but idle",
+                fmt_bytes(a, sizeof(a), held), IDLE_UTIL * 100,
+                100.0 * (double)d->idle_held_samples / (double)d->util_samples);
         }
         double total = dev_total(d);
-        if (!isnan(d->min_free) && !isnan(total) && total > 0 && d->min_free <= (1 - FULL_SHARE) * total && n < cap) {
+        if (!isnan(d->min_free) && !isnan(total) && total > 0 && d->min_free <= (1 - FULL_SHARE) * total &&
+            n < cap) {
             out[n] = (gflag_t){d, "memory_near_full", ""};
-            snprintf(out[n++].text, sizeof(out[0].text), "memory peaked at %.1f%% of %s (%s free at the least): "
-                                                         "within %.0f%% of full",
+            snprintf(out[n++].text, sizeof(out[0].text),
+                     "memory peaked at %.1f%% of %s (%s free at the least): "
+                     "within %.0f%% of full",
                      100 * (total - d->min_free) / total, fmt_bytes(a, sizeof(a), total),
                      fmt_bytes(b, sizeof(b), d->min_free), (1 - FULL_SHARE) * 100);
         }
@@ -1165,8 +1334,9 @@ static size_t flags(const gpu_t *g, gflag_t *out, size_t cap)
         double thr = dev_throttled(d, &how);
         if (!isnan(thr) && thr > THROTTLE_SHARE && n < cap) {
             out[n] = (gflag_t){d, "throttled", ""};
-            snprintf(out[n++].text, sizeof(out[0].text), "clocks held back by power or temperature %.0f%% of the "
-                                                         "time [%s]",
+            snprintf(out[n++].text, sizeof(out[0].text),
+                     "clocks held back by power or temperature %.0f%% of the "
+                     "time [%s]",
                      100 * thr, how);
         }
     }
@@ -1311,9 +1481,11 @@ static void gpu_summary_json(void *state, jw_t *w)
         off |= g->attribution_off[v];
     jw_str(w, "method", off ? "none" : "pid");
     jw_str(w, "description",
-           off ? "jobscope's procfs is in a nested PID namespace: GPU drivers report PIDs of the initial namespace, "
+           off ? "jobscope's procfs is in a nested PID namespace: GPU drivers report PIDs of the initial "
+                 "namespace, "
                  "which cannot be mapped from here"
-               : "a GPU process is the job's when its PID is a member of the scope at the same sample; main = the "
+               : "a GPU process is the job's when its PID is a member of the scope at the same sample; main "
+                 "= the "
                  "root PID");
     jw_int(w, "samples", g->job_mem_known);
     jw_int(w, "samples_unknown", g->job_mem_unknown);
@@ -1396,7 +1568,8 @@ static int gpu_summary_text(void *state, js_buf_t *b)
         if (!isnan(thr))
             err |= buf_printf(b, "; throttled %s", pct(a, sizeof(a), thr));
         if (d->ecc_uncorr.total > 0 || d->ecc_corr.total > 0)
-            err |= buf_printf(b, "; ECC %.0f corrected, %.0f uncorrected", d->ecc_corr.total, d->ecc_uncorr.total);
+            err |= buf_printf(b, "; ECC %.0f corrected, %.0f uncorrected", d->ecc_corr.total,
+                              d->ecc_uncorr.total);
         if (d->lost)
             err |= buf_printf(b, "; LOST at %.1f s", d->lost_at_s);
         err |= buf_printf(b, "\n");
@@ -1408,17 +1581,20 @@ static int gpu_summary_text(void *state, js_buf_t *b)
                       pct(a, sizeof(a), stat_mean(&g->util_sum)), pct(c, sizeof(c), g->util_sum.max), shown,
                       shown == 1 ? "" : "s", pct(e, sizeof(e), stat_mean(&g->hw_fraction)));
     if (g->any_attribution && g->cfg.root_pid > 0)
-        err |= buf_printf(b, "; memory peak %s (main %s, descendants %s)", fmt_bytes(f, sizeof(f), g->peak_job),
-                          fmt_bytes(h, sizeof(h), g->peak_main), fmt_bytes(k, sizeof(k), g->peak_desc));
+        err |=
+            buf_printf(b, "; memory peak %s (main %s, descendants %s)", fmt_bytes(f, sizeof(f), g->peak_job),
+                       fmt_bytes(h, sizeof(h), g->peak_main), fmt_bytes(k, sizeof(k), g->peak_desc));
     else if (g->any_attribution)
-        err |= buf_printf(b, "; memory peak of the scope's processes %s", fmt_bytes(f, sizeof(f), g->peak_job));
+        err |=
+            buf_printf(b, "; memory peak of the scope's processes %s", fmt_bytes(f, sizeof(f), g->peak_job));
     else
         err |= buf_printf(b, "; no per-process attribution");
     err |= buf_printf(b, "\n");
     gflag_t fl[32];
     size_t nf = flags(g, fl, 32);
     for (size_t i = 0; i < nf; i++) {
-        snprintf(label, sizeof(label), "gpu %s%" PRId64, fl[i].d->vendor == VENDOR_AMD ? "amd " : "", fl[i].d->index);
+        snprintf(label, sizeof(label), "gpu %s%" PRId64, fl[i].d->vendor == VENDOR_AMD ? "amd " : "",
+                 fl[i].d->index);
         err |= buf_printf(b, "  %-17s%s: %s\n", i ? "" : "GPU FLAGS", label, fl[i].text);
     }
     return err ? -ENOMEM : 0;

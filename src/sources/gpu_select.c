@@ -99,8 +99,8 @@ int gpu_select_for(const js_ctx_t *ctx, const char *const *vars, gpu_sel_t *ret)
         }
         for (size_t i = 0; vars && vars[i]; i++) {
             const char *v = ctx->mode == JS_MODE_RUN ? getenv(vars[i])
-                            : have_env                ? env_lookup(env.p, env.len, vars[i])
-                                                      : NULL;
+                            : have_env               ? env_lookup(env.p, env.len, vars[i])
+                                                     : NULL;
             if (!v)
                 continue;
             int r = gpu_select_parse(v, vars[i], ret);
@@ -135,7 +135,8 @@ static bool uuid_matches(const char *item, const char *uuid)
     size_t n = strlen(item);
     if (strncasecmp(uuid, item, n) == 0)
         return true;
-    if ((strncasecmp(uuid, "GPU-", 4) == 0 || strncasecmp(uuid, "MIG-", 4) == 0) && strncasecmp(uuid + 4, item, n) == 0)
+    if ((strncasecmp(uuid, "GPU-", 4) == 0 || strncasecmp(uuid, "MIG-", 4) == 0) &&
+        strncasecmp(uuid + 4, item, n) == 0)
         return true;
     return false;
 }

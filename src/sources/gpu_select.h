@@ -30,7 +30,7 @@ typedef enum { GPU_SEL_ALL, GPU_SEL_NONE, GPU_SEL_LIST } gpu_sel_kind_t;
 
 typedef struct {
     gpu_sel_kind_t kind;
-    bool cuda_rule;  /* a list ends at the first entry that names no device (a variable's list) */
+    bool cuda_rule; /* a list ends at the first entry that names no device (a variable's list) */
     size_t n;
     char item[GPU_SEL_MAX][GPU_SEL_ITEM];
     char origin[48]; /* "--gpus", "CUDA_VISIBLE_DEVICES", ..., or "default" */
@@ -40,14 +40,15 @@ typedef struct {
 /* One device as a selection sees it: the library's index, its UUID, and the UUIDs of its MIG instances. */
 typedef struct {
     unsigned index;
-    const char *uuid;           /* may be NULL or "" when unknown */
-    const char *const *sub;     /* MIG instance UUIDs, may be NULL */
+    const char *uuid;       /* may be NULL or "" when unknown */
+    const char *const *sub; /* MIG instance UUIDs, may be NULL */
     size_t nsub;
 } gpu_dev_id_t;
 
 /* gpu_select_parse: parse SPEC (`all`, `none`, or a list; blanks around entries ignored) into *ret, with
  * `origin` recorded. An empty SPEC, and "void" (NVIDIA's container runtime), mean none. Returns 0, or -EINVAL
- * for a list of more than GPU_SEL_MAX entries or an entry longer than GPU_SEL_ITEM - 1 (then *ret is none). */
+ * for a list of more than GPU_SEL_MAX entries or an entry longer than GPU_SEL_ITEM - 1 (then *ret is none).
+ */
 int gpu_select_parse(const char *spec, const char *origin, gpu_sel_t *ret);
 
 /* gpu_select_for: the selection for a source: --gpus when given (ctx->scope.gpus), else the first variable of

@@ -42,75 +42,93 @@
 
 static const js_column_t dev_cols[NVD__MAX] = {
     [NVD_INDEX] = {"gpu", "id", JS_INT, JS_LABEL, 0, "NVML device index (PCI bus order)"},
-    [NVD_LOST] = G("lost", "bool", "1 once the GPU returned GPU_IS_LOST (fell off the bus): nothing else is read"),
-    [NVD_GPU_UTIL] = G("gpu_util_pct", "percent", "nvmlDeviceGetUtilizationRates gpu: share of the driver's last "
-                                                  "sample period in which a kernel ran"),
-    [NVD_MEM_UTIL] = G("mem_util_pct", "percent", "nvmlDeviceGetUtilizationRates memory: share of it device memory "
-                                                  "was read or written"),
+    [NVD_LOST] =
+        G("lost", "bool", "1 once the GPU returned GPU_IS_LOST (fell off the bus): nothing else is read"),
+    [NVD_GPU_UTIL] = G("gpu_util_pct", "percent",
+                       "nvmlDeviceGetUtilizationRates gpu: share of the driver's last "
+                       "sample period in which a kernel ran"),
+    [NVD_MEM_UTIL] = G("mem_util_pct", "percent",
+                       "nvmlDeviceGetUtilizationRates memory: share of it device memory "
+                       "was read or written"),
     [NVD_MEM_TOTAL] = G("mem_total_bytes", "bytes", "nvmlDeviceGetMemoryInfo(_v2) total"),
-    [NVD_MEM_USED] = G("mem_used_bytes", "bytes", "nvmlDeviceGetMemoryInfo(_v2) used (v1: reserved included)"),
+    [NVD_MEM_USED] =
+        G("mem_used_bytes", "bytes", "nvmlDeviceGetMemoryInfo(_v2) used (v1: reserved included)"),
     [NVD_MEM_FREE] = G("mem_free_bytes", "bytes", "nvmlDeviceGetMemoryInfo(_v2) free"),
-    [NVD_MEM_RESERVED] = G("mem_reserved_bytes", "bytes", "nvmlDeviceGetMemoryInfo_v2 reserved (driver, firmware)"),
-    [NVD_MEM_USED_INCL_RESERVED] = G("mem_used_includes_reserved", "bool",
-                                     "1 when mem_used_bytes came from the v1 call, which counts reserved memory"),
+    [NVD_MEM_RESERVED] =
+        G("mem_reserved_bytes", "bytes", "nvmlDeviceGetMemoryInfo_v2 reserved (driver, firmware)"),
+    [NVD_MEM_USED_INCL_RESERVED] =
+        G("mem_used_includes_reserved", "bool",
+          "1 when mem_used_bytes came from the v1 call, which counts reserved memory"),
     [NVD_BAR1_USED] = G("bar1_used_bytes", "bytes", "nvmlDeviceGetBAR1MemoryInfo used"),
     [NVD_BAR1_TOTAL] = G("bar1_total_bytes", "bytes", "nvmlDeviceGetBAR1MemoryInfo total"),
     [NVD_POWER] = G("power_mw", "mW", "nvmlDeviceGetPowerUsage: board power draw"),
     [NVD_POWER_LIMIT] = G("power_limit_mw", "mW", "nvmlDeviceGetEnforcedPowerLimit (status cadence)"),
-    [NVD_ENERGY] = C("energy_mj", "mJ", 64, "nvmlDeviceGetTotalEnergyConsumption: since the driver was loaded "
-                                            "(restarts at a reload)"),
+    [NVD_ENERGY] = C("energy_mj", "mJ", 64,
+                     "nvmlDeviceGetTotalEnergyConsumption: since the driver was loaded "
+                     "(restarts at a reload)"),
     [NVD_TEMP] = G("temp_c", "degC", "nvmlDeviceGetTemperatureV / nvmlDeviceGetTemperature, GPU die"),
-    [NVD_FAN] = G("fan_pct", "percent", "nvmlDeviceGetFanSpeed: percent of the fan's maximum (may exceed 100)"),
+    [NVD_FAN] =
+        G("fan_pct", "percent", "nvmlDeviceGetFanSpeed: percent of the fan's maximum (may exceed 100)"),
     [NVD_CLK_GRAPHICS] = G("clock_graphics_mhz", "MHz", "nvmlDeviceGetClockInfo graphics"),
     [NVD_CLK_SM] = G("clock_sm_mhz", "MHz", "nvmlDeviceGetClockInfo SM"),
     [NVD_CLK_MEM] = G("clock_mem_mhz", "MHz", "nvmlDeviceGetClockInfo memory"),
     [NVD_CLK_VIDEO] = G("clock_video_mhz", "MHz", "nvmlDeviceGetClockInfo video"),
     [NVD_PSTATE] = G("pstate", "id", "nvmlDeviceGetPerformanceState: 0 (fastest) to 15, 32 unknown"),
-    [NVD_REASONS] = G("clocks_event_reasons", "bits", "nvmlDeviceGetCurrentClocksEventReasons (or ...Throttle...): "
-                                                     "why clocks are below their maximum"),
-    [NVD_VIOL_POWER] = C("violation_power_ns", "ns", 64, "nvmlDeviceGetViolationStatus POWER: time held below "
-                                                         "requested clocks by the power limit"),
+    [NVD_REASONS] = G("clocks_event_reasons", "bits",
+                      "nvmlDeviceGetCurrentClocksEventReasons (or ...Throttle...): "
+                      "why clocks are below their maximum"),
+    [NVD_VIOL_POWER] = C("violation_power_ns", "ns", 64,
+                         "nvmlDeviceGetViolationStatus POWER: time held below "
+                         "requested clocks by the power limit"),
     [NVD_VIOL_THERMAL] = C("violation_thermal_ns", "ns", 64, "nvmlDeviceGetViolationStatus THERMAL"),
     [NVD_PCIE_TX] = G("pcie_tx_kbs", "KB/s", "nvmlDeviceGetPcieThroughput TX over 20 ms (status cadence)"),
     [NVD_PCIE_RX] = G("pcie_rx_kbs", "KB/s", "nvmlDeviceGetPcieThroughput RX over 20 ms (status cadence)"),
-    [NVD_PCIE_REPLAY] = C("pcie_replay_count", "count", 32, "nvmlDeviceGetPcieReplayCounter (status cadence)"),
-    [NVD_ECC_CORR] = C("ecc_corrected_count", "count", 64, "nvmlDeviceGetTotalEccErrors corrected, volatile "
-                                                           "(restarts at a reload; status cadence)"),
-    [NVD_ECC_UNCORR] = C("ecc_uncorrected_count", "count", 64, "nvmlDeviceGetTotalEccErrors uncorrected, volatile "
-                                                               "(status cadence)"),
+    [NVD_PCIE_REPLAY] =
+        C("pcie_replay_count", "count", 32, "nvmlDeviceGetPcieReplayCounter (status cadence)"),
+    [NVD_ECC_CORR] = C("ecc_corrected_count", "count", 64,
+                       "nvmlDeviceGetTotalEccErrors corrected, volatile "
+                       "(restarts at a reload; status cadence)"),
+    [NVD_ECC_UNCORR] = C("ecc_uncorrected_count", "count", 64,
+                         "nvmlDeviceGetTotalEccErrors uncorrected, volatile "
+                         "(status cadence)"),
     [NVD_ENC] = G("encoder_pct", "percent", "nvmlDeviceGetEncoderUtilization"),
     [NVD_DEC] = G("decoder_pct", "percent", "nvmlDeviceGetDecoderUtilization"),
     [NVD_MIG_MODE] = G("mig_mode", "bool", "nvmlDeviceGetMigMode current: 1 MIG enabled"),
-    [NVD_PUTIL_SAMPLES] = G("putil_samples", "count", "process-utilisation samples newer than the last seen (0: "
-                                                      "none); missing when the call failed"),
-    [NVD_PROCS] = G("processes", "count", "entries of the compute and graphics process lists; missing when a list "
-                                          "could not be read (then the GPU's processes are unknown, not none)"),
+    [NVD_PUTIL_SAMPLES] = G("putil_samples", "count",
+                            "process-utilisation samples newer than the last seen (0: "
+                            "none); missing when the call failed"),
+    [NVD_PROCS] = G("processes", "count",
+                    "entries of the compute and graphics process lists; missing when a list "
+                    "could not be read (then the GPU's processes are unknown, not none)"),
 };
-const js_table_t table_nvml_device = {"nvml_device", "NVIDIA GPUs (NVML), one row per selected GPU and sample",
-                                      NVD__MAX, dev_cols};
+const js_table_t table_nvml_device = {
+    "nvml_device", "NVIDIA GPUs (NVML), one row per selected GPU and sample", NVD__MAX, dev_cols};
 
 static const js_column_t proc_cols[NVP__MAX] = {
     [NVP_INDEX] = {"gpu", "id", JS_INT, JS_LABEL, 0, "NVML device index"},
     [NVP_PID] = {"pid", "id", JS_INT, JS_LABEL, 0, "process ID as NVML reports it (initial PID namespace)"},
     [NVP_TYPE] = {"type", "text", JS_TEXT, JS_LABEL, 0, "compute or graphics (the list it came from)"},
-    [NVP_USED] = G("used_bytes", "bytes", "usedGpuMemory; missing when NVML cannot tell (NVML_VALUE_NOT_AVAILABLE)"),
+    [NVP_USED] =
+        G("used_bytes", "bytes", "usedGpuMemory; missing when NVML cannot tell (NVML_VALUE_NOT_AVAILABLE)"),
     [NVP_GI] = G("gpu_instance", "id", "MIG GPU instance id; missing without MIG"),
     [NVP_CI] = G("compute_instance", "id", "MIG compute instance id; missing without MIG"),
 };
-const js_table_t table_nvml_process = {"nvml_process", "processes on NVIDIA GPUs, one row per GPU, list and process",
-                                       NVP__MAX, proc_cols};
+const js_table_t table_nvml_process = {
+    "nvml_process", "processes on NVIDIA GPUs, one row per GPU, list and process", NVP__MAX, proc_cols};
 
 static const js_column_t putil_cols[NVU__MAX] = {
     [NVU_INDEX] = {"gpu", "id", JS_INT, JS_LABEL, 0, "NVML device index"},
     [NVU_PID] = {"pid", "id", JS_INT, JS_LABEL, 0, "process ID (initial PID namespace)"},
     [NVU_TS] = G("timestamp_us", "us", "CPU time (CLOCK_REALTIME) of the driver's sample, microseconds"),
-    [NVU_SM] = G("sm_pct", "percent", "SM (kernel) utilisation of this process over the driver's sample period"),
+    [NVU_SM] =
+        G("sm_pct", "percent", "SM (kernel) utilisation of this process over the driver's sample period"),
     [NVU_MEM] = G("mem_pct", "percent", "memory-controller utilisation of this process"),
     [NVU_ENC] = G("enc_pct", "percent", "encoder utilisation of this process"),
     [NVU_DEC] = G("dec_pct", "percent", "decoder utilisation of this process"),
 };
-const js_table_t table_nvml_putil = {"nvml_putil", "per-process utilisation samples of NVIDIA GPUs "
-                                                   "(nvmlDeviceGetProcessUtilization), newer than the last seen",
+const js_table_t table_nvml_putil = {"nvml_putil",
+                                     "per-process utilisation samples of NVIDIA GPUs "
+                                     "(nvmlDeviceGetProcessUtilization), newer than the last seen",
                                      NVU__MAX, putil_cols};
 
 static const js_column_t mig_cols[NVM__MAX] = {
@@ -121,22 +139,25 @@ static const js_column_t mig_cols[NVM__MAX] = {
     [NVM_MEM_TOTAL] = G("mem_total_bytes", "bytes", "memory of the instance"),
     [NVM_MEM_USED] = G("mem_used_bytes", "bytes", "memory in use in the instance"),
 };
-const js_table_t table_nvml_mig = {"nvml_mig", "MIG instances of NVIDIA GPUs, one row per instance and sample",
-                                   NVM__MAX, mig_cols};
+const js_table_t table_nvml_mig = {
+    "nvml_mig", "MIG instances of NVIDIA GPUs, one row per instance and sample", NVM__MAX, mig_cols};
 
 static const js_column_t status_cols[NVS__MAX] = {
     [NVS_INDEX] = {"gpu", "id", JS_INT, JS_LABEL, 0, "NVML device index (-1: the library)"},
-    [NVS_METRIC] = {"metric", "text", JS_TEXT, JS_LABEL, 0, "what could not be read: utilization, memory, ..."},
-    [NVS_RC] = G("rc", "nvmlReturn", "the NVML return code (3 NOT_SUPPORTED, 4 NO_PERMISSION, 13 "
-                                     "FUNCTION_NOT_FOUND, 15 GPU_IS_LOST, ...)"),
+    [NVS_METRIC] = {"metric", "text", JS_TEXT, JS_LABEL, 0,
+                    "what could not be read: utilization, memory, ..."},
+    [NVS_RC] = G("rc", "nvmlReturn",
+                 "the NVML return code (3 NOT_SUPPORTED, 4 NO_PERMISSION, 13 "
+                 "FUNCTION_NOT_FOUND, 15 GPU_IS_LOST, ...)"),
     [NVS_ERROR] = {"error", "text", JS_TEXT, JS_GAUGE, 0, "nvmlErrorString of it"},
 };
-const js_table_t table_nvml_status = {"nvml_status", "why an NVML metric is missing: a row the first time a GPU "
-                                                     "and metric fail with a given code",
+const js_table_t table_nvml_status = {"nvml_status",
+                                      "why an NVML metric is missing: a row the first time a GPU "
+                                      "and metric fail with a given code",
                                       NVS__MAX, status_cols};
 
 static const js_table_t *const nvml_tables[] = {&table_nvml_device, &table_nvml_process, &table_nvml_putil,
-                                                &table_nvml_mig, &table_nvml_status, NULL};
+                                                &table_nvml_mig,    &table_nvml_status,  NULL};
 enum { T_DEV, T_PROC, T_PUTIL, T_MIG, T_STATUS };
 
 /* ---- entry points ---- */
@@ -187,14 +208,18 @@ typedef struct {
     nvmlDeviceGetProcessUtilization_fn *DeviceGetProcessUtilization;
 } nvml_api_t;
 
-#define SYM(field, req, ...) {{__VA_ARGS__}, offsetof(nvml_api_t, field), req}
+#define SYM(field, req, ...)                                                                                 \
+    {                                                                                                        \
+        {__VA_ARGS__}, offsetof(nvml_api_t, field), req                                                      \
+    }
 static const js_dlsym_t nvml_syms[] = {
     SYM(Init, true, "nvmlInit_v2", "nvmlInit"),
     SYM(Shutdown, false, "nvmlShutdown"),
     SYM(ErrorString, false, "nvmlErrorString"),
     SYM(SystemGetDriverVersion, false, "nvmlSystemGetDriverVersion"),
     SYM(SystemGetNVMLVersion, false, "nvmlSystemGetNVMLVersion"),
-    SYM(SystemGetCudaDriverVersion, false, "nvmlSystemGetCudaDriverVersion_v2", "nvmlSystemGetCudaDriverVersion"),
+    SYM(SystemGetCudaDriverVersion, false, "nvmlSystemGetCudaDriverVersion_v2",
+        "nvmlSystemGetCudaDriverVersion"),
     SYM(DeviceGetCount, true, "nvmlDeviceGetCount_v2", "nvmlDeviceGetCount"),
     SYM(DeviceGetHandleByIndex, true, "nvmlDeviceGetHandleByIndex_v2", "nvmlDeviceGetHandleByIndex"),
     SYM(DeviceGetName, false, "nvmlDeviceGetName"),
@@ -325,8 +350,8 @@ typedef struct {
     nvmlReturn_t handle_rc; /* why there is no handle */
     bool selected;
     bool lost;
-    bool skip[NM__MAX];     /* NOT_SUPPORTED or no entry point: not asked again */
-    uint32_t seen[NM__MAX]; /* return codes already recorded (bit 31: any code >= 31) */
+    bool skip[NM__MAX];              /* NOT_SUPPORTED or no entry point: not asked again */
+    uint32_t seen[NM__MAX];          /* return codes already recorded (bit 31: any code >= 31) */
     unsigned long long last_seen_us; /* newest process-utilisation sample seen */
     char name[NVML_DEVICE_NAME_V2_BUFFER_SIZE];
     char uuid[NVML_DEVICE_UUID_V2_BUFFER_SIZE];
@@ -453,8 +478,8 @@ static void mig_discover(nvml_t *st, nvdev_t *d)
         return;
     d->mig_mode = (int)cur;
     unsigned max = 0;
-    if (cur != NVML_DEVICE_MIG_ENABLE || !a->DeviceGetMaxMigDeviceCount || !a->DeviceGetMigDeviceHandleByIndex ||
-        a->DeviceGetMaxMigDeviceCount(d->h, &max) != NVML_SUCCESS)
+    if (cur != NVML_DEVICE_MIG_ENABLE || !a->DeviceGetMaxMigDeviceCount ||
+        !a->DeviceGetMigDeviceHandleByIndex || a->DeviceGetMaxMigDeviceCount(d->h, &max) != NVML_SUCCESS)
         return;
     for (unsigned i = 0; i < max && d->nmig < MIG_MAX; i++) {
         nvmig_t *m = &d->mig[d->nmig];
@@ -640,7 +665,8 @@ static void read_device(nvml_t *st, nvdev_t *d, js_value_t *v, bool full, js_row
             set_u(&v[NVD_TEMP], x);
         }
     }
-    if (want(st, d, NM_FAN, a->DeviceGetFanSpeed != NULL, so) && got(st, d, NM_FAN, a->DeviceGetFanSpeed(d->h, &x), so))
+    if (want(st, d, NM_FAN, a->DeviceGetFanSpeed != NULL, so) &&
+        got(st, d, NM_FAN, a->DeviceGetFanSpeed(d->h, &x), so))
         set_u(&v[NVD_FAN], x);
     static const struct {
         int metric, col;
@@ -683,11 +709,13 @@ static void read_device(nvml_t *st, nvdev_t *d, js_value_t *v, bool full, js_row
             set_u(&v[NVD_PCIE_REPLAY], x);
         if (want(st, d, NM_ECC_CORRECTED, a->DeviceGetTotalEccErrors != NULL, so) &&
             got(st, d, NM_ECC_CORRECTED,
-                a->DeviceGetTotalEccErrors(d->h, NVML_MEMORY_ERROR_TYPE_CORRECTED, NVML_VOLATILE_ECC, &e), so))
+                a->DeviceGetTotalEccErrors(d->h, NVML_MEMORY_ERROR_TYPE_CORRECTED, NVML_VOLATILE_ECC, &e),
+                so))
             set_u(&v[NVD_ECC_CORR], e);
         if (want(st, d, NM_ECC_UNCORRECTED, a->DeviceGetTotalEccErrors != NULL, so) &&
             got(st, d, NM_ECC_UNCORRECTED,
-                a->DeviceGetTotalEccErrors(d->h, NVML_MEMORY_ERROR_TYPE_UNCORRECTED, NVML_VOLATILE_ECC, &e), so))
+                a->DeviceGetTotalEccErrors(d->h, NVML_MEMORY_ERROR_TYPE_UNCORRECTED, NVML_VOLATILE_ECC, &e),
+                so))
             set_u(&v[NVD_ECC_UNCORR], e);
     }
     unsigned period;
@@ -867,7 +895,8 @@ static int nvml_collect(void *state, js_ctx_t *ctx, js_rows_t *const *rows)
             long count, nc, ng;
             if ((r = read_procs(st, d, false, rows[T_PROC], so, &nc)) < 0 ||
                 (r = read_procs(st, d, true, rows[T_PROC], so, &ng)) < 0 ||
-                (r = read_putil(st, d, rows[T_PUTIL], so, &count)) < 0 || (r = read_migs(st, d, rows[T_MIG], so)) < 0)
+                (r = read_putil(st, d, rows[T_PUTIL], so, &count)) < 0 ||
+                (r = read_migs(st, d, rows[T_MIG], so)) < 0)
                 return r;
             if (count >= 0)
                 val_int(&v[NVD_PUTIL_SAMPLES], count);
@@ -913,7 +942,8 @@ static int nvml_inventory(void *state, const js_ctx_t *ctx, js_rows_t *inv)
         INV("nvml_version", "%s", buf);
     int cuda;
     if (a->SystemGetCudaDriverVersion && a->SystemGetCudaDriverVersion(&cuda) == NVML_SUCCESS)
-        INV("cuda_driver_version", "%d.%d", NVML_CUDA_DRIVER_VERSION_MAJOR(cuda), NVML_CUDA_DRIVER_VERSION_MINOR(cuda));
+        INV("cuda_driver_version", "%d.%d", NVML_CUDA_DRIVER_VERSION_MAJOR(cuda),
+            NVML_CUDA_DRIVER_VERSION_MINOR(cuda));
     INV("devices", "%zu", st->n);
     gpu_select_describe(&st->sel, what, sizeof(what));
     INV("selection", "%s", what);
@@ -1008,8 +1038,9 @@ static int nvml_inventory(void *state, const js_ctx_t *ctx, js_rows_t *inv)
 
 const js_source_t source_nvml = {
     .name = "nvml",
-    .help = "NVIDIA GPUs through NVML (dlopen): utilisation, memory, power, energy, clocks, throttling, PCIe, "
-            "ECC, MIG, and the processes on them",
+    .help =
+        "NVIDIA GPUs through NVML (dlopen): utilisation, memory, power, energy, clocks, throttling, PCIe, "
+        "ECC, MIG, and the processes on them",
     .tables = nvml_tables,
     .init = nvml_init,
     .collect = nvml_collect,

@@ -26,42 +26,42 @@
 
 /* table `nvml_device` */
 enum {
-    NVD_INDEX,            /* label: NVML index (PCI bus order) */
-    NVD_LOST,             /* 1 once the GPU returned GPU_IS_LOST (fell off the bus), else 0 */
-    NVD_GPU_UTIL,         /* percent of the driver's last period a kernel ran */
-    NVD_MEM_UTIL,         /* percent of it device memory was read or written */
-    NVD_MEM_TOTAL,        /* bytes */
-    NVD_MEM_USED,         /* bytes; includes reserved memory when mem_used_includes_reserved = 1 */
-    NVD_MEM_FREE,         /* bytes */
-    NVD_MEM_RESERVED,     /* bytes, nvmlDeviceGetMemoryInfo_v2 only */
+    NVD_INDEX,                  /* label: NVML index (PCI bus order) */
+    NVD_LOST,                   /* 1 once the GPU returned GPU_IS_LOST (fell off the bus), else 0 */
+    NVD_GPU_UTIL,               /* percent of the driver's last period a kernel ran */
+    NVD_MEM_UTIL,               /* percent of it device memory was read or written */
+    NVD_MEM_TOTAL,              /* bytes */
+    NVD_MEM_USED,               /* bytes; includes reserved memory when mem_used_includes_reserved = 1 */
+    NVD_MEM_FREE,               /* bytes */
+    NVD_MEM_RESERVED,           /* bytes, nvmlDeviceGetMemoryInfo_v2 only */
     NVD_MEM_USED_INCL_RESERVED, /* 1: v1 memory info (used = total - free); 0: v2 */
-    NVD_BAR1_USED,        /* bytes */
-    NVD_BAR1_TOTAL,       /* bytes */
-    NVD_POWER,            /* mW */
-    NVD_POWER_LIMIT,      /* mW, enforced; cadence */
-    NVD_ENERGY,           /* mJ since the driver was loaded (restarts at a reload); counter */
-    NVD_TEMP,             /* degrees C, the die */
-    NVD_FAN,              /* percent of the fan's maximum (may exceed 100) */
-    NVD_CLK_GRAPHICS,     /* MHz */
+    NVD_BAR1_USED,              /* bytes */
+    NVD_BAR1_TOTAL,             /* bytes */
+    NVD_POWER,                  /* mW */
+    NVD_POWER_LIMIT,            /* mW, enforced; cadence */
+    NVD_ENERGY,                 /* mJ since the driver was loaded (restarts at a reload); counter */
+    NVD_TEMP,                   /* degrees C, the die */
+    NVD_FAN,                    /* percent of the fan's maximum (may exceed 100) */
+    NVD_CLK_GRAPHICS,           /* MHz */
     NVD_CLK_SM,
     NVD_CLK_MEM,
     NVD_CLK_VIDEO,
-    NVD_PSTATE,           /* 0 (max performance) .. 15, 32 unknown */
-    NVD_REASONS,          /* clock event (throttle) reason bits, nvmlClocksEventReason* */
-    NVD_VIOL_POWER,       /* ns below requested clocks because of the power limit; counter */
-    NVD_VIOL_THERMAL,     /* ns because of temperature; counter */
-    NVD_PCIE_TX,          /* KB/s over 20 ms; cadence */
-    NVD_PCIE_RX,          /* KB/s; cadence */
-    NVD_PCIE_REPLAY,      /* count; counter (32 bits); cadence */
-    NVD_ECC_CORR,         /* volatile corrected (single-bit) count; restarts at a reload; cadence */
-    NVD_ECC_UNCORR,       /* volatile uncorrected (double-bit) count; cadence */
-    NVD_ENC,              /* encoder utilisation, percent */
-    NVD_DEC,              /* decoder utilisation, percent */
-    NVD_MIG_MODE,         /* current MIG mode: 1 enabled, 0 disabled */
-    NVD_PUTIL_SAMPLES,    /* process-utilisation samples returned this time (0: none newer), missing when the
-                             call failed or is not supported */
-    NVD_PROCS,            /* processes listed (compute + graphics entries), missing when a list failed: the
-                             model then knows no process on the GPU this sample (not zero) */
+    NVD_PSTATE,        /* 0 (max performance) .. 15, 32 unknown */
+    NVD_REASONS,       /* clock event (throttle) reason bits, nvmlClocksEventReason* */
+    NVD_VIOL_POWER,    /* ns below requested clocks because of the power limit; counter */
+    NVD_VIOL_THERMAL,  /* ns because of temperature; counter */
+    NVD_PCIE_TX,       /* KB/s over 20 ms; cadence */
+    NVD_PCIE_RX,       /* KB/s; cadence */
+    NVD_PCIE_REPLAY,   /* count; counter (32 bits); cadence */
+    NVD_ECC_CORR,      /* volatile corrected (single-bit) count; restarts at a reload; cadence */
+    NVD_ECC_UNCORR,    /* volatile uncorrected (double-bit) count; cadence */
+    NVD_ENC,           /* encoder utilisation, percent */
+    NVD_DEC,           /* decoder utilisation, percent */
+    NVD_MIG_MODE,      /* current MIG mode: 1 enabled, 0 disabled */
+    NVD_PUTIL_SAMPLES, /* process-utilisation samples returned this time (0: none newer), missing when the
+                          call failed or is not supported */
+    NVD_PROCS,         /* processes listed (compute + graphics entries), missing when a list failed: the
+                          model then knows no process on the GPU this sample (not zero) */
     NVD__MAX
 };
 

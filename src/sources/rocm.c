@@ -2,10 +2,11 @@
  *
  * The `rocm` source (see rocm.h). At init: check that the amdgpu KFD is there (class/kfd under the sysfs
  * root: Debian's librocm_smi64 prints to stderr and fails on a machine without it, so rsmi_init is not even
- * tried; tests give a sysfs root that has it), load ROCm SMI (dlopen "librocm_smi64.so.1", "librocm_smi64.so",
- * "librocm_smi64.so.7", ".so.6", ".so.5"; $JOBSCOPE_ROCM_SMI_LIBRARY overrides), bind its entry points (rsmi_init, rsmi_num_monitor_devices required), rsmi_init(0), the devices
- * and the selection (gpu_select.h; UUIDs are "GPU-" and the 16 hex digits of rsmi_dev_unique_id_get, as
- * ROCR_VISIBLE_DEVICES takes them). Init fails, leaving the source absent, as the nvml source's does.
+ * tried; tests give a sysfs root that has it), load ROCm SMI (dlopen "librocm_smi64.so.1",
+ * "librocm_smi64.so", "librocm_smi64.so.7", ".so.6", ".so.5"; $JOBSCOPE_ROCM_SMI_LIBRARY overrides), bind its
+ * entry points (rsmi_init, rsmi_num_monitor_devices required), rsmi_init(0), the devices and the selection
+ * (gpu_select.h; UUIDs are "GPU-" and the 16 hex digits of rsmi_dev_unique_id_get, as ROCR_VISIBLE_DEVICES
+ * takes them). Init fails, leaving the source absent, as the nvml source's does.
  *
  * Library facts this code relies on (tests/fakes/README.md): ROCm 6 put a bool first in rsmi_frequencies_t
  * and made it 33 entries long, so clock and PCIe levels are read into rsmi_frequencies_any_t and the layout
@@ -36,12 +37,14 @@
 
 static const js_column_t dev_cols[RD__MAX] = {
     [RD_GPU] = {"gpu", "id", JS_INT, JS_LABEL, 0, "ROCm SMI device index"},
-    [RD_LOST] = G("lost", "bool", "1 when every read of the GPU failed this sample after earlier ones succeeded"),
+    [RD_LOST] =
+        G("lost", "bool", "1 when every read of the GPU failed this sample after earlier ones succeeded"),
     [RD_BUSY] = G("busy_pct", "percent", "rsmi_dev_busy_percent_get: share of time the GPU was busy"),
     [RD_MEM_BUSY] = G("mem_busy_pct", "percent", "rsmi_dev_memory_busy_percent_get"),
     [RD_VRAM_TOTAL] = G("vram_total_bytes", "bytes", "rsmi_dev_memory_total_get VRAM"),
     [RD_VRAM_USED] = G("vram_used_bytes", "bytes", "rsmi_dev_memory_usage_get VRAM"),
-    [RD_VIS_VRAM_USED] = G("vis_vram_used_bytes", "bytes", "rsmi_dev_memory_usage_get VIS_VRAM (CPU-visible)"),
+    [RD_VIS_VRAM_USED] =
+        G("vis_vram_used_bytes", "bytes", "rsmi_dev_memory_usage_get VIS_VRAM (CPU-visible)"),
     [RD_GTT_USED] = G("gtt_used_bytes", "bytes", "rsmi_dev_memory_usage_get GTT (system memory for the GPU)"),
     [RD_POWER] = G("power_uw", "uW", "rsmi_dev_power_ave_get: average socket power"),
     [RD_POWER_CAP] = G("power_cap_uw", "uW", "rsmi_dev_power_cap_get (status cadence)"),
@@ -59,20 +62,23 @@ static const js_column_t dev_cols[RD__MAX] = {
     [RD_SOCCLK] = G("socclk_hz", "Hz", "rsmi_dev_gpu_clk_freq_get SOC (status cadence)"),
     [RD_FCLK] = G("fclk_hz", "Hz", "rsmi_dev_gpu_clk_freq_get DF, data fabric (status cadence)"),
     [RD_PERF_LEVEL] = G("perf_level", "id", "rsmi_dev_perf_level_get (0 auto, 1 low, 2 high, 3 manual, ...)"),
-    [RD_PCIE_RATE] = G("pcie_rate_tps", "T/s", "rsmi_dev_pci_bandwidth_get: transfer rate of the current link "
-                                               "level (status cadence)"),
+    [RD_PCIE_RATE] = G("pcie_rate_tps", "T/s",
+                       "rsmi_dev_pci_bandwidth_get: transfer rate of the current link "
+                       "level (status cadence)"),
     [RD_PCIE_LANES] = G("pcie_lanes", "count", "lanes of the current link level (status cadence)"),
     [RD_PCIE_REPLAY] = {"pcie_replay_count", "count", JS_INT, JS_COUNTER, 64,
                         "rsmi_dev_pci_replay_counter_get (status cadence)"},
-    [RD_PROCS] = G("processes", "count", "rocm_process rows with this gpu; missing when the process list could not "
-                                         "be read (then the GPU's processes are unknown, not none)"),
+    [RD_PROCS] = G("processes", "count",
+                   "rocm_process rows with this gpu; missing when the process list could not "
+                   "be read (then the GPU's processes are unknown, not none)"),
 };
-const js_table_t table_rocm_device = {"rocm_device", "AMD GPUs (ROCm SMI), one row per selected GPU and sample",
-                                      RD__MAX, dev_cols};
+const js_table_t table_rocm_device = {
+    "rocm_device", "AMD GPUs (ROCm SMI), one row per selected GPU and sample", RD__MAX, dev_cols};
 
 static const js_column_t proc_cols[RP__MAX] = {
-    [RP_GPU] = {"gpu", "id", JS_INT, JS_LABEL, 0, "ROCm SMI device index; missing: the figures are summed over "
-                                                  "the process's GPUs (library older than 5.7)"},
+    [RP_GPU] = {"gpu", "id", JS_INT, JS_LABEL, 0,
+                "ROCm SMI device index; missing: the figures are summed over "
+                "the process's GPUs (library older than 5.7)"},
     [RP_PID] = {"pid", "id", JS_INT, JS_LABEL, 0, "process ID as kfd reports it (initial PID namespace)"},
     [RP_PASID] = G("pasid", "id", "process address space ID"),
     [RP_VRAM] = G("vram_bytes", "bytes", "VRAM the process uses"),
@@ -80,22 +86,26 @@ static const js_column_t proc_cols[RP__MAX] = {
     [RP_CU] = G("cu_occupancy_pct", "percent", "share of the compute units its waves occupy"),
     [RP_GPUS] = G("gpus", "count", "GPUs the process uses (rsmi_compute_process_gpus_get)"),
 };
-const js_table_t table_rocm_process = {"rocm_process", "compute processes on AMD GPUs (kfd), one row per process "
-                                                       "and GPU",
+const js_table_t table_rocm_process = {"rocm_process",
+                                       "compute processes on AMD GPUs (kfd), one row per process "
+                                       "and GPU",
                                        RP__MAX, proc_cols};
 
 static const js_column_t status_cols[RS__MAX] = {
     [RS_GPU] = {"gpu", "id", JS_INT, JS_LABEL, 0, "ROCm SMI device index (-1: the library)"},
     [RS_METRIC] = {"metric", "text", JS_TEXT, JS_LABEL, 0, "what could not be read"},
-    [RS_RC] = G("rc", "rsmi_status", "the rsmi_status_t (2 NOT_SUPPORTED, 4 PERMISSION, 4294967295 UNKNOWN_ERROR, "
-                                     "1000 entry point missing: jobscope's code)"),
+    [RS_RC] = G("rc", "rsmi_status",
+                "the rsmi_status_t (2 NOT_SUPPORTED, 4 PERMISSION, 4294967295 UNKNOWN_ERROR, "
+                "1000 entry point missing: jobscope's code)"),
     [RS_ERROR] = {"error", "text", JS_TEXT, JS_GAUGE, 0, "rsmi_status_string of it"},
 };
-const js_table_t table_rocm_status = {"rocm_status", "why a ROCm SMI metric is missing: a row the first time a GPU "
-                                                     "and metric fail with a given status",
+const js_table_t table_rocm_status = {"rocm_status",
+                                      "why a ROCm SMI metric is missing: a row the first time a GPU "
+                                      "and metric fail with a given status",
                                       RS__MAX, status_cols};
 
-static const js_table_t *const rocm_tables[] = {&table_rocm_device, &table_rocm_process, &table_rocm_status, NULL};
+static const js_table_t *const rocm_tables[] = {&table_rocm_device, &table_rocm_process, &table_rocm_status,
+                                                NULL};
 enum { T_DEV, T_PROC, T_STATUS };
 
 #define RSMI_NO_ENTRY_POINT 1000u /* jobscope's status for an entry point the library lacks */
@@ -134,7 +144,10 @@ typedef struct {
     rsmi_compute_process_gpus_get_fn *compute_process_gpus_get;
 } rocm_api_t;
 
-#define SYM(field, req) {{"rsmi_" #field}, offsetof(rocm_api_t, field), req}
+#define SYM(field, req)                                                                                      \
+    {                                                                                                        \
+        {"rsmi_" #field}, offsetof(rocm_api_t, field), req                                                   \
+    }
 static const js_dlsym_t rocm_syms[] = {
     SYM(init, true),
     SYM(shut_down, false),
@@ -223,7 +236,7 @@ typedef struct {
     bool selected;
     bool skip[RM__MAX];
     uint32_t seen[RM__MAX];
-    bool ever_read; /* some read succeeded in an earlier sample */
+    bool ever_read;         /* some read succeeded in an earlier sample */
     int ok_now, failed_now; /* reads this sample */
     char name[128];
     char uuid[40];
@@ -322,7 +335,8 @@ static int rocm_init(const js_ctx_t *ctx, void **ret_state)
 {
     static const char *const sonames[] = {"librocm_smi64.so.1", "librocm_smi64.so",   "librocm_smi64.so.7",
                                           "librocm_smi64.so.6", "librocm_smi64.so.5", NULL};
-    static const char *const vars[] = {"ROCR_VISIBLE_DEVICES", "HIP_VISIBLE_DEVICES", "CUDA_VISIBLE_DEVICES", NULL};
+    static const char *const vars[] = {"ROCR_VISIBLE_DEVICES", "HIP_VISIBLE_DEVICES", "CUDA_VISIBLE_DEVICES",
+                                       NULL};
     char err[1024];
     int r;
     gpu_reason_clear("rocm");
@@ -461,7 +475,8 @@ static void read_device(rocm_t *st, rdev_t *d, js_value_t *v, bool full, js_rows
     if (want(st, d, RM_VRAM, a->dev_memory_usage_get != NULL, so) &&
         got(st, d, RM_VRAM, a->dev_memory_usage_get(i, RSMI_MEM_TYPE_VRAM, &u64), so)) {
         val_int(&v[RD_VRAM_USED], (int64_t)u64);
-        if (a->dev_memory_total_get && a->dev_memory_total_get(i, RSMI_MEM_TYPE_VRAM, &u64) == RSMI_STATUS_SUCCESS)
+        if (a->dev_memory_total_get &&
+            a->dev_memory_total_get(i, RSMI_MEM_TYPE_VRAM, &u64) == RSMI_STATUS_SUCCESS)
             val_int(&v[RD_VRAM_TOTAL], (int64_t)u64);
     }
     if (want(st, d, RM_VIS_VRAM, a->dev_memory_usage_get != NULL, so) &&
@@ -493,7 +508,8 @@ static void read_device(rocm_t *st, rdev_t *d, js_value_t *v, bool full, js_rows
                  {RM_TEMP_MEMORY, RD_TEMP_MEMORY, RSMI_TEMP_TYPE_MEMORY}};
     for (size_t k = 0; k < 3; k++)
         if (want(st, d, temps[k].metric, a->dev_temp_metric_get != NULL, so) &&
-            got(st, d, temps[k].metric, a->dev_temp_metric_get(i, temps[k].sensor, RSMI_TEMP_CURRENT, &s64), so))
+            got(st, d, temps[k].metric, a->dev_temp_metric_get(i, temps[k].sensor, RSMI_TEMP_CURRENT, &s64),
+                so))
             val_int(&v[temps[k].col], s64);
     if (want(st, d, RM_FAN, a->dev_fan_speed_get != NULL, so) &&
         got(st, d, RM_FAN, a->dev_fan_speed_get(i, 0, &s64), so)) {
@@ -592,8 +608,8 @@ static int read_procs(rocm_t *st, js_rows_t *out, js_rows_t *so, bool *ret_ok)
     for (uint32_t k = 0; k < n && k < st->pcap; k++) {
         uint32_t pid = st->p[k].process_id;
         uint32_t devs[64], nd = 64;
-        bool have_devs = a->compute_process_gpus_get && a->compute_process_gpus_get(pid, devs, &nd) ==
-                                                            RSMI_STATUS_SUCCESS;
+        bool have_devs =
+            a->compute_process_gpus_get && a->compute_process_gpus_get(pid, devs, &nd) == RSMI_STATUS_SUCCESS;
         if (have_devs && nd > 64)
             nd = 64;
         rsmi_process_info_t info;
@@ -606,7 +622,8 @@ static int read_procs(rocm_t *st, js_rows_t *out, js_rows_t *so, bool *ret_ok)
                 bool uses = !have_devs;
                 for (uint32_t j = 0; j < nd && have_devs && !uses; j++)
                     uses = devs[j] == d->index;
-                if (!uses || a->compute_process_info_by_device_get(pid, d->index, &info) != RSMI_STATUS_SUCCESS)
+                if (!uses ||
+                    a->compute_process_info_by_device_get(pid, d->index, &info) != RSMI_STATUS_SUCCESS)
                     continue;
                 if (!have_devs && info.vram_usage == 0 && info.cu_occupancy == 0 && info.sdma_usage == 0)
                     continue; /* not on this GPU (the call gives zeros then) */
@@ -624,7 +641,8 @@ static int read_procs(rocm_t *st, js_rows_t *out, js_rows_t *so, bool *ret_ok)
             if (!any_selected)
                 continue;
             info.process_id = pid;
-            if ((r = proc_row(out, have_devs && nd == 1 ? (int64_t)devs[0] : -1, &info, have_devs ? nd : 0)) < 0)
+            if ((r = proc_row(out, have_devs && nd == 1 ? (int64_t)devs[0] : -1, &info, have_devs ? nd : 0)) <
+                0)
                 return r;
         }
     }
@@ -679,7 +697,8 @@ static int rocm_inventory(void *state, const js_ctx_t *ctx, js_rows_t *inv)
     if (a->version_get && a->version_get(&ver) == RSMI_STATUS_SUCCESS)
         INV("library_version", "%u.%u.%u", ver.major, ver.minor, ver.patch);
     char drv[64];
-    if (a->version_str_get && a->version_str_get(RSMI_SW_COMP_DRIVER, drv, sizeof(drv)) == RSMI_STATUS_SUCCESS)
+    if (a->version_str_get &&
+        a->version_str_get(RSMI_SW_COMP_DRIVER, drv, sizeof(drv)) == RSMI_STATUS_SUCCESS)
         INV("driver_version", "%s", drv);
     INV("devices", "%zu", st->n);
     gpu_select_describe(&st->sel, what, sizeof(what));
@@ -694,9 +713,10 @@ static int rocm_inventory(void *state, const js_ctx_t *ctx, js_rows_t *inv)
     if (st->unmatched[0])
         INV("selection_unmatched", "%s", st->unmatched);
     INV("pid_namespace", "%s", st->pidns);
-    INV("process_vram", "%s", a->compute_process_info_by_device_get ? "per GPU (by_device_get)"
-                              : a->compute_process_info_by_pid_get  ? "summed over a process's GPUs (by_pid_get)"
-                                                                    : "not available");
+    INV("process_vram", "%s",
+        a->compute_process_info_by_device_get ? "per GPU (by_device_get)"
+        : a->compute_process_info_by_pid_get  ? "summed over a process's GPUs (by_pid_get)"
+                                              : "not available");
     for (size_t i = 0; r == 0 && i < st->n; i++) {
         const rdev_t *d = &st->d[i];
         unsigned n = d->index;
@@ -711,13 +731,15 @@ static int rocm_inventory(void *state, const js_ctx_t *ctx, js_rows_t *inv)
         uint64_t u64;
         uint16_t id;
         if (a->dev_pci_id_get && a->dev_pci_id_get(n, &u64) == RSMI_STATUS_SUCCESS)
-            INV(DKEY("pci_bus_id"), "%04x:%02x:%02x.%x", (unsigned)(u64 >> 32) & 0xffffu, (unsigned)(u64 >> 8) & 0xffu,
-                (unsigned)(u64 >> 3) & 0x1fu, (unsigned)u64 & 0x7u);
+            INV(DKEY("pci_bus_id"), "%04x:%02x:%02x.%x", (unsigned)(u64 >> 32) & 0xffffu,
+                (unsigned)(u64 >> 8) & 0xffu, (unsigned)(u64 >> 3) & 0x1fu, (unsigned)u64 & 0x7u);
         if (a->dev_id_get && a->dev_id_get(n, &id) == RSMI_STATUS_SUCCESS)
             INV(DKEY("pci_device_id"), "0x%04x", id);
-        if (a->dev_memory_total_get && a->dev_memory_total_get(n, RSMI_MEM_TYPE_VRAM, &u64) == RSMI_STATUS_SUCCESS)
+        if (a->dev_memory_total_get &&
+            a->dev_memory_total_get(n, RSMI_MEM_TYPE_VRAM, &u64) == RSMI_STATUS_SUCCESS)
             INV(DKEY("memory_total_bytes"), "%" PRIu64, u64);
-        if (a->dev_memory_total_get && a->dev_memory_total_get(n, RSMI_MEM_TYPE_GTT, &u64) == RSMI_STATUS_SUCCESS)
+        if (a->dev_memory_total_get &&
+            a->dev_memory_total_get(n, RSMI_MEM_TYPE_GTT, &u64) == RSMI_STATUS_SUCCESS)
             INV(DKEY("gtt_total_bytes"), "%" PRIu64, u64);
         if (a->dev_power_cap_get && a->dev_power_cap_get(n, 0, &u64) == RSMI_STATUS_SUCCESS)
             INV(DKEY("power_cap_uw"), "%" PRIu64, u64);

@@ -25,33 +25,33 @@
 
 /* table `rocm_device` */
 enum {
-    RD_GPU,            /* label: ROCm SMI device index */
-    RD_LOST,           /* 1 when every read of this GPU failed this sample after earlier ones succeeded */
-    RD_BUSY,           /* percent */
-    RD_MEM_BUSY,       /* percent */
-    RD_VRAM_TOTAL,     /* bytes */
-    RD_VRAM_USED,      /* bytes */
-    RD_VIS_VRAM_USED,  /* bytes (CPU-visible VRAM) */
-    RD_GTT_USED,       /* bytes (system memory mapped for the GPU) */
-    RD_POWER,          /* uW, average socket power */
-    RD_POWER_CAP,      /* uW; cadence */
-    RD_ENERGY,         /* counter, in units of energy_resolution_uj */
-    RD_ENERGY_RES,     /* uJ per counter unit (REAL) */
-    RD_ENERGY_TS,      /* ns, the counter's timestamp */
-    RD_TEMP_EDGE,      /* millidegrees C */
-    RD_TEMP_JUNCTION,  /* millidegrees C (hotspot) */
-    RD_TEMP_MEMORY,    /* millidegrees C */
-    RD_FAN,            /* 0 .. fan_speed_max */
-    RD_FAN_MAX,        /* usually 255 */
-    RD_SCLK,           /* Hz, current graphics (shader) clock level */
-    RD_MCLK,           /* Hz, memory clock */
-    RD_SOCCLK,         /* Hz; cadence */
-    RD_FCLK,           /* Hz, data fabric; cadence */
-    RD_PERF_LEVEL,     /* rsmi_dev_perf_level_t */
-    RD_PCIE_RATE,      /* transfers/s of the current PCIe link level; cadence */
-    RD_PCIE_LANES,     /* lanes of it; cadence */
-    RD_PCIE_REPLAY,    /* count; counter; cadence */
-    RD_PROCS,          /* rocm_process rows on this GPU; missing when the process list could not be read */
+    RD_GPU,           /* label: ROCm SMI device index */
+    RD_LOST,          /* 1 when every read of this GPU failed this sample after earlier ones succeeded */
+    RD_BUSY,          /* percent */
+    RD_MEM_BUSY,      /* percent */
+    RD_VRAM_TOTAL,    /* bytes */
+    RD_VRAM_USED,     /* bytes */
+    RD_VIS_VRAM_USED, /* bytes (CPU-visible VRAM) */
+    RD_GTT_USED,      /* bytes (system memory mapped for the GPU) */
+    RD_POWER,         /* uW, average socket power */
+    RD_POWER_CAP,     /* uW; cadence */
+    RD_ENERGY,        /* counter, in units of energy_resolution_uj */
+    RD_ENERGY_RES,    /* uJ per counter unit (REAL) */
+    RD_ENERGY_TS,     /* ns, the counter's timestamp */
+    RD_TEMP_EDGE,     /* millidegrees C */
+    RD_TEMP_JUNCTION, /* millidegrees C (hotspot) */
+    RD_TEMP_MEMORY,   /* millidegrees C */
+    RD_FAN,           /* 0 .. fan_speed_max */
+    RD_FAN_MAX,       /* usually 255 */
+    RD_SCLK,          /* Hz, current graphics (shader) clock level */
+    RD_MCLK,          /* Hz, memory clock */
+    RD_SOCCLK,        /* Hz; cadence */
+    RD_FCLK,          /* Hz, data fabric; cadence */
+    RD_PERF_LEVEL,    /* rsmi_dev_perf_level_t */
+    RD_PCIE_RATE,     /* transfers/s of the current PCIe link level; cadence */
+    RD_PCIE_LANES,    /* lanes of it; cadence */
+    RD_PCIE_REPLAY,   /* count; counter; cadence */
+    RD_PROCS,         /* rocm_process rows on this GPU; missing when the process list could not be read */
     RD__MAX
 };
 

@@ -211,23 +211,24 @@ static void test_busy_every_column(void **state)
     const js_value_t *d = dev_row(&r, 0);
     assert_non_null(d);
     assert_col(d, NVD_LOST, 0);
-    assert_col(d, NVD_GPU_UTIL, 97);         /* linear 5:97 60:98 at 30 = 97.45 */
-    assert_col(d, NVD_MEM_UTIL, 42);         /* 41 + 25/55*3 = 42.36 */
+    assert_col(d, NVD_GPU_UTIL, 97); /* linear 5:97 60:98 at 30 = 97.45 */
+    assert_col(d, NVD_MEM_UTIL, 42); /* 41 + 25/55*3 = 42.36 */
     assert_col(d, NVD_MEM_TOTAL, 85520809984);
-    assert_col(d, NVD_MEM_USED, 72 * GiB);   /* v2: reserved apart */
+    assert_col(d, NVD_MEM_USED, 72 * GiB); /* v2: reserved apart */
     assert_col(d, NVD_MEM_RESERVED, 541065216);
     assert_col(d, NVD_MEM_FREE, 85520809984 - 72 * GiB - 541065216);
     assert_col(d, NVD_MEM_USED_INCL_RESERVED, 0);
     assert_col(d, NVD_BAR1_USED, 18 * MiB);
     assert_col(d, NVD_BAR1_TOTAL, 137438953472);
-    assert_col(d, NVD_POWER, 689500);        /* 690000 - 10/40*2000 */
-    assert_col(d, NVD_POWER_LIMIT, 700000);  /* cadence: read at seq 0 */
+    assert_col(d, NVD_POWER, 689500);       /* 690000 - 10/40*2000 */
+    assert_col(d, NVD_POWER_LIMIT, 700000); /* cadence: read at seq 0 */
     /* energy: 123456789000 mJ + the integral of power from 0 to 30 s in mW*s */
-    double integral = 5 * (72000 + 650000) / 2.0 + 15 * (650000 + 690000) / 2.0 + 10 * (690000 + 689500) / 2.0;
+    double integral =
+        5 * (72000 + 650000) / 2.0 + 15 * (650000 + 690000) / 2.0 + 10 * (690000 + 689500) / 2.0;
     assert_true(d[NVD_ENERGY].present);
     assert_true(llabs(d[NVD_ENERGY].i - (int64_t)(123456789000.0 + integral)) <= 1);
     assert_col(d, NVD_TEMP, 62);
-    assert_false(d[NVD_FAN].present);        /* not in the scenario: NOT_SUPPORTED */
+    assert_false(d[NVD_FAN].present); /* not in the scenario: NOT_SUPPORTED */
     assert_col(d, NVD_CLK_GRAPHICS, 1755);
     assert_col(d, NVD_CLK_SM, 1755);
     assert_col(d, NVD_CLK_MEM, 2619);
@@ -236,8 +237,8 @@ static void test_busy_every_column(void **state)
     assert_col(d, NVD_REASONS, 0x4);
     assert_col(d, NVD_VIOL_POWER, 9500000000LL);
     assert_col(d, NVD_VIOL_THERMAL, 0);
-    assert_col(d, NVD_PCIE_TX, 1063636);     /* 1200000 - 25/55*300000 */
-    assert_col(d, NVD_PCIE_RX, 3181818);     /* 3500000 - 25/55*700000 */
+    assert_col(d, NVD_PCIE_TX, 1063636); /* 1200000 - 25/55*300000 */
+    assert_col(d, NVD_PCIE_RX, 3181818); /* 3500000 - 25/55*700000 */
     assert_col(d, NVD_PCIE_REPLAY, 0);
     assert_col(d, NVD_ECC_CORR, 0);
     assert_col(d, NVD_ECC_UNCORR, 0);
@@ -328,7 +329,7 @@ static void test_faults(void **state)
     assert_false(d[NVD_FAN].present);
     assert_false(d[NVD_CLK_VIDEO].present);
     assert_false(d[NVD_ECC_CORR].present);
-    assert_int_equal(status_rc(&r, 0, "ecc_corrected"), 4);   /* NO_PERMISSION */
+    assert_int_equal(status_rc(&r, 0, "ecc_corrected"), 4); /* NO_PERMISSION */
     assert_int_equal(status_rc(&r, 0, "ecc_uncorrected"), 4);
     assert_int_equal(status_rc(&r, 0, "clock_video"), 3);
     assert_int_equal(status_rc(&r, 1, "process_utilization"), 3);
@@ -388,9 +389,9 @@ static void test_old_abi(void **state)
     assert_false(d[NVD_MEM_RESERVED].present);
     assert_col(d, NVD_MEM_USED_INCL_RESERVED, 1);
     assert_false(d[NVD_ENERGY].present);
-    assert_int_equal(status_rc(&r, 0, "energy"), 13);     /* FUNCTION_NOT_FOUND */
-    assert_col(d, NVD_TEMP, 62);                           /* nvmlDeviceGetTemperature */
-    assert_col(d, NVD_REASONS, 0x4);                       /* ...ThrottleReasons */
+    assert_int_equal(status_rc(&r, 0, "energy"), 13); /* FUNCTION_NOT_FOUND */
+    assert_col(d, NVD_TEMP, 62);                      /* nvmlDeviceGetTemperature */
+    assert_col(d, NVD_REASONS, 0x4);                  /* ...ThrottleReasons */
     assert_false(d[NVD_MIG_MODE].present);
     assert_col(proc_row(&r, 0, 1234), NVP_USED, 40 * GiB); /* 16-byte entries */
     assert_false(proc_row(&r, 0, 1234)[NVP_GI].present);
@@ -497,8 +498,8 @@ static void test_selection(void **state)
     selected(busy, JS_MODE_RUN, "1", "1");
     selected(busy, JS_MODE_RUN, "1,0", "0,1");
     selected(busy, JS_MODE_RUN, "GPU-2b8d0e47-13c5-4f9a-8e6d-7c1a2f3b4d55", "1");
-    selected(busy, JS_MODE_RUN, "GPU-2b8d", "1");            /* a unique prefix */
-    selected(busy, JS_MODE_RUN, "7,0", "0");                 /* --gpus skips what names no GPU */
+    selected(busy, JS_MODE_RUN, "GPU-2b8d", "1"); /* a unique prefix */
+    selected(busy, JS_MODE_RUN, "7,0", "0");      /* --gpus skips what names no GPU */
     selected(busy, JS_MODE_RUN, "7", "init -19");
     selected(busy, JS_MODE_RUN, "none", "init -125");
     setenv("CUDA_VISIBLE_DEVICES", "1", 1);

@@ -42,8 +42,8 @@ static void fx_open(fx_t *f, int32_t root_pid)
 {
     memset(f, 0, sizeof(*f));
     assert_int_equal(sample_init(&f->s), 0);
-    js_model_cfg_t cfg = {.mode = JS_MODE_RUN, .clk_tck = 100, .root_pid = root_pid, .interval_ns = S_NS,
-                          .cores_available = 2};
+    js_model_cfg_t cfg = {
+        .mode = JS_MODE_RUN, .clk_tck = 100, .root_pid = root_pid, .interval_ns = S_NS, .cores_available = 2};
     f->m = model_new(&cfg);
     assert_non_null(f->m);
 }

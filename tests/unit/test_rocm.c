@@ -185,13 +185,13 @@ static void check_mi210_at_30(const run_t *r)
     const js_value_t *d = dev_row(r, 0);
     assert_non_null(d);
     assert_col(d, RD_LOST, 0);
-    assert_col(d, RD_BUSY, 96);                 /* 96 + 25/55 */
-    assert_col(d, RD_MEM_BUSY, 36);             /* 35 + 25/55*3 = 36.36 */
+    assert_col(d, RD_BUSY, 96);     /* 96 + 25/55 */
+    assert_col(d, RD_MEM_BUSY, 36); /* 35 + 25/55*3 = 36.36 */
     assert_col(d, RD_VRAM_TOTAL, 64 * GiB);
     assert_col(d, RD_VRAM_USED, 40 * GiB);
     assert_col(d, RD_GTT_USED, 300 * MiB);
     assert_false(d[RD_VIS_VRAM_USED].present); /* not in the scenario */
-    assert_col(d, RD_POWER, 284545455);         /* 280 W + 25/55 * 10 W, in uW */
+    assert_col(d, RD_POWER, 284545455);        /* 280 W + 25/55 * 10 W, in uW */
     assert_col(d, RD_POWER_CAP, 300000000);
     assert_true(d[RD_ENERGY].present);
     assert_true(d[RD_ENERGY_RES].present);
@@ -203,7 +203,7 @@ static void check_mi210_at_30(const run_t *r)
     assert_col(d, RD_TEMP_JUNCTION, 82000);
     assert_col(d, RD_TEMP_MEMORY, 74000);
     assert_false(d[RD_FAN].present);
-    assert_col(d, RD_SCLK, 1700000000);         /* level 4 of 500 800 1100 1400 1700 MHz */
+    assert_col(d, RD_SCLK, 1700000000); /* level 4 of 500 800 1100 1400 1700 MHz */
     assert_col(d, RD_MCLK, 1600000000);
     assert_col(d, RD_SOCCLK, 1200000000);
     assert_col(d, RD_FCLK, 1600000000);
@@ -369,12 +369,9 @@ static void test_selection(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_mi210_every_column),
-        cmocka_unit_test(test_rocm6_layout),
-        cmocka_unit_test(test_old_library_process_sums),
-        cmocka_unit_test(test_reload_lost),
-        cmocka_unit_test(test_no_kfd_no_library),
-        cmocka_unit_test(test_selection),
+        cmocka_unit_test(test_mi210_every_column),       cmocka_unit_test(test_rocm6_layout),
+        cmocka_unit_test(test_old_library_process_sums), cmocka_unit_test(test_reload_lost),
+        cmocka_unit_test(test_no_kfd_no_library),        cmocka_unit_test(test_selection),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }
