@@ -14,6 +14,7 @@
 #include "core/json.h"
 #include "core/monitor.h"
 #include "core/sampler.h"
+#include "sources/gpu_select.h"
 #include "sources/proc_tree.h"
 #include "sinks/tabsink.h"
 #include "sys/cgroupfs.h"
@@ -62,6 +63,8 @@ static const char run_usage[] =
     "                           the default, where one can be created; off: tree accounting only)\n"
     "      --backend B          how processes are read: auto (the BPF task reader where it pays and is\n"
     "                           allowed: root, BTF, Linux >= 6.7), bpf, or procfs (default auto)\n"
+    "      --gpus SPEC          GPUs to monitor: all, none, or indices / UUIDs (0,1 or GPU-6f4e...); default:\n"
+    "                           those COMMAND may use (CUDA_VISIBLE_DEVICES etc.), else all\n"
     "      --procfs DIR         read process data from DIR instead of the kernel's procfs (testing)\n"
     CLI_EXPORT_HELP
     "  -h, --help               show this help\n";
@@ -84,6 +87,8 @@ static const char attach_usage[] =
     "      --status-every N     read /proc/PID/status every N samples (default 5)\n"
     "      --backend B          how processes are read: auto (the BPF task reader where it pays and is\n"
     "                           allowed: root, BTF, Linux >= 6.7), bpf, or procfs (default auto)\n"
+    "      --gpus SPEC          GPUs to monitor: all, none, or indices / UUIDs; default: those PID may use\n"
+    "                           (its CUDA_VISIBLE_DEVICES etc.), else all\n"
     "      --procfs DIR         read process data from DIR instead of the kernel's procfs (testing)\n"
     CLI_EXPORT_HELP
     "  -h, --help               show this help\n";
@@ -117,6 +122,7 @@ static const char watch_usage[] =
     "      --backend B          how processes are read: auto (the BPF task reader where it pays and is\n"
     "                           allowed: root, BTF, Linux >= 6.7), bpf, or procfs (default auto)\n"
     "      --procfs DIR         read process data from DIR instead of the kernel's procfs (testing)\n"
+    "      --gpus SPEC          GPUs to monitor: all (default), none, or indices / UUIDs\n"
     "      --sysfs DIR          read sysfs and cgroup data from DIR instead of the kernel's (testing)\n"
     "  -h, --help               show this help\n";
 
@@ -136,7 +142,8 @@ enum {
     OPT_TOP,
     OPT_DURATION,
     OPT_UNTIL_FILE,
-    OPT_BACKEND
+    OPT_BACKEND,
+    OPT_GPUS
 };
 
 static const struct option run_opts[] = {
@@ -159,6 +166,7 @@ static const struct option run_opts[] = {
     {"duration", required_argument, NULL, OPT_DURATION},
     {"until-file", required_argument, NULL, OPT_UNTIL_FILE},
     {"backend", required_argument, NULL, OPT_BACKEND},
+    {"gpus", required_argument, NULL, OPT_GPUS},
     {"help", no_argument, NULL, 'h'},
     CLI_EXPORT_LONGOPTS,
     {NULL, 0, NULL, 0},
@@ -173,6 +181,8 @@ typedef struct {
     const char *output;
     const char *summary_json, *summary_text;
     const char *procfs, *sysfs;
+    const char *gpus; /* --gpus, or NULL */
+    bool gpus_none;   /* --gpus none (or an empty list) */
     bool quiet, force, until_main_exits, status;
     bool cgroup_off;      /* run: --cgroup off */
     unsigned uss_every, status_every;
@@ -312,6 +322,15 @@ static int parse_args(int argc, char **argv, run_opts_t *o)
                 return cli_usage_error(cmd, "--until-file needs a file name");
             o->until_file = optarg;
             break;
+        case OPT_GPUS: {
+            gpu_sel_t sel;
+            if (gpu_select_parse(optarg, "--gpus", &sel) < 0)
+                return cli_usage_error(cmd, "invalid --gpus '%s' (all, none, or up to %d indices or UUIDs)", optarg,
+                                       GPU_SEL_MAX);
+            o->gpus = optarg;
+            o->gpus_none = sel.kind == GPU_SEL_NONE;
+            break;
+        }
         case 'h':
             fputs(o->kind == CMD_RUN ? run_usage : o->kind == CMD_ATTACH ? attach_usage : watch_usage, stdout);
             return -1;
@@ -699,6 +718,7 @@ int cmd_run(int argc, char **argv)
     mon.ctx.root_pid = o.pid;
     mon.ctx.uss_every = o.uss_every;
     mon.ctx.status_every = o.status_every;
+    mon.ctx.scope.gpus = o.gpus;
     mon.interval_ns = o.interval_ns;
     mon.until_main_exits = o.until_main_exits;
 
@@ -752,12 +772,22 @@ int cmd_run(int argc, char **argv)
     }
     if (cli_export_add(&o.exp, &mon))
         goto out;
-    for (size_t i = 0; i < mon.sampler.nsources; i++) /* a disabled source is a fact of the run */
+    bool gpu_on = false;
+    for (size_t i = 0; i < mon.sampler.nsources; i++) { /* a disabled source is a fact of the run */
+        const char *why = gpu_reason(js_sources[i]->name); /* a GPU source says why in words */
         if (mon.sampler.init_rc[i] < 0) {
             char key[96];
             snprintf(key, sizeof(key), "source_error.%s", js_sources[i]->name);
-            recorder_meta(rec, key, strerror(-mon.sampler.init_rc[i]));
+            recorder_meta(rec, key, why ? why : strerror(-mon.sampler.init_rc[i]));
+        } else if (!strcmp(js_sources[i]->name, "nvml") || !strcmp(js_sources[i]->name, "rocm")) {
+            gpu_on = true;
         }
+    }
+    if (o.gpus)
+        recorder_meta(rec, "gpus", o.gpus);
+    if (o.gpus && !gpu_on && !o.gpus_none) /* asked for GPUs, got none: say it once */
+        cli_error("--gpus %s: no GPU monitored (nvml: %s; rocm: %s)", o.gpus,
+                  gpu_reason("nvml") ? gpu_reason("nvml") : "not built", gpu_reason("rocm") ? gpu_reason("rocm") : "not built");
     if (!o.attach) {
         if (prctl(PR_SET_CHILD_SUBREAPER, 1) < 0)
             cli_error("cannot become a child subreaper (%s): orphans will escape the tree", strerror(errno));

@@ -21,6 +21,8 @@
     X(thermal)                                                                                                 \
     X(cgroup)                                                                                                  \
     X(perf)                                                                                                    \
+    X(nvml)                                                                                                    \
+    X(rocm)                                                                                                    \
     X(self)
 
 #define JS_SOURCE_DECLARE(name) extern const js_source_t source_##name;

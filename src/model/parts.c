@@ -11,7 +11,8 @@
     X(perf)                                                                                                    \
     X(energy)                                                                                                  \
     X(network)                                                                                                 \
-    X(node)
+    X(node)                                                                                                    \
+    X(gpu)
 
 #define JS_PART_DECLARE(name) extern const js_model_part_t part_##name;
 #define JS_PART_REF(name) &part_##name,
