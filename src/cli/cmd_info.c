@@ -31,11 +31,27 @@ static const char info_usage[] =
 
 enum { OPT_PROCFS = 256, OPT_SYSFS };
 
+/* source_at: the k-th source to print: the machine's own inventory (`host`) first, then the others in
+ * registry order. */
+static size_t source_at(const js_sampler_t *sp, size_t k)
+{
+    size_t host = sp->nsources;
+    for (size_t i = 0; i < sp->nsources; i++)
+        if (strcmp(js_sources[i]->name, "host") == 0)
+            host = i;
+    if (host == sp->nsources)
+        return k;
+    if (k == 0)
+        return host;
+    return k <= host ? k - 1 : k;
+}
+
 /* print_text: the rows of each source, `key  value` aligned on the longest key of that source. */
 static int print_text(const js_sampler_t *sp, const js_rows_t *inv, js_buf_t *b)
 {
     int err = 0;
-    for (size_t i = 0; i < sp->nsources; i++) {
+    for (size_t k0 = 0; k0 < sp->nsources; k0++) {
+        size_t i = source_at(sp, k0);
         const js_source_t *src = js_sources[i];
         if (!src->inventory)
             continue;
@@ -69,7 +85,8 @@ static int print_json(const js_sampler_t *sp, const js_rows_t *inv, js_buf_t *b)
     jw_t w;
     jw_init(&w, b);
     jw_open(&w, NULL);
-    for (size_t i = 0; i < sp->nsources; i++) {
+    for (size_t k0 = 0; k0 < sp->nsources; k0++) {
+        size_t i = source_at(sp, k0);
         const js_source_t *src = js_sources[i];
         if (!src->inventory)
             continue;
