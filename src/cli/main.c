@@ -19,6 +19,8 @@ static const char usage[] =
     "  export --format csv|jsonl [--scope VIEW] [-o FILE] RECORDING\n"
     "                                        write a recording's samples as a table\n"
     "  info [--json]                         print the node's hardware inventory (CPU, caches, NUMA, ...)\n"
+    "  mark begin|end|event NAME [--data JSON]\n"
+    "                                        mark a phase or an event in the monitored run around this one\n"
     "  help COMMAND                          show a command's help\n"
     "\n"
     "Options:\n"
@@ -55,5 +57,7 @@ int main(int argc, char **argv)
         return cmd_export(argc - 1, argv + 1);
     if (!strcmp(cmd, "info"))
         return cmd_info(argc - 1, argv + 1);
+    if (!strcmp(cmd, "mark"))
+        return cmd_mark(argc - 1, argv + 1);
     return cli_usage_error(NULL, "unknown command '%s'", cmd);
 }
