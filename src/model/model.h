@@ -28,6 +28,8 @@ struct js_model_cfg {
     int64_t interval_ns;
     int64_t start_mono_ns;  /* when the command started (run) or monitoring began (attach); 0 = first sample */
     double cores_available; /* CPUs in the command's affinity mask */
+    bool embedded;          /* mode attach with the monitor a thread of root_pid (js_monitor_start): the
+                             * monitor thread's CPU (the self table) is taken off the tree's */
 };
 
 enum { IO_RCHAR, IO_WCHAR, IO_SYSCR, IO_SYSCW, IO_READ, IO_WRITE, IO__MAX };
