@@ -5,7 +5,7 @@
  */
 #include "model/part.h"
 
-#define JS_PART_LIST(X) X(system) X(energy) X(network) X(node) X(phases)
+#define JS_PART_LIST(X) X(system) X(energy) X(network) X(node) X(phases) X(split)
 
 #define JS_PART_DECLARE(name) extern const js_model_part_t part_##name;
 #define JS_PART_REF(name) &part_##name,
