@@ -443,9 +443,10 @@ static int phases_feed(void *state, const js_feed_t *f)
 
 /* ---- views ------------------------------------------------------------------------------------------ */
 
-enum { MV_T, MV_KIND, MV_NAME, MV_PID, MV_TID, MV_RANK, MV_HOST, MV_DATA, MV_PHASE, MV_DEPTH, MV__MAX };
+enum { MV_T, MV_UNIX, MV_KIND, MV_NAME, MV_PID, MV_TID, MV_RANK, MV_HOST, MV_DATA, MV_PHASE, MV_DEPTH, MV__MAX };
 static const js_column_t marks_view_cols[MV__MAX] = {
     [MV_T] = {"t_s", "s", JS_REAL, JS_GAUGE, 0, "when the mark was made, seconds since the run's start"},
+    [MV_UNIX] = {"mark_unix_s", "s", JS_REAL, JS_GAUGE, 0, "when the mark was made, seconds since the epoch (UTC)"},
     [MV_KIND] = {"kind", "text", JS_TEXT, JS_LABEL, 0, "begin, end or event"},
     [MV_NAME] = {"name", "text", JS_TEXT, JS_LABEL, 0, "phase or event name"},
     [MV_PID] = {"pid", "count", JS_INT, JS_LABEL, 0, "sender's process ID"},
@@ -554,6 +555,8 @@ static int phases_view_fill(void *state, size_t i, js_rows_t *out)
             return -ENOMEM;
         if (src[MARK_T_MONO].present)
             val_real(&v[MV_T], (double)(src[MARK_T_MONO].i - p->origin_ns) / 1e9);
+        if (src[MARK_T_UNIX].present)
+            val_real(&v[MV_UNIX], (double)src[MARK_T_UNIX].i / 1e9);
         if (src[MARK_PID].present)
             val_int(&v[MV_PID], src[MARK_PID].i);
         if (src[MARK_TID].present)

@@ -33,7 +33,7 @@ EXPORTED = {
 
 def build_dir():
     env = os.environ.get("JOBSCOPE_BUILD")
-    return Path(env) if env else REPO / "build"
+    return Path(env).resolve() if env else REPO / "build"
 
 
 @pytest.fixture(scope="module")
@@ -198,8 +198,8 @@ $J mark end solve
     assert ph["events"][0]["last_data"] == {"step": 10}
     # the recording keeps them: the marks view of the export
     out = js("export", "--format", "csv", "--scope", "marks", r.recording, check=True).stdout.splitlines()
-    assert out[0].startswith("time,unix_s,sample,t_s,kind,name,pid,tid,rank,host,data,phase,depth")
-    kinds = [line.split(",")[4:6] for line in out[1:]]
+    assert out[0].startswith("time,unix_s,sample,t_s,mark_unix_s,kind,name,pid,tid,rank,host,data,phase,depth")
+    kinds = [line.split(",")[5:7] for line in out[1:]]
     assert kinds == [["begin", "setup"], ["end", "setup"], ["begin", "solve"], ["event", "checkpoint"],
                      ["end", "solve"]]
     # the summary read back from the recording agrees
