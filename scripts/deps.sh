@@ -6,7 +6,8 @@
 set -euo pipefail
 pkgs=(gcc meson ninja-build pkg-config libsqlite3-dev sqlite3 libcmocka-dev
       python3 python3-pytest python3-psutil python3-pandas stress-ng time sysstat hyperfine procps
-      slurmctld slurmd slurm-client munge libslurm-dev prometheus curl util-linux)
+      slurmctld slurmd slurm-client munge libslurm-dev prometheus curl util-linux
+      gfortran python3-venv python3-ipykernel python3-nbclient python3-nbformat python3-matplotlib)
 missing=()
 for p in "${pkgs[@]}"; do
     dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
