@@ -113,18 +113,20 @@ static int connect_locked(void)
         return e == EAGAIN || e == EINTR ? ST_UNINIT : ST_GONE;
     }
     if (cl.fd < 0) {
+        /* the first connection: the facts every mark carries, written once, before the state that
+         * publishes them (a reconnection leaves them alone: a thread may be reading them) */
+        cl.rank = rank_from_env();
+        char h[MARKWIRE_HOST_MAX + 1] = "";
+        if (gethostname(h, sizeof(h) - 1) == 0) {
+            memcpy(cl.host, h, sizeof(h));
+            cl.host_len = strnlen(cl.host, MARKWIRE_HOST_MAX);
+        }
         cl.fd = fd;
     } else if (dup3(fd, cl.fd, O_CLOEXEC) < 0) {
         close(fd);
         return ST_GONE;
     } else {
         close(fd);
-    }
-    cl.rank = rank_from_env();
-    char h[MARKWIRE_HOST_MAX + 1] = "";
-    if (gethostname(h, sizeof(h) - 1) == 0) {
-        memcpy(cl.host, h, sizeof(h));
-        cl.host_len = strnlen(cl.host, MARKWIRE_HOST_MAX);
     }
     return ST_ON;
 }

@@ -181,6 +181,8 @@ def test_shell_marks(js, tmp_path):
 set -e
 J={js.binary}
 $J mark begin setup
+SLURM_PROCID=3 $J mark event ranked
+OMPI_COMM_WORLD_RANK=5 SLURM_PROCID=3 $J mark event ranked
 sleep 0.3
 $J mark end setup
 $J mark begin solve
@@ -195,13 +197,16 @@ $J mark end solve
     assert [p["name"] for p in ph["phases"]] == ["setup", "solve"]
     for p in ph["phases"]:
         assert p["wall_s"] == pytest.approx(0.3, abs=0.25)
-    assert ph["events"][0]["last_data"] == {"step": 10}
+    ev = {e["name"]: e for e in ph["events"]}
+    assert ev["checkpoint"]["last_data"] == {"step": 10} and ev["ranked"]["count"] == 2
     # the recording keeps them: the marks view of the export
     out = js("export", "--format", "csv", "--scope", "marks", r.recording, check=True).stdout.splitlines()
     assert out[0].startswith("time,unix_s,sample,t_s,mark_unix_s,kind,name,pid,tid,rank,host,data,phase,depth")
     kinds = [line.split(",")[5:7] for line in out[1:]]
-    assert kinds == [["begin", "setup"], ["end", "setup"], ["begin", "solve"], ["event", "checkpoint"],
-                     ["end", "solve"]]
+    assert kinds == [["begin", "setup"], ["event", "ranked"], ["event", "ranked"], ["end", "setup"],
+                     ["begin", "solve"], ["event", "checkpoint"], ["end", "solve"]]
+    ranks = [line.split(",")[9] for line in out[1:]]
+    assert ranks == ["", "3", "5", "", "", "", ""]  # OMPI_COMM_WORLD_RANK first, then SLURM_PROCID
     # the summary read back from the recording agrees
     again = js.summary_json(r.recording)
     assert again["phases"]["phases"] == ph["phases"]

@@ -439,22 +439,22 @@ static void test_take_cutoff_and_order(void **state)
     marks_close(mk);
 }
 
-static void test_rank_from_environment(void **state)
+/* The thread ID travels with each mark (the rank too, read once per process at its first connection: the
+ * integration tests set it, test_libjobscope.py). */
+static void test_thread_id(void **state)
 {
     (void)state;
     js_marks_t *mk;
     assert_int_equal(marks_open(&mk), 0);
-    setenv("PMI_RANK", "7", 1);
-    client_point(marks_address(mk)); /* the rank is read when connecting */
+    client_point(marks_address(mk));
     assert_int_equal(js_event("r", NULL), 0);
     seen_t seen = {0};
     drain(mk, &seen, 1, 1000);
     js_rows_t rows;
     rows_init(&rows, &table_marks);
     assert_int_equal(marks_take(mk, &rows, 0, true), 1);
-    assert_int_equal(rows_row(&rows, 0)[MARK_RANK].i, 7);
     assert_int_equal(rows_row(&rows, 0)[MARK_TID].i, (int64_t)syscall(SYS_gettid));
-    unsetenv("PMI_RANK");
+    assert_int_equal(rows_row(&rows, 0)[MARK_UID].i, (int64_t)geteuid());
     rows_free(&rows);
     client_point(NULL);
     marks_close(mk);
@@ -471,7 +471,7 @@ int main(void)
         cmocka_unit_test(test_monitor_killed),
         cmocka_unit_test(test_other_user_rejected),
         cmocka_unit_test(test_take_cutoff_and_order),
-        cmocka_unit_test(test_rank_from_environment),
+        cmocka_unit_test(test_thread_id),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
