@@ -254,10 +254,7 @@ class JobscopeMagics(Magics):
         if missing:
             raise UsageError(f"%jobscope plot: no metric {', '.join(missing)}; "
                              f"{level} has {', '.join(c for c in data.columns if c not in ('time', 'sample'))}")
-        import matplotlib
-
-        matplotlib.use("Agg", force=False)
-        from matplotlib.figure import Figure
+        from matplotlib.figure import Figure  # no pyplot: the user's backend is left as it is
 
         t0 = float(rec.meta.get("start_unix_ns", 0) or 0) / 1e9 or float(data["unix_s"].min())
         x = data["unix_s"] - t0

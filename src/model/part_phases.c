@@ -22,6 +22,10 @@
  *
  * Views: `marks` (one row per mark of the sample, with the innermost phase after it) and `phases` (one row
  * per phase seen so far, cumulative figures). Summary: a `phases` section when the job sent any mark.
+ *
+ * Order: this part reads the `energy` view (and a `gpu` view: columns `energy_j`, a counter, and
+ * `memory_used_bytes`, summed over its rows) for the sample being fed, so it must come after those parts in
+ * src/model/parts.c.
  */
 #include "model/model.h"
 
