@@ -336,7 +336,8 @@ JS_API int js_monitor_start(const js_monitor_opts_t *opts)
     }
     if (marks_open(&em.marks) == 0)
         em.mon.marks = em.marks; /* without it the run is monitored, and marks go nowhere */
-    if ((r = monitor_prepare(&em.mon)) < 0 || (em.rec && (r = monitor_add_sink(&em.mon, &sink_recording, em.rec)) < 0) ||
+    if ((r = monitor_prepare(&em.mon)) < 0 ||
+        (em.rec && (r = monitor_add_sink(&em.mon, &sink_recording, em.rec)) < 0) ||
         (r = monitor_add_sink(&em.mon, &sink_embed, NULL)) < 0)
         goto fail;
     em.mon.start_mono_ns = clock_ns(CLOCK_MONOTONIC);

@@ -103,8 +103,9 @@ static void test_wire_limits_and_malformed(void **state)
 static void test_json_check(void **state)
 {
     (void)state;
-    static const char *const good[] = {"{}", "[]", "0", "-1.5e+3", "\"x\"", "true", "null", " {\"a\": [1, 2, {\"b\": null}]} ",
-                                       "{\"step\": 10}", "\"\\u00e9\\n\"", "\"\xc3\xa9\"", "[[[[]]]]"};
+    static const char *const good[] = {"{}", "[]", "0", "-1.5e+3", "\"x\"", "true", "null",
+                                       " {\"a\": [1, 2, {\"b\": null}]} ", "{\"step\": 10}", "\"\\u00e9\\n\"",
+                                       "\"\xc3\xa9\"", "[[[[]]]]"};
     static const char *const bad[] = {"", " ", "{", "}", "[1,]", "{\"a\"}", "{\"a\":}", "{a:1}", "01", "1.", ".5",
                                       "tru", "\"\\x\"", "\"\x01\"", "\"\xc3\"", "1 2", "{\"a\":1,}", "[1 2]", "x",
                                       "\"abc"};
