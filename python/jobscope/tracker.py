@@ -232,11 +232,21 @@ def figures(s, ram_unit="gigabytes", gpu_ram_unit="gigabytes", time_unit="hours"
             "mean_hardware_percent": None if mean is None else mean / units,
         }
 
+    # GPU figures from the summary's `gpu` section when the build has GPU sources (keys below; every one
+    # optional): count, memory_total_bytes, peak_memory_used_bytes (all GPUs), peak_memory_{main,descendants,
+    # combined}_bytes (the processes' own, per process attribution), max_utilization_sum / mean_utilization_sum
+    # (sum over the GPUs of their busy fraction). Without it: 0, as gpu_tracker reports on a machine without GPUs.
     gpu = s.get("gpu") or {}
     gpu_count = int(gpu.get("count") or 0)
     n_gpus = len(gpu_uuids) if gpu_uuids else gpu_count
-    gpu_pct = {"max_sum_percent": 0.0, "max_hardware_percent": 0.0, "mean_sum_percent": 0.0,
-               "mean_hardware_percent": 0.0}
+
+    def gpct(key):
+        v = gpu.get(key)
+        return 0.0 if v is None else v * 100.0
+
+    gmax, gmean = gpct("max_utilization_sum"), gpct("mean_utilization_sum")
+    gpu_pct = {"max_sum_percent": gmax, "max_hardware_percent": gmax / n_gpus if n_gpus else 0.0,
+               "mean_sum_percent": gmean, "mean_hardware_percent": gmean / n_gpus if n_gpus else 0.0}
     wall = s.get("wall_time_s")
     if wall is None:
         wall = sp.get("wall_s")
@@ -253,9 +263,9 @@ def figures(s, ram_unit="gigabytes", gpu_ram_unit="gigabytes", time_unit="hours"
             "unit": gpu_ram_unit,
             "system_capacity": _div(gpu.get("memory_total_bytes") or 0.0, gu),
             "system": _div(gpu.get("peak_memory_used_bytes") or 0.0, gu),
-            "main": 0.0,
-            "descendants": 0.0,
-            "combined": _div(gpu.get("peak_memory_used_bytes") or 0.0, gu),
+            "main": _div(gpu.get("peak_memory_main_bytes") or 0.0, gu),
+            "descendants": _div(gpu.get("peak_memory_descendants_bytes") or 0.0, gu),
+            "combined": _div(gpu.get("peak_memory_combined_bytes") or 0.0, gu),
         },
         "cpu_utilization": {
             "system_core_count": int(sys_cores),
