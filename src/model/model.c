@@ -785,7 +785,9 @@ void model_summary(const js_model_t *m, js_summary_t *ret)
     ret->exact_peak_rss = m->cfg.mode == JS_MODE_RUN;
     ret->inexact_cpu_reason = NULL;
     if (m->cfg.mode != JS_MODE_RUN)
-        ret->inexact_cpu_reason = "sampled: members that exited are counted up to their last sample";
+        ret->inexact_cpu_reason = m->cfg.embedded ? "embedded: exact for the children the process waited for; "
+                                                    "orphans are counted up to their last sample"
+                                                  : "sampled: members that exited are counted up to their last sample";
     else if (ret->sigchld_pid)
         ret->inexact_cpu_reason = "a member ignored SIGCHLD: its children were reaped by the kernel, unaccounted";
     else if (ret->unread_samples)
