@@ -112,8 +112,9 @@ def test_cells_get_their_samples(executed):
     assert "[jobscope] cell 4:" in text_of(nb.cells[3])
     # each sample is attributed to the cell that was running
     csv = pd.read_csv(work / "session.csv")
-    by_cell = csv.groupby("cell")["cpu_cores"].max()
-    assert by_cell.loc[3] > 0.5 and 4 in by_cell.index and 5 in by_cell.index
+    by_cell = csv.groupby("cell")["cpu_cores"]
+    assert by_cell.count().loc[3] >= 2 and 4 in by_cell.count().index and 5 in by_cell.count().index
+    assert by_cell.max().loc[3] > 0.2  # busy (the machine may be shared: not necessarily a whole core)
     assert (work / "session.json").exists()
 
 
