@@ -24,6 +24,7 @@ int cmd_summary(int argc, char **argv);
 int cmd_export(int argc, char **argv);
 int cmd_info(int argc, char **argv);
 int cmd_serve(int argc, char **argv);
+int cmd_mark(int argc, char **argv);
 
 /* The terminal status line (status.c), a live sink: state is a js_status_t. */
 typedef struct {

@@ -4,6 +4,8 @@
  */
 #include "cli/cli.h"
 
+#include "api/replay.h"
+
 #include "sys/parse.h"
 
 #include <errno.h>
@@ -127,129 +129,28 @@ char **cli_environ_of(const js_fsroot_t *root, pid_t pid, js_buf_t *buf)
     return env;
 }
 
-static js_scope_kind_t scope_kind_of(const char *s)
-{
-    if (!s)
-        return JS_SCOPE_TREE;
-    return !strcmp(s, "user") ? JS_SCOPE_USER : !strcmp(s, "cgroup") ? JS_SCOPE_CGROUP
-                              : !strcmp(s, "node")                    ? JS_SCOPE_NODE
-                                                                      : JS_SCOPE_TREE;
-}
-
 void cli_model_cfg(const js_recording_t *r, js_model_cfg_t *ret)
 {
-    memset(ret, 0, sizeof(*ret));
-    const char *mode = recording_meta(r, "mode");
-    ret->mode = !mode || strcmp(mode, "run") == 0 ? JS_MODE_RUN : strcmp(mode, "attach") == 0 ? JS_MODE_ATTACH
-                                                                                         : JS_MODE_WATCH;
-    ret->clk_tck = recording_meta_i64(r, "clk_tck", 100);
-    ret->monitor_pid = (int32_t)recording_meta_i64(r, "monitor_pid", 0);
-    ret->root_pid = (int32_t)recording_meta_i64(r, "root_pid", 0);
-    ret->interval_ns = recording_meta_i64(r, "interval_ns", 1000000000);
-    ret->start_mono_ns = recording_meta_i64(r, "start_mono_ns", 0);
-    ret->cores_available = recording_meta_f64(r, "cores_available", 0);
-    ret->cores_bound = recording_meta(r, "cores_bound");
-    ret->scope = scope_kind_of(recording_meta(r, "scope_kind"));
-}
-
-/* monitor_alive: whether the monitor that wrote `r` is still running on this host (same PID and start). */
-static bool monitor_alive(const js_recording_t *r)
-{
-    char host[256] = "";
-    const char *h = recording_meta(r, "host");
-    int64_t pid = recording_meta_i64(r, "monitor_pid", 0);
-    int64_t start = recording_meta_i64(r, "monitor_start_ticks", 0);
-    if (!h || pid <= 0 || gethostname(host, sizeof(host) - 1) < 0 || strcmp(h, host) != 0)
-        return false;
-    js_fsroot_t root;
-    if (fsroot_open(&root, NULL, NULL) < 0)
-        return false;
-    char path[32], text[1024];
-    snprintf(path, sizeof(path), "%lld/stat", (long long)pid);
-    js_pid_stat_t ps;
-    bool alive = fs_read_small(root.proc, path, text, sizeof(text)) > 0 && parse_pid_stat(text, &ps) == 0 &&
-                 (start == 0 || (int64_t)ps.starttime == start) && ps.state != 'Z';
-    fsroot_close(&root);
-    return alive;
+    replay_model_cfg(r, ret);
 }
 
 void cli_run_info(const js_recording_t *r, const char *path, js_run_info_t *ret)
 {
-    memset(ret, 0, sizeof(*ret));
-    ret->version = recording_meta(r, "jobscope_version");
-    ret->command_json = recording_meta(r, "command");
-    if (!ret->command_json)
-        ret->command_json = "[]";
-    ret->command_shell = recording_meta(r, "command_shell");
-    ret->host = recording_meta(r, "host");
-    ret->mode = recording_meta(r, "mode");
-    ret->scope = recording_meta(r, "scope");
-    ret->exec_error = recording_meta(r, "exec_error");
-    int64_t st = recording_meta_i64(r, "exit_status", -1);
-    ret->have_exit = st >= 0;
-    ret->exit_status = (int)st;
-    ret->recording = path;
-    /* a run that ended cleanly records its stop time last; without it the monitor is still writing (on this
-     * host, same PID and start time) or stopped without closing the recording (killed, crashed, power) */
-    if (recording_meta(r, "stop_unix_ns"))
-        ret->state = "complete";
-    else
-        ret->state = monitor_alive(r) ? "in progress" : "incomplete";
+    replay_run_info(r, path, ret);
 }
 
 void cli_summarize(const js_recording_t *r, const char *path, const js_model_t *m, js_run_info_t *info,
                    js_summary_t *su)
 {
-    cli_run_info(r, path, info);
-    model_summary(m, su);
-    if (strcmp(info->state, "complete") != 0) {
-        /* what happened after the last sample is unknown: nothing is exact */
-        su->exact_cpu = su->exact_peak_rss = false;
-        su->inexact_cpu_reason = strcmp(info->state, "in progress") == 0
-                                     ? "the run is in progress: figures up to the last sample"
-                                     : "the recording is incomplete: figures up to its last sample";
-    }
+    replay_summarize(r, path, m, info, su);
 }
 
 int cli_read_recording(const char *path, js_recording_t **ret_rec, js_model_t **ret_model, cli_each_fn each,
                        void *arg)
 {
     char err[1024] = "";
-    js_recording_t *r = NULL;
-    js_model_t *m = NULL;
-    js_sample_t s = {0};
-    int rc = recording_open(path, &r, err, sizeof(err));
-    if (rc < 0) {
-        cli_error("%s", err);
-        return EXIT_FAIL;
-    }
-    js_model_cfg_t cfg;
-    cli_model_cfg(r, &cfg);
-    m = model_new(&cfg);
-    if (!m || sample_init(&s) < 0) {
-        cli_error("out of memory");
-        goto fail;
-    }
-    int64_t seq;
-    while ((rc = recording_next(r, &s, &seq, err, sizeof(err))) == 1) {
-        if (model_feed(m, seq, &s) < 0) {
-            cli_error("out of memory");
-            goto fail;
-        }
-        if (each && each(arg, r, m, &s) < 0)
-            goto fail;
-    }
-    if (rc < 0) {
-        cli_error("%s: %s", path, err);
-        goto fail;
-    }
-    sample_free(&s);
-    *ret_rec = r;
-    *ret_model = m;
-    return 0;
-fail:
-    sample_free(&s);
-    model_free(m);
-    recording_close(r);
-    return EXIT_FAIL;
+    int rc = replay_open(path, ret_rec, ret_model, each, arg, err, sizeof(err));
+    if (rc < 0 && err[0])
+        cli_error("%s", err); /* a callback's failure was reported by the callback */
+    return rc < 0 ? EXIT_FAIL : 0;
 }

@@ -12,6 +12,7 @@
 #include "core/duration.h"
 #include "core/hostinfo.h"
 #include "core/json.h"
+#include "core/marks.h"
 #include "core/monitor.h"
 #include "core/sampler.h"
 #include "sources/gpu_select.h"
@@ -621,6 +622,7 @@ int cmd_run(int argc, char **argv)
         return r < 0 ? 0 : r;
 
     js_monitor_t mon = {0};
+    js_marks_t *marks = NULL;
     js_model_t *model = NULL;
     js_buf_t cmd = {0}, shell = {0};
     outputs_t out = {.json_fd = -1, .text_fd = -1};
@@ -789,6 +791,14 @@ int cmd_run(int argc, char **argv)
         cli_error("--gpus %s: no GPU monitored (nvml: %s; rocm: %s)", o.gpus,
                   gpu_reason("nvml") ? gpu_reason("nvml") : "not built", gpu_reason("rocm") ? gpu_reason("rocm") : "not built");
     if (!o.attach) {
+        /* the job's marks (jobscope mark, libjobscope, the Python module) reach the monitor through this */
+        if ((r = marks_open(&marks)) == 0 && setenv("JOBSCOPE_SOCKET", marks_address(marks), 1) == 0) {
+            mon.marks = marks;
+            recorder_meta(rec, "marks_socket", marks_address(marks));
+        } else {
+            cli_error("cannot open the mark socket (%s): marks from the command are ignored",
+                      strerror(r < 0 ? -r : errno));
+        }
         if (prctl(PR_SET_CHILD_SUBREAPER, 1) < 0)
             cli_error("cannot become a child subreaper (%s): orphans will escape the tree", strerror(errno));
         signal(SIGPIPE, SIG_IGN);
@@ -912,6 +922,7 @@ out:
     cgroup_remove(cg, &cg_warned, true); /* the retry at exit (or the only removal after an early failure) */
     cgroupfs_free(cg);
     cli_export_close(&o.exp);
+    marks_close(marks);
     recorder_close(out.rec);
     if (out.json_fd >= 0)
         close(out.json_fd);

@@ -22,6 +22,8 @@ static const char usage[] =
     "                                        write a recording's samples as a table\n"
     "  info [--json]                         print the node's hardware inventory (CPU, caches, NUMA, ...)\n"
     "  serve [--listen ADDR:PORT] [--jobs]   a node daemon serving Prometheus metrics (per SLURM job too)\n"
+    "  mark begin|end|event NAME [--data JSON]\n"
+    "                                        mark a phase or an event in the monitored run around this one\n"
     "  help COMMAND                          show a command's help\n"
     "\n"
     "Options:\n"
@@ -60,5 +62,7 @@ int main(int argc, char **argv)
         return cmd_info(argc - 1, argv + 1);
     if (!strcmp(cmd, "serve"))
         return cmd_serve(argc - 1, argv + 1);
+    if (!strcmp(cmd, "mark"))
+        return cmd_mark(argc - 1, argv + 1);
     return cli_usage_error(NULL, "unknown command '%s'", cmd);
 }

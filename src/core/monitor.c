@@ -5,6 +5,7 @@
  */
 #include "core/monitor.h"
 
+#include "core/marks.h"
 #include "model/model.h"
 
 #include <ctype.h>
@@ -157,12 +158,41 @@ static int take(js_monitor_t *mon, js_sampler_t *sp, js_sample_t *s, int64_t dea
     return sampler_collect(sp, s, deadline, mon->missed);
 }
 
+/* mark_to_sinks: one mark, at once, to every sink that takes marks (failures counted like samples'). */
+static int mark_to_sinks(void *arg, const js_mark_t *mk)
+{
+    js_monitor_t *mon = arg;
+    for (size_t i = 0; i < mon->nsinks; i++) {
+        js_sink_slot_t *sl = &mon->sinks[i];
+        int w = sl->sink->mark ? sl->sink->mark(sl->state, mk) : 0;
+        if (w < 0) {
+            sl->errors++;
+            if (!sl->first_rc)
+                sl->first_rc = w;
+        }
+    }
+    return 0;
+}
+
+/* receive_marks: every mark waiting on the job's socket, to the sinks and kept for the next sample. */
+static void receive_marks(js_monitor_t *mon)
+{
+    marks_receive(mon->marks, (int64_t)mon->ctx.seq, mark_to_sinks, mon);
+    marks_counts(mon->marks, &mon->ctx.marks_received, &mon->ctx.marks_rejected);
+}
+
 /* commit: the model consumes the sample, then every live sink in order; each sink is timed and its failures
  * counted, and the durable one's (the recording's) are what the `self` source reports next sample. */
 static void commit(js_monitor_t *mon, js_sample_t *s, bool final)
 {
     if (final)
         sampler_mark_final(s);
+    if (mon->marks) { /* the marks made before this sample was taken become its rows (all of them at the end) */
+        receive_marks(mon);
+        const js_rows_t *sr = sample_rows(s, &table_samples);
+        int64_t t = sr->nrows ? rows_row(sr, 0)[SAMPLES_T_MONO].i : INT64_MAX;
+        marks_take(mon->marks, sample_rows(s, &table_marks), t, final);
+    }
     if (mon->model)
         model_feed(mon->model, (int64_t)mon->ctx.seq, s);
     js_sink_sample_t ev = {.seq = (int64_t)mon->ctx.seq, .sample = s, .model = mon->model, .final = final};
@@ -255,13 +285,16 @@ int monitor_loop(js_monitor_t *mon)
         sigaddset(&set, handled_signals[i]);
     if (!mon->prepared && (r = monitor_prepare(mon)) < 0)
         goto out;
-    sfd = signalfd(-1, &set, SFD_CLOEXEC | SFD_NONBLOCK);
-    tfd = timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC | TFD_NONBLOCK);
-    if (sfd < 0 || tfd < 0) {
+    if (!mon->embedded && (sfd = signalfd(-1, &set, SFD_CLOEXEC | SFD_NONBLOCK)) < 0) {
         r = -errno;
         goto out;
     }
-    if (mon->ctx.mode == JS_MODE_ATTACH) /* pollable exit of the watched process (Linux >= 5.3) */
+    tfd = timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC | TFD_NONBLOCK);
+    if (tfd < 0) {
+        r = -errno;
+        goto out;
+    }
+    if (mon->ctx.mode == JS_MODE_ATTACH && !mon->embedded) /* pollable exit of the watched process (>= 5.3) */
         root_pidfd = (int)syscall(SYS_pidfd_open, mon->ctx.root_pid, 0);
     if (!mon->start_mono_ns) {
         mon->start_mono_ns = now_ns(CLOCK_MONOTONIC);
@@ -278,7 +311,7 @@ int monitor_loop(js_monitor_t *mon)
         goto out;
     if ((r = take(mon, sp, s, start, false)) < 0) /* the first sample is never interrupted */
         goto out;
-    sp->interruptible = true;
+    sp->interruptible = !mon->embedded; /* embedded: a pending signal is the host's business */
     sampler_inventory(sp, s);
     done = scope_over(mon);
     commit(mon, s, done);
@@ -292,16 +325,32 @@ int monitor_loop(js_monitor_t *mon)
             r = -errno;
             goto out;
         }
-        struct pollfd pf[3] = {{.fd = tfd, .events = POLLIN}, {.fd = sfd, .events = POLLIN},
-                               {.fd = root_pidfd, .events = POLLIN}};
-        /* a stop file is looked at twice a second, whatever the interval */
-        if (poll(pf, root_pidfd >= 0 ? 3 : 2, until != UNTIL_NONE ? 500 : -1) < 0) {
+        /* a negative fd is ignored by poll: the signalfd (not embedded), the pidfd (attach), the mark socket
+         * (when there is one) and the host's wake-up eventfd (embedded) are each optional; a stop file is
+         * looked at twice a second, whatever the interval */
+        struct pollfd pf[5] = {{.fd = tfd, .events = POLLIN}, {.fd = sfd, .events = POLLIN},
+                               {.fd = root_pidfd, .events = POLLIN},
+                               {.fd = mon->marks ? marks_fd(mon->marks) : -1, .events = POLLIN},
+                               {.fd = mon->embedded ? mon->wake_fd : -1, .events = POLLIN}};
+        if (poll(pf, 5, until != UNTIL_NONE ? 500 : -1) < 0) {
             if (errno == EINTR)
                 continue;
             r = -errno;
             goto out;
         }
         bool event_sample = false, stop = false;
+        if (pf[3].revents & POLLIN)
+            receive_marks(mon);
+        if (pf[4].revents & POLLIN) {
+            uint64_t one;
+            ssize_t rd = read(mon->wake_fd, &one, sizeof(one)); /* clears the eventfd */
+            (void)rd;
+            int req = atomic_exchange(&mon->requests, 0);
+            stop = (req & MONITOR_REQ_STOP) != 0;
+            if (stop)
+                mon->stop_reason = "program"; /* js_monitor_stop */
+            event_sample = (req & MONITOR_REQ_SAMPLE) != 0;
+        }
         if (root_pidfd >= 0 && (pf[2].revents & (POLLIN | POLLHUP | POLLERR))) {
             /* attach: the watched process has exited; if nothing of its tree is left, end now, not at the
              * next deadline (which may be an hour away) */
@@ -379,6 +428,13 @@ out:
     free(mon->ctx.reaped);
     mon->ctx.reaped = NULL;
     return r;
+}
+
+int monitor_request(js_monitor_t *mon, int bits)
+{
+    atomic_fetch_or(&mon->requests, bits);
+    uint64_t one = 1;
+    return write(mon->wake_fd, &one, sizeof(one)) == (ssize_t)sizeof(one) ? 0 : -errno;
 }
 
 void monitor_finish(js_monitor_t *mon)

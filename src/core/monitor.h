@@ -8,6 +8,15 @@
  *
  * Order of use: monitor_prepare (the sources' init), monitor_add_sink for each sink, monitor_spawn (run mode:
  * the command is forked and held before exec while the sources prepare it), monitor_loop, monitor_finish.
+ *
+ * Marks: with mon->marks set (core/marks.h), the loop also polls the job's mark socket; each mark goes at once
+ * to every sink's mark() and, at the next sample, into that sample's `marks` rows (before the model and the
+ * sinks see the sample), so live consumers and readers of the recording see the same marks in sample order.
+ *
+ * Embedded mode (libjobscope's js_monitor_start): the loop runs on a thread of the process it watches
+ * (attach mode over that process's tree). It then touches no signal (no signalfd, no signal mask, no
+ * interruption of a sample by a pending signal: the host's signals stay the host's), reaps nothing, and
+ * takes requests from the host through wake_fd (an eventfd) and the `requests` bits (monitor_request).
  */
 #ifndef JOBSCOPE_MONITOR_H
 #define JOBSCOPE_MONITOR_H
@@ -17,12 +26,20 @@
 #include "core/sink.h"
 #include "core/source.h"
 
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <sys/resource.h>
 #include <sys/types.h>
 
 typedef struct js_monitor js_monitor_t;
+typedef struct js_marks js_marks_t;
+
+/* Requests to an embedded monitor (monitor_request). */
+enum {
+    MONITOR_REQ_SAMPLE = 1, /* take a sample now (off schedule) */
+    MONITOR_REQ_STOP = 2,   /* take the closing sample and return */
+};
 
 struct js_monitor {
     /* set by the caller */
@@ -37,6 +54,10 @@ struct js_monitor {
     js_model_t *model;         /* borrowed; may be NULL */
     js_sink_slot_t sinks[JS_SINKS_MAX]; /* monitor_add_sink */
     size_t nsinks;
+    js_marks_t *marks;         /* the job's mark socket, or NULL (borrowed) */
+    bool embedded;             /* see "Embedded mode" above; set ctx.embedded too */
+    int wake_fd;               /* embedded: eventfd written by monitor_request (read only when embedded) */
+    atomic_int requests;       /* embedded: MONITOR_REQ_* bits pending */
     /* the sources and the sample buffers (monitor_prepare) */
     js_sampler_t sampler;
     js_sample_t sample;
@@ -76,6 +97,9 @@ int monitor_spawn(js_monitor_t *mon, char *const argv[]);
  * arrive (attach, watch; run forwards them), duration_ns passes, or until_file says so; the last sample is
  * the closing one. Returns 0 or -errno. */
 int monitor_loop(js_monitor_t *mon);
+
+/* monitor_request: ask an embedded monitor (from another thread) for MONITOR_REQ_* `bits`. Returns 0 or -errno. */
+int monitor_request(js_monitor_t *mon, int bits);
 
 /* monitor_finish: stop every sink (flush), fini the sources, free the sample. Accepts an unprepared monitor. */
 void monitor_finish(js_monitor_t *mon);

@@ -4,6 +4,7 @@
  * one file in src/sources/ and one X(name) line in JS_SOURCE_LIST below (docs/ARCHITECTURE.md).
  */
 #include "core/source.h"
+#include "core/marks.h"
 
 #include <errno.h>
 #include <stdarg.h>
@@ -90,6 +91,7 @@ const js_table_t *const *registry_tables(void)
         all[n++] = &table_samples;
         all[n++] = &table_source_stats;
         all[n++] = &table_inventory;
+        all[n++] = &table_marks; /* written by the monitor from the job's marks (core/marks.c) */
         for (size_t i = 0; js_sources[i]; i++)
             for (size_t j = 0; js_sources[i]->tables[j] && n < 63; j++)
                 all[n++] = js_sources[i]->tables[j];

@@ -17,7 +17,8 @@
 
 typedef struct js_model js_model_t;
 
-/* A mark sent by the monitored job (jobscope mark, libjobscope, the Python module). */
+/* A mark sent by the monitored job (jobscope mark, libjobscope, the Python module). Its kinds have the
+ * values of the wire protocol (core/markwire.h). */
 typedef enum {
     JS_MARK_BEGIN, /* a phase begins */
     JS_MARK_END,   /* a phase ends */
@@ -29,11 +30,14 @@ typedef struct {
     js_mark_kind_t kind;
     int64_t t_mono_ns, t_unix_ns; /* when the sender made it */
     int64_t seq;                  /* the sample it falls before (the next sample's number) */
-    int32_t pid;                  /* sender's PID (as the monitor sees it), 0 if unknown */
+    int32_t pid;                  /* sender's PID (as the monitor sees it, from the kernel), 0 if unknown */
+    int32_t tid;                  /* sender's thread, as the sender says */
+    uint32_t uid;                 /* sender's UID (from the kernel) */
     int32_t rank;                 /* MPI rank from the sender's environment, -1 if none */
-    const char *name;             /* phase or event name, UTF-8 (escaped on output) */
+    uint32_t sender_dropped;      /* marks the sender dropped before this one (its queue was full) */
+    const char *name;             /* phase or event name, as sent (escaped on output), NUL-terminated */
     const char *host;             /* sender's host name, or NULL */
-    const char *data;             /* JSON text given with it, or NULL */
+    const char *data;             /* valid JSON given with it (text that was not JSON: as a JSON string), or NULL */
 } js_mark_t;
 
 /* One sample, as a sink receives it. */

@@ -83,6 +83,11 @@ typedef struct {
     /* set by proc_tree after each collect: members in the scope that have not exited (zombies excluded) */
     size_t live_members;
     bool scope_gone; /* set by a source when the watched scope no longer exists (its cgroup was removed) */
+    /* embedded (js_monitor_start): the monitor is one thread of root_pid; monitor_pid is then 0 (nothing is
+     * skipped in the tree) and the monitor's own cost is its thread's (the self source) */
+    bool embedded;
+    /* the job's marks so far (core/marks.h), for the self source */
+    uint64_t marks_received, marks_rejected;
 } js_ctx_t;
 
 typedef struct js_source {

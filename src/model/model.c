@@ -78,6 +78,7 @@ struct js_model {
     double collect_ns_sum, write_ns_sum;
     int64_t write_n;
     double reaped_maxrss, reaped_ctxsw[2];
+    double mon_user, mon_sys; /* embedded: the monitor thread's CPU (self table), seconds */
     mcomm_t *comms;
     size_t ncomms, comms_cap;
     /* node scope: the host's busy CPU (ticks) and used memory from the system source's tables */
@@ -580,6 +581,8 @@ static void node_cumulate(js_model_t *m, js_tree_point_t *pt, const js_sample_t 
 static void cumulate(js_model_t *m, js_tree_point_t *pt, const live_sums_t *ls, const reaped_t *r)
 {
     double c_user = ls->user + r->user + m->lost_user, c_sys = ls->sys + r->sys + m->lost_sys;
+    c_user -= m->mon_user; /* embedded: the monitor thread's own CPU is in the root's, and is not the job's */
+    c_sys -= m->mon_sys;
     double c_io[IO__MAX];
     for (int k = 0; k < IO__MAX; k++) /* unknown when a member's io could not be read, now or before */
         c_io[k] = ls->io_have[k] == ls->n && !m->sum.io_unreadable ? ls->io[k] + r->io[k] + m->lost_io[k] : NAN;
@@ -743,6 +746,11 @@ int model_feed(js_model_t *m, int64_t seq, const js_sample_t *s)
         return r;
     reaped_t reaped;
     read_reaped(m, first_row(s, &table_tree), &reaped, pt);
+    const js_value_t *self = m->cfg.embedded ? first_row(s, &table_self) : NULL;
+    if (self && self[SELF_UTIME].present && self[SELF_STIME].present) {
+        m->mon_user = (double)self[SELF_UTIME].i / 1e6;
+        m->mon_sys = (double)self[SELF_STIME].i / 1e6;
+    }
     cumulate(m, pt, &ls, &reaped);
     tree_levels(pt, &ls);
     if (m->cfg.scope == JS_SCOPE_NODE)
@@ -886,7 +894,9 @@ void model_summary(const js_model_t *m, js_summary_t *ret)
     ret->exact_peak_rss = m->cfg.mode == JS_MODE_RUN;
     ret->inexact_cpu_reason = NULL;
     if (m->cfg.mode != JS_MODE_RUN)
-        ret->inexact_cpu_reason = "sampled: members that exited are counted up to their last sample";
+        ret->inexact_cpu_reason = m->cfg.embedded ? "embedded: exact for the children the process waited for; "
+                                                    "orphans are counted up to their last sample"
+                                                  : "sampled: members that exited are counted up to their last sample";
     else if (ret->sigchld_pid)
         ret->inexact_cpu_reason = "a member ignored SIGCHLD: its children were reaped by the kernel, unaccounted";
     else if (ret->unread_samples)

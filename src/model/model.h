@@ -30,6 +30,8 @@ struct js_model_cfg {
     int64_t start_mono_ns;  /* when the command started (run) or monitoring began (attach); 0 = first sample */
     double cores_available; /* the allocation: smallest of affinity, cpuset, CPU quota, SLURM (may be fractional) */
     const char *cores_bound; /* which bound gave cores_available ("affinity", "cpuset", ...), or NULL */
+    bool embedded;          /* mode attach with the monitor a thread of root_pid (js_monitor_start): the
+                             * monitor thread's CPU (the self table) is taken off the tree's */
 };
 
 enum { IO_RCHAR, IO_WCHAR, IO_SYSCR, IO_SYSCW, IO_READ, IO_WRITE, IO__MAX };

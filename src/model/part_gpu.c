@@ -295,6 +295,7 @@ typedef struct {
     /* the job over all devices */
     stat_t util_sum, hw_fraction, job_util_sum;
     double peak_job, peak_main, peak_desc;
+    double peak_used; /* the largest sum over the devices of their memory in use at one sample */
     int64_t job_mem_known, job_mem_unknown;
     bool any_attribution;
 } gpu_t;
@@ -909,8 +910,8 @@ static int gpu_feed(void *state, const js_feed_t *f)
         return r;
 
     /* the job over all devices */
-    double usum = 0, hw = 0, jsum = 0, jm = 0, jmain = 0, jdesc = 0;
-    size_t nu = 0, nin = 0, nj = 0, nmem = 0;
+    double usum = 0, hw = 0, jsum = 0, jm = 0, jmain = 0, jdesc = 0, used = 0;
+    size_t nu = 0, nin = 0, nj = 0, nmem = 0, nused = 0;
     bool mem_unknown = false;
     for (size_t i = 0; i < g->nd; i++) {
         gdev_t *d = &g->d[i];
@@ -923,6 +924,10 @@ static int gpu_feed(void *state, const js_feed_t *f)
         if (!isnan(n->util)) {
             usum += n->util;
             nu++;
+        }
+        if (!isnan(n->mem_used)) {
+            used += n->mem_used;
+            nused++;
         }
         bool attributed = !g->attribution_off[d->vendor];
         bool in_use = attributed ? n->job_mem > 0 || n->job_util > 0 : true;
@@ -959,6 +964,8 @@ static int gpu_feed(void *state, const js_feed_t *f)
     }
     if (nu)
         stat_add(&g->util_sum, usum);
+    if (nused)
+        g->peak_used = fmax_nan(g->peak_used, used);
     if (nin)
         stat_add(&g->hw_fraction, hw / (double)nin);
     if (nj)
@@ -1474,6 +1481,7 @@ static void gpu_summary_json(void *state, jw_t *w)
     }
     jw_int(w, "devices", (int64_t)shown);
     jw_int(w, "devices_in_use", (int64_t)in_use);
+    jw_num(w, "peak_memory_used_bytes", g->peak_used); /* every process's, at one sample, over the devices */
     jw_num(w, "energy_j", energy_any ? energy : NAN);
     jw_open(w, "attribution");
     bool off = false;
@@ -1614,7 +1622,7 @@ static int gpu_init(const js_model_cfg_t *cfg, void **ret_state)
     stat_init(&g->util_sum);
     stat_init(&g->hw_fraction);
     stat_init(&g->job_util_sum);
-    g->peak_job = g->peak_main = g->peak_desc = NAN;
+    g->peak_job = g->peak_main = g->peak_desc = g->peak_used = NAN;
     *ret_state = g;
     return 0;
 }

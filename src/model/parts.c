@@ -12,7 +12,9 @@
     X(energy)                                                                                                  \
     X(network)                                                                                                 \
     X(node)                                                                                                    \
-    X(gpu)
+    X(gpu)                                                                                                     \
+    X(phases)                                                                                                  \
+    X(split)
 
 #define JS_PART_DECLARE(name) extern const js_model_part_t part_##name;
 #define JS_PART_REF(name) &part_##name,

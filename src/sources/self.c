@@ -2,7 +2,9 @@
  *
  * The monitor measures itself: its own CPU time and memory, and what writing the previous sample to the
  * recording cost. Together with the per-source collect durations in source_stats (written by the sampler)
- * these give the overhead figures every summary reports.
+ * these give the overhead figures every summary reports. An embedded monitor (a thread of the process it
+ * watches) measures its own thread: its CPU is RUSAGE_THREAD (collect runs on the monitor thread) and its
+ * memory cannot be told apart from the host's (missing).
  */
 #include "sources/self.h"
 
@@ -24,6 +26,10 @@ static const js_column_t self_cols[SELF__MAX] = {
     [SELF_RSS] = {"rss_bytes", "bytes", JS_INT, JS_GAUGE, 0, "monitor's RSS now"},
     [SELF_PREV_WRITE] = {"prev_write_ns", "ns", JS_INT, JS_GAUGE, 0, "time the previous sample's write took"},
     [SELF_WRITE_ERRORS] = {"write_errors", "count", JS_INT, JS_COUNTER, 64, "recording writes that failed"},
+    [SELF_MARKS] = {"marks", "count", JS_INT, JS_COUNTER, 64, "marks received from the job so far"},
+    [SELF_MARKS_REJECTED] = {"marks_rejected", "count", JS_INT, JS_COUNTER, 64,
+                             "mark packets or connections rejected so far (malformed, another user's, over the "
+                             "limits)"},
 };
 const js_table_t table_self = {"self", "one row per sample: the monitor's own cost", SELF__MAX, self_cols};
 
@@ -44,7 +50,7 @@ static int self_init(const js_ctx_t *ctx, void **ret_state)
     snprintf(st->path, sizeof(st->path), "%d/statm", (int)ctx->monitor_pid);
     snprintf(st->status_path, sizeof(st->status_path), "%d/status", (int)ctx->monitor_pid);
     st->page = sysconf(_SC_PAGESIZE);
-    st->fd_statm = openat(ctx->root.proc, st->path, O_RDONLY | O_CLOEXEC);
+    st->fd_statm = ctx->embedded ? -1 : openat(ctx->root.proc, st->path, O_RDONLY | O_CLOEXEC);
     *ret_state = st;
     return 0;
 }
@@ -56,13 +62,13 @@ static int self_collect(void *state, js_ctx_t *ctx, js_rows_t *const *rows)
     if (!v)
         return -ENOMEM;
     struct rusage ru;
-    if (getrusage(RUSAGE_SELF, &ru) == 0) {
+    if (getrusage(ctx->embedded ? RUSAGE_THREAD : RUSAGE_SELF, &ru) == 0) {
         val_int(&v[SELF_UTIME], (int64_t)ru.ru_utime.tv_sec * 1000000 + ru.ru_utime.tv_usec);
         val_int(&v[SELF_STIME], (int64_t)ru.ru_stime.tv_sec * 1000000 + ru.ru_stime.tv_usec);
     }
     /* not ru_maxrss: Linux carries it over from the image that exec'd jobscope (a Python parent, say) */
     uint64_t hwm;
-    if ((ctx->final || ctx->seq % (ctx->status_every ? ctx->status_every : 1) == 0) &&
+    if (!ctx->embedded && (ctx->final || ctx->seq % (ctx->status_every ? ctx->status_every : 1) == 0) &&
         fs_read_record(ctx->root.proc, st->status_path, &st->buf) == 0 && kv_u64(st->buf.p, "VmHWM:", &hwm) == 0)
         val_int(&v[SELF_MAXRSS], (int64_t)hwm * 1024);
     ssize_t n = st->fd_statm >= 0 ? pread(st->fd_statm, st->text, sizeof(st->text) - 1, 0) : -1;
@@ -76,6 +82,8 @@ static int self_collect(void *state, js_ctx_t *ctx, js_rows_t *const *rows)
     if (ctx->seq > 0)
         val_int(&v[SELF_PREV_WRITE], ctx->prev_write_ns);
     val_int(&v[SELF_WRITE_ERRORS], (int64_t)ctx->write_errors);
+    val_int(&v[SELF_MARKS], (int64_t)ctx->marks_received);
+    val_int(&v[SELF_MARKS_REJECTED], (int64_t)ctx->marks_rejected);
     return 0;
 }
 

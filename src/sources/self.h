@@ -7,7 +7,17 @@
 
 #include "core/table.h"
 
-enum { SELF_UTIME, SELF_STIME, SELF_MAXRSS, SELF_RSS, SELF_PREV_WRITE, SELF_WRITE_ERRORS, SELF__MAX };
+enum {
+    SELF_UTIME,
+    SELF_STIME,
+    SELF_MAXRSS,
+    SELF_RSS,
+    SELF_PREV_WRITE,
+    SELF_WRITE_ERRORS,
+    SELF_MARKS,
+    SELF_MARKS_REJECTED,
+    SELF__MAX
+};
 
 extern const js_table_t table_self;
 

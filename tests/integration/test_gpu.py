@@ -555,3 +555,35 @@ def test_rocm_lost_and_reload(js, rocm, monkeypatch, tmp_path):
     assert d1["energy_j"] == approx(100 * d1["energy_covered_s"], rel=0.03)
     assert d1["lost"] is True and 1.3 <= d1["lost_at_s"] <= 2.0
     assert device(r.summary, 0, "amd")["lost"] is False
+
+
+def test_tracker_gpu_figures(nvml, tmp_path):
+    """gpu_tracker's GPU figures from the embedded monitor (libjobscope + the Python Tracker) on the fake NVML:
+    the process is the job's main process on GPU 0 (20 GiB); GPU 1 is someone else's."""
+    lib = BUILD / "lib" / "libjobscope.so.0"
+    if not lib.exists():
+        pytest.skip(f"{lib} not built")
+    code = f"""
+import json, os, sys, time
+sys.path.insert(0, {str(REPO / 'python')!r})
+with open({str(nvml / 'main.pid')!r}, "w") as f:
+    f.write(str(os.getpid()))
+import jobscope
+with jobscope.Tracker(interval=0.1, gpu_ram_unit="gigabytes", time_unit="seconds") as t:
+    time.sleep(1.0)
+print(json.dumps(t.summary))
+"""
+    env = dict(os.environ, JOBSCOPE_LIBRARY=str(lib))
+    p = subprocess.run([PYTHON, "-c", code], capture_output=True, text=True, env=env, timeout=60)
+    assert p.returncode == 0, p.stderr
+    s = json.loads(p.stdout)
+    g = s["max_gpu_ram"]
+    GiB = 2**30 / 1e9
+    assert g["system_capacity"] == pytest.approx(160 * GiB)
+    assert g["system"] == pytest.approx((30 + 79) * GiB)  # every process's memory, both GPUs at one sample
+    assert g["main"] == pytest.approx(20 * GiB) and g["combined"] == pytest.approx(20 * GiB)
+    assert g["descendants"] == 0
+    u = s["gpu_utilization"]
+    assert u["system_gpu_count"] == 2 and u["n_expected_gpus"] == 2
+    assert u["gpu_percentages"]["max_sum_percent"] == pytest.approx(92)  # 90% + 2%
+    assert u["gpu_percentages"]["mean_hardware_percent"] == pytest.approx(46)

@@ -1,0 +1,54 @@
+#!/bin/sh
+# SPDX-License-Identifier: MIT
+#
+# bench/marks.sh: the caller's cost of a mark (bench/marks_cost.c), without a monitor and under
+# `jobscope run`, printed as the "Marks" section of docs/BENCHMARKS.md (bench/run.sh appends it to the full
+# report). BUILD_DIR (default build) must hold a build (ninja -C build).
+#
+#   bench/marks.sh [PAIRS]    default 1,000,000 begin/end pairs back to back, then 20,000 paced pairs
+set -eu
+here=$(cd "$(dirname "$0")" && pwd)
+repo=$(dirname "$here")
+build=${BUILD_DIR:-$repo/build}
+pairs=${1:-1000000}
+bin=$build/jobscope
+cost=$build/bench/marks_cost
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+unset JOBSCOPE_SOCKET
+none=$("$cost" "$pairs")
+none_paced=$("$cost" --paced 20000)
+with=$("$bin" run -q -i 1s -o "$tmp/a.db" -- "$cost" "$pairs")
+with_paced=$("$bin" run -q -i 1s -o "$tmp/b.db" -- "$cost" --paced 20000)
+mon=$("$bin" summary --json "$tmp/a.db")
+python3 - "$none" "$none_paced" "$with" "$with_paced" "$mon" "$pairs" <<'PY'
+import json, sys, os
+n, np_, w, wp, mon = (json.loads(a) for a in sys.argv[1:6])
+pairs = int(sys.argv[6])
+ph = mon.get("phases", {})
+print("\n## Marks: the caller's cost of js_phase_begin / js_phase_end\n")
+print(f"`bench/marks.sh` on {os.uname().nodename} ({os.cpu_count()} CPUs), {pairs:,} begin/end pairs back to back, "
+      "then 20,000 pairs 20 us apart (each call timed on its own). Figures per mark.\n")
+print("| monitor | back to back: wall | back to back: caller CPU | paced: median | paced: 99th centile | not sent |")
+print("|---|---|---|---|---|---|")
+print(f"| none (JOBSCOPE_SOCKET unset) | {n['ns_per_mark']:.0f} ns | {n['cpu_ns_per_mark']:.0f} ns | "
+      f"{np_['median_ns']} ns | {np_['p99_ns']} ns | 0 |")
+print(f"| `jobscope run -i 1s` | {w['ns_per_mark']:.0f} ns | {w['cpu_ns_per_mark']:.0f} ns | {wp['median_ns']} ns | "
+      f"{wp['p99_ns']} ns | {w['not_sent']:,} of {w['marks']:,} back to back (queue full: dropped, counted); "
+      f"{wp['not_sent']} paced |")
+print()
+print(f"Back to back, the monitor received {ph.get('marks', 0):,} marks, rejected "
+      f"{ph.get('rejected_by_monitor', 0):,} (over 100,000 between two samples) and recorded that the job dropped "
+      f"{ph.get('dropped_by_senders', 0):,}; it spent {mon['monitor']['cpu_s']:.2f} s of CPU on the run "
+      f"({mon['monitor']['mean_sample_cost_s'] * 1e3:.1f} ms per sample, receiving and writing the marks). "
+      f"Load average while measuring: {os.getloadavg()[0]:.1f}.")
+print("""
+Reading the table: without a monitor a mark is an atomic load and a branch (plus validating the name); the
+paced figures include the two `clock_gettime` calls that time each call (about 25 ns). With a monitor a
+mark is one `send` on a Unix SOCK_SEQPACKET socket, about 2 us of the caller's CPU on a VM where system calls
+are costly. Back to back, the wall time exceeds the CPU time because the caller and the monitor (and any
+other load) share the CPUs; the caller never waits on the monitor (`MSG_DONTWAIT`): when the connection's
+queue is full the mark is dropped, counted, and the count reported with the sender's next delivered mark
+(drops after its last delivered mark stay unknown to the monitor). A high 99th centile in the paced run is
+the caller being preempted on a busy machine, not the mark.""")
+PY

@@ -1,0 +1,131 @@
+/* SPDX-License-Identifier: MIT
+ *
+ * jobscope.h: the public C API of libjobscope (link with -ljobscope; `pkg-config --cflags --libs jobscope`).
+ *
+ * Two parts:
+ *
+ *  1. Marks. A program marks parts of its run: phases (js_phase_begin / js_phase_end, by name, nestable and
+ *     overlapping across threads and processes) and point events (js_event, with optional JSON data). Inside
+ *     a run monitored by jobscope (`jobscope run`, or a monitor embedded with js_monitor_start) every mark is
+ *     sent to the monitor, which records it with the sample it falls before and totals CPU, memory, I/O and
+ *     energy per phase. Outside a monitored run a mark does nothing and costs a load and a branch. A mark
+ *     never blocks: when the monitor cannot keep up the mark is dropped and counted (js_marks_dropped). The
+ *     functions are thread-safe and async-signal-unsafe; a forked child keeps marking to the same monitor.
+ *     The MPI rank is taken from OMPI_COMM_WORLD_RANK, PMI_RANK, PMIX_RANK or SLURM_PROCID.
+ *
+ *  2. Embedding. js_monitor_start runs jobscope's monitor on a thread of the calling process, over that
+ *     process and every descendant, writing the same recording as `jobscope run` (when an output is given)
+ *     and keeping the same summary (js_monitor_summary, JSON). The host's signals and children are left
+ *     alone: nothing is reaped (children the host waits for are counted through its own cutime), no signal
+ *     is blocked or handled outside the monitor thread. The monitor thread's own CPU is not counted as the
+ *     host's. The Python module (python/jobscope) is built on this.
+ *
+ * Versioning: the soname is libjobscope.so.0; symbols carry the version node JOBSCOPE_0. JS_API_VERSION
+ * counts compatible additions.
+ */
+#ifndef JOBSCOPE_PUBLIC_H
+#define JOBSCOPE_PUBLIC_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#if defined(__GNUC__)
+#define JS_API __attribute__((visibility("default")))
+#else
+#define JS_API
+#endif
+
+#define JS_API_VERSION 1
+
+/* Limits of one mark (bytes, UTF-8 recommended; names are stored as given and escaped on output). */
+#define JS_MARK_NAME_MAX 256
+#define JS_MARK_DATA_MAX 4096
+
+/* ---- marks ----------------------------------------------------------------------------------------- */
+
+/* js_phase_begin: phase `name` (1..JS_MARK_NAME_MAX bytes, no NUL) begins now. Phases with the same name
+ * may overlap (threads, ranks): the phase is active while more have begun than ended.
+ * Returns 0 when the mark was sent or when no monitor is present (nothing to do); -EINVAL for a bad name;
+ * -EAGAIN when the monitor's queue was full (the mark is dropped and counted); -EPIPE when the monitor has
+ * gone (every later mark is a no-op). */
+JS_API int js_phase_begin(const char *name);
+
+/* js_phase_end: phase `name` ends now. Returns as js_phase_begin. */
+JS_API int js_phase_end(const char *name);
+
+/* js_event: a point event `name` now, with `json` (a JSON value of at most JS_MARK_DATA_MAX bytes, or NULL
+ * for none). Text that is not valid JSON is recorded as a JSON string. Returns as js_phase_begin, and
+ * -EINVAL when json is too long. */
+JS_API int js_event(const char *name, const char *json);
+
+/* js_marks_active: 1 when marks reach a monitor (JOBSCOPE_SOCKET names one that accepted the connection),
+ * else 0. The first call (or the first mark) connects. */
+JS_API int js_marks_active(void);
+
+/* js_marks_dropped: marks this process dropped so far because the monitor's queue was full or it had gone
+ * (each mark also carries this count, so the monitor records it). */
+JS_API uint64_t js_marks_dropped(void);
+
+/* ---- embedding -------------------------------------------------------------------------------------- */
+
+/* Options of js_monitor_start. Zero-initialise, set `size` to sizeof(js_monitor_opts_t), then what you
+ * need; fields added in later versions are read only when `size` covers them. */
+typedef struct {
+    size_t size;          /* sizeof(js_monitor_opts_t) */
+    double interval_s;    /* time between samples, 0.01..3600 (0: 1 s) */
+    const char *output;   /* recording to create (SQLite, docs/FORMAT.md), or NULL for none (summary only) */
+    int overwrite;        /* replace `output` when it exists */
+    unsigned uss_every;   /* read USS/PSS every N samples (0: never; default when unset: 30) */
+    int set_environment;  /* export JOBSCOPE_SOCKET (setenv) so children mark to this monitor: 1 yes, 0 no */
+} js_monitor_opts_t;
+
+/* js_monitor_start: start monitoring this process and its descendants on a new thread. Takes the first
+ * sample before returning. At most one embedded monitor per process. Returns 0, -EBUSY (one is running),
+ * -EINVAL (bad options), -EEXIST (output exists and not overwrite), or another -errno. */
+JS_API int js_monitor_start(const js_monitor_opts_t *opts);
+
+/* js_monitor_sample: take a sample now (off schedule) and wait until it is recorded and in the summary.
+ * Returns 0, or -ESRCH when no monitor is running. */
+JS_API int js_monitor_sample(void);
+
+/* js_monitor_stop: take the closing sample, stop the thread, close the recording. The summary stays
+ * available until the next js_monitor_start. Returns 0, -ESRCH (none running) or the first error the
+ * monitor met (the recording could not be written, say). */
+JS_API int js_monitor_stop(void);
+
+/* js_monitor_summary: the summary as JSON text (the same object as `jobscope summary --json`, with the
+ * `phases` section), malloc'ed: free it with js_free. While running it reflects a sample taken for the call;
+ * after js_monitor_stop, the whole run. NULL when no monitor was started (errno ESRCH) or on ENOMEM. */
+JS_API char *js_monitor_summary(void);
+
+/* js_monitor_address: the JOBSCOPE_SOCKET value of the running embedded monitor (static storage), or NULL. */
+JS_API const char *js_monitor_address(void);
+
+/* ---- recordings ------------------------------------------------------------------------------------- */
+
+/* js_recording_export: write view `view` of the recording `path` ("tree", "process", "system", "marks",
+ * "phases", ... as `jobscope export --list` shows) as CSV (format "csv") or JSON Lines ("jsonl") to the new
+ * file `out` (replaced when it exists). Returns 0, -ENOENT (no such view), or another -errno. */
+JS_API int js_recording_export(const char *path, const char *view, const char *format, const char *out);
+
+/* js_recording_summary: the summary of the recording `path` as JSON text (malloc'ed; js_free), or NULL
+ * (errno set). */
+JS_API char *js_recording_summary(const char *path);
+
+/* ---- misc -------------------------------------------------------------------------------------------- */
+
+/* js_free: free memory returned by this library. Accepts NULL. */
+JS_API void js_free(void *p);
+
+/* js_version: the library version, "0.1.0". */
+JS_API const char *js_version(void);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif

@@ -1,0 +1,145 @@
+/* SPDX-License-Identifier: MIT
+ *
+ * Replaying a recording through the model (see replay.h).
+ */
+#include "api/replay.h"
+
+#include "sys/fsroot.h"
+#include "sys/parse.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+/* scope_kind_of: the scope of a recording's meta "scope_kind" (absent in recordings of a command: a tree) */
+static js_scope_kind_t scope_kind_of(const char *s)
+{
+    if (!s)
+        return JS_SCOPE_TREE;
+    return !strcmp(s, "user") ? JS_SCOPE_USER : !strcmp(s, "cgroup") ? JS_SCOPE_CGROUP
+                              : !strcmp(s, "node")                    ? JS_SCOPE_NODE
+                                                                      : JS_SCOPE_TREE;
+}
+
+void replay_model_cfg(const js_recording_t *r, js_model_cfg_t *ret)
+{
+    memset(ret, 0, sizeof(*ret));
+    const char *mode = recording_meta(r, "mode");
+    ret->embedded = mode && strcmp(mode, "embedded") == 0; /* js_monitor_start: attach over its own process */
+    ret->mode = !mode || strcmp(mode, "run") == 0                    ? JS_MODE_RUN
+                : strcmp(mode, "attach") == 0 || ret->embedded ? JS_MODE_ATTACH
+                                                               : JS_MODE_WATCH;
+    ret->clk_tck = recording_meta_i64(r, "clk_tck", 100);
+    ret->monitor_pid = (int32_t)recording_meta_i64(r, "monitor_pid", 0);
+    ret->root_pid = (int32_t)recording_meta_i64(r, "root_pid", 0);
+    ret->interval_ns = recording_meta_i64(r, "interval_ns", 1000000000);
+    ret->start_mono_ns = recording_meta_i64(r, "start_mono_ns", 0);
+    ret->cores_available = recording_meta_f64(r, "cores_available", 0);
+    ret->cores_bound = recording_meta(r, "cores_bound");
+    ret->scope = scope_kind_of(recording_meta(r, "scope_kind"));
+}
+
+/* monitor_alive: whether the monitor that wrote `r` is still running on this host (same PID and start). */
+static bool monitor_alive(const js_recording_t *r)
+{
+    char host[256] = "";
+    const char *h = recording_meta(r, "host");
+    int64_t pid = recording_meta_i64(r, "monitor_pid", 0);
+    int64_t start = recording_meta_i64(r, "monitor_start_ticks", 0);
+    if (!h || pid <= 0 || gethostname(host, sizeof(host) - 1) < 0 || strcmp(h, host) != 0)
+        return false;
+    js_fsroot_t root;
+    if (fsroot_open(&root, NULL, NULL) < 0)
+        return false;
+    char path[32], text[1024];
+    snprintf(path, sizeof(path), "%lld/stat", (long long)pid);
+    js_pid_stat_t ps;
+    bool alive = fs_read_small(root.proc, path, text, sizeof(text)) > 0 && parse_pid_stat(text, &ps) == 0 &&
+                 (start == 0 || (int64_t)ps.starttime == start) && ps.state != 'Z';
+    fsroot_close(&root);
+    return alive;
+}
+
+void replay_run_info(const js_recording_t *r, const char *path, js_run_info_t *ret)
+{
+    memset(ret, 0, sizeof(*ret));
+    ret->version = recording_meta(r, "jobscope_version");
+    ret->command_json = recording_meta(r, "command");
+    if (!ret->command_json)
+        ret->command_json = "[]";
+    ret->command_shell = recording_meta(r, "command_shell");
+    ret->host = recording_meta(r, "host");
+    ret->mode = recording_meta(r, "mode");
+    ret->scope = recording_meta(r, "scope");
+    ret->exec_error = recording_meta(r, "exec_error");
+    int64_t st = recording_meta_i64(r, "exit_status", -1);
+    ret->have_exit = st >= 0;
+    ret->exit_status = (int)st;
+    ret->recording = path;
+    /* a run that ended cleanly records its stop time last; without it the monitor is still writing (on this
+     * host, same PID and start time) or stopped without closing the recording (killed, crashed, power) */
+    if (recording_meta(r, "stop_unix_ns"))
+        ret->state = "complete";
+    else
+        ret->state = monitor_alive(r) ? "in progress" : "incomplete";
+}
+
+void replay_summarize(const js_recording_t *r, const char *path, const js_model_t *m, js_run_info_t *info,
+                      js_summary_t *su)
+{
+    replay_run_info(r, path, info);
+    model_summary(m, su);
+    if (strcmp(info->state, "complete") != 0) {
+        /* what happened after the last sample is unknown: nothing is exact */
+        su->exact_cpu = su->exact_peak_rss = false;
+        su->inexact_cpu_reason = strcmp(info->state, "in progress") == 0
+                                     ? "the run is in progress: figures up to the last sample"
+                                     : "the recording is incomplete: figures up to its last sample";
+    }
+}
+
+int replay_open(const char *path, js_recording_t **ret_rec, js_model_t **ret_model, replay_each_fn each,
+                void *arg, char *err, size_t errlen)
+{
+    js_recording_t *r = NULL;
+    js_model_t *m = NULL;
+    js_sample_t s = {0};
+    if (errlen)
+        err[0] = '\0';
+    int rc = recording_open(path, &r, err, errlen);
+    if (rc < 0)
+        return rc;
+    js_model_cfg_t cfg;
+    replay_model_cfg(r, &cfg);
+    m = model_new(&cfg);
+    if (!m || sample_init(&s) < 0) {
+        snprintf(err, errlen, "out of memory");
+        rc = -ENOMEM;
+        goto fail;
+    }
+    int64_t seq;
+    char rerr[1024] = "";
+    while ((rc = recording_next(r, &s, &seq, rerr, sizeof(rerr))) == 1) {
+        if ((rc = model_feed(m, seq, &s)) < 0) {
+            snprintf(err, errlen, "out of memory");
+            goto fail;
+        }
+        if (each && (rc = each(arg, r, m, &s)) < 0)
+            goto fail;
+    }
+    if (rc < 0) {
+        snprintf(err, errlen, "%s: %s", path, rerr);
+        goto fail;
+    }
+    sample_free(&s);
+    *ret_rec = r;
+    *ret_model = m;
+    return 0;
+fail:
+    sample_free(&s);
+    model_free(m);
+    recording_close(r);
+    return rc;
+}

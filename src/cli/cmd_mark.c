@@ -1,0 +1,71 @@
+/* SPDX-License-Identifier: MIT
+ *
+ * `jobscope mark begin|end|event NAME [--data JSON]`: a mark from a shell script inside a monitored run. It
+ * goes through libjobscope's marks client (include/jobscope.h), so it behaves like js_phase_begin: outside a
+ * monitored run (no JOBSCOPE_SOCKET) it does nothing and exits 0, and it never waits for the monitor (a mark
+ * that cannot be queued is dropped; the job carries on with status 0). Bad usage (an unknown kind, an empty
+ * or too long name, data that is not JSON) is an error in either case, so a script behaves the same with or
+ * without a monitor.
+ */
+#include "cli/cli.h"
+
+#include "api/api.h"
+#include "core/jsoncheck.h"
+#include "core/markwire.h"
+
+#include <getopt.h>
+#include <string.h>
+
+static const char mark_usage[] =
+    "Usage: jobscope mark begin|end NAME [--data JSON]\n"
+    "       jobscope mark event NAME [--data JSON]\n"
+    "\n"
+    "Mark the start or end of a phase, or a point event, in the run that monitors this process (jobscope run\n"
+    "exports JOBSCOPE_SOCKET to the command and its descendants). The monitor records the mark with the next\n"
+    "sample and totals CPU, memory, I/O and energy per phase in the summary. Outside a monitored run nothing\n"
+    "is done and the exit status is 0. Never waits for the monitor.\n"
+    "\n"
+    "Options:\n"
+    "  -d, --data JSON  a JSON value recorded with the mark (at most 4096 bytes), e.g. '{\"step\": 10}'\n"
+    "  -h, --help       show this help\n";
+
+int cmd_mark(int argc, char **argv)
+{
+    static const struct option opts[] = {
+        {"data", required_argument, NULL, 'd'}, {"help", no_argument, NULL, 'h'}, {NULL, 0, NULL, 0}};
+    const char *data = NULL;
+    optind = 1;
+    opterr = 0;
+    int c;
+    while ((c = getopt_long(argc, argv, ":d:h", opts, NULL)) != -1) {
+        switch (c) {
+        case 'd':
+            data = optarg;
+            break;
+        case 'h':
+            fputs(mark_usage, stdout);
+            return 0;
+        case ':':
+            return cli_usage_error("mark ", "option '%s' needs a value", argv[optind - 1]);
+        default:
+            return cli_usage_error("mark ", "unknown option '%s'", argv[optind - 1]);
+        }
+    }
+    if (argc - optind != 2)
+        return cli_usage_error("mark ", argc - optind < 2 ? "missing %s" : "too many arguments%s",
+                               argc - optind < 1 ? "KIND and NAME" : argc - optind < 2 ? "NAME" : "");
+    const char *kind = argv[optind], *name = argv[optind + 1];
+    size_t nl = strlen(name);
+    if (nl == 0 || nl > JS_MARK_NAME_MAX)
+        return cli_usage_error("mark ", "NAME must be 1 to %d bytes", JS_MARK_NAME_MAX);
+    if (data && (strlen(data) > JS_MARK_DATA_MAX || !json_valid(data, strlen(data))))
+        return cli_usage_error("mark ", "--data must be a JSON value of at most %d bytes", JS_MARK_DATA_MAX);
+    int k = strcmp(kind, "begin") == 0 ? MARKWIRE_BEGIN
+            : strcmp(kind, "end") == 0   ? MARKWIRE_END
+            : strcmp(kind, "event") == 0 ? MARKWIRE_EVENT
+                                         : -1;
+    if (k < 0)
+        return cli_usage_error("mark ", "unknown kind '%s' (begin, end or event)", kind);
+    (void)client_mark(k, name, data); /* dropped or no monitor: the job goes on either way */
+    return 0;
+}

@@ -1,0 +1,265 @@
+/* SPDX-License-Identifier: MIT
+ *
+ * The `split` model part: the scope's figures split between its main process (the command, or the process
+ * that embeds the monitor) and its descendants, beside the whole system's: the figures gpu_tracker's
+ * Tracker reports, from jobscope's samples and exact totals (python/jobscope builds its Tracker on them).
+ *
+ * Memory, per sample: main = the root's RSS (statm resident), shared = its resident file-backed and shmem
+ * pages (statm shared), private = RSS - shared; descendants = the same summed over every other member;
+ * combined = both. Each figure's peak is its own largest sample (the peaks need not be simultaneous), as in
+ * gpu_tracker. System: the largest memory in use (MemTotal - MemAvailable) and MemTotal, from the `system`
+ * view.
+ *
+ * CPU: combined = the tree's exact cumulative CPU (model.h); main = the root's own utime + stime (without
+ * what it reaped: that was a descendant's), less the monitor thread's in embedded mode; descendants =
+ * combined - main, so children that lived less than an interval are counted. Rates over each interval
+ * (cores busy) go through rate_carry_t like the tree's; the mean is the total over the wall time (exact), the
+ * maximum the largest interval's. System: the host's busy fraction per interval (the `system` view's
+ * cpu_util_fraction) times its CPUs. Threads: the largest count of each at one sample.
+ *
+ * No view; summary: a `split` section.
+ */
+#include "model/model.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+enum { W_MAIN, W_DESC, W_COMB, W__MAX };
+static const char *const who_names[W__MAX] = {"main", "descendants", "combined"};
+
+typedef struct {
+    double tck;
+    bool embedded, run;
+    int32_t root;
+    /* proc and self columns, resolved by name at the first feed (-1: absent) */
+    bool resolved;
+    int c_pid, c_ut, c_st, c_rss, c_shared, c_threads, s_ut, s_st;
+    /* memory and thread peaks */
+    double peak_rss[W__MAX], peak_priv[W__MAX], peak_shared[W__MAX], peak_threads[W__MAX];
+    double sys_peak_used, sys_total;
+    /* CPU */
+    bool have_base;
+    double base_main, main_s, comb_s;
+    double prev_main, prev_comb;
+    rate_carry_t rate[W__MAX];
+    double sys_max_cores, sys_busy_core_s, sys_covered_s, sys_cores;
+    int64_t t_first, t_last, prev_t;
+    int64_t fed;
+} split_t;
+
+static double fmax_nan(double a, double b)
+{
+    if (isnan(a))
+        return b;
+    if (isnan(b))
+        return a;
+    return a > b ? a : b;
+}
+
+static double num(const js_value_t *row, int c)
+{
+    return c >= 0 && row[c].present ? (double)row[c].i : NAN;
+}
+
+/* view_cell: column `col` of the first row of view `name`, NAN when absent */
+static double view_cell(js_model_t *m, const char *name, const char *col)
+{
+    js_view_t v;
+    if (model_view(m, name, &v) < 0 || !v.rows->nrows)
+        return NAN;
+    int c = table_column(v.table, col);
+    if (c < 0)
+        return NAN;
+    const js_value_t *x = &rows_row(v.rows, 0)[c];
+    if (!x->present)
+        return NAN;
+    return v.table->cols[c].type == JS_REAL ? x->d : (double)x->i;
+}
+
+/* cpu_columns: the `system` view's per-CPU columns (cpuN_util_fraction): the host's CPU count */
+static double cpu_columns(js_model_t *m)
+{
+    js_view_t v;
+    if (model_view(m, "system", &v) < 0)
+        return NAN;
+    double n = 0;
+    for (size_t i = 0; i < v.table->ncols; i++) {
+        const char *name = v.table->cols[i].name;
+        if (strncmp(name, "cpu", 3) == 0 && name[3] >= '0' && name[3] <= '9')
+            n++;
+    }
+    return n > 0 ? n : NAN;
+}
+
+static int split_feed(void *state, const js_feed_t *f)
+{
+    split_t *p = state;
+    const js_tree_point_t *pt = model_point(f->m);
+    js_model_t *m = (js_model_t *)f->m; /* views of the parts fed before this one: built for this sample */
+    const js_rows_t *proc = sample_rows_named(f->s, "proc"), *self = sample_rows_named(f->s, "self");
+    if (!pt || !proc)
+        return 0;
+    if (!p->resolved) {
+        p->resolved = true;
+        p->c_pid = table_column(proc->table, "pid");
+        p->c_ut = table_column(proc->table, "utime_ticks");
+        p->c_st = table_column(proc->table, "stime_ticks");
+        p->c_rss = table_column(proc->table, "rss_bytes");
+        p->c_shared = table_column(proc->table, "shared_bytes");
+        p->c_threads = table_column(proc->table, "threads");
+        p->s_ut = self ? table_column(self->table, "utime_us") : -1;
+        p->s_st = self ? table_column(self->table, "stime_us") : -1;
+    }
+    /* memory and threads */
+    double rss[W__MAX] = {NAN, 0, 0}, shared[W__MAX] = {NAN, 0, 0}, thr[W__MAX] = {NAN, 0, 0};
+    bool have_rss = true, have_shared = true;
+    double main_own = NAN;
+    for (size_t i = 0; i < proc->nrows; i++) {
+        const js_value_t *row = rows_row(proc, i);
+        double r = num(row, p->c_rss), s = num(row, p->c_shared), t = num(row, p->c_threads);
+        if (p->c_pid >= 0 && row[p->c_pid].present && row[p->c_pid].i == p->root) {
+            rss[W_MAIN] = r;
+            shared[W_MAIN] = s;
+            thr[W_MAIN] = t;
+            main_own = (num(row, p->c_ut) + num(row, p->c_st)) / p->tck;
+            continue;
+        }
+        have_rss &= !isnan(r);
+        have_shared &= !isnan(s);
+        rss[W_DESC] += r;
+        shared[W_DESC] += s;
+        thr[W_DESC] += isnan(t) ? 0 : t;
+    }
+    if (!have_rss)
+        rss[W_DESC] = NAN;
+    if (!have_shared)
+        shared[W_DESC] = NAN;
+    rss[W_COMB] = isnan(rss[W_MAIN]) ? rss[W_DESC] : rss[W_MAIN] + rss[W_DESC];
+    shared[W_COMB] = isnan(shared[W_MAIN]) ? shared[W_DESC] : shared[W_MAIN] + shared[W_DESC];
+    thr[W_COMB] = (isnan(thr[W_MAIN]) ? 0 : thr[W_MAIN]) + thr[W_DESC];
+    for (int w = 0; w < W__MAX; w++) {
+        p->peak_rss[w] = fmax_nan(p->peak_rss[w], rss[w]);
+        p->peak_shared[w] = fmax_nan(p->peak_shared[w], shared[w]);
+        p->peak_priv[w] = fmax_nan(p->peak_priv[w], rss[w] - shared[w]);
+        p->peak_threads[w] = fmax_nan(p->peak_threads[w], thr[w]);
+    }
+    p->sys_peak_used = fmax_nan(p->sys_peak_used, view_cell(m, "system", "mem_used_bytes"));
+    p->sys_total = fmax_nan(p->sys_total, view_cell(m, "system", "mem_total_bytes"));
+
+    /* CPU: the root's own, less the monitor thread's when embedded */
+    if (p->embedded && !isnan(main_own) && self && self->nrows && p->s_ut >= 0 && p->s_st >= 0) {
+        const js_value_t *sv = rows_row(self, 0);
+        double mon = (num(sv, p->s_ut) + num(sv, p->s_st)) / 1e6;
+        if (!isnan(mon))
+            main_own -= mon;
+    }
+    int64_t t = pt->t_mono_ns;
+    if (!p->fed++) {
+        const js_model_cfg_t *cfg = model_cfg(f->m);
+        p->t_first = p->run && cfg->start_mono_ns > 0 && cfg->start_mono_ns < t ? cfg->start_mono_ns : t;
+        p->prev_t = p->t_first;
+        p->base_main = p->run || isnan(main_own) ? 0 : main_own; /* attach and embedded: from the first sample */
+        p->have_base = true;
+        p->sys_cores = cpu_columns(m);
+    }
+    if (!isnan(main_own) && main_own - p->base_main > p->main_s)
+        p->main_s = main_own - p->base_main; /* the root's own CPU never goes back; after it exits it stays */
+    p->comb_s = fmax_nan(p->comb_s, pt->cpu_s);
+    double dt = (double)(t - p->prev_t) / 1e9;
+    if (dt > 0) {
+        double dm = p->main_s - p->prev_main, dc = p->comb_s - p->prev_comb;
+        double dd = dc - dm;
+        rate_carry_step(&p->rate[W_MAIN], dm, dt);
+        rate_carry_step(&p->rate[W_DESC], dd > 0 ? dd : 0, dt);
+        rate_carry_step(&p->rate[W_COMB], dc, dt);
+        double u = view_cell(m, "system", "cpu_util_fraction");
+        if (!isnan(u) && !isnan(p->sys_cores) && p->fed > 1) {
+            p->sys_max_cores = fmax_nan(p->sys_max_cores, u * p->sys_cores);
+            p->sys_busy_core_s += u * p->sys_cores * dt;
+            p->sys_covered_s += dt;
+        }
+    }
+    p->prev_main = p->main_s;
+    p->prev_comb = p->comb_s;
+    p->prev_t = t;
+    p->t_last = t;
+    return 0;
+}
+
+static void split_summary_json(void *state, jw_t *w)
+{
+    split_t *p = state;
+    if (!p->fed)
+        return;
+    double wall = (double)(p->t_last - p->t_first) / 1e9;
+    double cpu[W__MAX] = {p->main_s, p->comb_s - p->main_s, p->comb_s};
+    if (cpu[W_DESC] < 0)
+        cpu[W_DESC] = 0;
+    jw_open(w, "split");
+    jw_str(w, "main", "the root process: the command, or the process that embeds the monitor");
+    jw_int(w, "main_pid", p->root);
+    jw_num(w, "wall_s", wall);
+    jw_open(w, "memory");
+    for (int k = 0; k < W__MAX; k++) {
+        jw_open(w, who_names[k]);
+        jw_num(w, "peak_rss_bytes", p->peak_rss[k]);
+        jw_num(w, "peak_private_bytes", p->peak_priv[k]);
+        jw_num(w, "peak_shared_bytes", p->peak_shared[k]);
+        jw_close(w);
+    }
+    jw_num(w, "system_peak_used_bytes", p->sys_peak_used);
+    jw_num(w, "system_total_bytes", p->sys_total);
+    jw_close(w);
+    jw_open(w, "cpu");
+    for (int k = 0; k < W__MAX; k++) {
+        jw_open(w, who_names[k]);
+        jw_num(w, "cpu_s", cpu[k]);
+        jw_num(w, "mean_cores", wall > 0 ? cpu[k] / wall : NAN);
+        jw_num(w, "max_cores", fmax_nan(p->rate[k].max_rate, wall > 0 ? cpu[k] / wall : NAN));
+        jw_close(w);
+    }
+    jw_open(w, "system");
+    jw_num(w, "cores", p->sys_cores);
+    jw_num(w, "mean_cores", p->sys_covered_s > 0 ? p->sys_busy_core_s / p->sys_covered_s : NAN);
+    jw_num(w, "max_cores", p->sys_max_cores);
+    jw_close(w);
+    jw_close(w);
+    jw_open(w, "threads");
+    for (int k = 0; k < W__MAX; k++)
+        jw_num(w, who_names[k], p->peak_threads[k]);
+    jw_close(w);
+    jw_close(w);
+}
+
+static int split_init(const js_model_cfg_t *cfg, void **ret_state)
+{
+    split_t *p = calloc(1, sizeof(*p));
+    if (!p)
+        return -ENOMEM;
+    p->tck = cfg->clk_tck > 0 ? (double)cfg->clk_tck : 100;
+    p->embedded = cfg->embedded;
+    p->run = cfg->mode == JS_MODE_RUN;
+    p->root = cfg->root_pid;
+    for (int w = 0; w < W__MAX; w++) {
+        p->peak_rss[w] = p->peak_priv[w] = p->peak_shared[w] = p->peak_threads[w] = NAN;
+        rate_carry_init(&p->rate[w], cfg->cores_available, (double)cfg->interval_ns / 1e9);
+    }
+    p->sys_peak_used = p->sys_total = p->sys_max_cores = p->sys_cores = NAN;
+    *ret_state = p;
+    return 0;
+}
+
+static void split_fini(void *state)
+{
+    free(state);
+}
+
+const js_model_part_t part_split = {
+    .name = "split",
+    .init = split_init,
+    .feed = split_feed,
+    .summary_json = split_summary_json,
+    .fini = split_fini,
+};

@@ -1,0 +1,200 @@
+/* SPDX-License-Identifier: MIT
+ *
+ * Unit tests of the embedded monitor (js_monitor_start and friends): it leaves the host's signals and
+ * children alone (a signal reaches the host's handler, waitpid gets the child's status), its totals match the
+ * kernel's rusage of the host and its children less the monitor thread's own CPU, marks from the host and a
+ * child land in phases, summaries while running and after, the recording it writes reads back (summary and
+ * export through the public API), and its errors (-EBUSY, -ESRCH, -EINVAL, -EEXIST).
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <cmocka.h>
+
+#include "config.h"
+#include "jobscope.h"
+
+#include <errno.h>
+#include <math.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+static volatile sig_atomic_t got_usr1;
+
+static void on_usr1(int sig)
+{
+    (void)sig;
+    got_usr1 = 1;
+}
+
+/* burn: `s` seconds of this thread's CPU time (not wall time: the machine may be shared) */
+static void burn(double s)
+{
+    volatile double x = 0;
+    struct timespec a, b;
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &a);
+    do {
+        for (int i = 0; i < 10000; i++)
+            x += i;
+        clock_gettime(CLOCK_THREAD_CPUTIME_ID, &b);
+    } while ((double)(b.tv_sec - a.tv_sec) + (b.tv_nsec - a.tv_nsec) / 1e9 < s);
+}
+
+static double ru_s(int who)
+{
+    struct rusage ru;
+    getrusage(who, &ru);
+    return (double)ru.ru_utime.tv_sec + ru.ru_utime.tv_usec / 1e6 + (double)ru.ru_stime.tv_sec +
+           ru.ru_stime.tv_usec / 1e6;
+}
+
+/* json_num: the number after the first occurrence of `"key": ` after `from` in `s`, NAN if none */
+static double json_num(const char *s, const char *from, const char *key)
+{
+    const char *p = from ? strstr(s, from) : s;
+    char k[128];
+    snprintf(k, sizeof(k), "\"%s\": ", key);
+    p = p ? strstr(p, k) : NULL;
+    return p ? strtod(p + strlen(k), NULL) : -1;
+}
+
+static void test_embedded_run(void **state)
+{
+    (void)state;
+    char dir[] = "/tmp/test_embed_XXXXXX", path[128], csv[128];
+    assert_non_null(mkdtemp(dir));
+    snprintf(path, sizeof(path), "%s/e.db", dir);
+    snprintf(csv, sizeof(csv), "%s/phases.csv", dir);
+    struct sigaction sa = {.sa_handler = on_usr1};
+    sigemptyset(&sa.sa_mask);
+    sigaction(SIGUSR1, &sa, NULL);
+
+    js_monitor_opts_t o = {.size = sizeof(o), .interval_s = 0.05, .output = path, .set_environment = 1};
+    assert_int_equal(js_monitor_start(&o), 0);
+    double self0 = ru_s(RUSAGE_SELF), kids0 = ru_s(RUSAGE_CHILDREN); /* the first sample is taken */
+    assert_int_equal(js_monitor_start(&o), -EBUSY);
+    assert_non_null(js_monitor_address());
+    assert_string_equal(getenv("JOBSCOPE_SOCKET"), js_monitor_address());
+    assert_int_equal(js_marks_active(), 1);
+
+    /* the host's signal reaches the host's handler (the monitor thread blocks them all) */
+    kill(getpid(), SIGUSR1);
+    for (int i = 0; i < 100 && !got_usr1; i++)
+        usleep(1000);
+    assert_true(got_usr1);
+
+    assert_int_equal(js_phase_begin("host"), 0);
+    burn(0.3);
+    assert_int_equal(js_phase_end("host"), 0);
+    assert_int_equal(js_phase_begin("child"), 0);
+    pid_t kid = fork();
+    assert_true(kid >= 0);
+    if (kid == 0) {
+        js_event("from-child", "{\"k\": 1}");
+        burn(0.3);
+        _exit(7);
+    }
+    int st;
+    assert_int_equal(waitpid(kid, &st, 0), kid); /* not stolen by the monitor */
+    assert_true(WIFEXITED(st) && WEXITSTATUS(st) == 7);
+    assert_int_equal(js_phase_end("child"), 0);
+    assert_int_equal(js_monitor_sample(), 0);
+
+    char *live = js_monitor_summary();
+    assert_non_null(live);
+    assert_non_null(strstr(live, "\"state\": \"in progress\""));
+    assert_non_null(strstr(live, "\"name\": \"host\""));
+    assert_non_null(strstr(live, "\"name\": \"child\""));
+    js_free(live);
+
+    double self1 = ru_s(RUSAGE_SELF), kids1 = ru_s(RUSAGE_CHILDREN); /* the last sample is still to come */
+    assert_int_equal(js_monitor_stop(), 0);
+    assert_int_equal(js_monitor_stop(), -ESRCH);
+    assert_null(js_monitor_address());
+    assert_null(getenv("JOBSCOPE_SOCKET")); /* restored: it was not set before */
+    assert_int_equal(js_marks_active(), 0);
+
+    char *sum = js_monitor_summary();
+    assert_non_null(sum);
+    assert_non_null(strstr(sum, "\"state\": \"complete\""));
+    assert_non_null(strstr(sum, "\"mode\": \"embedded\""));
+    assert_non_null(strstr(sum, "\"name\": \"from-child\""));
+    double total = json_num(sum, "\"cpu\": {", "total_s");
+    double mon = json_num(sum, "\"monitor\": {", "cpu_s");
+    double host = json_num(sum, "\"name\": \"host\"", "cpu_s");
+    double child = json_num(sum, "\"name\": \"child\"", "cpu_s");
+    /* the kernel's figures: the host's CPU (monitor thread included) and its reaped child's */
+    double expect = (self1 - self0) - mon + (kids1 - kids0);
+    print_message("tree %.3f s, kernel %.3f s (monitor thread %.3f s), host phase %.3f, child phase %.3f\n", total,
+                  expect, mon, host, child);
+    assert_true(mon > 0);
+    assert_true(total > 0.55); /* 0.6 s of busy loops */
+    /* the kernel's figure, up to a clock tick per process, the monitor's own first sample (before self0)
+     * and what the host did between self1 and the closing sample */
+    assert_true(fabs(total - expect) < 0.05);
+    assert_true(host > 0.25 && child > 0.25);
+    js_free(sum);
+
+    /* the recording reads back through the public API */
+    char *rs = js_recording_summary(path);
+    assert_non_null(rs);
+    assert_non_null(strstr(rs, "\"mode\": \"embedded\""));
+    assert_non_null(strstr(rs, "\"state\": \"complete\""));
+    assert_true(json_num(rs, "\"cpu\": {", "total_s") > 0.3);
+    js_free(rs);
+    assert_int_equal(js_recording_export(path, "phases", "csv", csv), 0);
+    FILE *f = fopen(csv, "r");
+    assert_non_null(f);
+    char line[512];
+    assert_non_null(fgets(line, sizeof(line), f));
+    assert_non_null(strstr(line, "time,unix_s,sample,phase,active"));
+    fclose(f);
+    assert_int_equal(js_recording_export(path, "no-such-view", "csv", csv), -ENOENT);
+    assert_null(js_recording_summary("/nonexistent/x.db"));
+
+    /* an existing output is refused unless overwrite */
+    assert_int_equal(js_monitor_start(&o), -EEXIST);
+    o.overwrite = 1;
+    o.set_environment = 0;
+    assert_int_equal(js_monitor_start(&o), 0);
+    assert_null(getenv("JOBSCOPE_SOCKET"));
+    assert_int_equal(js_monitor_stop(), 0);
+    unlink(path);
+    unlink(csv);
+    rmdir(dir);
+}
+
+static void test_bad_options(void **state)
+{
+    (void)state;
+    js_monitor_opts_t o = {.size = sizeof(o), .interval_s = 0.001};
+    assert_int_equal(js_monitor_start(&o), -EINVAL);
+    o.interval_s = 5000;
+    assert_int_equal(js_monitor_start(&o), -EINVAL);
+    o.interval_s = 1;
+    o.size = 8;
+    assert_int_equal(js_monitor_start(&o), -EINVAL);
+    assert_int_equal(js_monitor_start(NULL), -EINVAL);
+    assert_int_equal(js_monitor_sample(), -ESRCH);
+    assert_null(js_monitor_summary()); /* never started */
+    assert_int_equal(errno, ESRCH);
+    assert_string_equal(js_version(), JOBSCOPE_VERSION);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_bad_options),
+        cmocka_unit_test(test_embedded_run),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}

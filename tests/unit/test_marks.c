@@ -1,0 +1,478 @@
+/* SPDX-License-Identifier: MIT
+ *
+ * Unit tests of the marks: the wire format (round trip, every malformed shape rejected), the JSON check,
+ * the monitor's socket with the real client (8 threads and 4 processes marking at once, every mark accounted
+ * for as received or dropped, senders identified by the kernel), a process without a monitor, a monitor
+ * killed mid-run (the caller is unaffected: no signal, no block, drops counted), another user's marks
+ * rejected (as root), and marks_take's time order and cut-off.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <cmocka.h>
+
+#include "api/api.h"
+#include "core/jsoncheck.h"
+#include "core/markwire.h"
+#include "core/marks.h"
+#include "jobscope.h"
+
+#include <errno.h>
+#include <poll.h>
+#include <pthread.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+/* ---- wire format ---------------------------------------------------------------------------------------- */
+
+static void test_wire_roundtrip(void **state)
+{
+    (void)state;
+    unsigned char buf[MARKWIRE_MAX];
+    markwire_t m = {.kind = MARKWIRE_EVENT, .rank = 3, .t_mono_ns = 123456789, .t_unix_ns = -5, .tid = 77,
+                    .dropped = 9, .name = "checkpoint", .name_len = 10, .host = "node1", .host_len = 5,
+                    .data = "{\"step\": 10}", .data_len = 12};
+    int n = markwire_encode(&m, buf, sizeof(buf));
+    assert_int_equal(n, MARKWIRE_HDR + 10 + 5 + 12);
+    markwire_t d;
+    assert_int_equal(markwire_decode(buf, (size_t)n, &d), 0);
+    assert_int_equal(d.kind, MARKWIRE_EVENT);
+    assert_int_equal(d.rank, 3);
+    assert_int_equal(d.t_mono_ns, 123456789);
+    assert_int_equal(d.t_unix_ns, -5);
+    assert_int_equal(d.tid, 77);
+    assert_int_equal(d.dropped, 9);
+    assert_memory_equal(d.name, "checkpoint", 10);
+    assert_memory_equal(d.host, "node1", 5);
+    assert_memory_equal(d.data, "{\"step\": 10}", 12);
+    assert_string_equal(markwire_kind_name(MARKWIRE_BEGIN), "begin");
+    assert_null(markwire_kind_name(7));
+}
+
+static void test_wire_limits_and_malformed(void **state)
+{
+    (void)state;
+    unsigned char buf[MARKWIRE_MAX + 8];
+    char name[MARKWIRE_NAME_MAX + 2];
+    memset(name, 'n', sizeof(name));
+    markwire_t m = {.kind = MARKWIRE_BEGIN, .name = name, .name_len = MARKWIRE_NAME_MAX};
+    assert_true(markwire_encode(&m, buf, sizeof(buf)) > 0); /* exactly the limit */
+    m.name_len = MARKWIRE_NAME_MAX + 1;
+    assert_int_equal(markwire_encode(&m, buf, sizeof(buf)), -EINVAL);
+    m.name_len = 0;
+    assert_int_equal(markwire_encode(&m, buf, sizeof(buf)), -EINVAL);
+    m.name_len = 1;
+    m.kind = MARKWIRE_KIND_MAX;
+    assert_int_equal(markwire_encode(&m, buf, sizeof(buf)), -EINVAL);
+    m.kind = MARKWIRE_END;
+    m.data_len = MARKWIRE_DATA_MAX + 1;
+    m.data = name;
+    assert_int_equal(markwire_encode(&m, buf, sizeof(buf)), -EINVAL);
+    m.data_len = 0;
+    int n = markwire_encode(&m, buf, sizeof(buf));
+    assert_int_equal(n, MARKWIRE_HDR + 1);
+    markwire_t d;
+    assert_int_equal(markwire_decode(buf, (size_t)n - 1, &d), -EPROTO);    /* short */
+    assert_int_equal(markwire_decode(buf, (size_t)n + 1, &d), -EPROTO);    /* trailing byte */
+    assert_int_equal(markwire_decode(buf, MARKWIRE_HDR - 1, &d), -EPROTO); /* no header */
+    buf[0] = 'X';
+    assert_int_equal(markwire_decode(buf, (size_t)n, &d), -EPROTO); /* magic */
+    buf[0] = 'J';
+    buf[2] = 2;
+    assert_int_equal(markwire_decode(buf, (size_t)n, &d), -EPROTO); /* version */
+    buf[2] = MARKWIRE_VERSION;
+    buf[3] = 9;
+    assert_int_equal(markwire_decode(buf, (size_t)n, &d), -EPROTO); /* kind */
+    buf[3] = MARKWIRE_END;
+    buf[MARKWIRE_HDR] = '\0';
+    assert_int_equal(markwire_decode(buf, (size_t)n, &d), -EPROTO); /* a NUL in the name */
+    buf[MARKWIRE_HDR] = 'n';
+    assert_int_equal(markwire_decode(buf, (size_t)n, &d), 0);
+}
+
+static void test_json_check(void **state)
+{
+    (void)state;
+    static const char *const good[] = {"{}", "[]", "0", "-1.5e+3", "\"x\"", "true", "null",
+                                       " {\"a\": [1, 2, {\"b\": null}]} ", "{\"step\": 10}", "\"\\u00e9\\n\"",
+                                       "\"\xc3\xa9\"", "[[[[]]]]"};
+    static const char *const bad[] = {"", " ", "{", "}", "[1,]", "{\"a\"}", "{\"a\":}", "{a:1}", "01", "1.", ".5",
+                                      "tru", "\"\\x\"", "\"\x01\"", "\"\xc3\"", "1 2", "{\"a\":1,}", "[1 2]", "x",
+                                      "\"abc"};
+    for (size_t i = 0; i < sizeof(good) / sizeof(good[0]); i++)
+        assert_true(json_valid(good[i], strlen(good[i])));
+    for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
+        assert_false(json_valid(bad[i], strlen(bad[i])));
+    char deep[200];
+    memset(deep, '[', 100);
+    memset(deep + 100, ']', 100);
+    assert_false(json_valid(deep, 200)); /* deeper than JSONCHECK_DEPTH_MAX */
+    assert_true(json_valid(deep + 100 - JSONCHECK_DEPTH_MAX, 2 * JSONCHECK_DEPTH_MAX));
+}
+
+/* ---- socket and client ----------------------------------------------------------------------------------- */
+
+typedef struct {
+    size_t n, begins, ends, events;
+    int32_t pids[64];
+    size_t npids;
+    int32_t tids[64];
+    size_t ntids;
+    bool bad_data;
+} seen_t;
+
+static void note(int32_t *set, size_t *n, int32_t v)
+{
+    for (size_t i = 0; i < *n; i++)
+        if (set[i] == v)
+            return;
+    if (*n < 64)
+        set[(*n)++] = v;
+}
+
+static int on_mark(void *arg, const js_mark_t *m)
+{
+    seen_t *s = arg;
+    s->n++;
+    s->begins += m->kind == JS_MARK_BEGIN;
+    s->ends += m->kind == JS_MARK_END;
+    s->events += m->kind == JS_MARK_EVENT;
+    note(s->pids, &s->npids, m->pid);
+    note(s->tids, &s->ntids, m->tid);
+    if (m->kind == JS_MARK_EVENT && (!m->data || strcmp(m->data, "{\"i\": 1}") != 0))
+        s->bad_data = true;
+    return 0;
+}
+
+/* drain: receive until `want` marks arrived in total or `ms` passed. */
+static void drain(js_marks_t *mk, seen_t *s, size_t want, int ms)
+{
+    for (int waited = 0; s->n < want && waited < ms; waited += 10) {
+        struct pollfd pf = {.fd = marks_fd(mk), .events = POLLIN};
+        if (poll(&pf, 1, 10) > 0)
+            marks_receive(mk, 0, on_mark, s);
+    }
+    marks_receive(mk, 0, on_mark, s);
+}
+
+#define PAIRS 100
+#define THREADS 8
+#define PROCS 4
+
+static void *marker(void *arg)
+{
+    (void)arg;
+    for (int i = 0; i < PAIRS; i++) {
+        js_phase_begin("solve");
+        js_phase_end("solve");
+        if (i % 25 == 24)
+            sched_yield(); /* all 12 senders share one connection (forked): let the reader keep up */
+    }
+    js_event("tick", "{\"i\": 1}");
+    return NULL;
+}
+
+typedef struct {
+    js_marks_t *mk;
+    seen_t *seen;
+    volatile bool stop;
+} drainer_t;
+
+static void *drainer(void *arg)
+{
+    drainer_t *d = arg;
+    while (!d->stop) {
+        struct pollfd pf = {.fd = marks_fd(d->mk), .events = POLLIN};
+        if (poll(&pf, 1, 5) > 0)
+            marks_receive(d->mk, 0, on_mark, d->seen);
+    }
+    return NULL;
+}
+
+static void test_threads_and_processes(void **state)
+{
+    (void)state;
+    js_marks_t *mk;
+    assert_int_equal(marks_open(&mk), 0);
+    assert_int_equal(strncmp(marks_address(mk), "@jobscope-", 10), 0);
+    client_point(marks_address(mk));
+    assert_int_equal(js_marks_active(), 1);
+    uint64_t dropped0 = js_marks_dropped();
+    seen_t seen = {0};
+    drainer_t d = {.mk = mk, .seen = &seen};
+    pthread_t dt;
+    assert_int_equal(pthread_create(&dt, NULL, drainer, &d), 0);
+    /* 4 processes (each reports its drops through a pipe) and 8 threads, all at once */
+    pid_t kids[PROCS];
+    int pfd[2], dfd[2];
+    assert_int_equal(pipe(pfd), 0);
+    assert_int_equal(pipe(dfd), 0);
+    for (int k = 0; k < PROCS; k++) {
+        kids[k] = fork();
+        assert_true(kids[k] >= 0);
+        if (kids[k] == 0) {
+            char go;
+            close(pfd[1]);
+            if (read(pfd[0], &go, 1) < 0)
+                _exit(255);
+            marker(NULL);
+            uint64_t dr = js_marks_dropped();
+            _exit(write(dfd[1], &dr, sizeof(dr)) == (ssize_t)sizeof(dr) ? 0 : 1);
+        }
+    }
+    close(pfd[0]);
+    pthread_t th[THREADS];
+    for (int i = 0; i < THREADS; i++)
+        assert_int_equal(pthread_create(&th[i], NULL, marker, NULL), 0);
+    close(pfd[1]); /* the children start too */
+    for (int i = 0; i < THREADS; i++)
+        pthread_join(th[i], NULL);
+    uint64_t child_dropped = 0;
+    for (int k = 0; k < PROCS; k++) {
+        int st;
+        assert_int_equal(waitpid(kids[k], &st, 0), kids[k]);
+        assert_true(WIFEXITED(st) && WEXITSTATUS(st) == 0);
+        uint64_t dr;
+        assert_int_equal(read(dfd[0], &dr, sizeof(dr)), (ssize_t)sizeof(dr));
+        child_dropped += dr;
+    }
+    close(dfd[0]);
+    close(dfd[1]);
+    size_t sent = (size_t)(THREADS + PROCS) * (2 * PAIRS + 1);
+    uint64_t dropped = js_marks_dropped() - dropped0 + child_dropped;
+    for (int waited = 0; seen.n + dropped < sent && waited < 5000; waited += 10)
+        usleep(10000);
+    d.stop = true;
+    pthread_join(dt, NULL);
+    marks_receive(mk, 0, on_mark, &seen);
+    /* every mark is accounted for: received, or dropped and counted by its sender */
+    assert_int_equal(seen.n + dropped, sent);
+    assert_true(seen.n > 0);
+    assert_false(seen.bad_data);
+    /* the kernel tells the senders apart: this process and its 4 children; 8 threads here + 1 per child */
+    assert_int_equal(seen.npids, 1 + PROCS);
+    assert_int_equal(seen.ntids, THREADS + PROCS);
+    uint64_t rec, rej;
+    marks_counts(mk, &rec, &rej);
+    assert_int_equal(rec, seen.n);
+    assert_int_equal(rej, 0);
+    /* everything kept is handed over in time order */
+    js_rows_t rows;
+    rows_init(&rows, &table_marks);
+    assert_int_equal(marks_take(mk, &rows, 0, true), (int)seen.n);
+    for (size_t i = 1; i < rows.nrows; i++)
+        assert_true(rows_row(&rows, i - 1)[MARK_T_MONO].i <= rows_row(&rows, i)[MARK_T_MONO].i);
+    assert_string_equal(rows_str(&rows, &rows_row(&rows, 0)[MARK_KIND]), "begin");
+    assert_false(rows_row(&rows, 0)[MARK_RANK].present); /* no MPI environment */
+    rows_free(&rows);
+    client_point(NULL);
+    marks_close(mk);
+}
+
+static void test_no_monitor(void **state)
+{
+    (void)state;
+    unsetenv("JOBSCOPE_SOCKET");
+    client_point(NULL);
+    assert_int_equal(js_phase_begin("x"), 0);
+    assert_int_equal(js_marks_active(), 0);
+    uint64_t d = js_marks_dropped();
+    for (int i = 0; i < 1000; i++) {
+        assert_int_equal(js_phase_begin("solve"), 0);
+        assert_int_equal(js_phase_end("solve"), 0);
+    }
+    assert_int_equal(js_marks_dropped(), d); /* nothing to drop */
+    /* bad arguments are refused with or without a monitor */
+    assert_int_equal(js_phase_begin(NULL), -EINVAL);
+    assert_int_equal(js_phase_begin(""), -EINVAL);
+    char big[JS_MARK_NAME_MAX + 2];
+    memset(big, 'a', sizeof(big) - 1);
+    big[sizeof(big) - 1] = '\0';
+    assert_int_equal(js_phase_begin(big), -EINVAL);
+    /* an address that cannot be a socket, or nothing listening: no monitor for this process */
+    setenv("JOBSCOPE_SOCKET", "relative/path", 1);
+    client_point(NULL);
+    assert_int_equal(js_phase_begin("x"), 0);
+    assert_int_equal(js_marks_active(), 0);
+    setenv("JOBSCOPE_SOCKET", "@jobscope-no-such-monitor", 1);
+    client_point(NULL);
+    assert_int_equal(js_marks_active(), 0);
+    assert_int_equal(js_phase_begin("x"), -EPIPE); /* one was announced and is not there: counted */
+    unsetenv("JOBSCOPE_SOCKET");
+    client_point(NULL);
+}
+
+static void test_monitor_killed(void **state)
+{
+    (void)state;
+    int p[2];
+    assert_int_equal(pipe(p), 0);
+    pid_t mon = fork();
+    assert_true(mon >= 0);
+    if (mon == 0) { /* a monitor that reads nothing, then is killed */
+        js_marks_t *mk;
+        if (marks_open(&mk) < 0)
+            _exit(1);
+        char addr[128];
+        snprintf(addr, sizeof(addr), "%s", marks_address(mk));
+        if (write(p[1], addr, sizeof(addr)) != (ssize_t)sizeof(addr))
+            _exit(1);
+        for (;;)
+            pause();
+    }
+    char addr[128];
+    assert_int_equal(read(p[0], addr, sizeof(addr)), (ssize_t)sizeof(addr));
+    close(p[0]);
+    close(p[1]);
+    client_point(addr);
+    assert_int_equal(js_marks_active(), 1);
+    uint64_t d0 = js_marks_dropped();
+    /* the monitor never reads: the queue fills, marks are dropped, nothing blocks */
+    int full = 0;
+    for (int i = 0; i < 200000 && !full; i++)
+        full = js_phase_begin("fill") == -EAGAIN;
+    assert_true(full);
+    assert_true(js_marks_dropped() > d0);
+    kill(mon, SIGKILL);
+    waitpid(mon, NULL, 0);
+    /* the monitor is gone: no SIGPIPE (the test would die), -EPIPE, then cheap no-ops that count */
+    signal(SIGPIPE, SIG_DFL);
+    int rc = js_phase_end("fill");
+    assert_true(rc == -EPIPE || rc == -EAGAIN);
+    uint64_t d1 = js_marks_dropped();
+    for (int i = 0; i < 100; i++)
+        assert_int_equal(js_event("after", NULL), -EPIPE);
+    assert_int_equal(js_marks_dropped(), d1 + 100);
+    assert_int_equal(js_marks_active(), 0);
+    client_point(NULL);
+}
+
+static void test_other_user_rejected(void **state)
+{
+    (void)state;
+    if (geteuid() != 0) {
+        skip();
+        return;
+    }
+    js_marks_t *mk;
+    assert_int_equal(marks_open(&mk), 0);
+    char addr[128];
+    snprintf(addr, sizeof(addr), "%s", marks_address(mk));
+    pid_t kid = fork();
+    assert_true(kid >= 0);
+    if (kid == 0) {
+        if (setgid(65534) < 0 || setuid(65534) < 0)
+            _exit(2);
+        client_point(addr);
+        js_phase_begin("intruder");
+        _exit(0);
+    }
+    int st;
+    waitpid(kid, &st, 0);
+    assert_true(WIFEXITED(st) && WEXITSTATUS(st) == 0);
+    seen_t seen = {0};
+    drain(mk, &seen, 1, 300);
+    assert_int_equal(seen.n, 0);
+    uint64_t rec, rej;
+    marks_counts(mk, &rec, &rej);
+    assert_int_equal(rec, 0);
+    assert_true(rej >= 1);
+    /* root (this process) may mark */
+    client_point(addr);
+    assert_int_equal(js_phase_begin("root"), 0);
+    drain(mk, &seen, 1, 1000);
+    assert_int_equal(seen.n, 1);
+    client_point(NULL);
+    marks_close(mk);
+}
+
+/* marks_take: marks made after the sample stay for the next one; late arrivals are put in time order. */
+static void test_take_cutoff_and_order(void **state)
+{
+    (void)state;
+    js_marks_t *mk;
+    assert_int_equal(marks_open(&mk), 0);
+    int fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
+    struct sockaddr_un sa;
+    socklen_t sl;
+    assert_int_equal(marks_address_parse(marks_address(mk), &sa, &sl), 0);
+    assert_int_equal(connect(fd, (struct sockaddr *)&sa, sl), 0);
+    static const int64_t times[] = {300, 100, 500, 200};
+    unsigned char buf[MARKWIRE_MAX];
+    for (size_t i = 0; i < 4; i++) {
+        markwire_t m = {.kind = MARKWIRE_EVENT, .rank = -1, .t_mono_ns = times[i], .name = "e", .name_len = 1,
+                        .data = i == 3 ? "not json" : NULL, .data_len = i == 3 ? 8 : 0};
+        int n = markwire_encode(&m, buf, sizeof(buf));
+        assert_int_equal(send(fd, buf, (size_t)n, 0), n);
+    }
+    assert_int_equal(send(fd, "garbage", 7, 0), 7); /* malformed: rejected, counted */
+    seen_t seen = {0};
+    drain(mk, &seen, 4, 1000);
+    assert_int_equal(seen.n, 4);
+    js_rows_t rows;
+    rows_init(&rows, &table_marks);
+    assert_int_equal(marks_take(mk, &rows, 250, false), 2);
+    assert_int_equal(rows_row(&rows, 0)[MARK_T_MONO].i, 100);
+    assert_int_equal(rows_row(&rows, 1)[MARK_T_MONO].i, 200);
+    assert_string_equal(rows_str(&rows, &rows_row(&rows, 1)[MARK_DATA]), "\"not json\""); /* kept as a string */
+    assert_int_equal(rows_row(&rows, 0)[MARK_PID].i, getpid());
+    rows_clear(&rows);
+    assert_int_equal(marks_take(mk, &rows, 250, false), 0);
+    assert_int_equal(marks_take(mk, &rows, 0, true), 2); /* the closing sample takes the rest */
+    assert_int_equal(rows_row(&rows, 0)[MARK_T_MONO].i, 300);
+    assert_int_equal(rows_row(&rows, 1)[MARK_T_MONO].i, 500);
+    uint64_t rec, rej;
+    marks_counts(mk, &rec, &rej);
+    assert_int_equal(rec, 4);
+    assert_int_equal(rej, 1);
+    rows_free(&rows);
+    close(fd);
+    marks_close(mk);
+}
+
+/* The thread ID travels with each mark (the rank too, read once per process at its first connection: the
+ * integration tests set it, test_libjobscope.py). */
+static void test_thread_id(void **state)
+{
+    (void)state;
+    js_marks_t *mk;
+    assert_int_equal(marks_open(&mk), 0);
+    client_point(marks_address(mk));
+    assert_int_equal(js_event("r", NULL), 0);
+    seen_t seen = {0};
+    drain(mk, &seen, 1, 1000);
+    js_rows_t rows;
+    rows_init(&rows, &table_marks);
+    assert_int_equal(marks_take(mk, &rows, 0, true), 1);
+    assert_int_equal(rows_row(&rows, 0)[MARK_TID].i, (int64_t)syscall(SYS_gettid));
+    assert_int_equal(rows_row(&rows, 0)[MARK_UID].i, (int64_t)geteuid());
+    rows_free(&rows);
+    client_point(NULL);
+    marks_close(mk);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_wire_roundtrip),
+        cmocka_unit_test(test_wire_limits_and_malformed),
+        cmocka_unit_test(test_json_check),
+        cmocka_unit_test(test_threads_and_processes),
+        cmocka_unit_test(test_no_monitor),
+        cmocka_unit_test(test_monitor_killed),
+        cmocka_unit_test(test_other_user_rejected),
+        cmocka_unit_test(test_take_cutoff_and_order),
+        cmocka_unit_test(test_thread_id),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
