@@ -47,6 +47,8 @@ static const char run_usage[] =
     "      --force              replace output files that exist (never through a symbolic link)\n"
     "      --summary-json FILE  also write the summary as JSON to FILE\n"
     "      --summary FILE       write the text summary to FILE instead of stderr\n"
+    "      --report[=FILE]      write the HTML report at the end (default: the recording with .html)\n"
+    "                           and print its path on stderr (unless -q)\n"
     "  -q, --quiet              no summary on stderr\n"
     "      --status             show live figures in the terminal's title bar (never in COMMAND's output)\n"
     "      --uss-every N        read USS/PSS (smaps_rollup) at least every N samples; 0 = never (default 30;\n"
@@ -70,6 +72,7 @@ static const char attach_usage[] =
     "      --force              replace output files that exist (never through a symbolic link)\n"
     "      --summary-json FILE  also write the summary as JSON to FILE\n"
     "      --summary FILE       write the text summary to FILE instead of stderr\n"
+    "      --report[=FILE]      write the HTML report at the end (default: the recording with .html)\n"
     "  -q, --quiet              no status line, no summary on stderr\n"
     "      --uss-every N        read USS/PSS (smaps_rollup) at least every N samples; 0 = never (default 30)\n"
     "      --status-every N     read /proc/PID/status every N samples (default 5)\n"
@@ -84,7 +87,8 @@ enum {
     OPT_STATUS_EVERY,
     OPT_UNTIL_MAIN,
     OPT_FORCE,
-    OPT_PROCFS
+    OPT_PROCFS,
+    OPT_REPORT
 };
 
 static const struct option run_opts[] = {
@@ -99,6 +103,7 @@ static const struct option run_opts[] = {
     {"status-every", required_argument, NULL, OPT_STATUS_EVERY},
     {"until-main-exits", no_argument, NULL, OPT_UNTIL_MAIN},
     {"procfs", required_argument, NULL, OPT_PROCFS},
+    {"report", optional_argument, NULL, OPT_REPORT},
     {"help", no_argument, NULL, 'h'},
     {NULL, 0, NULL, 0},
 };
@@ -109,6 +114,8 @@ typedef struct {
     const char *output;
     const char *summary_json, *summary_text;
     const char *procfs;
+    const char *report_path; /* --report=FILE; NULL with --report: the recording's name with .html */
+    bool report;
     bool quiet, force, until_main_exits, status;
     unsigned uss_every, status_every;
     pid_t pid;
@@ -182,6 +189,10 @@ static int parse_args(int argc, char **argv, run_opts_t *o)
             break;
         case OPT_PROCFS:
             o->procfs = optarg;
+            break;
+        case OPT_REPORT:
+            o->report = true;
+            o->report_path = optarg;
             break;
         case 'h':
             fputs(o->attach ? attach_usage : run_usage, stdout);
@@ -298,12 +309,14 @@ static int64_t start_ticks_of(const js_fsroot_t *root, pid_t pid)
 typedef struct {
     js_recorder_t *rec;
     int json_fd, text_fd;
+    int report_fd;
+    char report_path[4096];
 } outputs_t;
 
 static int open_outputs(const run_opts_t *o, const char *host, char *outbuf, size_t outcap, outputs_t *out)
 {
     char err[1024];
-    out->json_fd = out->text_fd = -1;
+    out->json_fd = out->text_fd = out->report_fd = -1;
     int r = o->output ? recorder_open(o->output, o->force, &out->rec, err, sizeof(err))
                       : open_default_output(outbuf, outcap, host, &out->rec, err, sizeof(err));
     if (r < 0) {
@@ -311,7 +324,7 @@ static int open_outputs(const run_opts_t *o, const char *host, char *outbuf, siz
         return r;
     }
     const char *path = o->output ? o->output : outbuf;
-    js_file_id_t ids[3];
+    js_file_id_t ids[4];
     size_t n = 0;
     if (cli_file_id(path, &ids[n]) == 0)
         n++;
@@ -320,6 +333,22 @@ static int open_outputs(const run_opts_t *o, const char *host, char *outbuf, siz
     n += o->summary_json != NULL;
     if (o->summary_text && (r = out->text_fd = cli_output_open(o->summary_text, o->force, ids, n, &ids[n])) < 0)
         goto fail;
+    n += o->summary_text != NULL;
+    if (o->report) {
+        /* the report: FILE, or the recording's name with .html in place of .db */
+        size_t len = strlen(path);
+        int w = o->report_path ? snprintf(out->report_path, sizeof(out->report_path), "%s", o->report_path)
+                : len > 3 && strcmp(path + len - 3, ".db") == 0
+                    ? snprintf(out->report_path, sizeof(out->report_path), "%.*s.html", (int)(len - 3), path)
+                    : snprintf(out->report_path, sizeof(out->report_path), "%s.html", path);
+        if (w < 0 || (size_t)w >= sizeof(out->report_path)) {
+            cli_error("%s: name too long for the report", path);
+            r = -ENAMETOOLONG;
+            goto fail;
+        }
+        if ((r = out->report_fd = cli_output_open(out->report_path, o->force, ids, n, &ids[n])) < 0)
+            goto fail;
+    }
     return 0;
 fail: /* nothing ran: the recording just made is removed again */
     recorder_close(out->rec);
@@ -329,6 +358,11 @@ fail: /* nothing ran: the recording just made is removed again */
         close(out->json_fd);
         out->json_fd = -1;
         unlink(o->summary_json);
+    }
+    if (out->text_fd >= 0) {
+        close(out->text_fd);
+        out->text_fd = -1;
+        unlink(o->summary_text);
     }
     return r;
 }
@@ -573,6 +607,17 @@ wait_child:
         if (write_summaries(&o, &out, &info, &su, model) && o.attach)
             status = EXIT_FAIL;
     }
+    if (out.report_fd >= 0) {
+        /* from the closed recording, as `jobscope report` would */
+        recorder_close(out.rec);
+        out.rec = NULL;
+        if (cli_report_fd(recording, out.report_fd, out.report_path) == 0) {
+            if (!o.quiet)
+                fprintf(stderr, "jobscope: report %s\n", out.report_path);
+        }
+        else if (o.attach)
+            status = EXIT_FAIL;
+    }
 out:
     monitor_finish(&mon);
     recorder_close(out.rec);
@@ -580,6 +625,8 @@ out:
         close(out.json_fd);
     if (out.text_fd >= 0)
         close(out.text_fd);
+    if (out.report_fd >= 0)
+        close(out.report_fd);
     model_free(model);
     fsroot_close(&mon.ctx.root);
     buf_free(&cmd);
