@@ -6,6 +6,7 @@
 set -euo pipefail
 pkgs=(gcc meson ninja-build pkg-config libsqlite3-dev sqlite3 libcmocka-dev
       python3 python3-pytest python3-psutil python3-pandas stress-ng time sysstat hyperfine procps
+      libhdf5-dev python3-h5py chromium
       slurmctld slurmd slurm-client munge libslurm-dev prometheus curl util-linux)
 missing=()
 for p in "${pkgs[@]}"; do
