@@ -37,9 +37,18 @@
 /* ---- collected data ---------------------------------------------------------------------------------- */
 
 typedef struct {
+    size_t finite;
+    double mean, min, max, last;
+    size_t imax; /* index of the first maximum */
+    bool nonzero;
+} sstat_t;
+
+typedef struct {
     char *view, *col, *group;
     const char *unit; /* display unit (static) */
     double *v;        /* node->cap values */
+    bool st_valid;    /* st holds the statistics of the node's n values (set when the node is finished) */
+    sstat_t st;
 } rseries_t;
 
 typedef struct {
@@ -496,8 +505,10 @@ int report_sample(js_report_t *r, size_t node, int64_t seq, int64_t t_mono_ns, i
     n->t[i] = (double)(t_mono_ns - n->t0_mono_ns) / 1e9;
     n->last_unix_ns = t_unix_ns;
     n->last_seq = seq;
-    for (size_t k = 0; k < n->ns; k++)
+    for (size_t k = 0; k < n->ns; k++) {
         n->s[k].v[i] = NAN;
+        n->s[k].st_valid = false;
+    }
     r->facts_done = false;
     return 0;
 }
@@ -549,6 +560,8 @@ int report_feed(js_report_t *r, size_t node, js_model_t *m, const js_sample_t *s
     return 0;
 }
 
+static sstat_t stat_of(const double *v, size_t n);
+
 /* keep: a copy of `s` owned by the node (slot k of its strings). */
 static const char *keep(rnode_t *n, size_t k, const char *s)
 {
@@ -586,6 +599,10 @@ int report_finish_node(js_report_t *r, size_t node, const js_model_t *m, const j
         return rc;
     if (!(n->cores_available > 0))
         n->cores_available = su->cores_available;
+    for (size_t i = 0; i < n->ns; i++) {
+        n->s[i].st = stat_of(n->s[i].v, n->n);
+        n->s[i].st_valid = true;
+    }
     n->finished = true;
     r->facts_done = false;
     return 0;
@@ -616,12 +633,6 @@ const double *report_series(const js_report_t *r, size_t node, const char *view,
     return s->v;
 }
 
-typedef struct {
-    size_t finite;
-    double mean, min, max, last;
-    size_t imax; /* index of the first maximum */
-    bool nonzero;
-} sstat_t;
 
 static sstat_t stat_of(const double *v, size_t n)
 {
@@ -644,6 +655,12 @@ static sstat_t stat_of(const double *v, size_t n)
     if (st.finite)
         st.mean = sum / (double)st.finite;
     return st;
+}
+
+/* sstat: the statistics of series s of node n (computed once the node is finished). */
+static sstat_t sstat(const rnode_t *n, const rseries_t *s)
+{
+    return s->st_valid ? s->st : stat_of(s->v, n->n);
 }
 
 static int cmp_double(const void *a, const void *b)
@@ -675,7 +692,7 @@ static double quantile(const double *v, size_t n, double q)
 static double series_mean(const rnode_t *n, const char *view, const char *col)
 {
     const rseries_t *s = find_series(n, view, col, "");
-    return s ? stat_of(s->v, n->n).mean : NAN;
+    return s ? sstat(n, s).mean : NAN;
 }
 
 /* ---- facts ---------------------------------------------------------------------------------------------- */
@@ -696,7 +713,7 @@ static void gpu_facts(const rnode_t *n, js_facts_t *f, bool prefix)
         if (!strstr(col->name, "util") || (!pct && strcmp(v->units[c], "fraction") != 0))
             continue;
         for (size_t g = 0; g < v->ngroups && f->ngpus < JS_FACTS_MAX_GPUS; g++) {
-            sstat_t st = stat_of(n->s[v->sidx[g * v->ncols + c]].v, n->n);
+            sstat_t st = sstat(n, &n->s[v->sidx[g * v->ncols + c]]);
             if (!st.finite)
                 continue;
             const char *gn = v->groups[g][0] ? v->groups[g] : "GPU";
@@ -771,7 +788,7 @@ static void node_facts(const rnode_t *n, js_facts_t *f)
     if (!isfinite(f->mem_peak))
         f->mem_peak = isfinite(su->peak_rss) ? su->peak_rss : su->peak_rss_kernel;
     const rseries_t *tot = find_series(n, "system", "mem_total_bytes", "");
-    f->host_mem_total = tot ? stat_of(tot->v, n->n).max : NAN;
+    f->host_mem_total = tot ? sstat(n, tot).max : NAN;
     f->peak_swap = su->peak_swap;
     f->majflt = su->majflt;
     f->oom_kills = jt_num(doc, "cgroup.memory.oom_kills");
@@ -1083,7 +1100,7 @@ static void spec_series(const cspec_t *c, const src_t *src, size_t nsrc, bool co
                     const rseries_t *x = b == a ? rs : find_series(src[b].n, rs->view, rs->col, rs->group);
                     if (!x)
                         continue;
-                    sstat_t st = stat_of(x->v, src[b].n->n);
+                    sstat_t st = sstat(src[b].n, x);
                     if (!st.finite || ((c->flags & F_NONZERO) && !st.nonzero))
                         continue;
                     char name[128], colname[64];
@@ -1114,6 +1131,21 @@ static void spec_series(const cspec_t *c, const src_t *src, size_t nsrc, bool co
     }
 }
 
+/* add_hline: a reference line, unless one at the same value is drawn already (two runs with the same
+ * allocation): that one then loses its run prefix (`plain` is the label without it). */
+static size_t add_hline(js_hline_t *hl, char (*labels)[200], size_t nh, double v, const char *label,
+                        const char *plain)
+{
+    for (size_t i = 0; i < nh; i++)
+        if (hl[i].v == v) {
+            snprintf(labels[i], sizeof(labels[0]), "%s", plain);
+            return nh;
+        }
+    snprintf(labels[nh], sizeof(labels[0]), "%s", label);
+    hl[nh] = (js_hline_t){v, labels[nh], JS_VERMILLION};
+    return nh + 1;
+}
+
 /* chart_time: the time range shared by the sources (0 .. the latest end). */
 static void chart_time(const src_t *src, size_t nsrc, double *t_min, double *t_max)
 {
@@ -1138,30 +1170,31 @@ static int emit_spec(page_t *pg, const cspec_t *c, const src_t *src, size_t nsrc
     }
     js_hline_t hl[4];
     js_marker_t mk[4];
-    char hlabel[4][96], mlabel[4][96], vb[48];
+    char hlabel[4][200], mlabel[4][96], vb[48];
     size_t nh = 0, nm = 0;
     for (size_t a = 0; a < nsrc && a < 2; a++) {
         const rnode_t *n = src[a].n;
         const char *who = nsrc > 1 && src[a].label ? src[a].label : NULL;
+        char lab[200], plain[96];
         if ((c->flags & F_CORES) && n->cores_available > 0 && !combined) {
-            snprintf(hlabel[nh], sizeof(hlabel[0]), "%s%scores available %s", who ? who : "", who ? ": " : "",
-                     units_format(vb, sizeof(vb), n->cores_available, "count"));
-            hl[nh] = (js_hline_t){n->cores_available, hlabel[nh], JS_VERMILLION};
-            nh++;
+            snprintf(plain, sizeof(plain), "cores available %s", units_format(vb, sizeof(vb), n->cores_available,
+                                                                              "count"));
+            snprintf(lab, sizeof(lab), "%s%s%s", who ? who : "", who ? ": " : "", plain);
+            nh = add_hline(hl, hlabel, nh, n->cores_available, lab, plain);
         }
         if ((c->flags & F_LIMIT) && !combined) {
             js_facts_t f;
             node_facts(n, &f);
             if (isfinite(f.mem_limit)) {
-                snprintf(hlabel[nh], sizeof(hlabel[0]), "%s%smemory limit %s", who ? who : "", who ? ": " : "",
-                         units_format(vb, sizeof(vb), f.mem_limit, "bytes"));
-                hl[nh] = (js_hline_t){f.mem_limit, hlabel[nh], JS_VERMILLION};
-                nh++;
+                snprintf(plain, sizeof(plain), "memory limit %s", units_format(vb, sizeof(vb), f.mem_limit, "bytes"));
+                snprintf(lab, sizeof(lab), "%s%s%s", who ? who : "", who ? ": " : "", plain);
+                nh = add_hline(hl, hlabel, nh, f.mem_limit, lab, plain);
             }
             /* the kernel's peak (largest single process) where the largest VmHWM reached it */
             const rseries_t *hwm = find_series(n, "tree", "hwm_max_bytes", "");
             const rseries_t *rss = find_series(n, "tree", "rss_bytes", "");
-            sstat_t st = stat_of(hwm ? hwm->v : rss ? rss->v : NULL, n->n);
+            const rseries_t *which = hwm ? hwm : rss;
+            sstat_t st = which ? sstat(n, which) : stat_of(NULL, 0);
             if (isfinite(n->su.peak_rss_kernel) && st.finite && nm < 4) {
                 size_t at = st.imax;
                 for (size_t i = 0; hwm && i < n->n; i++)
@@ -1177,12 +1210,11 @@ static int emit_spec(page_t *pg, const cspec_t *c, const src_t *src, size_t nsrc
         }
         if ((c->flags & F_HOSTMEM) && !combined) {
             const rseries_t *tot = find_series(n, "system", "mem_total_bytes", "");
-            sstat_t st = stat_of(tot ? tot->v : NULL, n->n);
+            sstat_t st = tot ? sstat(n, tot) : stat_of(NULL, 0);
             if (st.finite) {
-                snprintf(hlabel[nh], sizeof(hlabel[0]), "%s%smemory %s", who ? who : "", who ? ": " : "",
-                         units_format(vb, sizeof(vb), st.max, "bytes"));
-                hl[nh] = (js_hline_t){st.max, hlabel[nh], JS_VERMILLION};
-                nh++;
+                snprintf(plain, sizeof(plain), "memory %s", units_format(vb, sizeof(vb), st.max, "bytes"));
+                snprintf(lab, sizeof(lab), "%s%s%s", who ? who : "", who ? ": " : "", plain);
+                nh = add_hline(hl, hlabel, nh, st.max, lab, plain);
             }
         }
     }
@@ -1278,7 +1310,7 @@ static int emit_generic_view(page_t *pg, const src_t *src, size_t nsrc, const ch
                 bool drawn = false;
                 for (size_t b = 0; b < nsrc; b++) {
                     const rseries_t *x = b == a ? rs : find_series(src[b].n, rs->view, rs->col, rs->group);
-                    if (!x || !stat_of(x->v, src[b].n->n).finite)
+                    if (!x || !sstat(src[b].n, x).finite)
                         continue;
                     char colname[64], name[160];
                     pretty_col(rs->col, NULL, colname, sizeof(colname));
@@ -1509,8 +1541,10 @@ static void summary_tables(js_html_t *h, const rnode_t *n)
     html_raw(h, "</div>\n<div>\n");
     h3(h, "Memory");
     char largest[160] = "";
-    if (s->peak_kernel_comm[0])
+    if (s->peak_kernel_comm[0] && s->peak_kernel_pid > 0)
         snprintf(largest, sizeof(largest), "%s (pid %d)", s->peak_kernel_comm, (int)s->peak_kernel_pid);
+    else if (s->peak_kernel_comm[0])
+        snprintf(largest, sizeof(largest), "%s", s->peak_kernel_comm);
     js_kv_t mem[] = {
         {"peak RSS, sampled (tree sum)", num_or_missing(s->peak_rss), "bytes"},
         {"peak RSS, kernel (one process)", num_or_missing(s->peak_rss_kernel), "bytes"},
@@ -1948,7 +1982,8 @@ static void page_header(page_t *pg)
     snprintf(recby, sizeof(recby), "jobscope %s", n->info.version ? n->info.version : "?");
     js_kv_t facts[16];
     size_t nf = 0;
-    facts[nf++] = (js_kv_t){"command", cell_text(command_text(n)), NULL};
+    if (n->run.job)
+        facts[nf++] = (js_kv_t){"command", cell_text(command_text(n)), NULL};
     if (n->run.user)
         facts[nf++] = (js_kv_t){"user", cell_text(n->run.user), NULL};
     facts[nf++] = (js_kv_t){r->nnodes > 1 ? "hosts" : "host", cell_text(hosts), NULL};
@@ -2017,7 +2052,7 @@ static void node_charts(page_t *pg, const src_t *src, size_t nsrc, bool with_top
             for (size_t a = 0; a < nsrc && !any; a++)
                 for (size_t j = 0; j < src[a].n->ns && !any; j++)
                     any = strcmp(src[a].n->s[j].view, chart_specs[i].view) == 0 &&
-                          stat_of(src[a].n->s[j].v, src[a].n->n).finite;
+                          sstat(src[a].n, &src[a].n->s[j]).finite;
         }
         if (!any && !(with_tops && strcmp(sections[k].id, "procs") == 0))
             continue;
@@ -2208,7 +2243,6 @@ int report_compare_html(js_report_t *a, js_report_t *b, const char *label_a, con
     html_text(&h, "Two runs on a common time axis, each from its own start; B is drawn dashed.");
     html_raw(&h, "</p>\n</header>\n");
     {
-        static const js_col_t cols[] = {{"", NULL}, {"A", NULL}, {"B", NULL}};
         const rnode_t *nn[2] = {na, nb};
         char start[2][48], exitb[2][160], ival[2][48], dur[2][48];
         for (int k = 0; k < 2; k++) {
@@ -2218,18 +2252,39 @@ int report_compare_html(js_report_t *a, js_report_t *b, const char *label_a, con
             units_format(ival[k], sizeof(ival[0]), nn[k]->su.interval_s, "s");
             units_time(dur[k], sizeof(dur[0]), nn[k]->su.wall_s, &(js_timeaxis_t){0});
         }
-        js_cell_t cells[] = {
-            cell_text("name"),       cell_text(label_a),             cell_text(label_b),
-            cell_text("command"),    cell_text(command_text(na)),    cell_text(command_text(nb)),
-            cell_text("host"),       cell_text(na->info.host),       cell_text(nb->info.host),
-            cell_text("start"),      cell_text(start[0]),            cell_text(start[1]),
-            cell_text("duration"),   cell_text(dur[0]),              cell_text(dur[1]),
-            cell_text("exit status"), cell_text(exitb[0]),           cell_text(exitb[1]),
-            cell_text("recording"),  cell_text(na->info.state),      cell_text(nb->info.state),
-            cell_text("interval"),   cell_text(ival[0]),             cell_text(ival[1]),
-            cell_text("file"),       cell_text(na->info.recording),  cell_text(nb->info.recording),
+        const struct {
+            const char *what, *a, *b;
+            bool code; /* command lines and paths: monospace, wrapped anywhere */
+        } rows[] = {
+            {"command", command_text(na), command_text(nb), true},
+            {"host", na->info.host, nb->info.host, false},
+            {"start", start[0], start[1], false},
+            {"duration", dur[0], dur[1], false},
+            {"exit status", exitb[0], exitb[1], false},
+            {"recording", na->info.state, nb->info.state, false},
+            {"interval", ival[0], ival[1], false},
+            {"file", na->info.recording, nb->info.recording, true},
         };
-        html_table(&h, NULL, cols, 3, cells, sizeof(cells) / sizeof(cells[0]) / 3);
+        html_raw(&h, "<table class=\"tb runs\">\n<thead><tr><th></th><th scope=\"col\">");
+        html_text(&h, label_a);
+        html_raw(&h, " (A)</th><th scope=\"col\">");
+        html_text(&h, label_b);
+        html_raw(&h, " (B)</th></tr></thead>\n<tbody>\n");
+        for (size_t i = 0; i < sizeof(rows) / sizeof(rows[0]); i++) {
+            html_raw(&h, "<tr><th scope=\"row\">");
+            html_text(&h, rows[i].what);
+            for (int k = 0; k < 2; k++) {
+                const char *v = k ? rows[i].b : rows[i].a;
+                html_raw(&h, rows[i].code ? "</th><td class=\"x\">" + (k ? 5 : 0) : "</th><td>" + (k ? 5 : 0));
+                if (v)
+                    html_text(&h, v);
+                else
+                    html_raw(&h, "\xe2\x80\x94");
+                html_raw(&h, "</td>");
+            }
+            html_raw(&h, "</tr>\n");
+        }
+        html_raw(&h, "</tbody></table>\n");
     }
     for (int k = 0; k < 2; k++) {
         const rnode_t *x = k ? nb : na;
@@ -2315,7 +2370,10 @@ int report_compare_html(js_report_t *a, js_report_t *b, const char *label_a, con
                                                                ? "\xe2\x88\x92" : "");
                     if (strcmp(units[i], "duration") == 0)
                         html_text(&h, units_time(tb, sizeof(tb), fabs(v->d), &(js_timeaxis_t){0}));
-                    else
+                    else if (c == 3 && v->d < 0) {
+                        html_raw(&h, "\xe2\x88\x92");
+                        html_value(&h, -v->d, units[i]);
+                    } else
                         html_value(&h, v->d, units[i]);
                 }
                 html_raw(&h, "</td>");
