@@ -117,7 +117,8 @@ int synth_next(synth_t *g, js_sample_t *s)
     sample_clear(s);
     size_t i = g->i++;
     const synth_cfg_t *c = &g->c;
-    double dt = i ? c->interval_s : 0, t = (double)i * c->interval_s, end = (double)(g->n - 1) * c->interval_s;
+    double dt = i ? c->interval_s : 0, t = (double)i * c->interval_s,
+           end = (double)(g->n - 1) * c->interval_s;
     double phase = t < 0.05 * end ? 0.3 : t < 0.83 * end ? 1 : 0.5;
     double node_f = 1 - 0.25 * c->node;
     if (node_f < 0.1)
@@ -226,8 +227,12 @@ int synth_next(synth_t *g, js_sample_t *s)
             val_int(&v[INFO_START_TICKS], 500 + p);
             val_int(&v[INFO_PPID], main ? 999 : 1000);
             val_int(&v[INFO_UID], 1000);
-            if (put_str(info, &v[INFO_COMM], main ? "run.sh" : p == 1 ? "solver" : "worker") < 0 ||
-                put_str(info, &v[INFO_CMDLINE], main ? "[\"./run.sh\"]" : "[\"solver\",\"--threads\",\"2\"]") < 0)
+            if (put_str(info, &v[INFO_COMM],
+                        main     ? "run.sh"
+                        : p == 1 ? "solver"
+                                 : "worker") < 0 ||
+                put_str(info, &v[INFO_CMDLINE],
+                        main ? "[\"./run.sh\"]" : "[\"solver\",\"--threads\",\"2\"]") < 0)
                 return -ENOMEM;
         }
     }
@@ -364,7 +369,8 @@ int synth_next(synth_t *g, js_sample_t *s)
         char host[32], cpus[16];
         snprintf(host, sizeof(host), "node%03u", c->node + 1);
         snprintf(cpus, sizeof(cpus), "%u", c->ncpus);
-        if (inventory_add(inv, "host", "hostname", host) < 0 || inventory_add(inv, "host", "cpu.count", cpus) < 0 ||
+        if (inventory_add(inv, "host", "hostname", host) < 0 ||
+            inventory_add(inv, "host", "cpu.count", cpus) < 0 ||
             inventory_add(inv, "host", "cpu.model", "Synthetic CPU @ 2.0GHz") < 0 ||
             inventory_add(inv, "host", "memory.total_bytes", "68719476736") < 0)
             return -ENOMEM;

@@ -35,15 +35,15 @@ static const char export_usage[] =
     "                       process: a row per sample and process (long table)\n"
     "                       system: a row per sample with host CPU, memory, load, pressure, network, disks\n"
     "                       (jobscope export --list shows every view of this build)\n"
-    "  -o, --output FILE    write to FILE instead of standard output (hdf5: default RECORDING with .h5;\n"
-    "                       created like every jobscope\n"
-    "                       output: not over an existing file unless --force, never through a symbolic\n"
-    "                       link, never over the recording itself)\n"
+    "  -o, --output FILE    write to FILE instead of standard output (hdf5: default RECORDING with\n"
+    "                       .h5); created like every jobscope output: not over an existing file unless\n"
+    "                       --force, never through a symbolic link, never over the recording itself\n"
     "      --force          replace FILE if it exists\n"
     "      --list           list the views and their columns, then exit\n"
     "  -h, --help           show this help\n"
-    "Text cells (command names) are escaped the same way in both formats: \\\\ for a backslash, \\n, \\t,\n"
-    "\\r, \\xNN for other control bytes and bytes that are not UTF-8. Options may follow RECORDING.\n";
+    "Text cells (command names) are escaped the same way in CSV and JSON Lines: \\\\ for a backslash,\n"
+    "\\n, \\t, \\r, \\xNN for other control bytes and bytes that are not UTF-8. Options may follow\n"
+    "RECORDING.\n";
 
 #define NTIME 3 /* time, unix_s, sample */
 

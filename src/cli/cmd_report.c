@@ -235,7 +235,8 @@ int cmd_compare(int argc, char **argv)
         int dir = slash ? (int)(slash - a.in[0] + 1) : 0;
         int w = snprintf(def, sizeof(def), "%.*s%s-vs-%s.html", dir, a.in[0], sa, sb);
         if (w < 0 || (size_t)w >= sizeof(def))
-            return cli_usage_error("compare ", "the recordings' names are too long for a default output; use -o");
+            return cli_usage_error("compare ",
+                                   "the recordings' names are too long for a default output; use -o");
         a.out = def;
     }
     int fd = open_output(&a, a.out);

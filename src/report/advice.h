@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: MIT
  *
- * The report's advice: one table of rules (advice.c), each a pure function of the run's facts with a threshold
- * the reader sees next to the evidence, like Linaro Performance Reports' advice or seff's efficiencies, but
- * each sentence says which measured figure triggered it and where the line was drawn.
+ * The report's advice: one table of rules (advice.c), each a pure function of the run's facts with a
+ * threshold the reader sees next to the evidence, like Linaro Performance Reports' advice or seff's
+ * efficiencies, but each sentence says which measured figure triggered it and where the line was drawn.
  *
  * The facts are filled by the report (report.c) from the run summary (the tree model's js_summary_t and the
  * parts' summary sections, read by path) and from statistics of the charted series (95th percentile of the
@@ -23,24 +23,24 @@
 
 typedef struct {
     /* the recording */
-    bool complete;      /* closed by its monitor; false: killed, crashed or still running */
-    double data_end_s;  /* time of the last sample from the start */
-    double wall_s;      /* wall time of the run (the summary's) */
-    double interval_s;  /* nominal sampling interval */
+    bool complete;         /* closed by its monitor; false: killed, crashed or still running */
+    double data_end_s;     /* time of the last sample from the start */
+    double wall_s;         /* wall time of the run (the summary's) */
+    double interval_s;     /* nominal sampling interval */
     int64_t taken, missed; /* samples taken, deadlines missed */
     /* CPU */
-    double cores_available; /* the allocation (affinity, cgroup quota) */
+    double cores_available;                                     /* the allocation (affinity, cgroup quota) */
     double cpu_s, mean_cores, max_cores, p95_cores, efficiency; /* efficiency = mean / available */
     double unattributed_cpu_s; /* CPU of processes sampling never saw (short-lived) */
     double throttled_fraction; /* cgroup: throttled periods / periods */
     /* memory */
     double peak_rss, peak_rss_kernel; /* sampled tree sum; largest single process (kernel high-water mark) */
-    double mem_peak;         /* the figure compared with the limit: cgroup kernel peak, else the sampled peak */
-    double mem_limit;        /* the job's memory limit (cgroup), NAN without one */
-    double host_mem_total;   /* the node's memory */
-    double peak_swap;        /* the tree's largest swap use */
-    double majflt;           /* major page faults of the tree */
-    double oom_kills;        /* cgroup OOM kills */
+    double mem_peak;       /* the figure compared with the limit: cgroup kernel peak, else the sampled peak */
+    double mem_limit;      /* the job's memory limit (cgroup), NAN without one */
+    double host_mem_total; /* the node's memory */
+    double peak_swap;      /* the tree's largest swap use */
+    double majflt;         /* major page faults of the tree */
+    double oom_kills;      /* cgroup OOM kills */
     /* I/O and pressure (host PSI and iowait: the share of the interval tasks waited) */
     double psi_io_some_mean, psi_io_full_mean, psi_mem_some_mean, iowait_mean;
     /* GPUs */

@@ -131,21 +131,37 @@ static int parse_string(parser_t *ps, const char **ret, size_t *ret_len)
         }
         q++;
         switch (*q++) {
-        case '"': out[n++] = '"'; break;
-        case '\\': out[n++] = '\\'; break;
-        case '/': out[n++] = '/'; break;
-        case 'b': out[n++] = '\b'; break;
-        case 'f': out[n++] = '\f'; break;
-        case 'n': out[n++] = '\n'; break;
-        case 'r': out[n++] = '\r'; break;
-        case 't': out[n++] = '\t'; break;
+        case '"':
+            out[n++] = '"';
+            break;
+        case '\\':
+            out[n++] = '\\';
+            break;
+        case '/':
+            out[n++] = '/';
+            break;
+        case 'b':
+            out[n++] = '\b';
+            break;
+        case 'f':
+            out[n++] = '\f';
+            break;
+        case 'n':
+            out[n++] = '\n';
+            break;
+        case 'r':
+            out[n++] = '\r';
+            break;
+        case 't':
+            out[n++] = '\t';
+            break;
         case 'u': {
             unsigned cp, lo;
             if (p - q < 4 || hex4(q, &cp) < 0)
                 return -EINVAL;
             q += 4;
-            if (cp >= 0xd800 && cp < 0xdc00 && p - q >= 6 && q[0] == '\\' && q[1] == 'u' && hex4(q + 2, &lo) == 0 &&
-                lo >= 0xdc00 && lo < 0xe000) {
+            if (cp >= 0xd800 && cp < 0xdc00 && p - q >= 6 && q[0] == '\\' && q[1] == 'u' &&
+                hex4(q + 2, &lo) == 0 && lo >= 0xdc00 && lo < 0xe000) {
                 cp = 0x10000 + ((cp - 0xd800) << 10) + (lo - 0xdc00);
                 q += 6;
             } else if (cp >= 0xd800 && cp < 0xe000) {

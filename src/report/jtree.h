@@ -47,7 +47,8 @@ const jt_t *jt_get(const jt_t *o, const char *key);
  * ("top.by_cpu.0.comm"). NULL when any step is missing. */
 const jt_t *jt_path(const jt_t *v, const char *path);
 
-/* jt_num: the number at `path` below v (jt_path; "" is v itself), or NAN when it is missing or not a number. */
+/* jt_num: the number at `path` below v (jt_path; "" is v itself), or NAN when it is missing or not a number.
+ */
 double jt_num(const jt_t *v, const char *path);
 
 /* jt_str: the string at `path` below v, or NULL. */

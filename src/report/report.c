@@ -4,13 +4,13 @@
  *
  *   collection  per node, a time axis (seconds from the run's start) and one array of values per kept
  *               series (view, column, label group), filled after each model feed; NAN where a value is
- *               missing, so gaps stay gaps. Which columns of a view are kept is decided once per view from its
- *               descriptor: numeric gauges (and energy counters), not labels, not error codes or identifiers.
- *   facts       at the end, the summary document (summary_json, parsed back with jtree.h) and statistics of
- *               the series fill js_facts_t for the advice rules (advice.c).
- *   page        a fixed table of curated charts for the views jobscope knows (chart_specs[]), then, for every
- *               other view, one chart per unit of its kept columns; tables from the summary; the parts'
- *               summary sections rendered generically from the JSON; inventory and the monitor's cost.
+ *               missing, so gaps stay gaps. Which columns of a view are kept is decided once per view from
+ * its descriptor: numeric gauges (and energy counters), not labels, not error codes or identifiers. facts at
+ * the end, the summary document (summary_json, parsed back with jtree.h) and statistics of the series fill
+ * js_facts_t for the advice rules (advice.c). page        a fixed table of curated charts for the views
+ * jobscope knows (chart_specs[]), then, for every other view, one chart per unit of its kept columns; tables
+ * from the summary; the parts' summary sections rendered generically from the JSON; inventory and the
+ * monitor's cost.
  */
 #include "report/report.h"
 
@@ -28,7 +28,7 @@
 #include <string.h>
 #include <time.h>
 
-#define MAX_VIEW_COLS 256  /* kept columns per view (the system view has one per CPU, interface, disk) */
+#define MAX_VIEW_COLS 256 /* kept columns per view (the system view has one per CPU, interface, disk) */
 #define MAX_CHART_SERIES 24
 #define MAX_INVENTORY 600
 #define MAX_COSTS 48
@@ -64,7 +64,7 @@ typedef struct {
     double scale[MAX_VIEW_COLS];
     size_t ngroups;
     char *groups[REPORT_MAX_GROUPS];
-    size_t *sidx; /* REPORT_MAX_GROUPS x ncols series indices */
+    size_t *sidx;   /* REPORT_MAX_GROUPS x ncols series indices */
     size_t dropped; /* label groups beyond REPORT_MAX_GROUPS, at the last sample that had any */
 } rview_t;
 
@@ -213,7 +213,8 @@ int report_add_event(js_report_t *r, double t, const char *label)
  * column that is not charted (identifiers, error codes, text, cumulative times). */
 static const char *display_unit(const js_column_t *c, double *ret_scale)
 {
-    static const char *const skip[] = {"errno", "id", "text", "ticks", "bool", "raw", "mask", "json", "ns", "us", "s"};
+    static const char *const skip[] = {"errno", "id",   "text", "ticks", "bool", "raw",
+                                       "mask",  "json", "ns",   "us",    "s"};
     *ret_scale = 1;
     if (!c->unit)
         return "";
@@ -223,7 +224,8 @@ static const char *display_unit(const js_column_t *c, double *ret_scale)
     if (strcmp(c->unit, "1/s") == 0)
         return "/s";
     if (strcmp(c->unit, "celsius") == 0)
-        return "\xc2\xb0" "C";
+        return "\xc2\xb0"
+               "C";
     if (strcmp(c->unit, "MHz") == 0) {
         *ret_scale = 1e6;
         return "Hz";
@@ -329,9 +331,9 @@ static void group_of(const rview_t *v, const js_rows_t *rows, const js_value_t *
         if (!x->present)
             continue;
         int w = c->type == JS_TEXT ? snprintf(buf + len, cap - len, "%s%s", len ? " " : "", rows_str(rows, x))
-                : c->type == JS_INT ? snprintf(buf + len, cap - len, "%s%s %lld", len ? " " : "", c->name,
-                                               (long long)x->i)
-                                    : 0;
+                : c->type == JS_INT
+                    ? snprintf(buf + len, cap - len, "%s%s %lld", len ? " " : "", c->name, (long long)x->i)
+                    : 0;
         if (w > 0 && (size_t)w < cap - len)
             len += (size_t)w;
     }
@@ -579,12 +581,13 @@ int report_finish_node(js_report_t *r, size_t node, const js_model_t *m, const j
     n->su = *su;
     n->info = *info;
     n->run = run ? *run : (js_report_run_t){0};
-    const char *in[] = {info->version, info->command_json, info->command_shell, info->host, info->mode,
-                        info->scope, info->state, info->exec_error, info->recording, n->run.user, n->run.job,
-                        n->run.scope_how, n->run.kernel, n->run.cpu_model};
-    const char **out[] = {&n->info.version, &n->info.command_json, &n->info.command_shell, &n->info.host,
-                          &n->info.mode, &n->info.scope, &n->info.state, &n->info.exec_error, &n->info.recording,
-                          &n->run.user, &n->run.job, &n->run.scope_how, &n->run.kernel, &n->run.cpu_model};
+    const char *in[] = {info->version, info->command_json, info->command_shell, info->host,      info->mode,
+                        info->scope,   info->state,        info->exec_error,    info->recording, n->run.user,
+                        n->run.job,    n->run.scope_how,   n->run.kernel,       n->run.cpu_model};
+    const char **out[] = {
+        &n->info.version, &n->info.command_json, &n->info.command_shell, &n->info.host,      &n->info.mode,
+        &n->info.scope,   &n->info.state,        &n->info.exec_error,    &n->info.recording, &n->run.user,
+        &n->run.job,      &n->run.scope_how,     &n->run.kernel,         &n->run.cpu_model};
     for (size_t k = 0; k < sizeof(in) / sizeof(in[0]); k++)
         if (in[k] && !(*out[k] = keep(n, k, in[k])))
             return -ENOMEM;
@@ -632,7 +635,6 @@ const double *report_series(const js_report_t *r, size_t node, const char *view,
     *ret_n = n->n;
     return s->v;
 }
-
 
 static sstat_t stat_of(const double *v, size_t n)
 {
@@ -695,7 +697,8 @@ static double series_mean(const rnode_t *n, const char *view, const char *col)
     return s ? sstat(n, s).mean : NAN;
 }
 
-/* ---- facts ---------------------------------------------------------------------------------------------- */
+/* ---- facts ----------------------------------------------------------------------------------------------
+ */
 
 /* gpu_facts: mean utilisation per GPU from a view named "gpu": its first column whose name holds "util" and
  * whose unit is a fraction or a percentage. */
@@ -782,8 +785,8 @@ static void node_facts(const rnode_t *n, js_facts_t *f)
         f->mem_limit = inv_num(n, "allocation.memory_limit_bytes");
     if (!(f->mem_limit > 0))
         f->mem_limit = NAN;
-    static const char *const peak[] = {"cgroup.memory.peak_kernel_tree_bytes", "cgroup.memory.peak_sampled_bytes",
-                                       NULL};
+    static const char *const peak[] = {"cgroup.memory.peak_kernel_tree_bytes",
+                                       "cgroup.memory.peak_sampled_bytes", NULL};
     f->mem_peak = first_num(doc, peak);
     if (!isfinite(f->mem_peak))
         f->mem_peak = isfinite(su->peak_rss) ? su->peak_rss : su->peak_rss_kernel;
@@ -881,7 +884,8 @@ const js_facts_t *report_facts(js_report_t *r)
     return f;
 }
 
-/* ---- charts ----------------------------------------------------------------------------------------------- */
+/* ---- charts -----------------------------------------------------------------------------------------------
+ */
 
 enum {
     F_FILL = 1 << 0,     /* fill under the first series */
@@ -903,52 +907,57 @@ typedef struct {
 } cspec_t;
 
 /* The known views and their curated charts, in page order. A view listed here gets only these charts. */
+/* clang-format off */
 static const cspec_t chart_specs[] = {
-    {"cpu", "cpu", "Cores in use", "cores", "tree", {{"cpu_cores", "cores in use"}}, F_FILL | F_CORES | F_COMBINED, 0},
+    {"cpu", "cpu", "Cores in use", "cores", "tree",
+     {{"cpu_cores", "cores in use"}}, F_FILL | F_CORES | F_COMBINED, 0},
     {"host-cpu", "cpu", "CPU utilisation of the host", "fraction", "system",
      {{"cpu_util_fraction", "busy"}, {"iowait_fraction", "iowait"}, {"steal_fraction", "steal"}}, F_RANGE01, 200},
     {"cpufreq", "cpu", "CPU frequency (mean, minimum and maximum over the CPUs)", "Hz", "cpufreq",
      {{"freq_mhz", "frequency"}}, 0, 200},
     {"mem", "memory", "Memory of the job", "bytes", "tree",
-     {{"rss_bytes", "RSS (tree)"}, {"rss_main_bytes", "RSS of the command"}, {"rss_descendants_bytes", "RSS of the "
-      "descendants"}, {"uss_bytes", "USS"}, {"pss_bytes", "PSS"}},
+     {{"rss_bytes", "RSS (tree)"}, {"rss_main_bytes", "RSS of the command"},
+      {"rss_descendants_bytes", "RSS of the descendants"}, {"uss_bytes", "USS"}, {"pss_bytes", "PSS"}},
      F_FILL | F_LIMIT | F_COMBINED, 0},
-    {"swap", "memory", "Swap used by the job", "bytes", "tree", {{"swap_bytes", "swap (tree)"}}, F_NONZERO, 180},
+    {"swap", "memory", "Swap used by the job", "bytes", "tree",
+     {{"swap_bytes", "swap (tree)"}}, F_NONZERO, 180},
     {"host-mem", "memory", "Memory of the host", "bytes", "system",
      {{"mem_used_bytes", "used"}, {"mem_available_bytes", "available"}, {"swap_used_bytes", "swap used"}},
      F_HOSTMEM, 200},
     {"io", "io", "Storage I/O of the job", "bytes/s", "tree",
      {{"read_bytes_per_s", "read"}, {"write_bytes_per_s", "write"}}, 0, 0},
-    {"io-calls", "io", "Read and write calls of the job (page cache, pipes and sockets included)", "bytes/s", "tree",
-     {{"read_chars_per_s", "read calls"}, {"write_chars_per_s", "write calls"}}, 0, 200},
-    {"host-disk", "io", "Disks of the host", "bytes/s", "system", {{"disk_*", NULL}}, F_NONZERO, 200},
+    {"io-calls", "io", "Read and write calls of the job (page cache, pipes and sockets included)", "bytes/s",
+     "tree", {{"read_chars_per_s", "read calls"}, {"write_chars_per_s", "write calls"}}, 0, 200},
+    {"host-disk", "io", "Disks of the host", "bytes/s", "system",
+     {{"disk_*", NULL}}, F_NONZERO, 200},
     {"pressure", "io", "Pressure stall information (PSI) of the host", "fraction", "system",
      {{"psi_cpu_some_fraction", "CPU some"}, {"psi_memory_some_fraction", "memory some"},
       {"psi_memory_full_fraction", "memory full"}, {"psi_io_some_fraction", "I/O some"},
-      {"psi_io_full_fraction", "I/O full"}},
-     F_RANGE01, 200},
+      {"psi_io_full_fraction", "I/O full"}}, F_RANGE01, 200},
     {"net", "network", "Network traffic of the host, per interface", "bytes/s", "network",
      {{"rx_bytes_per_s", "receive"}, {"tx_bytes_per_s", "transmit"}}, F_NONZERO, 0},
     {"net-errors", "network", "Network errors and drops", "/s", "network",
-     {{"rx_errors_per_s", "receive errors"}, {"tx_errors_per_s", "transmit errors"}, {"rx_drops_per_s", "receive "
-      "drops"}, {"tx_drops_per_s", "transmit drops"}},
-     F_NONZERO, 180},
+     {{"rx_errors_per_s", "receive errors"}, {"tx_errors_per_s", "transmit errors"},
+      {"rx_drops_per_s", "receive drops"}, {"tx_drops_per_s", "transmit drops"}}, F_NONZERO, 180},
     {"ib", "network", "InfiniBand traffic, per port", "bytes/s", "infiniband",
      {{"xmit_bytes_per_s", "send"}, {"rcv_bytes_per_s", "receive"}}, F_NONZERO, 0},
-    {"power", "power", "Power (RAPL), per domain", "W", "energy", {{"power_w", NULL}}, 0, 0},
+    {"power", "power", "Power (RAPL), per domain", "W", "energy",
+     {{"power_w", NULL}}, 0, 0},
     {"energy", "power", "Energy since the start (RAPL), per domain, and the job's share", "J", "energy",
      {{"energy_j", NULL}, {"scope_energy_j", "job's share"}}, 0, 200},
-    {"temp", "thermal", "Temperatures", "\xc2\xb0" "C", "thermal", {{"temp_celsius", NULL}}, 0, 200},
+    {"temp", "thermal", "Temperatures", "\xc2\xb0" "C", "thermal",
+     {{"temp_celsius", NULL}}, 0, 200},
     {"procs", "procs", "Processes and threads of the job", "count", "tree",
      {{"processes", "processes"}, {"threads", "threads"}}, 0, 180},
 };
+/* clang-format on */
 #define NSPECS (sizeof(chart_specs) / sizeof(chart_specs[0]))
 
 static const struct {
     const char *id, *title;
 } sections[] = {
-    {"cpu", "CPU"},           {"memory", "Memory"},      {"io", "I/O and pressure"},
-    {"network", "Network"},   {"power", "Power and energy"}, {"thermal", "Temperature"},
+    {"cpu", "CPU"},         {"memory", "Memory"},          {"io", "I/O and pressure"},
+    {"network", "Network"}, {"power", "Power and energy"}, {"thermal", "Temperature"},
     {"procs", "Processes"},
 };
 
@@ -972,8 +981,8 @@ static bool col_match(const char *pat, const char *col)
 /* pretty_col: a legend name from a column name: the unit suffix and a matched prefix dropped, '_' as ' '. */
 static void pretty_col(const char *col, const char *prefix, char *buf, size_t cap)
 {
-    static const char *const suffixes[] = {"_bytes_per_s", "_per_s", "_fraction", "_bytes", "_celsius", "_mhz",
-                                           "_w", "_j", "_s"};
+    static const char *const suffixes[] = {"_bytes_per_s", "_per_s", "_fraction", "_bytes", "_celsius",
+                                           "_mhz",         "_w",     "_j",        "_s"};
     size_t skip = prefix && prefix[strlen(prefix) - 1] == '*' ? strlen(prefix) - 1 : 0;
     snprintf(buf, cap, "%s", col + (strlen(col) > skip ? skip : 0));
     size_t n = strlen(buf);
@@ -1029,8 +1038,8 @@ static bool sparse(const double *v, size_t n, size_t *ret_finite)
 }
 
 /* add_series: append a series of node n's values v (name prefixed by `label`); a sparse one is compacted. */
-static void add_series(serieslist_t *l, const rnode_t *n, const double *v, const char *name, const char *label,
-                       bool dashed, js_colour_t colour, bool fill)
+static void add_series(serieslist_t *l, const rnode_t *n, const double *v, const char *name,
+                       const char *label, bool dashed, js_colour_t colour, bool fill)
 {
     if (l->n == MAX_CHART_SERIES || l->err)
         return;
@@ -1060,8 +1069,8 @@ static void add_series(serieslist_t *l, const rnode_t *n, const double *v, const
         v = cv;
         count = k;
     }
-    l->s[l->n] = (js_series_t){.name = l->names[l->n], .t = t, .v = v, .n = count, .colour = colour,
-                               .fill = fill, .dashed = dashed};
+    l->s[l->n] = (js_series_t){
+        .name = l->names[l->n], .t = t, .v = v, .n = count, .colour = colour, .fill = fill, .dashed = dashed};
     l->n++;
 }
 
@@ -1073,9 +1082,9 @@ typedef struct {
     bool compare;
 } page_t;
 
-/* spec_series: the series of chart `c` from the sources. In a comparison each (column, group) keeps one colour
- * across the runs (B dashed); with several nodes (F_COMBINED) each node has its colour and only the first
- * column is drawn. Colours go to the series drawn, in order. */
+/* spec_series: the series of chart `c` from the sources. In a comparison each (column, group) keeps one
+ * colour across the runs (B dashed); with several nodes (F_COMBINED) each node has its colour and only the
+ * first column is drawn. Colours go to the series drawn, in order. */
 static void spec_series(const cspec_t *c, const src_t *src, size_t nsrc, bool combined, serieslist_t *l)
 {
     size_t key = 0; /* colour position of a (column, group) within the chart */
@@ -1122,7 +1131,8 @@ static void spec_series(const cspec_t *c, const src_t *src, size_t nsrc, bool co
                         name[--len] = '\0';
                     js_colour_t col = (js_colour_t)(1 + (combined ? b : key) % (JS_COLOUR_MAX - 1));
                     bool fill = (c->flags & F_FILL) && key == 0 && nsrc == 1;
-                    add_series(l, src[b].n, x->v, name, combined ? NULL : src[b].label, src[b].dashed, col, fill);
+                    add_series(l, src[b].n, x->v, name, combined ? NULL : src[b].label, src[b].dashed, col,
+                               fill);
                     drawn = true;
                 }
                 key += drawn;
@@ -1177,8 +1187,8 @@ static int emit_spec(page_t *pg, const cspec_t *c, const src_t *src, size_t nsrc
         const char *who = nsrc > 1 && src[a].label ? src[a].label : NULL;
         char lab[200], plain[96];
         if ((c->flags & F_CORES) && n->cores_available > 0 && !combined) {
-            snprintf(plain, sizeof(plain), "cores available %s", units_format(vb, sizeof(vb), n->cores_available,
-                                                                              "count"));
+            snprintf(plain, sizeof(plain), "cores available %s",
+                     units_format(vb, sizeof(vb), n->cores_available, "count"));
             snprintf(lab, sizeof(lab), "%s%s%s", who ? who : "", who ? ": " : "", plain);
             nh = add_hline(hl, hlabel, nh, n->cores_available, lab, plain);
         }
@@ -1186,7 +1196,8 @@ static int emit_spec(page_t *pg, const cspec_t *c, const src_t *src, size_t nsrc
             js_facts_t f;
             node_facts(n, &f);
             if (isfinite(f.mem_limit)) {
-                snprintf(plain, sizeof(plain), "memory limit %s", units_format(vb, sizeof(vb), f.mem_limit, "bytes"));
+                snprintf(plain, sizeof(plain), "memory limit %s",
+                         units_format(vb, sizeof(vb), f.mem_limit, "bytes"));
                 snprintf(lab, sizeof(lab), "%s%s%s", who ? who : "", who ? ": " : "", plain);
                 nh = add_hline(hl, hlabel, nh, f.mem_limit, lab, plain);
             }
@@ -1269,7 +1280,8 @@ static int emit_spec(page_t *pg, const cspec_t *c, const src_t *src, size_t nsrc
 
 /* ---- generic charts of views jobscope does not know ---- */
 
-/* generic_units: the distinct display units of the kept series of `view` over the sources, in column order. */
+/* generic_units: the distinct display units of the kept series of `view` over the sources, in column order.
+ */
 static size_t generic_units(const src_t *src, size_t nsrc, const char *view, const char **units, size_t cap)
 {
     size_t nu = 0;
@@ -1338,9 +1350,19 @@ static int emit_generic_view(page_t *pg, const src_t *src, size_t nsrc, const ch
             for (size_t i = 0; events && !pg->compare && i < pg->r->nevents; i++)
                 events[ne++] = (js_event_t){pg->r->events[i].t, pg->r->events[i].label};
             bool frac = strcmp(units[u], "fraction") == 0;
-            js_chart_t ch = {.id = id, .title = title, .unit = units[u], .series = l->s, .nseries = l->n,
-                             .bands = bands, .nbands = nb, .events = events, .nevents = ne, .t_min = t_min,
-                             .t_max = t_max, .v_max = frac ? 1 : 0, .height = 200};
+            js_chart_t ch = {.id = id,
+                             .title = title,
+                             .unit = units[u],
+                             .series = l->s,
+                             .nseries = l->n,
+                             .bands = bands,
+                             .nbands = nb,
+                             .events = events,
+                             .nevents = ne,
+                             .t_min = t_min,
+                             .t_max = t_max,
+                             .v_max = frac ? 1 : 0,
+                             .height = 200};
             if (bands && events)
                 svg_line_chart(pg->h, &ch);
             else
@@ -1373,7 +1395,7 @@ static int emit_cpu_heatmap(page_t *pg, const rnode_t *n)
     if (cnt < 2)
         return 0;
     js_series_t *rows = calloc(cnt, sizeof(*rows));
-    char (*names)[24] = calloc(cnt, sizeof(*names));
+    char(*names)[24] = calloc(cnt, sizeof(*names));
     if (!rows || !names) {
         free(rows);
         free(names);
@@ -1390,14 +1412,15 @@ static int emit_cpu_heatmap(page_t *pg, const rnode_t *n)
     }
     char id[64];
     snprintf(id, sizeof(id), "%scpu-heat", pg->idp);
-    int rc = svg_heatmap(pg->h, &(js_heatmap_t){.id = id,
-                                                .title = "Utilisation of each CPU of the host, CPUs \xc3\x97 time",
-                                                .unit = "fraction",
-                                                .rows = rows,
-                                                .nrows = k,
-                                                .cols = n->n < 181 ? n->n : 181,
-                                                .v_min = 0,
-                                                .v_max = 1});
+    int rc =
+        svg_heatmap(pg->h, &(js_heatmap_t){.id = id,
+                                           .title = "Utilisation of each CPU of the host, CPUs \xc3\x97 time",
+                                           .unit = "fraction",
+                                           .rows = rows,
+                                           .nrows = k,
+                                           .cols = n->n < 181 ? n->n : 181,
+                                           .v_min = 0,
+                                           .v_max = 1});
     free(rows);
     free(names);
     return rc;
@@ -1431,16 +1454,17 @@ static int emit_node_heatmap(page_t *pg)
     }
     char id[64];
     snprintf(id, sizeof(id), "%snode-heat", pg->idp);
-    int rc = k ? svg_heatmap(pg->h, &(js_heatmap_t){.id = id,
-                                                   .title = frac ? "CPU use of each node (cores in use / cores "
-                                                                   "available), nodes \xc3\x97 time"
-                                                                 : "Cores in use on each node, nodes \xc3\x97 time",
-                                                   .unit = frac ? "fraction" : "cores",
-                                                   .rows = rows,
-                                                   .nrows = k,
-                                                   .cols = maxn < 181 ? maxn : 181,
-                                                   .v_min = 0,
-                                                   .v_max = frac ? 1 : 0})
+    int rc = k ? svg_heatmap(pg->h,
+                             &(js_heatmap_t){.id = id,
+                                             .title = frac ? "CPU use of each node (cores in use / cores "
+                                                             "available), nodes \xc3\x97 time"
+                                                           : "Cores in use on each node, nodes \xc3\x97 time",
+                                             .unit = frac ? "fraction" : "cores",
+                                             .rows = rows,
+                                             .nrows = k,
+                                             .cols = maxn < 181 ? maxn : 181,
+                                             .v_min = 0,
+                                             .v_max = frac ? 1 : 0})
                : 0;
     for (size_t i = 0; i < r->nnodes; i++)
         free(vals[i]);
@@ -1460,9 +1484,9 @@ static int emit_tops(page_t *pg, const rnode_t *n)
     if (su->ntop_cpu > 0) {
         for (int i = 0; i < su->ntop_cpu && i < JS_TOP_N; i++) {
             char b1[48];
-            snprintf(notes[i], sizeof(notes[0]), "%lld process%s, peak RSS %s", (long long)su->top_cpu[i].procs,
-                     su->top_cpu[i].procs == 1 ? "" : "es", units_format(b1, sizeof(b1), su->top_cpu[i].peak_rss,
-                                                                        "bytes"));
+            snprintf(notes[i], sizeof(notes[0]), "%lld process%s, peak RSS %s",
+                     (long long)su->top_cpu[i].procs, su->top_cpu[i].procs == 1 ? "" : "es",
+                     units_format(b1, sizeof(b1), su->top_cpu[i].peak_rss, "bytes"));
             bars[i] = (js_bar_t){su->top_cpu[i].comm, su->top_cpu[i].cpu_s, notes[i]};
         }
         snprintf(id, sizeof(id), "%stop-cpu", pg->idp);
@@ -1476,7 +1500,8 @@ static int emit_tops(page_t *pg, const rnode_t *n)
         for (int i = 0; i < su->ntop_rss && i < JS_TOP_N; i++) {
             char b1[48];
             snprintf(notes[i], sizeof(notes[0]), "%lld process%s, CPU %s", (long long)su->top_rss[i].procs,
-                     su->top_rss[i].procs == 1 ? "" : "es", units_format(b1, sizeof(b1), su->top_rss[i].cpu_s, "s"));
+                     su->top_rss[i].procs == 1 ? "" : "es",
+                     units_format(b1, sizeof(b1), su->top_rss[i].cpu_s, "s"));
             bars[i] = (js_bar_t){su->top_rss[i].comm, su->top_rss[i].peak_rss, notes[i]};
         }
         snprintf(id, sizeof(id), "%stop-mem", pg->idp);
@@ -1490,7 +1515,8 @@ static int emit_tops(page_t *pg, const rnode_t *n)
     return pg->h->err;
 }
 
-/* ---- tables ---------------------------------------------------------------------------------------------- */
+/* ---- tables ----------------------------------------------------------------------------------------------
+ */
 
 static void fmt_when(char *buf, size_t cap, int64_t unix_ns)
 {
@@ -1522,8 +1548,10 @@ static void summary_tables(js_html_t *h, const rnode_t *n)
 {
     const js_summary_t *s = &n->su;
     char how[160];
-    snprintf(how, sizeof(how), "%s", s->exact_cpu ? "exact (kernel accounting of every process)"
-                                                   : s->inexact_cpu_reason ? s->inexact_cpu_reason : "sampled");
+    snprintf(how, sizeof(how), "%s",
+             s->exact_cpu            ? "exact (kernel accounting of every process)"
+             : s->inexact_cpu_reason ? s->inexact_cpu_reason
+                                     : "sampled");
     html_raw(h, "<div class=\"cols\">\n<div>\n");
     h3(h, "CPU");
     js_kv_t cpu[] = {
@@ -1588,9 +1616,15 @@ static void summary_tables(js_html_t *h, const rnode_t *n)
 /* nodes_table: one row per node and one for the job. */
 static void nodes_table(js_html_t *h, const js_report_t *r, const js_facts_t *f)
 {
-    static const js_col_t cols[] = {{"node", NULL},        {"wall time", "s"},      {"CPU time", "s"},
-                                    {"mean cores", "cores"}, {"peak cores", "cores"}, {"cores available", "cores"},
-                                    {"efficiency", "fraction"}, {"peak RSS", "bytes"}, {"read", "bytes"},
+    static const js_col_t cols[] = {{"node", NULL},
+                                    {"wall time", "s"},
+                                    {"CPU time", "s"},
+                                    {"mean cores", "cores"},
+                                    {"peak cores", "cores"},
+                                    {"cores available", "cores"},
+                                    {"efficiency", "fraction"},
+                                    {"peak RSS", "bytes"},
+                                    {"read", "bytes"},
                                     {"written", "bytes"}};
     const size_t nc = sizeof(cols) / sizeof(cols[0]);
     js_cell_t *cells = calloc((r->nnodes + 1) * nc, sizeof(*cells));
@@ -1631,17 +1665,17 @@ static void nodes_table(js_html_t *h, const js_report_t *r, const js_facts_t *f)
         c[9] = num_or_missing(wr);
         nrows++;
     }
-    html_table(h, r->nnodes > 1 ? "Per node and for the job (peak RSS: the largest node's)" : NULL, cols, nc, cells,
-               nrows);
+    html_table(h, r->nnodes > 1 ? "Per node and for the job (peak RSS: the largest node's)" : NULL, cols, nc,
+               cells, nrows);
     free(cells);
 }
 
 /* ---- the parts' summary sections, rendered from the JSON ---- */
 
-static const char *const core_keys[] = {"jobscope_version", "command", "host", "mode", "scope", "state",
-                                        "exit_status", "exec_error", "wall_time_s", "recording", "cpu", "memory",
-                                        "io", "faults", "context_switches", "processes", "top", "samples",
-                                        "monitor", "exact", NULL};
+static const char *const core_keys[] = {
+    "jobscope_version", "command",     "host",      "mode",    "scope",   "state", "exit_status",
+    "exec_error",       "wall_time_s", "recording", "cpu",     "memory",  "io",    "faults",
+    "context_switches", "processes",   "top",       "samples", "monitor", "exact", NULL};
 
 static bool is_core_key(const char *k)
 {
@@ -1657,10 +1691,21 @@ static const char *key_unit(const char *key, double *scale)
     static const struct {
         const char *suffix, *unit;
         double scale;
-    } m[] = {{"_bytes_per_s", "bytes/s", 1}, {"_per_s", "/s", 1},  {"_bytes", "bytes", 1},
-             {"_fraction", "fraction", 1},   {"_s", "s", 1},       {"_j", "J", 1},
-             {"_w", "W", 1},                 {"_mhz", "Hz", 1e6},  {"_hz", "Hz", 1},
-             {"_celsius", "\xc2\xb0" "C", 1}, {"_cores", "cores", 1}, {"cores", "cores", 1}};
+    } m[] = {{"_bytes_per_s", "bytes/s", 1},
+             {"_per_s", "/s", 1},
+             {"_bytes", "bytes", 1},
+             {"_fraction", "fraction", 1},
+             {"_s", "s", 1},
+             {"_j", "J", 1},
+             {"_w", "W", 1},
+             {"_mhz", "Hz", 1e6},
+             {"_hz", "Hz", 1},
+             {"_celsius",
+              "\xc2\xb0"
+              "C",
+              1},
+             {"_cores", "cores", 1},
+             {"cores", "cores", 1}};
     size_t n = strlen(key);
     *scale = 1;
     for (size_t i = 0; i < sizeof(m) / sizeof(m[0]); i++) {
@@ -1729,7 +1774,7 @@ static void json_array_table(js_html_t *h, const char *caption, const jt_t *a)
         nr = 64;
     js_col_t *cols = calloc(nc, sizeof(*cols));
     js_cell_t *cells = calloc(nr * nc, sizeof(*cells));
-    char (*cn)[64] = calloc(nc, sizeof(*cn));
+    char(*cn)[64] = calloc(nc, sizeof(*cn));
     if (!cols || !cells || !cn) {
         h->err = -ENOMEM;
         goto out;
@@ -1765,7 +1810,7 @@ static void json_object_table(js_html_t *h, const jt_t *o, int depth)
         ns += is_scalar(m) || (m->type == JT_ARR && (!m->child || is_scalar(m->child)));
     if (ns) {
         js_kv_t *kv = calloc(ns, sizeof(*kv));
-        char (*keys)[64] = calloc(ns, sizeof(*keys));
+        char(*keys)[64] = calloc(ns, sizeof(*keys));
         double *nums = calloc(ns, sizeof(*nums));
         js_buf_t joined = {0};
         size_t *offs = calloc(ns, sizeof(*offs));
@@ -1786,9 +1831,10 @@ static void json_object_table(js_html_t *h, const jt_t *o, int depth)
                     offs[k] = joined.len;
                     for (const jt_t *e = m->child; e; e = e->next) {
                         char tmp[64];
-                        const char *t = e->type == JT_STR ? e->str
-                                        : e->type == JT_NUM ? units_sig(tmp, sizeof(tmp), e->num, 6)
-                                                            : e->type == JT_BOOL ? (e->b ? "true" : "false") : "null";
+                        const char *t = e->type == JT_STR    ? e->str
+                                        : e->type == JT_NUM  ? units_sig(tmp, sizeof(tmp), e->num, 6)
+                                        : e->type == JT_BOOL ? (e->b ? "true" : "false")
+                                                             : "null";
                         buf_printf(&joined, "%s%s", e == m->child ? "" : ", ", t);
                     }
                     buf_append(&joined, "", 1); /* each list NUL-terminated inside the buffer */
@@ -1850,7 +1896,7 @@ static void inventory_table(js_html_t *h, const rnode_t *n)
         h->err = -ENOMEM;
         return;
     }
-    char (*human)[96] = calloc(n->ninv, sizeof(*human));
+    char(*human)[96] = calloc(n->ninv, sizeof(*human));
     if (!human) {
         free(cells);
         h->err = -ENOMEM;
@@ -1891,8 +1937,8 @@ static void monitor_tables(js_html_t *h, const rnode_t *n)
     html_kv_table(h, kv, sizeof(kv) / sizeof(kv[0]));
     if (!n->ncosts)
         return;
-    static const js_col_t cols[] = {{"source", NULL}, {"mean collect time", "s"}, {"samples", NULL},
-                                    {"failed samples", NULL}};
+    static const js_col_t cols[] = {
+        {"source", NULL}, {"mean collect time", "s"}, {"samples", NULL}, {"failed samples", NULL}};
     js_cell_t cells[MAX_COSTS * 4];
     for (size_t i = 0; i < n->ncosts; i++) {
         const rcost_t *c = &n->costs[i];
@@ -1904,7 +1950,8 @@ static void monitor_tables(js_html_t *h, const rnode_t *n)
     html_table(h, "Cost of each source per sample", cols, 4, cells, n->ncosts);
 }
 
-/* ---- the page ---------------------------------------------------------------------------------------------- */
+/* ---- the page
+ * ---------------------------------------------------------------------------------------------- */
 
 /* command_text: what ran, as a shell would show it (or its JSON arguments). */
 static const char *command_text(const rnode_t *n)
@@ -1917,8 +1964,10 @@ static void exit_text(const rnode_t *n, char *buf, size_t cap)
     if (n->info.exec_error)
         snprintf(buf, cap, "%d (%s)", n->info.exit_status, n->info.exec_error);
     else if (!n->info.have_exit)
-        snprintf(buf, cap, "%s", strcmp(n->info.mode ? n->info.mode : "", "run") == 0 ? "unknown" : "not ours "
-                                                                                                      "(attached)");
+        snprintf(buf, cap, "%s",
+                 strcmp(n->info.mode ? n->info.mode : "", "run") == 0 ? "unknown"
+                                                                      : "not ours "
+                                                                        "(attached)");
     else if (n->info.exit_status > 128)
         snprintf(buf, cap, "%d (signal %d)", n->info.exit_status, n->info.exit_status - 128);
     else
@@ -1931,12 +1980,14 @@ static void data_end_text(const rnode_t *n, char *buf, size_t cap)
     char when[48], after[48];
     fmt_when(when, sizeof(when), n->last_unix_ns);
     units_time(after, sizeof(after), n->n ? n->t[n->n - 1] : 0, &(js_timeaxis_t){0});
-    snprintf(buf, cap, "The recording is %s: its monitor %s. The data ends at %s, %s after the start (sample %lld "
-                       "of %zu read); nothing after that moment is known, and the exit status is missing.",
+    snprintf(buf, cap,
+             "The recording is %s: its monitor %s. The data ends at %s, %s after the start (sample %lld "
+             "of %zu read); nothing after that moment is known, and the exit status is missing.",
              n->info.state ? n->info.state : "incomplete",
-             n->info.state && strcmp(n->info.state, "in progress") == 0 ? "is still writing it"
-                                                                       : "stopped without closing it (killed, "
-                                                                         "crashed or lost power)",
+             n->info.state && strcmp(n->info.state, "in progress") == 0
+                 ? "is still writing it"
+                 : "stopped without closing it (killed, "
+                   "crashed or lost power)",
              when, after, (long long)n->last_seq, n->n);
 }
 
@@ -1977,7 +2028,8 @@ static void page_header(page_t *pg)
              n->info.mode ? n->info.mode : "run", n->info.version ? n->info.version : "?");
     char scope[320];
     snprintf(scope, sizeof(scope), "%s%s%s%s", n->info.scope ? n->info.scope : "process tree",
-             n->run.scope_how ? " (" : "", n->run.scope_how ? n->run.scope_how : "", n->run.scope_how ? ")" : "");
+             n->run.scope_how ? " (" : "", n->run.scope_how ? n->run.scope_how : "",
+             n->run.scope_how ? ")" : "");
     char recby[96];
     snprintf(recby, sizeof(recby), "jobscope %s", n->info.version ? n->info.version : "?");
     js_kv_t facts[16];
@@ -2088,8 +2140,9 @@ static void node_charts(page_t *pg, const src_t *src, size_t nsrc, bool with_top
             html_para(h, v->table->help);
             if (v->dropped) {
                 char note[160];
-                snprintf(note, sizeof(note), "%zu more rows (label groups) than the %d charted were left out.",
-                         v->dropped, REPORT_MAX_GROUPS);
+                snprintf(note, sizeof(note),
+                         "%zu more rows (label groups) than the %d charted were left out.", v->dropped,
+                         REPORT_MAX_GROUPS);
                 html_para(h, note);
             }
             emit_generic_view(pg, src, nsrc, v->name);
@@ -2193,9 +2246,11 @@ int report_html(js_report_t *r, js_buf_t *out)
     return html_end(&h);
 }
 
-/* ---- compare ------------------------------------------------------------------------------------------------ */
+/* ---- compare
+ * ------------------------------------------------------------------------------------------------ */
 
-static void diff_row(js_cell_t *c, const char *what, double a, double b, const char *unit, const char **ret_unit)
+static void diff_row(js_cell_t *c, const char *what, double a, double b, const char *unit,
+                     const char **ret_unit)
 {
     (void)unit;
     c[0] = cell_text(what);
@@ -2212,7 +2267,8 @@ static double energy_of(const rnode_t *n, bool scope)
     return jt_num(n->doc.root, scope ? "energy.attribution.scope_energy_j" : "energy.node_energy_j");
 }
 
-int report_compare_html(js_report_t *a, js_report_t *b, const char *label_a, const char *label_b, js_buf_t *out)
+int report_compare_html(js_report_t *a, js_report_t *b, const char *label_a, const char *label_b,
+                        js_buf_t *out)
 {
     if (!a->nnodes || !b->nnodes || !a->nodes[0].finished || !b->nodes[0].finished)
         return -EINVAL;
@@ -2275,7 +2331,8 @@ int report_compare_html(js_report_t *a, js_report_t *b, const char *label_a, con
             html_text(&h, rows[i].what);
             for (int k = 0; k < 2; k++) {
                 const char *v = k ? rows[i].b : rows[i].a;
-                html_raw(&h, rows[i].code ? "</th><td class=\"x\">" + (k ? 5 : 0) : "</th><td>" + (k ? 5 : 0));
+                html_raw(&h,
+                         rows[i].code ? "</th><td class=\"x\">" + (k ? 5 : 0) : "</th><td>" + (k ? 5 : 0));
                 if (v)
                     html_text(&h, v);
                 else
@@ -2366,8 +2423,9 @@ int report_compare_html(js_report_t *a, js_report_t *b, const char *label_a, con
                     html_printf(&h, "%s\xc3\x97", units_sig((char[32]){0}, 32, round(v->d * 1000) / 1000, 4));
                 else {
                     char tb[48];
-                    html_raw(&h, c == 3 && v->d > 0 ? "+" : c == 3 && v->d < 0 && strcmp(units[i], "duration") == 0
-                                                               ? "\xe2\x88\x92" : "");
+                    html_raw(&h, c == 3 && v->d > 0                                        ? "+"
+                                 : c == 3 && v->d < 0 && strcmp(units[i], "duration") == 0 ? "\xe2\x88\x92"
+                                                                                           : "");
                     if (strcmp(units[i], "duration") == 0)
                         html_text(&h, units_time(tb, sizeof(tb), fabs(v->d), &(js_timeaxis_t){0}));
                     else if (c == 3 && v->d < 0) {

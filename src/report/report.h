@@ -38,7 +38,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define REPORT_MAX_GROUPS 32 /* rows (label groups) kept per view; more are counted and left out */
+#define REPORT_MAX_GROUPS 32       /* rows (label groups) kept per view; more are counted and left out */
 #define REPORT_MAX_NODE_SECTIONS 4 /* a batch job of more nodes shows the combined charts only */
 
 typedef struct js_report js_report_t;
@@ -97,15 +97,16 @@ int report_html(js_report_t *r, js_buf_t *out);
 /* report_compare_html: append a page comparing the first node of `a` with the first node of `b` (both
  * finished): their facts side by side, a table of differences with ratios, and the same charts overlaid on a
  * common time axis from each run's start (B dashed). `label_a`/`label_b` name them (NULL: "A", "B"). */
-int report_compare_html(js_report_t *a, js_report_t *b, const char *label_a, const char *label_b, js_buf_t *out);
+int report_compare_html(js_report_t *a, js_report_t *b, const char *label_a, const char *label_b,
+                        js_buf_t *out);
 
 /* report_facts: the advice's facts of the whole report (computed on demand after every node is finished;
  * NULL before, or on ENOMEM). For tests and for `jobscope report --json`-like uses. */
 const js_facts_t *report_facts(js_report_t *r);
 
-/* report_series: the values kept for `view`.`col` (column name) of label group `group` ("" for a view with one
- * row; "mean", "min", "max" for a per-CPU view) of `node`: *ret_n values at times *ret_t (seconds from the
- * start), NAN where missing. NULL when no such series was kept. For tests. */
+/* report_series: the values kept for `view`.`col` (column name) of label group `group` ("" for a view with
+ * one row; "mean", "min", "max" for a per-CPU view) of `node`: *ret_n values at times *ret_t (seconds from
+ * the start), NAN where missing. NULL when no such series was kept. For tests. */
 const double *report_series(const js_report_t *r, size_t node, const char *view, const char *col,
                             const char *group, const double **ret_t, size_t *ret_n);
 

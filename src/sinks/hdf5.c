@@ -25,7 +25,8 @@ int hdf5_open(const char *path, const js_table_t *const *tables, js_h5_t **ret, 
 {
     (void)tables;
     *ret = NULL;
-    snprintf(err, errlen, "%s: this jobscope was built without HDF5 (meson -Dhdf5=enabled, libhdf5-dev)", path);
+    snprintf(err, errlen, "%s: this jobscope was built without HDF5 (meson -Dhdf5=enabled, libhdf5-dev)",
+             path);
     return -ENOTSUP;
 }
 
@@ -145,7 +146,8 @@ static hid_t new_dataset(js_h5_t *w, hid_t g, const char *name, hid_t type, cons
     hid_t sp = H5Screate_simple(1, dims, maxd);
     hid_t pl = H5Pcreate(H5P_DATASET_CREATE);
     hid_t ds = -1;
-    if (sp >= 0 && pl >= 0 && H5Pset_chunk(pl, 1, chunk) >= 0 && (!fill || H5Pset_fill_value(pl, type, fill) >= 0) &&
+    if (sp >= 0 && pl >= 0 && H5Pset_chunk(pl, 1, chunk) >= 0 &&
+        (!fill || H5Pset_fill_value(pl, type, fill) >= 0) &&
         (!shuffle || !w->deflate || H5Pset_shuffle(pl) >= 0) && (!w->deflate || H5Pset_deflate(pl, 4) >= 0))
         ds = H5Dcreate2(g, name, type, sp, H5P_DEFAULT, pl, H5P_DEFAULT);
     if (pl >= 0)
@@ -164,7 +166,8 @@ static int open_table(js_h5_t *w, h5tab_t *tb, const js_table_t *t)
 {
     tb->t = t;
     tb->g = tb->sample = -1;
-    if (!(tb->seq = malloc(CHUNK * sizeof(*tb->seq))) || !(tb->cols = calloc(t->ncols ? t->ncols : 1, sizeof(*tb->cols))))
+    if (!(tb->seq = malloc(CHUNK * sizeof(*tb->seq))) ||
+        !(tb->cols = calloc(t->ncols ? t->ncols : 1, sizeof(*tb->cols))))
         return -ENOMEM;
     for (size_t c = 0; c < t->ncols; c++)
         tb->cols[c].ds = tb->cols[c].mask = -1;
@@ -207,8 +210,11 @@ static int open_table(js_h5_t *w, h5tab_t *tb, const js_table_t *t)
         if (!hc->d && !hc->i && !hc->s)
             return -ENOMEM;
         rc = attr_str(w, hc->ds, "unit", col->unit) | attr_str(w, hc->ds, "kind", kind_name(col->kind)) |
-             attr_str(w, hc->ds, "help", col->help) | attr_str(w, hc->ds, "type", col->type == JS_INT ? "int" :
-                                                                                col->type == JS_REAL ? "real" : "text");
+             attr_str(w, hc->ds, "help", col->help) |
+             attr_str(w, hc->ds, "type",
+                      col->type == JS_INT    ? "int"
+                      : col->type == JS_REAL ? "real"
+                                             : "text");
         if (col->kind == JS_COUNTER && col->width)
             rc |= attr_int(hc->ds, "width", col->width);
         if (rc)
@@ -292,7 +298,8 @@ int hdf5_open(const char *path, const js_table_t *const *tables, js_h5_t **ret, 
         n++;
     unsigned cfg = 0;
     w->deflate = H5Zfilter_avail(H5Z_FILTER_DEFLATE) > 0 &&
-                 H5Zget_filter_info(H5Z_FILTER_DEFLATE, &cfg) >= 0 && (cfg & H5Z_FILTER_CONFIG_ENCODE_ENABLED);
+                 H5Zget_filter_info(H5Z_FILTER_DEFLATE, &cfg) >= 0 &&
+                 (cfg & H5Z_FILTER_CONFIG_ENCODE_ENABLED);
     int rc = 0;
     if (!(w->tabs = calloc(n ? n : 1, sizeof(*w->tabs)))) {
         rc = -ENOMEM;

@@ -90,7 +90,8 @@ static void build_node(js_report_t *rep, const synth_cfg_t *cfg, const char *nam
                           .exit_status = 0,
                           .recording = "synthetic.db"};
     js_report_run_t run = {.start_unix_ns = 1714564800LL * 1000000000LL,
-                           .stop_unix_ns = complete ? 1714564800LL * 1000000000LL + (int64_t)(cfg->hours * 3600e9) : 0,
+                           .stop_unix_ns =
+                               complete ? 1714564800LL * 1000000000LL + (int64_t)(cfg->hours * 3600e9) : 0,
                            .interval_ns = mc.interval_ns};
     assert_int_equal(report_finish_node(rep, node, m, &info, &su, &run), 0);
     model_free(m);
@@ -150,8 +151,9 @@ static bool close6(double a, double b)
 static void t_jtree(void **state)
 {
     (void)state;
-    const char *txt = "{\"a\": {\"b\": [1, 2.5e3, -0.25, {\"c\": \"x\\u00e9\\ud83d\\ude00\\n\"}]}, \"t\": true, "
-                      "\"f\": false, \"z\": null, \"s\": \"q\\\"\\\\/\"}";
+    const char *txt =
+        "{\"a\": {\"b\": [1, 2.5e3, -0.25, {\"c\": \"x\\u00e9\\ud83d\\ude00\\n\"}]}, \"t\": true, "
+        "\"f\": false, \"z\": null, \"s\": \"q\\\"\\\\/\"}";
     jt_doc_t d;
     assert_int_equal(jt_parse(txt, strlen(txt), &d), 0);
     assert_true(jt_num(d.root, "a.b.0") == 1);
@@ -168,8 +170,9 @@ static void t_jtree(void **state)
     assert_int_equal(jt_path(d.root, "a.b")->len, 4);
     jt_free(&d);
 
-    static const char *const bad[] = {"", "{", "[1,]", "{\"a\" 1}", "01", "1.", "-", "\"\\x\"", "[1] 2",
-                                      "\"a\nb\"", "nul", "{\"a\":1,}", "\"\\u12\""};
+    static const char *const bad[] = {"",    "{",          "[1,]",     "{\"a\" 1}", "01",
+                                      "1.",  "-",          "\"\\x\"",  "[1] 2",     "\"a\nb\"",
+                                      "nul", "{\"a\":1,}", "\"\\u12\""};
     for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
         assert_int_equal(jt_parse(bad[i], strlen(bad[i]), &d), -EINVAL);
         jt_free(&d);
@@ -186,7 +189,10 @@ static void t_jtree(void **state)
     js_model_t *m = model_new(&mc);
     js_summary_t su;
     model_summary(m, &su);
-    js_run_info_t info = {.version = "0.1.0", .command_json = "[\"a\\u0001\"]", .host = "h", .mode = "run",
+    js_run_info_t info = {.version = "0.1.0",
+                          .command_json = "[\"a\\u0001\"]",
+                          .host = "h",
+                          .mode = "run",
                           .state = "complete"};
     js_buf_t b = {0};
     assert_int_equal(summary_json(&b, &info, &su, m), 0);
@@ -453,8 +459,9 @@ static void t_day_page(void **state)
     assert_true(len > 100 * 1024);
 
     /* every line chart's drawn data keeps each series' extremes */
-    static const char *const charts[] = {"cpu", "host-cpu", "cpufreq", "mem", "host-mem", "io", "io-calls",
-                                         "host-disk", "pressure", "net", "power", "energy", "temp", "procs"};
+    static const char *const charts[] = {"cpu",   "host-cpu", "cpufreq",   "mem",      "host-mem",
+                                         "io",    "io-calls", "host-disk", "pressure", "net",
+                                         "power", "energy",   "temp",      "procs"};
     for (size_t c = 0; c < sizeof(charts) / sizeof(charts[0]); c++) {
         char *fig = figure(page, charts[c]);
         if (!fig)
@@ -539,7 +546,8 @@ static void t_nodes(void **state)
     assert_non_null(f);
     assert_int_equal(f->nnodes, 3);
     assert_true(f->cores_available == 24);
-    assert_true(f->node_mean_cores[0] > f->node_mean_cores[1] && f->node_mean_cores[1] > f->node_mean_cores[2]);
+    assert_true(f->node_mean_cores[0] > f->node_mean_cores[1] &&
+                f->node_mean_cores[1] > f->node_mean_cores[2]);
     char *page = page_of(rep);
     /* the heat map: one row per node */
     char *heat = figure(page, "node-heat");
@@ -630,8 +638,12 @@ static void t_generic_view(void **state)
     js_model_t *m = model_new(&mc);
     js_summary_t su;
     model_summary(m, &su);
-    js_run_info_t info = {.version = "0.1.0", .command_json = "[\"train\"]", .host = "gpunode", .mode = "run",
-                          .state = "complete", .have_exit = true};
+    js_run_info_t info = {.version = "0.1.0",
+                          .command_json = "[\"train\"]",
+                          .host = "gpunode",
+                          .mode = "run",
+                          .state = "complete",
+                          .have_exit = true};
     assert_int_equal(report_finish_node(rep, node, m, &info, &su, NULL), 0);
     model_free(m);
     const double *t, *v;
@@ -679,7 +691,8 @@ static void t_incomplete_and_phases(void **state)
     assert_int_equal(report_add_event(rep, 300, "checkpoint"), 0);
     char *page = page_of(rep);
     assert_non_null(strstr(page, "id=\"data-end\""));
-    assert_non_null(strstr(page, "The data ends at 2024-05-01 12:12:00 UTC, 12:00 after the start (sample 720"));
+    assert_non_null(
+        strstr(page, "The data ends at 2024-05-01 12:12:00 UTC, 12:00 after the start (sample 720"));
     assert_non_null(strstr(page, "not closed by its monitor"));
     size_t lines = count(page, "<figure class=\"chart line\"");
     assert_true(lines >= 10);
@@ -737,10 +750,14 @@ static void t_compare(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(t_jtree),         cmocka_unit_test(t_advice_rules),
-        cmocka_unit_test(t_extraction_golden), cmocka_unit_test(t_day_page),
-        cmocka_unit_test(t_nodes),         cmocka_unit_test(t_generic_view),
-        cmocka_unit_test(t_incomplete_and_phases), cmocka_unit_test(t_compare),
+        cmocka_unit_test(t_jtree),
+        cmocka_unit_test(t_advice_rules),
+        cmocka_unit_test(t_extraction_golden),
+        cmocka_unit_test(t_day_page),
+        cmocka_unit_test(t_nodes),
+        cmocka_unit_test(t_generic_view),
+        cmocka_unit_test(t_incomplete_and_phases),
+        cmocka_unit_test(t_compare),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
