@@ -10,6 +10,7 @@ headless Chromium takes to load and paint it (median of REPS loads, tests/integr
 measured. `jobscope compare` of the recording with itself and `jobscope export --format hdf5` are timed too.
 
 usage: bench/report_bench.py [--build-dir build] [--hours 24] [--reps 3] [--results FILE] [--keep DIR]
+                             [--screenshot PNG]
 The build must have bench/synth_recording (meson builds it). Results: JSON on stdout and in FILE
 (default bench/results/report-24h.json); --hours 0.5 --reps 1 is a quick smoke.
 """
@@ -70,6 +71,7 @@ def main():
     ap.add_argument("--reps", type=int, default=3)
     ap.add_argument("--results", default=os.path.join(HERE, "results", "report-24h.json"))
     ap.add_argument("--keep", help="keep the files in this directory")
+    ap.add_argument("--screenshot", help="also write a PNG of the page's CPU and memory sections here")
     a = ap.parse_args()
     jobscope = os.path.join(a.build_dir, "jobscope")
     synth = os.path.join(a.build_dir, "bench", "synth_recording")
@@ -119,6 +121,15 @@ def main():
                 p.collect()
                 if p.errors:
                     raise SystemExit(f"console errors: {p.errors}")
+            if a.screenshot:
+                import base64
+                r = p.evaluate("(() => { const a = document.querySelector('#sec-cpu').getBoundingClientRect(), "
+                               "b = document.querySelector('#sec-memory').getBoundingClientRect(); "
+                               "return {y: a.top + window.scrollY, h: b.bottom - a.top}; })()")
+                shot = p.send("Page.captureScreenshot", {"format": "png", "captureBeyondViewport": True, "clip": {
+                    "x": 0, "y": r["y"] - 12, "width": 1280, "height": r["h"] + 24, "scale": 1}}, timeout=120)
+                with open(a.screenshot, "wb") as f:
+                    f.write(base64.b64decode(shot["data"]))
             p = b.page(1280, 900)
             t = p.load("file://" + os.path.abspath(cmp_page))
             res["chromium_compare_render_ms"] = t["render_ms"]

@@ -107,8 +107,8 @@ static int r_cpu_efficiency(const js_rule_t *r, const js_facts_t *f, js_advice_i
             H(f->max_cores, "cores"), H(f->cores_available, "cores"));
     else
         SAY(sentence,
-            "The job kept on average %s of its %s busy. Request %s, or check that its parallel settings "
-            "(threads, ranks) match the allocation.",
+            "The job kept %s busy on average, of the %s it was given. Request %s, or check that its "
+            "parallel settings (threads, ranks) match the allocation.",
             H(f->mean_cores, "cores"), H(f->cores_available, "cores"), H(want, "cores"));
     SAY(evidence, "CPU efficiency %s (CPU time %s over %s of wall time); peak %s, 95th percentile %s",
         H(f->efficiency, "fraction"), H(f->cpu_s, "s"), T(f->wall_s), H(f->max_cores, "cores"),

@@ -12,8 +12,8 @@ whose monitor was killed (SIGKILL, no closing metadata) is reported and the page
 HDF5: h5py and the pandas recipe of docs/FORMAT.md read every table of both recordings, and every value equals
 the SQLite file's.
 
-With JOBSCOPE_DOCS_SHOTS=1 the Chromium test also writes docs/report-cpu.png and docs/report-compare.png (the
-screenshots docs/REPORT.md shows); nothing here compares against them.
+With JOBSCOPE_DOCS_SHOTS=1 the Chromium test also writes docs/report-cpu.png, docs/report-memory.png and
+docs/report-compare.png (the screenshots docs/REPORT.md shows); nothing here compares against them.
 """
 import json
 import math
@@ -248,7 +248,22 @@ def browser(tmp_path_factory):
     b.close()
 
 
-def check_in_browser(browser, path, shot=None, shot_height=1700):
+def screenshot_to_docs(page, name, selector=None, height=1700):
+    """docs/NAME: the top of the page (`height` CSS pixels), or the element `selector` with a margin."""
+    import base64
+    clip = {"x": 0, "y": 0, "width": 1280, "height": height, "scale": 1}
+    if selector:
+        r = page.evaluate(f"(() => {{ const r = document.querySelector({json.dumps(selector)})"
+                          ".getBoundingClientRect(); return {y: r.top + window.scrollY, h: r.height}; })()")
+        clip.update(y=max(0, r["y"] - 12), height=r["h"] + 24)
+    r = page.send("Page.captureScreenshot", {"format": "png", "captureBeyondViewport": True, "clip": clip},
+                  timeout=120)
+    (REPO / "docs" / name).write_bytes(base64.b64decode(r["data"]))
+
+
+def check_in_browser(browser, path, shots=()):
+    """Load the page: no error or request, every chart drawn, a screenshot that is not blank, a PDF; then write
+    the docs screenshots `shots` ((name, selector, height) each) when asked to."""
     page = browser.page(1280, 900)
     timing = page.load(path.as_uri())
     state = page.evaluate(CHART_STATE)
@@ -267,12 +282,9 @@ def check_in_browser(browser, path, shot=None, shot_height=1700):
     assert pdf.startswith(b"%PDF-") and len(pdf) > 20000
     pages = len(re.findall(rb"/Type\s*/Page[^s]", pdf))
     assert pages >= 2, pages
-    if shot:
-        r = page.send("Page.captureScreenshot", {"format": "png", "captureBeyondViewport": True,
-                                                 "clip": {"x": 0, "y": 0, "width": 1280, "height": shot_height,
-                                                          "scale": 1}}, timeout=120)
-        import base64
-        (REPO / "docs" / shot).write_bytes(base64.b64decode(r["data"]))
+    if SHOTS:
+        for name, selector, height in shots:
+            screenshot_to_docs(page, name, selector, height)
     page.collect()
     assert page.errors == [], page.errors
     assert page.requests == []
@@ -280,10 +292,10 @@ def check_in_browser(browser, path, shot=None, shot_height=1700):
 
 
 def test_chromium_report_and_compare(runs, browser):
-    t, pdf, pages = check_in_browser(browser, runs["cpu_html"], "report-cpu.png" if SHOTS else None)
+    t, pdf, pages = check_in_browser(browser, runs["cpu_html"], [("report-cpu.png", None, 1500)])
     record(chromium_report_render_ms=t["render_ms"], report_pdf_bytes=pdf, report_pdf_pages=pages)
-    check_in_browser(browser, runs["mem_html"], "report-memory.png" if SHOTS else None, 2600)
-    t, pdf, pages = check_in_browser(browser, runs["compare_html"], "report-compare.png" if SHOTS else None, 2000)
+    check_in_browser(browser, runs["mem_html"], [("report-memory.png", "#sec-memory", 0)])
+    t, pdf, pages = check_in_browser(browser, runs["compare_html"], [("report-compare.png", None, 1900)])
     record(chromium_compare_render_ms=t["render_ms"], compare_pdf_bytes=pdf)
 
 
