@@ -1980,15 +1980,17 @@ static void data_end_text(const rnode_t *n, char *buf, size_t cap)
     char when[48], after[48];
     fmt_when(when, sizeof(when), n->last_unix_ns);
     units_time(after, sizeof(after), n->n ? n->t[n->n - 1] : 0, &(js_timeaxis_t){0});
-    snprintf(buf, cap,
-             "The recording is %s: its monitor %s. The data ends at %s, %s after the start (sample %lld "
-             "of %zu read); nothing after that moment is known, and the exit status is missing.",
-             n->info.state ? n->info.state : "incomplete",
-             n->info.state && strcmp(n->info.state, "in progress") == 0
-                 ? "is still writing it"
-                 : "stopped without closing it (killed, "
-                   "crashed or lost power)",
-             when, after, (long long)n->last_seq, n->n);
+    const char *state = n->info.state ? n->info.state : "incomplete";
+    const char *why = n->info.state && strcmp(n->info.state, "in progress") == 0
+                          ? "is still writing it"
+                          : "stopped without closing it (killed, crashed or lost power)";
+    if (!n->n)
+        snprintf(buf, cap, "The recording is %s: its monitor %s, and it holds no sample at all.", state, why);
+    else
+        snprintf(buf, cap,
+                 "The recording is %s: its monitor %s. The data ends at %s, %s after the start (sample %lld "
+                 "of %zu read); nothing after that moment is known, and the exit status is missing.",
+                 state, why, when, after, (long long)n->last_seq, n->n);
 }
 
 static void page_header(page_t *pg)
