@@ -1966,8 +1966,7 @@ static void exit_text(const rnode_t *n, char *buf, size_t cap)
     else if (!n->info.have_exit)
         snprintf(buf, cap, "%s",
                  strcmp(n->info.mode ? n->info.mode : "", "run") == 0 ? "unknown"
-                                                                      : "not ours "
-                                                                        "(attached)");
+                                                                      : "unknown (not started by jobscope)");
     else if (n->info.exit_status > 128)
         snprintf(buf, cap, "%d (signal %d)", n->info.exit_status, n->info.exit_status - 128);
     else
@@ -1984,13 +1983,17 @@ static void data_end_text(const rnode_t *n, char *buf, size_t cap)
     const char *why = n->info.state && strcmp(n->info.state, "in progress") == 0
                           ? "is still writing it"
                           : "stopped without closing it (killed, crashed or lost power)";
+    bool live = n->info.state && strcmp(n->info.state, "in progress") == 0;
     if (!n->n)
-        snprintf(buf, cap, "The recording is %s: its monitor %s, and it holds no sample at all.", state, why);
+        snprintf(buf, cap, "The recording is %s: its monitor %s, and it holds no sample %s.", state, why,
+                 live ? "yet" : "at all");
     else
         snprintf(buf, cap,
                  "The recording is %s: its monitor %s. The data ends at %s, %s after the start (sample %lld "
-                 "of %zu read); nothing after that moment is known, and the exit status is missing.",
-                 state, why, when, after, (long long)n->last_seq, n->n);
+                 "of %zu read); %s.",
+                 state, why, when, after, (long long)n->last_seq, n->n,
+                 live ? "this page shows the run up to there"
+                      : "nothing after that moment is known, and the exit status is missing");
 }
 
 static void page_header(page_t *pg)
