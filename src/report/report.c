@@ -108,6 +108,8 @@ struct js_report {
     size_t nnodes;
     rmark_t *bands, *events;
     size_t nbands, nevents;
+    rmark_t *open; /* phases begun (from the marks view) and not ended yet */
+    size_t nopen;
     js_facts_t *facts;
     bool facts_done;
 };
@@ -160,8 +162,11 @@ void report_free(js_report_t *r)
         free(r->bands[i].label);
     for (size_t i = 0; i < r->nevents; i++)
         free(r->events[i].label);
+    for (size_t i = 0; i < r->nopen; i++)
+        free(r->open[i].label);
     free(r->bands);
     free(r->events);
+    free(r->open);
     free(r->facts);
     free(r);
 }
@@ -223,9 +228,13 @@ static const char *display_unit(const js_column_t *c, double *ret_scale)
             return NULL;
     if (strcmp(c->unit, "1/s") == 0)
         return "/s";
-    if (strcmp(c->unit, "celsius") == 0)
+    if (strcmp(c->unit, "celsius") == 0 || strcmp(c->unit, "degC") == 0)
         return "\xc2\xb0"
                "C";
+    if (strcmp(c->unit, "KB/s") == 0) {
+        *ret_scale = 1024;
+        return "bytes/s";
+    }
     if (strcmp(c->unit, "MHz") == 0) {
         *ret_scale = 1e6;
         return "Hz";
@@ -243,7 +252,9 @@ static bool is_label(const js_column_t *c)
 static int plan_view(rview_t *v, const js_table_t *t)
 {
     v->table = t;
-    v->skip = strcmp(t->name, "process") == 0; /* per process: the summary's top lists instead */
+    /* per process: the summary's top lists instead; marks: shaded phases and events; phases: cumulative
+     * figures per phase, which the summary's section shows as a table */
+    v->skip = strcmp(t->name, "process") == 0 || strcmp(t->name, "marks") == 0 || strcmp(t->name, "phases") == 0;
     v->aggregate = strcmp(t->name, "cpufreq") == 0;
     for (size_t c = 0; c < t->ncols; c++) {
         const js_column_t *col = &t->cols[c];
@@ -515,11 +526,53 @@ int report_sample(js_report_t *r, size_t node, int64_t seq, int64_t t_mono_ns, i
     return 0;
 }
 
+/* feed_marks: phases and events from a `marks` view (rows: the marks made since the last sample, with t_s
+ * from the run's start, kind begin/end/event and name). A begun phase is a band once it ends, or at the end
+ * of the data. Only the first node's marks are used: every rank of a job marks the same phases. */
+static int feed_marks(js_report_t *r, const js_table_t *t, const js_rows_t *rows, double now)
+{
+    int ct = table_column(t, "t_s"), ck = table_column(t, "kind"), cn = table_column(t, "name");
+    if (ck < 0 || t->cols[ck].type != JS_TEXT || (cn >= 0 && t->cols[cn].type != JS_TEXT) ||
+        (ct >= 0 && t->cols[ct].type != JS_REAL))
+        return 0;
+    for (size_t i = 0; rows && i < rows->nrows; i++) {
+        const js_value_t *v = rows_row(rows, i);
+        if (!v[ck].present)
+            continue;
+        const char *kind = rows_str(rows, &v[ck]);
+        const char *name = cn >= 0 && v[cn].present ? rows_str(rows, &v[cn]) : NULL;
+        double at = ct >= 0 && v[ct].present && isfinite(v[ct].d) ? v[ct].d : now;
+        int rc = 0;
+        if (strcmp(kind, "begin") == 0) {
+            rc = add_mark(&r->open, &r->nopen, at, at, name);
+        } else if (strcmp(kind, "end") == 0) {
+            size_t k = r->nopen;
+            while (k > 0 && !((!name && !r->open[k - 1].label) ||
+                              (name && r->open[k - 1].label && strcmp(r->open[k - 1].label, name) == 0)))
+                k--;
+            if (k > 0) {
+                rmark_t m = r->open[k - 1];
+                memmove(&r->open[k - 1], &r->open[k], (r->nopen - k) * sizeof(*r->open));
+                r->nopen--;
+                rc = add_mark(&r->bands, &r->nbands, m.t0, at, m.label);
+                free(m.label);
+            }
+        } else if (strcmp(kind, "event") == 0) {
+            rc = add_mark(&r->events, &r->nevents, at, at, name);
+        }
+        if (rc < 0)
+            return rc;
+    }
+    return 0;
+}
+
 int report_view(js_report_t *r, size_t node, const js_table_t *t, const js_rows_t *rows)
 {
     if (node >= r->nnodes || !r->nodes[node].n)
         return -EINVAL;
     rnode_t *n = &r->nodes[node];
+    if (strcmp(t->name, "marks") == 0)
+        return node == 0 ? feed_marks(r, t, rows, n->t[n->n - 1]) : 0;
     rview_t *v = view_of(n, t);
     if (!v)
         return -ENOMEM;
@@ -605,6 +658,14 @@ int report_finish_node(js_report_t *r, size_t node, const js_model_t *m, const j
     for (size_t i = 0; i < n->ns; i++) {
         n->s[i].st = stat_of(n->s[i].v, n->n);
         n->s[i].st_valid = true;
+    }
+    /* phases still active when the data ends are shaded up to there */
+    while (node == 0 && r->nopen && n->n) {
+        rmark_t ph = r->open[--r->nopen];
+        rc = add_mark(&r->bands, &r->nbands, ph.t0, n->t[n->n - 1], ph.label);
+        free(ph.label);
+        if (rc < 0)
+            return rc;
     }
     n->finished = true;
     r->facts_done = false;
@@ -895,6 +956,7 @@ enum {
     F_RANGE01 = 1 << 4,  /* value axis 0..1 */
     F_NONZERO = 1 << 5,  /* leave out series that are zero throughout */
     F_COMBINED = 1 << 6, /* in the nodes section: one series per node (first column) */
+    F_GPUMEM = 1 << 7,   /* a line at the largest GPU's memory */
 };
 
 typedef struct {
@@ -915,6 +977,16 @@ static const cspec_t chart_specs[] = {
      {{"cpu_util_fraction", "busy"}, {"iowait_fraction", "iowait"}, {"steal_fraction", "steal"}}, F_RANGE01, 200},
     {"cpufreq", "cpu", "CPU frequency (mean, minimum and maximum over the CPUs)", "Hz", "cpufreq",
      {{"freq_mhz", "frequency"}}, 0, 200},
+    {"gpu-util", "gpu", "GPU utilisation, per device", "fraction", "gpu",
+     {{"util_fraction", NULL}}, F_RANGE01, 0},
+    {"gpu-mem", "gpu", "GPU memory in use, per device", "bytes", "gpu",
+     {{"mem_used_bytes", NULL}}, F_GPUMEM, 0},
+    {"gpu-job-mem", "gpu", "GPU memory of the job's processes, per device", "bytes", "gpu",
+     {{"job_mem_bytes", NULL}}, F_NONZERO, 200},
+    {"gpu-power", "gpu", "GPU power, per device", "W", "gpu",
+     {{"power_w", NULL}}, 0, 200},
+    {"gpu-temp", "gpu", "GPU temperature, per device", "\xc2\xb0" "C", "gpu",
+     {{"temp_c", NULL}}, 0, 180},
     {"mem", "memory", "Memory of the job", "bytes", "tree",
      {{"rss_bytes", "RSS (tree)"}, {"rss_main_bytes", "RSS of the command"},
       {"rss_descendants_bytes", "RSS of the descendants"}, {"uss_bytes", "USS"}, {"pss_bytes", "PSS"}},
@@ -956,18 +1028,11 @@ static const cspec_t chart_specs[] = {
 static const struct {
     const char *id, *title;
 } sections[] = {
-    {"cpu", "CPU"},         {"memory", "Memory"},          {"io", "I/O and pressure"},
+    {"cpu", "CPU"},
+    {"gpu", "GPUs"},         {"memory", "Memory"},          {"io", "I/O and pressure"},
     {"network", "Network"}, {"power", "Power and energy"}, {"thermal", "Temperature"},
     {"procs", "Processes"},
 };
-
-static bool curated_view(const char *view)
-{
-    for (size_t i = 0; i < NSPECS; i++)
-        if (strcmp(chart_specs[i].view, view) == 0)
-            return true;
-    return strcmp(view, "process") == 0;
-}
 
 /* col_match: whether column `col` matches the spec column `pat` (exact, or a prefix ending in '*'). */
 static bool col_match(const char *pat, const char *col)
@@ -1004,6 +1069,26 @@ typedef struct {
     const char *label; /* NULL: no prefix */
     bool dashed;
 } src_t;
+
+/* curated_here: whether `view` is drawn by curated charts for these sources (a view jobscope knows, one of
+ * whose curated columns they hold), or not charted at all; otherwise it gets the generic charts, so a view
+ * whose columns were renamed still shows. */
+static bool curated_here(const src_t *src, size_t nsrc, const char *view)
+{
+    if (!strcmp(view, "process") || !strcmp(view, "marks") || !strcmp(view, "phases"))
+        return true;
+    for (size_t i = 0; i < NSPECS; i++) {
+        const cspec_t *c = &chart_specs[i];
+        if (strcmp(c->view, view) != 0)
+            continue;
+        for (size_t k = 0; k < sizeof(c->s) / sizeof(c->s[0]) && c->s[k].col; k++)
+            for (size_t a = 0; a < nsrc; a++)
+                for (size_t j = 0; j < src[a].n->ns; j++)
+                    if (!strcmp(src[a].n->s[j].view, view) && col_match(c->s[k].col, src[a].n->s[j].col))
+                        return true;
+    }
+    return false;
+}
 
 typedef struct {
     js_series_t s[MAX_CHART_SERIES];
@@ -1228,6 +1313,17 @@ static int emit_spec(page_t *pg, const cspec_t *c, const src_t *src, size_t nsrc
                 nh = add_hline(hl, hlabel, nh, st.max, lab, plain);
             }
         }
+        if ((c->flags & F_GPUMEM) && !combined) {
+            double mx = NAN; /* the largest device's memory */
+            for (size_t i = 0; i < n->ns; i++)
+                if (!strcmp(n->s[i].view, "gpu") && !strcmp(n->s[i].col, "mem_total_bytes"))
+                    mx = nan_max(mx, sstat(n, &n->s[i]).max);
+            if (isfinite(mx)) {
+                snprintf(plain, sizeof(plain), "device memory %s", units_format(vb, sizeof(vb), mx, "bytes"));
+                snprintf(lab, sizeof(lab), "%s%s%s", who ? who : "", who ? ": " : "", plain);
+                nh = add_hline(hl, hlabel, nh, mx, lab, plain);
+            }
+        }
     }
     js_band_t *bands = NULL;
     js_event_t *events = NULL;
@@ -1350,11 +1446,35 @@ static int emit_generic_view(page_t *pg, const src_t *src, size_t nsrc, const ch
             for (size_t i = 0; events && !pg->compare && i < pg->r->nevents; i++)
                 events[ne++] = (js_event_t){pg->r->events[i].t, pg->r->events[i].label};
             bool frac = strcmp(units[u], "fraction") == 0;
+            /* the allocation, where the unit is that of one: cores available, the cgroup's memory limit */
+            js_hline_t hl[4];
+            char hlabel[4][200], vb[48], lab[200], plain[96];
+            size_t nh = 0;
+            for (size_t a = 0; a < nsrc && a < 2; a++) {
+                const char *who = nsrc > 1 && src[a].label ? src[a].label : NULL;
+                double lim = NAN;
+                if (!strcmp(units[u], "cores") && src[a].n->cores_available > 0) {
+                    lim = src[a].n->cores_available;
+                    snprintf(plain, sizeof(plain), "cores available %s",
+                             units_format(vb, sizeof(vb), lim, "count"));
+                } else if (!strcmp(units[u], "bytes") && !strcmp(view, "cgroup")) {
+                    js_facts_t f;
+                    node_facts(src[a].n, &f);
+                    lim = f.mem_limit;
+                    snprintf(plain, sizeof(plain), "memory limit %s", units_format(vb, sizeof(vb), lim, "bytes"));
+                }
+                if (!isfinite(lim))
+                    continue;
+                snprintf(lab, sizeof(lab), "%s%s%s", who ? who : "", who ? ": " : "", plain);
+                nh = add_hline(hl, hlabel, nh, lim, lab, plain);
+            }
             js_chart_t ch = {.id = id,
                              .title = title,
                              .unit = units[u],
                              .series = l->s,
                              .nseries = l->n,
+                             .hlines = hl,
+                             .nhlines = nh,
                              .bands = bands,
                              .nbands = nb,
                              .events = events,
@@ -2101,20 +2221,10 @@ static void node_charts(page_t *pg, const src_t *src, size_t nsrc, bool with_top
     js_html_t *h = pg->h;
     char sid[96];
     for (size_t k = 0; k < sizeof(sections) / sizeof(sections[0]); k++) {
-        /* is there anything to draw in this section? */
-        bool any = false;
-        for (size_t i = 0; i < NSPECS && !any; i++) {
-            if (strcmp(chart_specs[i].section, sections[k].id) != 0)
-                continue;
-            for (size_t a = 0; a < nsrc && !any; a++)
-                for (size_t j = 0; j < src[a].n->ns && !any; j++)
-                    any = strcmp(src[a].n->s[j].view, chart_specs[i].view) == 0 &&
-                          sstat(src[a].n, &src[a].n->s[j]).finite;
-        }
-        if (!any && !(with_tops && strcmp(sections[k].id, "procs") == 0))
-            continue;
-        snprintf(sid, sizeof(sid), "%ssec-%s", pg->idp, sections[k].id);
-        html_section_begin(h, sid, sections[k].title);
+        /* the section's charts go to a buffer of their own: a section with nothing drawn is left out */
+        js_buf_t body = {0};
+        js_html_t sub = {.buf = &body, .ids = h->ids};
+        pg->h = &sub;
         for (size_t i = 0; i < NSPECS; i++)
             if (strcmp(chart_specs[i].section, sections[k].id) == 0)
                 emit_spec(pg, &chart_specs[i], src, nsrc, false, NULL);
@@ -2122,7 +2232,17 @@ static void node_charts(page_t *pg, const src_t *src, size_t nsrc, bool with_top
             emit_cpu_heatmap(pg, src[0].n);
         if (strcmp(sections[k].id, "procs") == 0 && with_tops && nsrc == 1)
             emit_tops(pg, src[0].n);
-        html_section_end(h);
+        pg->h = h;
+        h->ids = sub.ids;
+        if (sub.err && !h->err)
+            h->err = sub.err;
+        if (body.len) {
+            snprintf(sid, sizeof(sid), "%ssec-%s", pg->idp, sections[k].id);
+            html_section_begin(h, sid, sections[k].title);
+            html_raw(h, body.p);
+            html_section_end(h);
+        }
+        buf_free(&body);
     }
     /* every other view: one chart per unit */
     const char *done[64];
@@ -2130,7 +2250,7 @@ static void node_charts(page_t *pg, const src_t *src, size_t nsrc, bool with_top
     for (size_t a = 0; a < nsrc; a++)
         for (size_t i = 0; i < src[a].n->nviews; i++) {
             const rview_t *v = &src[a].n->views[i];
-            if (curated_view(v->name) || !v->ncols || !v->ngroups)
+            if (curated_here(src, nsrc, v->name) || !v->ncols || !v->ngroups)
                 continue;
             bool seen = false;
             for (size_t d = 0; d < ndone && !seen; d++)

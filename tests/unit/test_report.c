@@ -10,7 +10,9 @@
  *     data keeps each series' maximum and minimum (and the memory spikes at their exact times);
  *   - a batch job of three nodes (the path merged recordings will take): per-node charts and sections, the
  *     nodes x time heat map, job-level facts, and the imbalance advice;
- *   - a view jobscope does not know (a fake "gpu" view): charted generically per unit, GPU advice from it;
+ *   - a view jobscope does not know: charted generically per unit; the gpu view: curated charts per device
+ *     and the GPU advice, or the generic charts when its columns were renamed;
+ *   - phases and events from a marks view shaded and marked on the charts;
  *   - an unclosed recording says where its data ends; phases and events shade every time chart.
  */
 #include <setjmp.h>
@@ -597,10 +599,11 @@ static void t_nodes(void **state)
     report_free(rep);
 }
 
-/* ---- a view jobscope does not know ---- */
+/* ---- views jobscope does not know, and GPUs ---- */
 
-static const js_column_t gpu_cols[] = {
-    {"gpu", "id", JS_INT, JS_LABEL, 0, "GPU index"},
+/* a view of another build: charted generically, one chart per unit */
+static const js_column_t accel_cols[] = {
+    {"dev", "id", JS_INT, JS_LABEL, 0, "device index"},
     {"util_fraction", "fraction", JS_REAL, JS_GAUGE, 0, "busy share"},
     {"memory_used_bytes", "bytes", JS_INT, JS_GAUGE, 0, "memory in use"},
     {"power_w", "W", JS_REAL, JS_GAUGE, 0, "power"},
@@ -608,74 +611,203 @@ static const js_column_t gpu_cols[] = {
     {"xid_errors", "count", JS_INT, JS_COUNTER, 0, "errors so far (not charted)"},
     {"errno", "errno", JS_INT, JS_GAUGE, 0, "not charted"},
 };
+static const js_table_t accel_view = {"accel", "accelerators, one row per device and sample", 7, accel_cols};
+
+/* the model's gpu view (the columns the curated charts use) */
+static const js_column_t gpu_cols[] = {
+    {"vendor", "text", JS_TEXT, JS_LABEL, 0, "nvidia or amd"},
+    {"gpu", "id", JS_INT, JS_LABEL, 0, "device index"},
+    {"util_fraction", "fraction", JS_REAL, JS_GAUGE, 0, "busy share"},
+    {"mem_used_bytes", "bytes", JS_REAL, JS_GAUGE, 0, "memory in use"},
+    {"mem_total_bytes", "bytes", JS_REAL, JS_GAUGE, 0, "memory"},
+    {"power_w", "W", JS_REAL, JS_GAUGE, 0, "power"},
+    {"temp_c", "degC", JS_REAL, JS_GAUGE, 0, "temperature"},
+};
 static const js_table_t gpu_view = {"gpu", "GPUs, one row per device and sample", 7, gpu_cols};
 
-static void t_generic_view(void **state)
+/* a gpu view whose columns were renamed: no curated chart matches, so it is charted generically */
+static const js_column_t gpu2_cols[] = {
+    {"gpu", "id", JS_INT, JS_LABEL, 0, "device index"},
+    {"busy_fraction", "fraction", JS_REAL, JS_GAUGE, 0, "busy share"},
+};
+static const js_table_t gpu2_view = {"gpu", "GPUs", 2, gpu2_cols};
+
+/* device_report: 600 samples of two devices (0 busy, 1 idle) in view `t`. */
+static js_report_t *device_report(const js_table_t *t)
 {
-    (void)state;
     js_report_t *rep = report_new();
     size_t node;
     assert_int_equal(report_add_node(rep, "gpunode", &node), 0);
     js_rows_t rows;
-    rows_init(&rows, &gpu_view);
+    rows_init(&rows, t);
     for (int i = 0; i < 600; i++) {
         assert_int_equal(report_sample(rep, node, i, 5000000000LL + i * 1000000000LL, 0, 5000000000LL), 0);
         rows_clear(&rows);
         for (int g = 0; g < 2; g++) {
             js_value_t *v = rows_add(&rows);
-            val_int(&v[0], g);
-            val_real(&v[1], g == 0 ? 0.8 + 0.1 * sin(i) : 0.01);
-            val_int(&v[2], (int64_t)((g + 1) * 4 * GiB));
-            val_real(&v[3], g == 0 ? 250 : 60);
-            val_real(&v[4], (g == 0 ? 250 : 60) * i);
-            val_int(&v[5], 0);
-            val_int(&v[6], 0);
+            for (size_t c = 0; c < t->ncols; c++) {
+                const js_column_t *col = &t->cols[c];
+                if (col->type == JS_TEXT)
+                    assert_int_equal(rows_set_str(&rows, &v[c], "nvidia", 6), 0);
+                else if (col->kind == JS_LABEL)
+                    val_int(&v[c], g);
+                else if (strstr(col->name, "util") || strstr(col->name, "busy"))
+                    val_real(&v[c], g == 0 ? 0.8 + 0.1 * sin(i) : 0.01);
+                else if (col->type == JS_INT)
+                    val_int(&v[c], (int64_t)((g + 1) * 4 * GiB));
+                else if (strstr(col->name, "total"))
+                    val_real(&v[c], 16 * GiB);
+                else
+                    val_real(&v[c], (g == 0 ? 250.0 : 60.0) * (col->kind == JS_COUNTER ? i : 1));
+            }
         }
-        assert_int_equal(report_view(rep, node, &gpu_view, &rows), 0);
+        assert_int_equal(report_view(rep, node, t, &rows), 0);
     }
     rows_free(&rows);
     js_model_cfg_t mc = {.clk_tck = 100, .interval_ns = 1000000000};
     js_model_t *m = model_new(&mc);
     js_summary_t su;
     model_summary(m, &su);
-    js_run_info_t info = {.version = "0.1.0",
-                          .command_json = "[\"train\"]",
-                          .host = "gpunode",
-                          .mode = "run",
-                          .state = "complete",
-                          .have_exit = true};
+    js_run_info_t info = {.version = "0.1.0", .command_json = "[\"train\"]", .host = "gpunode", .mode = "run",
+                          .state = "complete", .have_exit = true};
     assert_int_equal(report_finish_node(rep, node, m, &info, &su, NULL), 0);
     model_free(m);
+    return rep;
+}
+
+static void assert_chart_series(const char *page, const char *id, size_t n, const char *second)
+{
+    char *fig = figure(page, id);
+    if (!fig)
+        fail_msg("chart %s missing", id);
+    jt_doc_t d;
+    chart_json(fig, &d);
+    assert_int_equal(jt_path(d.root, "s")->len, n);
+    if (second)
+        assert_string_equal(jt_str(d.root, "s.1.n"), second);
+    jt_free(&d);
+    free(fig);
+}
+
+static void t_generic_view(void **state)
+{
+    (void)state;
+    /* an unknown view: one chart per unit (fraction, bytes, W, J), a series per device */
+    js_report_t *rep = device_report(&accel_view);
     const double *t, *v;
     size_t n;
-    assert_non_null(v = report_series(rep, node, "gpu", "util_fraction", "gpu 1", &t, &n));
+    assert_non_null(v = report_series(rep, 0, "accel", "util_fraction", "dev 1", &t, &n));
     assert_int_equal(n, 600);
     assert_true(t[599] == 599);
-    assert_null(report_series(rep, node, "gpu", "xid_errors", "gpu 1", &t, &n));
-    assert_null(report_series(rep, node, "gpu", "errno", "gpu 1", &t, &n));
-    assert_non_null(report_series(rep, node, "gpu", "energy_j", "gpu 0", &t, &n));
-    const js_facts_t *f = report_facts(rep);
-    assert_int_equal(f->ngpus, 2);
-    assert_true(fabs(f->gpu_util_mean[1] - 0.01) < 1e-12);
+    assert_null(report_series(rep, 0, "accel", "xid_errors", "dev 1", &t, &n));
+    assert_null(report_series(rep, 0, "accel", "errno", "dev 1", &t, &n));
+    assert_non_null(report_series(rep, 0, "accel", "energy_j", "dev 0", &t, &n));
+    assert_int_equal(report_facts(rep)->ngpus, 0); /* not a GPU view */
     char *page = page_of(rep);
-    assert_non_null(strstr(page, "id=\"sec-v-gpu\""));
-    /* one chart per unit: fraction, bytes, W, J */
+    assert_non_null(strstr(page, "id=\"sec-v-accel\""));
     for (int u = 0; u < 4; u++) {
         char id[32];
-        snprintf(id, sizeof(id), "v-gpu-%d", u);
-        char *fig = figure(page, id);
-        assert_non_null(fig);
-        jt_doc_t d;
-        chart_json(fig, &d);
-        assert_int_equal(jt_path(d.root, "s")->len, 2);
-        assert_non_null(strstr(jt_str(d.root, "s.1.n"), "gpu 1"));
-        jt_free(&d);
-        free(fig);
+        snprintf(id, sizeof(id), "v-accel-%d", u);
+        assert_chart_series(page, id, 2, u == 0 ? "dev 1 util" : NULL);
     }
-    assert_null(figure(page, "v-gpu-4"));
+    assert_null(figure(page, "v-accel-4"));
+    free(page);
+    report_free(rep);
+
+    /* the gpu view: curated charts per device, the device memory as a line, the GPU advice */
+    rep = device_report(&gpu_view);
+    const js_facts_t *f = report_facts(rep);
+    assert_int_equal(f->ngpus, 2);
+    assert_string_equal(f->gpu_name[1], "nvidia gpu 1");
+    assert_true(fabs(f->gpu_util_mean[1] - 0.01) < 1e-12);
+    page = page_of(rep);
+    assert_non_null(strstr(page, "id=\"sec-gpu\""));
+    assert_null(strstr(page, "id=\"sec-v-gpu\""));
+    assert_chart_series(page, "gpu-util", 2, "nvidia gpu 1");
+    assert_chart_series(page, "gpu-mem", 2, NULL);
+    assert_chart_series(page, "gpu-power", 2, NULL);
+    assert_chart_series(page, "gpu-temp", 2, NULL);
+    assert_non_null(strstr(page, "device memory 16 GiB"));
     assert_non_null(strstr(page, "1 of the job&#39;s 2 GPUs stayed idle"));
     free(page);
     report_free(rep);
+
+    /* renamed columns: the generic charts take over */
+    rep = device_report(&gpu2_view);
+    page = page_of(rep);
+    assert_null(strstr(page, "id=\"sec-gpu\""));
+    assert_chart_series(page, "v-gpu-0", 2, "gpu 1 busy");
+    free(page);
+    report_free(rep);
+}
+
+/* ---- phases from the marks view ---- */
+
+static const js_column_t marks_cols[] = {
+    {"t_s", "s", JS_REAL, JS_GAUGE, 0, "when"},
+    {"kind", "text", JS_TEXT, JS_LABEL, 0, "begin, end or event"},
+    {"name", "text", JS_TEXT, JS_LABEL, 0, "name"},
+};
+static const js_table_t marks_view = {"marks", "marks", 3, marks_cols};
+
+static void t_marks(void **state)
+{
+    (void)state;
+    js_report_t *rep = report_new();
+    synth_cfg_t cfg = {.hours = 0.1};
+    synth_t *g = synth_new(&cfg);
+    js_model_cfg_t mc;
+    synth_model_cfg(g, &mc);
+    js_model_t *m = model_new(&mc);
+    js_sample_t s = {0};
+    assert_int_equal(sample_init(&s), 0);
+    size_t node;
+    assert_int_equal(report_add_node(rep, "node001", &node), 0);
+    js_rows_t marks;
+    rows_init(&marks, &marks_view);
+    static const struct {
+        int at;
+        double t;
+        const char *kind, *name;
+    } script[] = {{10, 9.5, "begin", "load"},  {40, 39.2, "end", "load"},      {41, 40.1, "begin", "solve"},
+                  {100, 99, "event", "ckpt"},  {150, 149.5, "begin", "inner"}, {200, 199, "end", "inner"},
+                  {250, 250, "begin", "post"}};
+    int64_t seq = 0;
+    while (synth_next(g, &s) == 1) {
+        assert_int_equal(model_feed(m, seq, &s), 0);
+        assert_int_equal(report_feed(rep, node, m, &s), 0);
+        rows_clear(&marks);
+        for (size_t k = 0; k < sizeof(script) / sizeof(script[0]); k++)
+            if (script[k].at == seq) {
+                js_value_t *v = rows_add(&marks);
+                val_real(&v[0], script[k].t);
+                assert_int_equal(rows_set_str(&marks, &v[1], script[k].kind, strlen(script[k].kind)), 0);
+                assert_int_equal(rows_set_str(&marks, &v[2], script[k].name, strlen(script[k].name)), 0);
+            }
+        assert_int_equal(report_view(rep, node, &marks_view, &marks), 0);
+        seq++;
+    }
+    rows_free(&marks);
+    js_summary_t su;
+    model_summary(m, &su);
+    js_run_info_t info = {.version = "0.1.0", .command_json = "[\"x\"]", .host = "node001", .mode = "run",
+                          .state = "complete", .have_exit = true};
+    assert_int_equal(report_finish_node(rep, node, m, &info, &su, NULL), 0);
+    char *page = page_of(rep);
+    /* load, inner, then solve and post closed at the end of the data (360 s) */
+    char *fig = figure(page, "cpu");
+    assert_int_equal(count(fig, "<g class=\"band\""), 4);
+    assert_int_equal(count(fig, "<g class=\"ev\""), 1);
+    assert_non_null(strstr(fig, "data-t0=\"9.5\" data-t1=\"39.2\""));
+    assert_non_null(strstr(fig, "data-t0=\"40.1\" data-t1=\"360\""));
+    assert_non_null(strstr(fig, "data-t0=\"250\" data-t1=\"360\""));
+    assert_null(strstr(page, "sec-v-marks"));
+    free(fig);
+    free(page);
+    report_free(rep);
+    model_free(m);
+    sample_free(&s);
+    synth_free(g);
 }
 
 /* ---- an unclosed recording, phases ---- */
@@ -756,7 +888,7 @@ int main(void)
         cmocka_unit_test(t_day_page),
         cmocka_unit_test(t_nodes),
         cmocka_unit_test(t_generic_view),
-        cmocka_unit_test(t_incomplete_and_phases),
+        cmocka_unit_test(t_incomplete_and_phases), cmocka_unit_test(t_marks),
         cmocka_unit_test(t_compare),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
