@@ -205,7 +205,7 @@ def test_run_report(js, workload, tmp_path):
     assert not marker.exists() and not js.path("r3.db").exists()
 
 
-def test_killed_recording(js, workload):
+def test_killed_recording(js, workload, request):
     """A monitor killed with SIGKILL leaves no closing metadata: the report says where the data ends."""
     proc = js.popen("run", "-q", "-i", "0.1s", "-o", "k.db", "--", PYTHON, workload("burn.py"), "30")
     rec = js.path("k.db")
@@ -237,6 +237,8 @@ def test_killed_recording(js, workload):
     assert '<dt>recording</dt><dd>incomplete</dd>' in text and '<dt>end</dt><dd>not recorded</dd>' in text
     assert "not closed by its monitor" in text  # the advice too
     assert 'id="cpu"' in text
+    if chromium.available():
+        check_in_browser(request.getfixturevalue("browser"), js.path("k.html"))
 
 
 @pytest.fixture(scope="module")

@@ -511,6 +511,33 @@ static void t_day_page(void **state)
     }
     assert_true(close6(dmax, vmax));
     assert_true(close6(dmin, vmin));
+    /* the cores in use and the host's busy share likewise */
+    static const struct {
+        const char *chart, *view, *col;
+    } more[] = {{"cpu", "tree", "cpu_cores"}, {"host-cpu", "system", "cpu_util_fraction"}};
+    for (size_t k = 0; k < sizeof(more) / sizeof(more[0]); k++) {
+        const double *mt, *mv;
+        size_t mn;
+        assert_non_null(mv = report_series(rep, 0, more[k].view, more[k].col, "", &mt, &mn));
+        double smax = -INFINITY, smin = INFINITY, cmax = -INFINITY, cmin = INFINITY;
+        for (size_t i = 0; i < mn; i++)
+            if (isfinite(mv[i])) {
+                smax = fmax(smax, mv[i]);
+                smin = fmin(smin, mv[i]);
+            }
+        char *f2 = figure(page, more[k].chart);
+        jt_doc_t d2;
+        chart_json(f2, &d2);
+        for (const jt_t *x = jt_path(d2.root, "s.0.v")->child; x; x = x->next)
+            if (x->type == JT_NUM) {
+                cmax = fmax(cmax, x->num);
+                cmin = fmin(cmin, x->num);
+            }
+        assert_true(close6(cmax, smax));
+        assert_true(close6(cmin, smin));
+        jt_free(&d2);
+        free(f2);
+    }
     synth_t *g = synth_new(&cfg);
     for (unsigned k = 0; k < SYNTH_SPIKES; k++) {
         size_t at;
