@@ -2392,6 +2392,16 @@ static double energy_of(const rnode_t *n, bool scope)
     return jt_num(n->doc.root, scope ? "energy.attribution.scope_energy_j" : "energy.node_energy_j");
 }
 
+/* gpu_energy_of: the energy of every GPU of the gpu section (gpu.devices[].energy_j), NAN without one. */
+static double gpu_energy_of(const rnode_t *n)
+{
+    const jt_t *devs = jt_path(n->doc.root, "gpu.devices");
+    double sum = NAN;
+    for (const jt_t *d = devs && devs->type == JT_ARR ? devs->child : NULL; d; d = d->next)
+        sum = nan_sum(sum, jt_num(d, "energy_j"));
+    return sum;
+}
+
 int report_compare_html(js_report_t *a, js_report_t *b, const char *label_a, const char *label_b,
                         js_buf_t *out)
 {
@@ -2484,7 +2494,7 @@ int report_compare_html(js_report_t *a, js_report_t *b, const char *label_a, con
     html_section_begin(&h, "differences", "Differences");
     {
         js_col_t cols[] = {{"", NULL}, {"A", NULL}, {"B", NULL}, {"B \xe2\x88\x92 A", NULL}, {"B / A", NULL}};
-        enum { ROWS = 16 };
+        enum { ROWS = 17 };
         js_cell_t cells[ROWS * 5];
         const char *units[ROWS];
         size_t r = 0;
@@ -2518,6 +2528,7 @@ int report_compare_html(js_report_t *a, js_report_t *b, const char *label_a, con
             {"energy of the node (RAPL)", "J", energy_of(na, false), energy_of(nb, false)},
             {"energy of the job (attributed)", "J", energy_of(na, true), energy_of(nb, true)},
             {"mean GPU utilisation", "fraction", ga, gb},
+            {"energy of the GPUs", "J", gpu_energy_of(na), gpu_energy_of(nb)},
             {"processes seen", "count", (double)sa->procs_total, (double)sb->procs_total},
             {"samples", "count", (double)sa->taken, (double)sb->taken},
         };
