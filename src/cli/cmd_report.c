@@ -86,13 +86,18 @@ static int load(const char *path, js_report_t **ret)
     js_summary_t su;
     js_run_info_t info;
     cli_summarize(r, path, m, &info, &su);
+    /* how the scope was resolved: said by the recorder, or the cgroup that holds it */
+    char how[600] = "";
+    const char *cg = recording_meta(r, "cgroup_path"), *bound = recording_meta(r, "cores_bound");
+    if (!recording_meta(r, "scope_how") && cg)
+        snprintf(how, sizeof(how), "cgroup %s%s%s", cg, bound ? "; cores bound by " : "", bound ? bound : "");
     js_report_run_t run = {
         .start_unix_ns = recording_meta_i64(r, "start_unix_ns", 0),
         .stop_unix_ns = recording_meta_i64(r, "stop_unix_ns", 0),
         .interval_ns = recording_meta_i64(r, "interval_ns", 0),
         .user = recording_meta(r, "user"),
         .job = recording_meta(r, "job"),
-        .scope_how = recording_meta(r, "scope_how"),
+        .scope_how = how[0] ? how : recording_meta(r, "scope_how"),
         .kernel = recording_meta(r, "kernel"),
         .cpu_model = recording_meta(r, "cpu_model"),
     };
