@@ -8,6 +8,7 @@ pkgs=(gcc meson ninja-build pkg-config libsqlite3-dev sqlite3 libcmocka-dev libm
       python3 python3-pytest python3-psutil python3-pandas stress-ng time sysstat hyperfine procps
       slurmctld slurmd slurm-client munge libslurm-dev prometheus prometheus-node-exporter openssl curl util-linux
       libpfm4-dev clang bpftool libbpf-dev
+      libhdf5-dev python3-h5py chromium
       gfortran python3-venv python3-ipykernel python3-nbclient python3-nbformat python3-matplotlib)
 missing=()
 for p in "${pkgs[@]}"; do

@@ -25,6 +25,8 @@ int cmd_export(int argc, char **argv);
 int cmd_info(int argc, char **argv);
 int cmd_serve(int argc, char **argv);
 int cmd_mark(int argc, char **argv);
+int cmd_report(int argc, char **argv);
+int cmd_compare(int argc, char **argv);
 
 /* The terminal status line (status.c), a live sink: state is a js_status_t. */
 typedef struct {
@@ -81,5 +83,9 @@ void cli_summarize(const js_recording_t *r, const char *path, const js_model_t *
 typedef int (*cli_each_fn)(void *arg, const js_recording_t *r, js_model_t *m, const js_sample_t *s);
 int cli_read_recording(const char *path, js_recording_t **ret_rec, js_model_t **ret_model, cli_each_fn each,
                        void *arg);
+
+/* cli_report_fd: read the recording at `recording` and write its report page to `fd` (`out` names it in
+ * messages). Returns 0, or EXIT_FAIL after printing one line. */
+int cli_report_fd(const char *recording, int fd, const char *out);
 
 #endif

@@ -3,14 +3,18 @@
  * `jobscope export`: a recording's samples as a table for pandas, SQL or spreadsheets. The model derives every
  * value; what is exported is one of its views (model/part.h): `tree` (a row per sample), `process` (a row per
  * sample and process), `system` (a row per sample), and the views of every model part. This file only puts
- * the time columns in front and hands rows to a tabular sink (CSV or JSON Lines).
+ * the time columns in front and hands rows to a tabular sink (CSV or JSON Lines). The HDF5 format is different:
+ * it holds every raw table of the recording as recorded (src/sinks/hdf5.h), not a view.
  */
 #include "cli/cli.h"
 
+#include "sinks/hdf5.h"
 #include "sinks/tabsink.h"
 
 #include <errno.h>
 #include <getopt.h>
+#include <libgen.h>
+#include <limits.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -19,22 +23,27 @@
 
 static const char export_usage[] =
     "Usage: jobscope export --format csv|jsonl [--scope VIEW] [-o FILE] RECORDING\n"
+    "       jobscope export --format hdf5 [-o FILE.h5] RECORDING\n"
     "\n"
     "Write a recording's samples as a table: CSV (RFC 4180; column names end in their unit:\n"
     "_bytes, _s, _per_s, _fraction) or JSON Lines. Every row starts with time (UTC), unix_s and sample.\n"
-    "  -f, --format FORMAT  csv or jsonl (required)\n"
+    "HDF5 holds every raw table of the recording instead: a group per table, a dataset per column (unit,\n"
+    "kind and help as attributes; NaN for missing reals, a _mask dataset for integers and text), the\n"
+    "metadata as attributes of the root (docs/FORMAT.md; read with h5py, or pandas as shown there).\n"
+    "  -f, --format FORMAT  csv, jsonl or hdf5 (required)\n"
     "  -s, --scope VIEW     tree: a row per sample with the tree's sums and rates (default)\n"
     "                       process: a row per sample and process (long table)\n"
     "                       system: a row per sample with host CPU, memory, load, pressure, network, disks\n"
     "                       (jobscope export --list shows every view of this build)\n"
-    "  -o, --output FILE    write to FILE instead of standard output (created like every jobscope\n"
-    "                       output: not over an existing file unless --force, never through a symbolic\n"
-    "                       link, never over the recording itself)\n"
+    "  -o, --output FILE    write to FILE instead of standard output (hdf5: default RECORDING with\n"
+    "                       .h5); created like every jobscope output: not over an existing file unless\n"
+    "                       --force, never through a symbolic link, never over the recording itself\n"
     "      --force          replace FILE if it exists\n"
     "      --list           list the views and their columns, then exit\n"
     "  -h, --help           show this help\n"
-    "Text cells (command names) are escaped the same way in both formats: \\\\ for a backslash, \\n, \\t,\n"
-    "\\r, \\xNN for other control bytes and bytes that are not UTF-8. Options may follow RECORDING.\n";
+    "Text cells (command names) are escaped the same way in CSV and JSON Lines: \\\\ for a backslash,\n"
+    "\\n, \\t, \\r, \\xNN for other control bytes and bytes that are not UTF-8. Options may follow\n"
+    "RECORDING.\n";
 
 #define NTIME 3 /* time, unix_s, sample */
 
@@ -141,6 +150,92 @@ static bool view_known(const char *name, bool list)
     return found;
 }
 
+/* export_hdf5: every raw table of the recording at `path` into the HDF5 file `out`. The file is written in a
+ * private directory next to `out` and renamed over the placeholder cli_output_open() created, so the HDF5
+ * library never opens a path someone else could have replaced; a failure leaves nothing behind. */
+static int export_hdf5(const char *path, const char *out, bool force)
+{
+    char err[1024], dir[PATH_MAX], tmp[PATH_MAX + 32], copy[PATH_MAX];
+    js_recording_t *r = NULL;
+    if (recording_open(path, &r, err, sizeof(err)) < 0) {
+        cli_error("%s", err);
+        return EXIT_FAIL;
+    }
+    js_file_id_t in;
+    int fd = cli_output_open(out, force, &in, cli_file_id(path, &in) == 0 ? 1 : 0, NULL);
+    if (fd < 0) {
+        recording_close(r);
+        return EXIT_FAIL;
+    }
+    snprintf(copy, sizeof(copy), "%s", out);
+    int w = snprintf(dir, sizeof(dir), "%s/.jobscope-h5-XXXXXX", dirname(copy));
+    const js_table_t *const *all = registry_tables();
+    const js_table_t *tables[64];
+    size_t n = 0;
+    for (size_t i = 0; all[i] && n < 63; i++)
+        if (recording_has_table(r, all[i]))
+            tables[n++] = all[i];
+    tables[n] = NULL;
+    js_h5_t *h = NULL;
+    js_sample_t s = {0};
+    int rc = EXIT_FAIL, e;
+    if (w < 0 || (size_t)w >= sizeof(dir) || !mkdtemp(dir)) {
+        cli_error("%s: cannot make a temporary directory next to it: %s", out, w < 0 || (size_t)w >= sizeof(dir)
+                                                                              ? strerror(ENAMETOOLONG)
+                                                                              : strerror(errno));
+        dir[0] = '\0';
+        goto done;
+    }
+    snprintf(tmp, sizeof(tmp), "%s/export.h5", dir);
+    if (hdf5_open(tmp, tables, &h, err, sizeof(err)) < 0) {
+        cli_error("%s", err);
+        goto done;
+    }
+    const char *key, *value;
+    for (size_t i = 0; recording_meta_at(r, i, &key, &value); i++)
+        if ((e = hdf5_meta(h, key, value)) < 0) {
+            cli_error("cannot write %s: %s", out, strerror(-e));
+            goto done;
+        }
+    if (sample_init(&s) < 0) {
+        cli_error("out of memory");
+        goto done;
+    }
+    int64_t seq;
+    while ((e = recording_next(r, &s, &seq, err, sizeof(err))) == 1)
+        if ((e = hdf5_write_sample(h, seq, &s)) < 0) {
+            cli_error("cannot write %s: %s", out, strerror(-e));
+            goto done;
+        }
+    if (e < 0) {
+        cli_error("%s: %s", path, err);
+        goto done;
+    }
+    e = hdf5_close(h);
+    h = NULL;
+    if (e < 0) {
+        cli_error("cannot write %s: %s", out, strerror(-e));
+        goto done;
+    }
+    if (rename(tmp, out) < 0) {
+        cli_error("cannot write %s: %s", out, strerror(errno));
+        goto done;
+    }
+    rc = 0;
+done:
+    hdf5_close(h);
+    sample_free(&s);
+    recording_close(r);
+    if (dir[0]) {
+        unlink(tmp);
+        rmdir(dir);
+    }
+    close(fd);
+    if (rc)
+        unlink(out);
+    return rc;
+}
+
 int cmd_export(int argc, char **argv)
 {
     enum { OPT_LIST = 256, OPT_FORCE };
@@ -153,7 +248,7 @@ int cmd_export(int argc, char **argv)
                                          {NULL, 0, NULL, 0}};
     export_t x = {.view = "tree"};
     const char *out = NULL;
-    bool force = false;
+    bool force = false, hdf5 = false, scope = false;
     optind = 1;
     opterr = 0;
     int c;
@@ -164,11 +259,14 @@ int cmd_export(int argc, char **argv)
                 x.sink = &sink_csv;
             else if (!strcmp(optarg, "jsonl"))
                 x.sink = &sink_jsonl;
+            else if (!strcmp(optarg, "hdf5"))
+                hdf5 = true;
             else
-                return cli_usage_error("export ", "unknown format '%s' (csv or jsonl)", optarg);
+                return cli_usage_error("export ", "unknown format '%s' (csv, jsonl or hdf5)", optarg);
             break;
         case 's':
             x.view = optarg;
+            scope = true;
             break;
         case 'o':
             out = optarg;
@@ -188,8 +286,29 @@ int cmd_export(int argc, char **argv)
             return cli_usage_error("export ", "unknown option '%s'", argv[optind - 1]);
         }
     }
+    if (hdf5) {
+        if (scope)
+            return cli_usage_error("export ", "--scope is for csv and jsonl: hdf5 holds every raw table");
+        if (optind != argc - 1)
+            return cli_usage_error("export ", optind >= argc ? "missing RECORDING" : "too many arguments");
+        if (!hdf5_available()) {
+            cli_error("this jobscope was built without HDF5 support (libhdf5-dev, meson -Dhdf5=enabled)");
+            return EXIT_FAIL;
+        }
+        char def[PATH_MAX];
+        if (!out) {
+            const char *p = argv[optind];
+            size_t len = strlen(p);
+            int w = len > 3 && strcmp(p + len - 3, ".db") == 0 ? snprintf(def, sizeof(def), "%.*s.h5", (int)(len - 3), p)
+                                                               : snprintf(def, sizeof(def), "%s.h5", p);
+            if (w < 0 || (size_t)w >= sizeof(def))
+                return cli_usage_error("export ", "RECORDING's name is too long for a default output; use -o");
+            out = def;
+        }
+        return export_hdf5(argv[optind], out, force);
+    }
     if (!x.sink)
-        return cli_usage_error("export ", "missing --format (csv or jsonl)");
+        return cli_usage_error("export ", "missing --format (csv, jsonl or hdf5)");
     if (!view_known(x.view, false))
         return cli_usage_error("export ", "unknown scope '%s' (tree, process, system; --list shows all)", x.view);
     if (optind != argc - 1)

@@ -53,6 +53,8 @@ static const char run_usage[] =
     "      --force              replace output files that exist (never through a symbolic link)\n"
     "      --summary-json FILE  also write the summary as JSON to FILE\n"
     "      --summary FILE       write the text summary to FILE instead of stderr\n"
+    "      --report[=FILE]      write the HTML report at the end (default: the recording with .html)\n"
+    "                           and print its path on stderr (unless -q)\n"
     "  -q, --quiet              no summary on stderr\n"
     "      --status             show live figures in the terminal's title bar (never in COMMAND's output)\n"
     "      --uss-every N        read USS/PSS (smaps_rollup) at least every N samples; 0 = never (default 30;\n"
@@ -83,6 +85,7 @@ static const char attach_usage[] =
     "      --force              replace output files that exist (never through a symbolic link)\n"
     "      --summary-json FILE  also write the summary as JSON to FILE\n"
     "      --summary FILE       write the text summary to FILE instead of stderr\n"
+    "      --report[=FILE]      write the HTML report at the end (default: the recording with .html)\n"
     "  -q, --quiet              no status line, no summary on stderr\n"
     "      --uss-every N        read USS/PSS (smaps_rollup) at least every N samples; 0 = never (default 30)\n"
     "      --status-every N     read /proc/PID/status every N samples (default 5)\n"
@@ -117,6 +120,7 @@ static const char watch_usage[] =
     "      --force              replace output files that exist (never through a symbolic link)\n"
     "      --summary-json FILE  also write the summary as JSON to FILE\n"
     "      --summary FILE       write the text summary to FILE instead of stderr\n"
+    "      --report[=FILE]      write the HTML report at the end (default: the recording with .html)\n"
     "  -q, --quiet              no status line, no summary on stderr\n"
     "      --uss-every N        read USS/PSS (smaps_rollup) at least every N samples; 0 = never (default 30)\n"
     "      --status-every N     read /proc/PID/status every N samples (default 5)\n"
@@ -144,7 +148,8 @@ enum {
     OPT_DURATION,
     OPT_UNTIL_FILE,
     OPT_BACKEND,
-    OPT_GPUS
+    OPT_GPUS,
+    OPT_REPORT
 };
 
 static const struct option run_opts[] = {
@@ -168,6 +173,7 @@ static const struct option run_opts[] = {
     {"until-file", required_argument, NULL, OPT_UNTIL_FILE},
     {"backend", required_argument, NULL, OPT_BACKEND},
     {"gpus", required_argument, NULL, OPT_GPUS},
+    {"report", optional_argument, NULL, OPT_REPORT},
     {"help", no_argument, NULL, 'h'},
     CLI_EXPORT_LONGOPTS,
     {NULL, 0, NULL, 0},
@@ -184,6 +190,8 @@ typedef struct {
     const char *procfs, *sysfs;
     const char *gpus; /* --gpus, or NULL */
     bool gpus_none;   /* --gpus none (or an empty list) */
+    const char *report_path; /* --report=FILE; NULL with --report: the recording's name with .html */
+    bool report;
     bool quiet, force, until_main_exits, status;
     bool cgroup_off;      /* run: --cgroup off */
     unsigned uss_every, status_every;
@@ -332,6 +340,10 @@ static int parse_args(int argc, char **argv, run_opts_t *o)
             o->gpus_none = sel.kind == GPU_SEL_NONE;
             break;
         }
+        case OPT_REPORT:
+            o->report = true;
+            o->report_path = optarg;
+            break;
         case 'h':
             fputs(o->kind == CMD_RUN ? run_usage : o->kind == CMD_ATTACH ? attach_usage : watch_usage, stdout);
             return -1;
@@ -489,12 +501,14 @@ static int64_t start_ticks_of(const js_fsroot_t *root, pid_t pid)
 typedef struct {
     js_recorder_t *rec;
     int json_fd, text_fd;
+    int report_fd;
+    char report_path[4096];
 } outputs_t;
 
 static int open_outputs(const run_opts_t *o, const char *host, char *outbuf, size_t outcap, outputs_t *out)
 {
     char err[1024];
-    out->json_fd = out->text_fd = -1;
+    out->json_fd = out->text_fd = out->report_fd = -1;
     int r = o->output ? recorder_open(o->output, o->force, &out->rec, err, sizeof(err))
                       : open_default_output(outbuf, outcap, host, &out->rec, err, sizeof(err));
     if (r < 0) {
@@ -502,7 +516,7 @@ static int open_outputs(const run_opts_t *o, const char *host, char *outbuf, siz
         return r;
     }
     const char *path = o->output ? o->output : outbuf;
-    js_file_id_t ids[3];
+    js_file_id_t ids[4];
     size_t n = 0;
     if (cli_file_id(path, &ids[n]) == 0)
         n++;
@@ -511,6 +525,22 @@ static int open_outputs(const run_opts_t *o, const char *host, char *outbuf, siz
     n += o->summary_json != NULL;
     if (o->summary_text && (r = out->text_fd = cli_output_open(o->summary_text, o->force, ids, n, &ids[n])) < 0)
         goto fail;
+    n += o->summary_text != NULL;
+    if (o->report) {
+        /* the report: FILE, or the recording's name with .html in place of .db */
+        size_t len = strlen(path);
+        int w = o->report_path ? snprintf(out->report_path, sizeof(out->report_path), "%s", o->report_path)
+                : len > 3 && strcmp(path + len - 3, ".db") == 0
+                    ? snprintf(out->report_path, sizeof(out->report_path), "%.*s.html", (int)(len - 3), path)
+                    : snprintf(out->report_path, sizeof(out->report_path), "%s.html", path);
+        if (w < 0 || (size_t)w >= sizeof(out->report_path)) {
+            cli_error("%s: name too long for the report", path);
+            r = -ENAMETOOLONG;
+            goto fail;
+        }
+        if ((r = out->report_fd = cli_output_open(out->report_path, o->force, ids, n, &ids[n])) < 0)
+            goto fail;
+    }
     return 0;
 fail: /* nothing ran: the recording just made is removed again */
     recorder_close(out->rec);
@@ -520,6 +550,11 @@ fail: /* nothing ran: the recording just made is removed again */
         close(out->json_fd);
         out->json_fd = -1;
         unlink(o->summary_json);
+    }
+    if (out->text_fd >= 0) {
+        close(out->text_fd);
+        out->text_fd = -1;
+        unlink(o->summary_text);
     }
     return r;
 }
@@ -917,6 +952,17 @@ wait_child:
         if (write_summaries(&o, &out, &info, &su, model) && o.attach)
             status = EXIT_FAIL;
     }
+    if (out.report_fd >= 0) {
+        /* from the closed recording, as `jobscope report` would */
+        recorder_close(out.rec);
+        out.rec = NULL;
+        if (cli_report_fd(recording, out.report_fd, out.report_path) == 0) {
+            if (!o.quiet)
+                fprintf(stderr, "jobscope: report %s\n", out.report_path);
+        }
+        else if (o.attach)
+            status = EXIT_FAIL;
+    }
 out:
     monitor_finish(&mon);
     cgroup_remove(cg, &cg_warned, true); /* the retry at exit (or the only removal after an early failure) */
@@ -928,6 +974,8 @@ out:
         close(out.json_fd);
     if (out.text_fd >= 0)
         close(out.text_fd);
+    if (out.report_fd >= 0)
+        close(out.report_fd);
     model_free(model);
     fsroot_close(&mon.ctx.root);
     buf_free(&cmd);

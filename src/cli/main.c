@@ -20,6 +20,8 @@ static const char usage[] =
     "  summary [--json] RECORDING            print the summary of a recording\n"
     "  export --format csv|jsonl [--scope VIEW] [-o FILE] RECORDING\n"
     "                                        write a recording's samples as a table\n"
+    "  report [-o FILE] RECORDING            write a recording's report: one HTML page, offline, printable\n"
+    "  compare [-o FILE] A B                 compare two recordings on one page\n"
     "  info [--json]                         print the node's hardware inventory (CPU, caches, NUMA, ...)\n"
     "  serve [--listen ADDR:PORT] [--jobs]   a node daemon serving Prometheus metrics (per SLURM job too)\n"
     "  mark begin|end|event NAME [--data JSON]\n"
@@ -58,6 +60,10 @@ int main(int argc, char **argv)
         return cmd_summary(argc - 1, argv + 1);
     if (!strcmp(cmd, "export"))
         return cmd_export(argc - 1, argv + 1);
+    if (!strcmp(cmd, "report"))
+        return cmd_report(argc - 1, argv + 1);
+    if (!strcmp(cmd, "compare"))
+        return cmd_compare(argc - 1, argv + 1);
     if (!strcmp(cmd, "info"))
         return cmd_info(argc - 1, argv + 1);
     if (!strcmp(cmd, "serve"))

@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: MIT
  *
  * Minimal JSON writing into a js_buf_t: escaped strings, locale-independent numbers, null for missing values.
- * Used by the summary, the JSON Lines sink and the cmdline column. Writing only; jobscope never parses JSON.
+ * Used by the summary, the JSON Lines sink and the cmdline column. Writing only (the report reads the summary
+ * back with src/report/jtree.h).
  */
 #ifndef JOBSCOPE_JSON_H
 #define JOBSCOPE_JSON_H

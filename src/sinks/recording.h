@@ -47,6 +47,14 @@ const char *recording_meta(const js_recording_t *r, const char *key);
 int64_t recording_meta_i64(const js_recording_t *r, const char *key, int64_t dflt);
 double recording_meta_f64(const js_recording_t *r, const char *key, double dflt);
 
+/* recording_meta_at: the i-th metadata key and value (i from 0, in the file's order); false past the last.
+ * Valid until recording_close. */
+bool recording_meta_at(const js_recording_t *r, size_t i, const char **ret_key, const char **ret_value);
+
+/* recording_has_table: whether the recording holds table `t` (one of registry_tables()); a table it lacks (a
+ * source this build has and the recorder's did not) reads as empty. */
+bool recording_has_table(const js_recording_t *r, const js_table_t *t);
+
 /* recording_next: clear `s` and fill it with the next sample; *ret_seq is its number.
  * Returns 1 when a sample was read, 0 at the end, or a negative errno (corrupt file: reason in err). */
 int recording_next(js_recording_t *r, js_sample_t *s, int64_t *ret_seq, char *err, size_t errlen);

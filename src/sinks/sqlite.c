@@ -290,6 +290,7 @@ typedef struct {
     int nmap;
     bool has_row; /* st is positioned on an unconsumed row */
     bool done;
+    bool absent; /* the recording has no such table */
 } tab_reader_t;
 
 struct js_recording {
@@ -366,7 +367,7 @@ static int prepare_table(js_recording_t *r, size_t i)
     if (rc != SQLITE_DONE)
         ret = -EINVAL;
     else if (!any) /* table absent (a recording from an older or smaller build): always empty */
-        tr->done = true;
+        tr->done = tr->absent = true;
     else if ((e |= buf_printf(&sql, " FROM %s ORDER BY rowid", t->name)))
         ret = -ENOMEM;
     else if (sqlite3_prepare_v2(r->db, sql.p, -1, &tr->st, NULL) != SQLITE_OK)
@@ -561,6 +562,23 @@ int recording_open(const char *path, js_recording_t **ret, char *err, size_t err
 fail:
     recording_close(r);
     return rv;
+}
+
+bool recording_meta_at(const js_recording_t *r, size_t i, const char **ret_key, const char **ret_value)
+{
+    if (i >= r->nmeta)
+        return false;
+    *ret_key = r->keys[i];
+    *ret_value = r->vals[i];
+    return true;
+}
+
+bool recording_has_table(const js_recording_t *r, const js_table_t *t)
+{
+    for (size_t i = 0; i < r->ntables; i++)
+        if (r->tables[i] == t)
+            return !r->tr[i].absent;
+    return false;
 }
 
 const char *recording_meta(const js_recording_t *r, const char *key)

@@ -1,0 +1,150 @@
+#!/usr/bin/python3
+# SPDX-License-Identifier: MIT
+"""Size and time of the report of a long run: the figures docs/REPORT.md quotes.
+
+A synthetic 24 h recording at 1 s (86,401 samples; bench/synth_recording writes it through jobscope's own
+recorder: an 8-CPU node, six processes, RAPL, CPU frequency, temperature, network, disk, about 70 charted
+series) is reported with `jobscope report`; the page's size, the wall time and peak RSS of generating it
+(median of REPS runs; `jobscope summary` of the same file alongside, the cost of reading it), and the time
+headless Chromium takes to load and paint it (median of REPS loads, tests/integration/chromium.py) are
+measured. `jobscope compare` of the recording with itself and `jobscope export --format hdf5` are timed too.
+
+usage: bench/report_bench.py [--build-dir build] [--hours 24] [--reps 3] [--results FILE] [--keep DIR]
+                             [--screenshot PNG]
+The build must have bench/synth_recording (meson builds it). Results: JSON on stdout and in FILE
+(default bench/results/report-24h.json); --hours 0.5 --reps 1 is a quick smoke.
+"""
+import argparse
+import json
+import os
+import platform
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+REPO = os.path.dirname(HERE)
+sys.path.insert(0, os.path.join(REPO, "tests", "integration"))
+
+
+def timed(cmd):
+    """(wall seconds, stdout) of one run."""
+    t0 = time.monotonic()
+    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    out, err = proc.communicate()
+    wall = time.monotonic() - t0
+    if proc.returncode != 0:
+        raise SystemExit(f"{' '.join(cmd)} failed ({proc.returncode}): {err.decode(errors='replace')}")
+    return wall, out
+
+
+def child_maxrss_kib(cmd):
+    """Peak RSS of one run of cmd, from wait4's rusage."""
+    pid = os.fork()
+    if pid == 0:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, 1)
+        os.dup2(devnull, 2)
+        os.execv(cmd[0], cmd)
+    _, status, ru = os.wait4(pid, 0)
+    if os.waitstatus_to_exitcode(status) != 0:
+        raise SystemExit(f"{' '.join(cmd)} failed")
+    return ru.ru_maxrss
+
+
+def median_time(cmd, reps, before=None):
+    times = []
+    for _ in range(reps):
+        if before:
+            before()
+        times.append(timed(cmd)[0])
+    return statistics.median(times), times
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--build-dir", default=os.path.join(REPO, "build"))
+    ap.add_argument("--hours", type=float, default=24)
+    ap.add_argument("--reps", type=int, default=3)
+    ap.add_argument("--results", default=os.path.join(HERE, "results", "report-24h.json"))
+    ap.add_argument("--keep", help="keep the files in this directory")
+    ap.add_argument("--screenshot", help="also write a PNG of the page's CPU and memory sections here")
+    a = ap.parse_args()
+    jobscope = os.path.join(a.build_dir, "jobscope")
+    synth = os.path.join(a.build_dir, "bench", "synth_recording")
+    for exe in (jobscope, synth):
+        if not os.access(exe, os.X_OK):
+            raise SystemExit(f"{exe} not built (ninja -C {a.build_dir})")
+    work = a.keep or tempfile.mkdtemp(prefix="jobscope-report-bench-")
+    os.makedirs(work, exist_ok=True)
+    rec, page, cmp_page, h5 = (os.path.join(work, n) for n in ("run.db", "run.html", "compare.html", "run.h5"))
+    for f in (rec, page, cmp_page, h5):
+        if os.path.exists(f):
+            os.unlink(f)
+    res = {"hours": a.hours, "interval_s": 1, "reps": a.reps, "machine": platform.node(),
+           "cpus": os.cpu_count(), "kernel": platform.release()}
+    t0 = time.monotonic()
+    out = subprocess.run([synth, rec, str(a.hours)], check=True, capture_output=True, text=True).stdout
+    res["samples"] = json.loads(out)["samples"]
+    res["recording_bytes"] = os.path.getsize(rec)
+    res["write_recording_s"] = time.monotonic() - t0
+
+    rm = lambda *files: [os.unlink(f) for f in files if os.path.exists(f)]  # noqa: E731
+    res["summary_s"], res["summary_runs_s"] = median_time([jobscope, "summary", rec], a.reps)
+    res["report_s"], res["report_runs_s"] = median_time([jobscope, "report", "-o", page, rec], a.reps,
+                                                        lambda: rm(page))
+    rm(page)
+    res["report_max_rss_kib"] = child_maxrss_kib([jobscope, "report", "-o", page, rec])
+    res["report_bytes"] = os.path.getsize(page)
+    text = open(page, encoding="utf-8").read()
+    res["report_charts"] = text.count("<figure class=\"chart ")
+    res["compare_s"], _ = median_time([jobscope, "compare", "-o", cmp_page, rec, rec], a.reps, lambda: rm(cmp_page))
+    res["compare_bytes"] = os.path.getsize(cmp_page)
+    try:
+        res["hdf5_s"], _ = median_time([jobscope, "export", "--format", "hdf5", "-o", h5, rec], 1, lambda: rm(h5))
+        res["hdf5_bytes"] = os.path.getsize(h5)
+    except SystemExit as e:
+        res["hdf5_error"] = str(e)
+
+    import chromium
+    if chromium.available():
+        renders, loads = [], []
+        with chromium.Browser(work) as b:
+            for _ in range(max(a.reps, 3)):
+                p = b.page(1280, 900)
+                t = p.load("file://" + os.path.abspath(page))
+                renders.append(t["render_ms"])
+                loads.append(t["load_s"])
+                p.collect()
+                if p.errors:
+                    raise SystemExit(f"console errors: {p.errors}")
+            if a.screenshot:
+                import base64
+                r = p.evaluate("(() => { const a = document.querySelector('#sec-cpu').getBoundingClientRect(), "
+                               "b = document.querySelector('#sec-memory').getBoundingClientRect(); "
+                               "return {y: a.top + window.scrollY, h: b.bottom - a.top}; })()")
+                shot = p.send("Page.captureScreenshot", {"format": "png", "captureBeyondViewport": True, "clip": {
+                    "x": 0, "y": r["y"] - 12, "width": 1280, "height": r["h"] + 24, "scale": 1}}, timeout=120)
+                with open(a.screenshot, "wb") as f:
+                    f.write(base64.b64decode(shot["data"]))
+            p = b.page(1280, 900)
+            t = p.load("file://" + os.path.abspath(cmp_page))
+            res["chromium_compare_render_ms"] = t["render_ms"]
+        res["chromium_render_ms"] = statistics.median(renders)
+        res["chromium_render_runs_ms"] = renders
+        res["chromium_load_s"] = statistics.median(loads)
+    res["date"] = time.strftime("%Y-%m-%d", time.gmtime())
+    os.makedirs(os.path.dirname(a.results), exist_ok=True)
+    with open(a.results, "w") as f:
+        json.dump(res, f, indent=2)
+        f.write("\n")
+    print(json.dumps(res, indent=2))
+    if not a.keep:
+        shutil.rmtree(work, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,269 @@
+/* SPDX-License-Identifier: MIT
+ *
+ * `jobscope report RECORDING [-o FILE]` and `jobscope compare A B [-o FILE]`: one self-contained HTML page
+ * (no request leaves it; it prints to PDF) built from a recording by the same reader and model as `jobscope
+ * summary` (src/report/report.h builds it). Also the report `jobscope run --report` writes at the end.
+ */
+#include "cli/cli.h"
+
+#include "core/json.h"
+#include "report/report.h"
+
+#include <errno.h>
+#include <getopt.h>
+#include <string.h>
+#include <unistd.h>
+
+static const char report_usage[] =
+    "Usage: jobscope report [-o FILE] [--force] RECORDING\n"
+    "\n"
+    "Write the report of a recording: one HTML file that opens without a network and prints to PDF,\n"
+    "with the run's facts, advice (each with its evidence and threshold), the summary as tables, charts\n"
+    "of every source the recording holds (values on hover, drag to zoom), the hardware inventory and the\n"
+    "monitor's own cost. A recording whose monitor was killed is reported up to its last sample.\n"
+    "  -o, --output FILE  the page (default: RECORDING with .html in place of .db); created like every\n"
+    "                     jobscope output: not over an existing file unless --force, never through a\n"
+    "                     symbolic link, never over the recording\n"
+    "      --force        replace FILE if it exists\n"
+    "  -h, --help         show this help\n";
+
+static const char compare_usage[] =
+    "Usage: jobscope compare [-o FILE] [--force] A B\n"
+    "\n"
+    "Compare two recordings on one page: their facts side by side, a table of differences (wall time,\n"
+    "CPU, peak memory, I/O, energy, GPU) with B - A and B / A, each run's advice, and the same charts\n"
+    "overlaid on a common time axis from each run's start (B dashed).\n"
+    "  -o, --output FILE  the page (default: A-vs-B.html next to A, from the files' names without .db)\n"
+    "      --force        replace FILE if it exists\n"
+    "  -h, --help         show this help\n";
+
+/* stem: the file name of `path` without its directory and a ".db" suffix, into buf. */
+static void stem(const char *path, char *buf, size_t cap)
+{
+    const char *base = strrchr(path, '/');
+    base = base ? base + 1 : path;
+    snprintf(buf, cap, "%s", base);
+    size_t n = strlen(buf);
+    if (n > 3 && strcmp(buf + n - 3, ".db") == 0)
+        buf[n - 3] = '\0';
+}
+
+/* default_output: RECORDING with ".html" in place of a ".db" suffix (appended otherwise). */
+static int default_output(const char *rec, char *buf, size_t cap)
+{
+    size_t n = strlen(rec);
+    int w = n > 3 && strcmp(rec + n - 3, ".db") == 0 ? snprintf(buf, cap, "%.*s.html", (int)(n - 3), rec)
+                                                     : snprintf(buf, cap, "%s.html", rec);
+    return w > 0 && (size_t)w < cap ? 0 : -ENAMETOOLONG;
+}
+
+/* each_sample: cli_read_recording's callback, feeding the report after the model. */
+static int each_sample(void *arg, const js_recording_t *r, js_model_t *m, const js_sample_t *s)
+{
+    (void)r;
+    int rc = report_feed(arg, 0, m, s);
+    if (rc < 0)
+        cli_error("cannot build the report: %s", strerror(-rc));
+    return rc;
+}
+
+/* load: read the recording at `path` into a new one-node report. Returns 0, or EXIT_FAIL (said). */
+static int load(const char *path, js_report_t **ret)
+{
+    js_report_t *rep = report_new();
+    js_recording_t *r = NULL;
+    js_model_t *m = NULL;
+    size_t node;
+    if (!rep || report_add_node(rep, NULL, &node) < 0) {
+        report_free(rep);
+        cli_error("out of memory");
+        return EXIT_FAIL;
+    }
+    if (cli_read_recording(path, &r, &m, each_sample, rep)) {
+        report_free(rep);
+        return EXIT_FAIL;
+    }
+    js_summary_t su;
+    js_run_info_t info;
+    cli_summarize(r, path, m, &info, &su);
+    /* how the scope was resolved: said by the recorder, or the cgroup that holds it */
+    char how[600] = "";
+    const char *cg = recording_meta(r, "cgroup_path"), *bound = recording_meta(r, "cores_bound");
+    if (!recording_meta(r, "scope_how") && cg)
+        snprintf(how, sizeof(how), "cgroup %s%s%s", cg, bound ? "; cores bound by " : "", bound ? bound : "");
+    js_report_run_t run = {
+        .start_unix_ns = recording_meta_i64(r, "start_unix_ns", 0),
+        .stop_unix_ns = recording_meta_i64(r, "stop_unix_ns", 0),
+        .interval_ns = recording_meta_i64(r, "interval_ns", 0),
+        .user = recording_meta(r, "user"),
+        .job = recording_meta(r, "job"),
+        .scope_how = how[0] ? how : recording_meta(r, "scope_how"),
+        .kernel = recording_meta(r, "kernel"),
+        .cpu_model = recording_meta(r, "cpu_model"),
+    };
+    /* the node is named after its host */
+    int rc = report_finish_node(rep, 0, m, &info, &su, &run);
+    model_free(m);
+    recording_close(r);
+    if (rc < 0) {
+        report_free(rep);
+        cli_error("cannot build the report: %s", strerror(-rc));
+        return EXIT_FAIL;
+    }
+    *ret = rep;
+    return 0;
+}
+
+int cli_report_fd(const char *recording, int fd, const char *out)
+{
+    js_report_t *rep;
+    if (load(recording, &rep))
+        return EXIT_FAIL;
+    js_buf_t page = {0};
+    int rc = report_html(rep, &page);
+    if (rc == 0)
+        rc = cli_write_all(fd, page.p, page.len);
+    if (rc < 0)
+        cli_error("cannot write %s: %s", out, strerror(-rc));
+    buf_free(&page);
+    report_free(rep);
+    return rc < 0 ? EXIT_FAIL : 0;
+}
+
+typedef struct {
+    const char *out;
+    bool force;
+    const char *in[2];
+    size_t nin;
+} args_t;
+
+static int parse(int argc, char **argv, const char *cmd, const char *usage, size_t nin, args_t *a)
+{
+    enum { OPT_FORCE = 256 };
+    static const struct option opts[] = {{"output", required_argument, NULL, 'o'},
+                                         {"force", no_argument, NULL, OPT_FORCE},
+                                         {"help", no_argument, NULL, 'h'},
+                                         {NULL, 0, NULL, 0}};
+    optind = 1;
+    opterr = 0;
+    int c;
+    while ((c = getopt_long(argc, argv, ":o:h", opts, NULL)) != -1) {
+        switch (c) {
+        case 'o':
+            a->out = optarg;
+            break;
+        case OPT_FORCE:
+            a->force = true;
+            break;
+        case 'h':
+            fputs(usage, stdout);
+            return -1;
+        case ':':
+            return cli_usage_error(cmd, "option '%s' needs a value", argv[optind - 1]);
+        default:
+            return cli_usage_error(cmd, "unknown option '%s'", argv[optind - 1]);
+        }
+    }
+    if ((size_t)(argc - optind) != nin)
+        return cli_usage_error(cmd, (size_t)(argc - optind) < nin
+                                        ? (nin == 1 ? "missing RECORDING" : "missing a recording (A and B)")
+                                        : "too many arguments");
+    for (size_t i = 0; i < nin; i++)
+        a->in[i] = argv[optind + (int)i];
+    a->nin = nin;
+    return 0;
+}
+
+/* open_output: check every input is a recording, then create the output (never one of the inputs).
+ * Returns the descriptor, or -1 (said). */
+static int open_output(const args_t *a, const char *out)
+{
+    js_file_id_t ids[2];
+    size_t n = 0;
+    char err[1024];
+    for (size_t i = 0; i < a->nin; i++) {
+        js_recording_t *probe;
+        if (recording_open(a->in[i], &probe, err, sizeof(err)) < 0) {
+            cli_error("%s", err);
+            return -1;
+        }
+        recording_close(probe);
+        if (cli_file_id(a->in[i], &ids[n]) == 0)
+            n++;
+    }
+    int fd = cli_output_open(out, a->force, ids, n, NULL);
+    return fd < 0 ? -1 : fd;
+}
+
+static int finish(int fd, const char *out, int rc)
+{
+    if (close(fd) < 0 && rc == 0) {
+        cli_error("cannot write %s: %s", out, strerror(errno));
+        rc = EXIT_FAIL;
+    }
+    if (rc)
+        unlink(out);
+    else
+        printf("%s\n", out);
+    return rc;
+}
+
+int cmd_report(int argc, char **argv)
+{
+    args_t a = {0};
+    int rc = parse(argc, argv, "report ", report_usage, 1, &a);
+    if (rc)
+        return rc < 0 ? 0 : rc;
+    char def[4096];
+    if (!a.out) {
+        if (default_output(a.in[0], def, sizeof(def)) < 0)
+            return cli_usage_error("report ", "RECORDING's name is too long for a default output; use -o");
+        a.out = def;
+    }
+    int fd = open_output(&a, a.out);
+    if (fd < 0)
+        return EXIT_FAIL;
+    return finish(fd, a.out, cli_report_fd(a.in[0], fd, a.out));
+}
+
+int cmd_compare(int argc, char **argv)
+{
+    args_t a = {0};
+    int rc = parse(argc, argv, "compare ", compare_usage, 2, &a);
+    if (rc)
+        return rc < 0 ? 0 : rc;
+    char def[4096], sa[256], sb[256];
+    stem(a.in[0], sa, sizeof(sa));
+    stem(a.in[1], sb, sizeof(sb));
+    if (!a.out) {
+        const char *slash = strrchr(a.in[0], '/');
+        int dir = slash ? (int)(slash - a.in[0] + 1) : 0;
+        int w = snprintf(def, sizeof(def), "%.*s%s-vs-%s.html", dir, a.in[0], sa, sb);
+        if (w < 0 || (size_t)w >= sizeof(def))
+            return cli_usage_error("compare ",
+                                   "the recordings' names are too long for a default output; use -o");
+        a.out = def;
+    }
+    int fd = open_output(&a, a.out);
+    if (fd < 0)
+        return EXIT_FAIL;
+    js_report_t *ra = NULL, *rb = NULL;
+    rc = load(a.in[0], &ra);
+    if (!rc)
+        rc = load(a.in[1], &rb);
+    js_buf_t page = {0};
+    if (!rc) {
+        /* label each run by its file name; the same name twice: A and B */
+        int r = report_compare_html(ra, rb, strcmp(sa, sb) ? sa : "A", strcmp(sa, sb) ? sb : "B", &page);
+        if (r == 0)
+            r = cli_write_all(fd, page.p, page.len);
+        if (r < 0) {
+            cli_error("cannot write %s: %s", a.out, strerror(-r));
+            rc = EXIT_FAIL;
+        }
+    }
+    buf_free(&page);
+    report_free(ra);
+    report_free(rb);
+    return finish(fd, a.out, rc);
+}

@@ -1,0 +1,51 @@
+/* SPDX-License-Identifier: MIT
+ *
+ * The HDF5 export (`jobscope export --format hdf5`): every raw table of a recording, as it was recorded, for
+ * h5py and pandas. Layout (docs/FORMAT.md, "HDF5"):
+ *
+ *   /                      attributes: every `meta` key of the recording (text), jobscope_hdf5 = "1",
+ *                          tables = the table names in recording order
+ *   /<table>/              a group per table; attributes: help, columns = "sample" then the column names
+ *   /<table>/sample        int64: the sample number of each row
+ *   /<table>/<column>      one 1-D dataset per column, all of the table's length, attributes unit, kind
+ *                          (gauge, counter, label), help and, for counters, width (bits):
+ *                            INT  -> int64, 0 where missing
+ *                            REAL -> float64, NaN where missing
+ *                            TEXT -> variable-length UTF-8 strings (the bytes recorded), "" where missing
+ *   /<table>/_mask/<column> uint8, 1 where the value is missing, for every INT and TEXT column
+ *
+ * Rows are appended in chunks of 4096 (chunked, deflate-compressed datasets), so memory stays bounded
+ * whatever the recording's length. The library's own error printing is turned off: errors come back as
+ * negative errno values with a one-line reason. In a build without HDF5 (meson feature `hdf5`), every call
+ * returns -ENOTSUP.
+ */
+#ifndef JOBSCOPE_HDF5_H
+#define JOBSCOPE_HDF5_H
+
+#include "core/sample.h"
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+typedef struct js_h5 js_h5_t;
+
+/* hdf5_available: whether this build can write HDF5. */
+bool hdf5_available(void);
+
+/* hdf5_open: create (truncate) the HDF5 file `path` with a group for each of the NULL-terminated `tables`.
+ * Returns 0 or a negative errno with a reason in err; *ret owned by the caller (hdf5_close). */
+int hdf5_open(const char *path, const js_table_t *const *tables, js_h5_t **ret, char *err, size_t errlen);
+
+/* hdf5_meta: a root attribute `key` = `value` (text). 0 or -EIO. */
+int hdf5_meta(js_h5_t *w, const char *key, const char *value);
+
+/* hdf5_write_sample: append the rows of sample `seq` of every table given to hdf5_open (tables of `s` not
+ * among them are ignored). 0, -ENOMEM or -EIO (then every later call fails too). */
+int hdf5_write_sample(js_h5_t *w, int64_t seq, const js_sample_t *s);
+
+/* hdf5_close: write what is buffered and close the file; accepts NULL. Returns 0 or the first error of the
+ * writer's life (the file is then incomplete). */
+int hdf5_close(js_h5_t *w);
+
+#endif
