@@ -74,6 +74,7 @@ void replay_run_info(const js_recording_t *r, const char *path, js_run_info_t *r
     ret->mode = recording_meta(r, "mode");
     ret->scope = recording_meta(r, "scope");
     ret->exec_error = recording_meta(r, "exec_error");
+    ret->stop_reason = recording_meta(r, "stop_reason");
     int64_t st = recording_meta_i64(r, "exit_status", -1);
     ret->have_exit = st >= 0;
     ret->exit_status = (int)st;

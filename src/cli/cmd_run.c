@@ -450,6 +450,23 @@ static int open_default_output(char *buf, size_t cap, const char *host, js_recor
     return r;
 }
 
+/* signal_name: the name of a stop signal for the recording's stop_reason */
+static const char *signal_name(int sig)
+{
+    switch (sig) {
+    case SIGINT:
+        return "SIGINT";
+    case SIGTERM:
+        return "SIGTERM";
+    case SIGHUP:
+        return "SIGHUP";
+    case SIGQUIT:
+        return "SIGQUIT";
+    default:
+        return "(another signal)";
+    }
+}
+
 static int exit_code_of(int status)
 {
     if (WIFEXITED(status))
@@ -922,6 +939,12 @@ wait_child:
         status = r < 0 ? EXIT_FAIL : 0;
     if (!o.attach && mon.child_reaped)
         meta_i64(rec, "exit_status", status);
+    char stop_why[64] = "";
+    if (mon.stop_reason) { /* before the stop time, which closes the recording's metadata */
+        snprintf(stop_why, sizeof(stop_why), "%s%s%s", mon.stop_reason, mon.stop_signal ? " " : "",
+                 mon.stop_signal ? signal_name(mon.stop_signal) : "");
+        recorder_meta(rec, "stop_reason", stop_why);
+    }
     meta_i64(rec, "stop_mono_ns", mon.stop_mono_ns ? mon.stop_mono_ns : now_ns(CLOCK_MONOTONIC));
     meta_i64(rec, "stop_unix_ns", mon.stop_unix_ns ? mon.stop_unix_ns : now_ns(CLOCK_REALTIME));
     meta_i64(rec, "samples_taken", mon.taken);
@@ -942,6 +965,7 @@ wait_child:
             .scope = scope_desc,
             .state = "complete",
             .exec_error = exec_error,
+            .stop_reason = stop_why[0] ? stop_why : NULL,
             .have_exit = !o.attach && (mon.child_reaped || exec_error),
             .exit_status = status,
             .recording = recording,

@@ -116,6 +116,7 @@ int summary_json(js_buf_t *b, const js_run_info_t *info, const js_summary_t *s, 
         jw_null(&w, "exit_status");
     if (info->exec_error)
         jw_str(&w, "exec_error", info->exec_error);
+    jw_str(&w, "stop_reason", info->stop_reason);
     jw_num(&w, "wall_time_s", s->wall_s);
     jw_str(&w, "recording", info->recording);
 
@@ -307,6 +308,8 @@ int summary_text(js_buf_t *b, const js_run_info_t *info, const js_summary_t *s, 
                              "(killed?); figures up to its last sample\n");
     if (info->exec_error)
         err |= buf_printf(b, "  error            the command could not be started: %s\n", info->exec_error);
+    if (info->stop_reason && info->mode && strcmp(info->mode, "run") != 0) /* a run ends with its command */
+        err |= buf_printf(b, "  stopped by       %s\n", info->stop_reason);
     if (info->have_exit)
         err |= buf_printf(b, "  exit status      %d\n", info->exit_status);
     else if (strcmp(state, "complete") != 0 && (!info->mode || strcmp(info->mode, "run") == 0))

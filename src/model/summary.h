@@ -21,6 +21,7 @@ typedef struct {
     const char *scope;         /* what was watched, in words ("process tree", "user alice (uid 1001)"), or NULL */
     const char *state;         /* "complete", "in progress" or "incomplete" (the monitor stopped unclosed) */
     const char *exec_error;    /* run: why the command could not be started, or NULL */
+    const char *stop_reason;   /* why monitoring ended ("scope ended", "duration", "signal SIGTERM", ...), or NULL */
     bool have_exit;
     int exit_status;          /* shell convention: code, or 128+signal */
     const char *recording;    /* path, or NULL */

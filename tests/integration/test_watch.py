@@ -86,6 +86,7 @@ def test_watch_cgroup_totals_and_rows(js, test_cgroup):
     finally:
         kill_quietly(p.pid)
     s = json.loads(js.path("w.json").read_text())
+    assert s["stop_reason"] == "signal SIGTERM"
     assert s["mode"] == "watch" and s["scope"].startswith("cgroup /") and name in s["scope"], s["scope"]
     assert s["exact"]["cpu"] is True and s["cpu"]["total_method"].startswith("cgroup"), s["cpu"]
     # the watch's total is the cgroup's counter over the watch (it started before the burn, ended after)
@@ -184,7 +185,9 @@ def test_watch_duration_and_until_file(js, tmp_path):
     r = js("watch", "--node", "-q", "-i", "0.5", "--duration", "1.2s", "-o", js.path("d.db"), timeout=30)
     assert r.returncode == 0, r.stderr
     assert 1.1 <= time.monotonic() - t0 < 5
-    assert summary(js, js.path("d.db"))["wall_time_s"] == pytest.approx(1.2, abs=0.05)
+    d = summary(js, js.path("d.db"))
+    assert d["wall_time_s"] == pytest.approx(1.2, abs=0.05)
+    assert d["stop_reason"] == "duration"
 
     # the file appears
     stop = tmp_path / "stop"
@@ -211,6 +214,7 @@ def test_watch_duration_and_until_file(js, tmp_path):
     for f in ("f1.db", "f2.db"):
         s = summary(js, js.path(f))
         assert s["state"] == "complete" and s["samples"]["taken"] >= 2, s["samples"]
+        assert s["stop_reason"] == "until-file"
 
 
 def test_attach_duration(js):
