@@ -202,7 +202,9 @@ $J mark end solve
     ph = r.summary["phases"]
     assert [p["name"] for p in ph["phases"]] == ["setup", "solve"]
     for p in ph["phases"]:
-        assert p["wall_s"] == pytest.approx(0.3, abs=0.25)
+        # the 0.3 s sleep and the `jobscope mark` processes started inside the phase (each exec of the CLI
+        # takes tens of milliseconds on a loaded machine)
+        assert 0.29 <= p["wall_s"] <= 1.5, p
     ev = {e["name"]: e for e in ph["events"]}
     assert ev["checkpoint"]["last_data"] == {"step": 10} and ev["ranked"]["count"] == 2
     # the recording keeps them: the marks view of the export
