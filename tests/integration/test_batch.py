@@ -303,3 +303,26 @@ def test_job_pbs_nodefile(js, tmp_path):
     assert m["batch_scheduler"] == "pbs" and m["job_alloc_cores"] == "2" and m["job_watch"] == "user"
     assert m["job_nodefile"] == str(nf)
     assert meta(tmp_path / "123.server.db")["merged"] == "1"
+
+
+def test_job_sigterm_closes_the_recording(js, tmp_path):
+    """SIGTERM (SLURM's end of a step) ends the monitor with a closing sample and exit status 0; the node is
+    marked complete and, the job having one node, merged."""
+    import signal
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("SLURM_", "PBS_", "OAR_"))}
+    env.update({"SLURM_JOB_ID": "91", "SLURMD_NODENAME": "nx", "SLURM_JOB_NODELIST": "nx"})
+    p = subprocess.Popen([js.binary, "job", "-d", str(tmp_path), "-i", "0.2"], env=env, stdout=subprocess.PIPE,
+                         stderr=subprocess.PIPE, text=True, start_new_session=True)
+    rec = tmp_path / "91-nx.db"
+    deadline = time.monotonic() + 20
+    while time.monotonic() < deadline and not rec.exists():
+        time.sleep(0.05)
+    time.sleep(1.0)
+    p.send_signal(signal.SIGTERM)
+    out, err = p.communicate(timeout=30)
+    assert p.returncode == 0, err
+    m = meta(rec)
+    assert m["stop_reason"] == "signal SIGTERM" and int(m["samples_taken"]) >= 3
+    assert (tmp_path / ".91-nx.done").exists()
+    assert meta(tmp_path / "91.db")["merged"] == "1"
+    assert "91-nx.db" in err
