@@ -27,6 +27,7 @@ typedef struct {
     long stepd_pid;        /* --stepd-pid PID (0: none) */
     job_track_t track;     /* --track auto|cgroup|stepd */
     bool no_merge;         /* --no-merge */
+    bool node_local;       /* --node-local: as on a network file system, whatever DIR is on */
     bool force;
 } job_args_t;
 

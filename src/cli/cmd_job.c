@@ -76,6 +76,8 @@ static int plan_files(const job_args_t *a, job_plan_t *p)
         return EXIT_FAIL;
     }
     p->fs_name = remote_fs_of(dir);
+    if (!p->fs_name && a->node_local)
+        p->fs_name = "a file system given --node-local";
     if (!p->fs_name) {
         snprintf(p->write_path, sizeof(p->write_path), "%s", p->final_path);
         return 0;

@@ -161,6 +161,8 @@ static const char job_usage[] =
     "                           what to watch: the job's cgroup where one exists (auto, the default), only\n"
     "                           the cgroup, or only the slurmstepd's tasks\n"
     "      --no-merge           do not merge the nodes' recordings at the end\n"
+    "      --node-local         write in $TMPDIR (else /tmp) and move into DIR at the end, as is done when DIR\n"
+    "                           is on a network file system\n"
     "      --force              replace DIR/JOBID-NODE.db if it exists\n"
     "      --summary-json FILE  also write the node's summary as JSON to FILE\n"
     "      --summary FILE       write the node's text summary to FILE\n"
@@ -197,7 +199,8 @@ enum {
     OPT_JOB_NODE,
     OPT_STEPD_PID,
     OPT_TRACK,
-    OPT_NO_MERGE
+    OPT_NO_MERGE,
+    OPT_NODE_LOCAL
 };
 
 /* jobscope job: watch's options (no scope to name) and the job's own */
@@ -222,6 +225,7 @@ static const struct option job_opts[] = {
     {"stepd-pid", required_argument, NULL, OPT_STEPD_PID},
     {"track", required_argument, NULL, OPT_TRACK},
     {"no-merge", no_argument, NULL, OPT_NO_MERGE},
+    {"node-local", no_argument, NULL, OPT_NODE_LOCAL},
     {"help", no_argument, NULL, 'h'},
     {NULL, 0, NULL, 0},
 };
@@ -344,6 +348,9 @@ static int parse_args(int argc, char **argv, run_opts_t *o)
             break;
         case OPT_NO_MERGE:
             o->ja.no_merge = true;
+            break;
+        case OPT_NODE_LOCAL:
+            o->ja.node_local = true;
             break;
         case 'i': {
             int r = interval_parse(optarg, &o->interval_ns);

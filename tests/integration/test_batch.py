@@ -326,3 +326,43 @@ def test_job_sigterm_closes_the_recording(js, tmp_path):
     assert (tmp_path / ".91-nx.done").exists()
     assert meta(tmp_path / "91.db")["merged"] == "1"
     assert "91-nx.db" in err
+
+
+@pytest.mark.skipif(not os.path.isdir("/dev/shm"), reason="no /dev/shm")
+def test_job_node_local_moved_and_killed(js, tmp_path):
+    """--node-local (what a network file system gets): written in $TMPDIR, here another file system than DIR
+    (a copy, not a rename), moved into DIR at the end; a monitor killed with SIGKILL leaves its node-local
+    file, which the start said where to find, readable up to its last sample."""
+    import signal
+    local = Path(os.environ.get("JS_TEST_SHM", "/dev/shm")) / f"jobscope-test-{os.getpid()}"
+    local.mkdir()
+    try:
+        env = {k: v for k, v in os.environ.items() if not k.startswith(("SLURM_", "PBS_", "OAR_"))}
+        env.update({"SLURM_JOB_ID": "92", "SLURMD_NODENAME": "ny", "SLURM_JOB_NODELIST": "ny,nz",
+                    "TMPDIR": str(local)})
+        proc = subprocess.run([js.binary, "job", "-d", str(tmp_path), "--node-local", "--duration", "1", "-i", "0.25"],
+                              env=env, capture_output=True, text=True, timeout=60)
+        assert proc.returncode == 0, proc.stderr
+        assert "moved to" in proc.stderr and str(local) in proc.stderr
+        rec = tmp_path / "92-ny.db"
+        m = meta(rec)
+        assert m["job_written_at"].startswith(str(local)) and m["job_recording"] == str(rec)
+        assert not list(local.iterdir())  # moved, nothing left behind
+        assert not (tmp_path / "92.db").exists()  # nz has not finished: no merge yet
+        # killed: the node-local file stays where the start said
+        env["SLURMD_NODENAME"] = "nz"
+        p = subprocess.Popen([js.binary, "job", "-d", str(tmp_path), "--node-local", "-i", "0.2"], env=env,
+                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True)
+        deadline = time.monotonic() + 20
+        while time.monotonic() < deadline and not list(local.glob("jobscope-92-nz.*.db")):
+            time.sleep(0.05)
+        time.sleep(1.0)
+        p.send_signal(signal.SIGKILL)
+        _, err = p.communicate(timeout=30)
+        left = list(local.glob("jobscope-92-nz.*.db"))
+        assert len(left) == 1 and str(left[0]) in err, (left, err)
+        assert not (tmp_path / "92-nz.db").exists()
+        s = js.summary_json(left[0])
+        assert s["state"] == "incomplete" and s["samples"]["taken"] >= 2
+    finally:
+        shutil.rmtree(local, ignore_errors=True)
