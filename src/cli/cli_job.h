@@ -58,8 +58,9 @@ void job_meta(const job_plan_t *plan, js_recorder_t *rec, double cores, const ch
 
 /* job_finish: after the recording is closed: move it into DIR (when written node-local), mark this node
  * complete (DIR/.JOBID-NODE.done) and, when every node of the job has, merge them into DIR/JOBID.db (the
- * first to see all complete wins an O_EXCL claim). `ok` says the recording is complete. Returns 0 or EXIT_FAIL
- * after one line. */
+ * first to see all complete wins an O_EXCL claim). `ok` says the recording is complete. Returns 0 when this
+ * node's recording is complete and in DIR (a failed merge is said on stderr but does not change that), else
+ * EXIT_FAIL after one line. */
 int job_finish(const job_args_t *a, job_plan_t *plan, bool ok, bool quiet);
 
 /* job_move_into: move file `from` to `to` (rename, else a synced copy beside `to` renamed over it and the

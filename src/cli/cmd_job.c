@@ -329,7 +329,8 @@ static int on_node(void *arg, const char *name)
 }
 
 /* auto_merge: when every node of the job has its marker, the first monitor to see it claims the merge
- * (DIR/.JOBID.merge, O_EXCL) and writes DIR/JOBID.db. Quietly nothing when a node is missing. */
+ * (DIR/.JOBID.merge, O_EXCL) and writes DIR/JOBID.db. Quietly nothing when a node is missing. Returns 0, or
+ * EXIT_FAIL after one line (the claim stays: `jobscope merge` by hand then). */
 static int auto_merge(const job_plan_t *p, bool quiet)
 {
     const char *list = p->b.nodelist;
@@ -413,5 +414,7 @@ int job_finish(const job_args_t *a, job_plan_t *p, bool ok, bool quiet)
     }
     if (!quiet)
         fprintf(stderr, "jobscope: job %s on %s: %s\n", p->b.job, p->b.node, p->final_path);
-    return a->no_merge ? 0 : auto_merge(p, quiet);
+    if (!a->no_merge)
+        auto_merge(p, quiet); /* a failed merge is said; this node's recording is complete all the same */
+    return 0;
 }
