@@ -184,6 +184,103 @@ static void test_attach_mode_vanished(void **state)
     sample_free(&s);
 }
 
+/* A chain that vanishes in one sample (a child and its grandchild) under a live member: the member's cutime
+ * takes both (the child's cutime held the grandchild), nothing is counted twice. */
+static void test_attach_chain_vanished(void **state)
+{
+    (void)state;
+    js_sample_t s;
+    sample_init(&s);
+    js_model_t *m = new_model(JS_MODE_ATTACH, 2);
+    fake_proc_t a[3] = {{10, 1, 500, 0, 0, 0, 0, 1, -1, 0}, {11, 10, 600, 0, 0, 0, 0, 1, -1, 0},
+                        {12, 11, 700, 0, 0, 0, 0, 1, -1, 0}};
+    add_sample(&s, 1 * SEC, a, 3, -1, 0);
+    model_feed(m, 0, &s);
+    a[1].ut = 50;
+    a[2].ut = 300;
+    add_sample(&s, 2 * SEC, a, 3, -1, 0);
+    model_feed(m, 1, &s);
+    assert_float_equal(model_point(m)->cpu_s, 3.5, 1e-9);
+    /* 12 ends (reaped by 11: +300 +100 more), then 11 (reaped by 10), both before the next sample */
+    a[0].cut = 50 + 400;
+    add_sample(&s, 3 * SEC, a, 1, -1, 0);
+    model_feed(m, 2, &s);
+    assert_float_equal(model_point(m)->cpu_s, 4.5, 1e-9);
+    js_summary_t su;
+    model_summary(m, &su);
+    assert_float_equal(su.total_s, 4.5, 1e-9);
+    model_free(m);
+    sample_free(&s);
+}
+
+static void add_stepd(js_sample_t *s, int32_t pid, int64_t start, int64_t cut)
+{
+    js_value_t *v = rows_add(sample_rows(s, &table_stepd));
+    val_int(&v[STEPD_PID], pid);
+    val_int(&v[STEPD_START_TICKS], start);
+    val_int(&v[STEPD_CUTIME], cut);
+    val_int(&v[STEPD_CSTIME], 0);
+}
+
+/* jobscope job's slurmstepd roots: counted from the tasks' start (no attach baseline); a task that ends is
+ * absorbed by its slurmstepd's cutime while that lives; a task last seen as a zombie (final figures) whose
+ * slurmstepd is gone too keeps them, and the total stays exact; a task that vanished with its slurmstepd
+ * before its end was read makes the total inexact. */
+static void test_stepd_roots(void **state)
+{
+    (void)state;
+    js_sample_t s;
+    sample_init(&s);
+    js_model_cfg_t cfg = {.mode = JS_MODE_WATCH, .clk_tck = 100, .interval_ns = SEC, .cores_available = 2,
+                          .stepd_roots = true};
+    js_model_t *m = model_new(&cfg);
+    /* two steps: slurmstepd 50 with task 100 (child 101), slurmstepd 60 with task 200 */
+    fake_proc_t a[3] = {{100, 50, 700, 10, 0, 0, 0, 1, -1, 0}, {101, 100, 710, 90, 0, 0, 0, 1, -1, 0},
+                        {200, 60, 720, 40, 0, 0, 0, 1, -1, 0}};
+    add_sample(&s, 1 * SEC, a, 3, -1, 0);
+    add_stepd(&s, 50, 600, 0);
+    add_stepd(&s, 60, 610, 0);
+    model_feed(m, 0, &s);
+    assert_float_equal(model_point(m)->cpu_s, 1.4, 1e-9); /* from the start, not from the first sample */
+    /* 101 and 100 end; slurmstepd 50 reaped 100 (which held 101): cutime 10 + 150 */
+    a[0] = (fake_proc_t){200, 60, 720, 80, 0, 0, 0, 1, -1, 0};
+    add_sample(&s, 2 * SEC, a, 1, -1, 0);
+    add_stepd(&s, 50, 600, 160);
+    add_stepd(&s, 60, 610, 0);
+    model_feed(m, 1, &s);
+    assert_float_equal(model_point(m)->cpu_s, 2.4, 1e-9);
+    /* slurmstepd 50 goes: what it reaped stays; 200 becomes a zombie with its final figures */
+    add_sample(&s, 3 * SEC, a, 1, -1, 0);
+    rows_row(sample_rows(&s, &table_proc), 0)[PROC_UTIME].i = 95;
+    rows_set_str(sample_rows(&s, &table_proc), &rows_row(sample_rows(&s, &table_proc), 0)[PROC_STATE], "Z", 1);
+    add_stepd(&s, 60, 610, 0);
+    model_feed(m, 2, &s);
+    assert_float_equal(model_point(m)->cpu_s, 2.55, 1e-9);
+    /* 200 and slurmstepd 60 both gone: the zombie's figures were final */
+    add_sample(&s, 4 * SEC, NULL, 0, -1, 0);
+    model_feed(m, 3, &s);
+    assert_float_equal(model_point(m)->cpu_s, 2.55, 1e-9);
+    js_summary_t su;
+    model_summary(m, &su);
+    assert_true(su.exact_cpu);
+    model_free(m);
+
+    /* the same end without the zombie sample: the task's last interval is missing, and said so */
+    m = model_new(&cfg);
+    fake_proc_t b[1] = {{200, 60, 720, 40, 0, 0, 0, 1, -1, 0}};
+    add_sample(&s, 1 * SEC, b, 1, -1, 0);
+    add_stepd(&s, 60, 610, 0);
+    model_feed(m, 0, &s);
+    add_sample(&s, 2 * SEC, NULL, 0, -1, 0);
+    model_feed(m, 1, &s);
+    assert_float_equal(model_point(m)->cpu_s, 0.4, 1e-9);
+    model_summary(m, &su);
+    assert_false(su.exact_cpu);
+    assert_non_null(su.inexact_cpu_reason);
+    model_free(m);
+    sample_free(&s);
+}
+
 /* A member read after its parent already reaped it would be counted twice for one sample; cumulative values
  * never decrease, and a missing counter gives a missing tree value, never 0. */
 static void test_missing_and_monotone(void **state)
@@ -490,7 +587,8 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_rates_and_deltas),      cmocka_unit_test(test_run_mode_exact_short_children),
-        cmocka_unit_test(test_attach_mode_vanished),  cmocka_unit_test(test_missing_and_monotone),
+        cmocka_unit_test(test_attach_mode_vanished), cmocka_unit_test(test_attach_chain_vanished),
+        cmocka_unit_test(test_stepd_roots),  cmocka_unit_test(test_missing_and_monotone),
         cmocka_unit_test(test_pid_reuse),             cmocka_unit_test(test_rate_carry),
         cmocka_unit_test(test_summary_arithmetic),    cmocka_unit_test(test_empty_summary),
         cmocka_unit_test(test_sigchld_ignored),       cmocka_unit_test(test_io_unreadable_is_missing),
