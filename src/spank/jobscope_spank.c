@@ -109,14 +109,17 @@ int slurm_spank_init(spank_t sp, int ac, char **av)
     return 0;
 }
 
-/* Apply the user's options on top of plugstack.conf's; log every problem (the item is skipped). */
-static void apply_user_options(void)
+/* Apply the user's options on top of plugstack.conf's; log every problem (the item is skipped). srun,
+ * sbatch and salloc say it on the user's terminal (`loud`); slurmstepd only in its log, since an error there
+ * would reach the user once more from every node. */
+static void apply_user_options(int loud)
 {
+    void (*say)(const char *, ...) = loud ? slurm_error : slurm_info;
     if (admin_bad)
-        slurm_error("jobscope: plugstack.conf: %s (ignored)", admin_errors);
+        say("jobscope: plugstack.conf: %s (ignored)", admin_errors);
     char err[1024];
     if (spank_config_options(&config, option_text, 0, err, sizeof(err)) > 0)
-        slurm_error("jobscope: --jobscope=%s: %s (ignored)", option_text, err);
+        say("jobscope: --jobscope=%s: %s (ignored)", option_text, err);
 }
 
 int slurm_spank_init_post_opt(spank_t sp, int ac, char **av)
@@ -127,7 +130,7 @@ int slurm_spank_init_post_opt(spank_t sp, int ac, char **av)
     /* srun, sbatch and salloc: the user sees problems with the options at once, on stderr */
     spank_context_t ctx = spank_context();
     if (option_given && (ctx == S_CTX_LOCAL || ctx == S_CTX_ALLOCATOR))
-        apply_user_options();
+        apply_user_options(1);
     return 0;
 }
 
@@ -342,11 +345,25 @@ static int load_job(spank_t sp, js_spank_job_t *job, char ***ret_env)
         return -1;
     }
     load_groups(sp, gid);
-    if (spank_getenv(sp, "SLURMD_NODENAME", job->node, sizeof(job->node)) != ESPANK_SUCCESS || !job->node[0]) {
+    /* the node's SLURM name: the step's environment has SLURM_TOPOLOGY_ADDR, set by slurmd for this node,
+     * whose last dot-separated part is the node's name (the whole of it without a topology plugin).
+     * SLURMD_NODENAME and SLURM_NODEID are set only for the tasks, after user_init: in the step's environment
+     * they are stale copies from the srun's own environment (a batch script's: the first node). The host
+     * name is the last resort (it can differ from the SLURM name). */
+    char topo[1024];
+    if (spank_getenv(sp, "SLURM_TOPOLOGY_ADDR", topo, sizeof(topo)) == ESPANK_SUCCESS && topo[0]) {
+        const char *dot = strrchr(topo, '.');
+        const char *name = dot ? dot + 1 : topo;
+        size_t n = strnlen(name, sizeof(job->node) - 1);
+        memcpy(job->node, name, n);
+        job->node[n] = '\0';
+    } else {
         if (gethostname(job->node, sizeof(job->node)) < 0 || !job->node[0])
             snprintf(job->node, sizeof(job->node), "unknown");
         job->node[sizeof(job->node) - 1] = '\0';
     }
+    if (spank_get_item(sp, S_JOB_NODEID, &job->node_id) != ESPANK_SUCCESS)
+        job->node_id = UINT32_MAX;
     if (spank_getenv(sp, "SLURM_JOB_USER", job->user, sizeof(job->user)) != ESPANK_SUCCESS) {
         job->user[0] = '\0';
         struct passwd pw, *res = NULL;
@@ -370,7 +387,7 @@ int slurm_spank_user_init(spank_t sp, int ac, char **av)
     if (!option_given || spank_context() != S_CTX_REMOTE)
         return 0;
     int64_t t0 = now_ns();
-    apply_user_options();
+    apply_user_options(0);
 
     js_spank_job_t job;
     char **env = NULL;
@@ -464,6 +481,28 @@ static int wait_gone(int64_t deadline)
     }
 }
 
+/* Whether the monitor has installed its SIGTERM handler yet (SigCgt of its status): a SIGTERM that arrives
+ * before would kill it without its closing sample, as in a step shorter than the monitor's start. 1 yes,
+ * 0 not yet, -1 unknown (status unreadable: the monitor is gone or this is not Linux). */
+static int catches_sigterm(pid_t pid)
+{
+    char path[64], line[256];
+    snprintf(path, sizeof(path), "/proc/%d/status", (int)pid);
+    FILE *f = fopen(path, "re");
+    if (!f)
+        return -1;
+    int r = -1;
+    while (fgets(line, sizeof(line), f)) {
+        if (!strncmp(line, "SigCgt:", 7)) {
+            unsigned long long mask = strtoull(line + 7, NULL, 16);
+            r = (mask >> (SIGTERM - 1)) & 1ULL ? 1 : 0;
+            break;
+        }
+    }
+    fclose(f);
+    return r;
+}
+
 int slurm_spank_exit(spank_t sp, int ac, char **av)
 {
     (void)sp;
@@ -472,13 +511,16 @@ int slurm_spank_exit(spank_t sp, int ac, char **av)
     if (monitor_pid <= 0 || spank_context() != S_CTX_REMOTE)
         return 0;
     int64_t t0 = now_ns();
+    int64_t deadline = t0 + config.stop_timeout_ns;
+    while (catches_sigterm(monitor_pid) == 0 && now_ns() < deadline && !wait_gone(now_ns() + 10000000LL))
+        ; /* a monitor still starting: let it get ready for SIGTERM first */
     if (wait_gone(t0)) {
         slurm_error("jobscope: monitor pid %d of step %u.%s ended before the step did", (int)monitor_pid,
                     monitor_job, monitor_step);
     } else if (kill(monitor_pid, SIGTERM) < 0) {
         slurm_error("jobscope: cannot stop monitor pid %d of step %u.%s: %s", (int)monitor_pid, monitor_job,
                     monitor_step, strerror(errno));
-    } else if (wait_gone(t0 + config.stop_timeout_ns)) {
+    } else if (wait_gone(deadline)) {
         slurm_info("jobscope: monitor pid %d of step %u.%s stopped in %.1f ms", (int)monitor_pid, monitor_job,
                    monitor_step, (double)(now_ns() - t0) / 1e6);
     } else {

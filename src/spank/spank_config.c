@@ -348,12 +348,18 @@ int spank_launch_build(js_spank_launch_t *l, const js_spank_config_t *c, const j
         }
     }
 
+    char nodevar[300], nodeid[32];
+    snprintf(nodevar, sizeof(nodevar), "SLURMD_NODENAME=%s", job->node);
+    snprintf(nodeid, sizeof(nodeid), "SLURM_NODEID=%u", (unsigned)job->node_id);
     size_t e = 0;
     if (!(l->envp[e++] = store(l, "PATH=/usr/local/bin:/usr/bin:/bin")) ||
-        !(l->envp[e++] = store(l, "JOBSCOPE_SPANK=1")))
+        !(l->envp[e++] = store(l, "JOBSCOPE_SPANK=1")) || !(l->envp[e++] = store(l, nodevar)) ||
+        (job->node_id != UINT32_MAX && !(l->envp[e++] = store(l, nodeid)))) {
+        set_err(err, errlen, "the monitor's environment does not fit");
         return -E2BIG;
+    }
     for (char *const *v = job_env; v && *v; v++) {
-        if (!env_kept(*v) || !strncmp(*v, "PATH=", 5))
+        if (!env_kept(*v) || !strncmp(*v, "SLURMD_NODENAME=", 16) || !strncmp(*v, "SLURM_NODEID=", 13))
             continue;
         if (e + 1 >= JS_SPANK_ENV_MAX || !(l->envp[e] = store(l, *v))) {
             set_err(err, errlen, "the monitor's environment does not fit");

@@ -40,6 +40,7 @@ typedef struct {
     uint32_t job_id;
     uint32_t step_id;            /* numeric, or one of JS_SPANK_STEP_* */
     char node[256];              /* SLURM node name */
+    uint32_t node_id;            /* this node's index in the step (SLURM_NODEID), UINT32_MAX when unknown */
     char user[256];              /* the job's user name ("" when unknown: %u then expands to the uid) */
     uid_t uid;
     char submit_dir[JS_SPANK_PATH_MAX]; /* SLURM_SUBMIT_DIR; relative folders are taken from here */
@@ -82,7 +83,8 @@ int spank_expand(const char *pattern, const js_spank_job_t *job, char *out, size
 /* spank_launch_build: the monitor's argv
  *     BIN job -d DIR [--interval I] [--report] --job ID --step STEP --node NODE --stepd-pid PID
  * and environment: the job environment's SLURM* variables and HOME, USER, LOGNAME, TMPDIR, LANG, plus
- * PATH=/usr/local/bin:/usr/bin:/bin and JOBSCOPE_SPANK=1. `job_env` is a NULL-terminated array (may be NULL).
+ * PATH=/usr/local/bin:/usr/bin:/bin, JOBSCOPE_SPANK=1, and this node's SLURMD_NODENAME and SLURM_NODEID (the
+ * step's environment holds stale copies of those two from the srun's own environment: they are replaced). `job_env` is a NULL-terminated array (may be NULL).
  * A relative folder is taken from the submit folder. Returns 0, or -EINVAL (bad pattern, relative folder and
  * no submit folder: `err` says), -ENAMETOOLONG / -E2BIG (does not fit). */
 int spank_launch_build(js_spank_launch_t *l, const js_spank_config_t *c, const js_spank_job_t *job,

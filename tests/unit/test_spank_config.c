@@ -24,6 +24,7 @@ static js_spank_job_t sample_job(void)
     job.job_id = 1234;
     job.step_id = 0;
     snprintf(job.node, sizeof(job.node), "n2");
+    job.node_id = 1;
     snprintf(job.user, sizeof(job.user), "alice");
     job.uid = 1001;
     snprintf(job.submit_dir, sizeof(job.submit_dir), "/home/alice/run");
@@ -188,7 +189,7 @@ static void test_launch(void **state)
     char err[256];
     js_spank_job_t job = sample_job();
     spank_config_defaults(&c, "/usr/bin/jobscope");
-    char *env[] = {"SLURM_JOB_ID=1234", "SLURMD_NODENAME=n2", "HOME=/home/alice", "PATH=/home/alice/bin",
+    char *env[] = {"SLURM_JOB_ID=1234", "SLURMD_NODENAME=n1", "SLURM_NODEID=0", "HOME=/home/alice", "PATH=/home/alice/bin",
                    "LD_PRELOAD=/tmp/x.so", "SECRET=1", "TMPDIR=/tmp/job1234", "USER=alice", NULL};
 
     /* defaults: the submit folder, jobscope's own interval, no report */
@@ -205,14 +206,17 @@ static void test_launch(void **state)
     assert_true(has(l.envp, "PATH=/usr/local/bin:/usr/bin:/bin"));
     assert_true(has(l.envp, "JOBSCOPE_SPANK=1"));
     assert_true(has(l.envp, "SLURM_JOB_ID=1234"));
-    assert_true(has(l.envp, "SLURMD_NODENAME=n2"));
+    assert_true(has(l.envp, "SLURMD_NODENAME=n2")); /* this node's, not the stale copy */
+    assert_false(has(l.envp, "SLURMD_NODENAME=n1"));
+    assert_true(has(l.envp, "SLURM_NODEID=1"));
+    assert_false(has(l.envp, "SLURM_NODEID=0"));
     assert_true(has(l.envp, "HOME=/home/alice"));
     assert_true(has(l.envp, "TMPDIR=/tmp/job1234"));
     assert_true(has(l.envp, "USER=alice"));
     assert_false(has(l.envp, "PATH=/home/alice/bin"));
     assert_false(has(l.envp, "LD_PRELOAD=/tmp/x.so"));
     assert_false(has(l.envp, "SECRET=1"));
-    assert_int_equal(count(l.envp), 7);
+    assert_int_equal(count(l.envp), 8);
 
     /* every option, an absolute pattern folder and a relative log */
     assert_int_equal(spank_config_options(&c, "interval=250ms,report,dir=/scratch/%u/%j,log=mon-%n.log", 0, err,
@@ -226,7 +230,9 @@ static void test_launch(void **state)
     for (size_t i = 0; i < sizeof(want2) / sizeof(want2[0]); i++)
         assert_string_equal(l.argv[i], want2[i]);
     assert_string_equal(l.log, "/home/alice/run/mon-n2.log");
-    assert_int_equal(count(l.envp), 2);
+    job.node_id = UINT32_MAX; /* unknown: no SLURM_NODEID */
+    assert_int_equal(spank_launch_build(&l, &c, &job, NULL, err, sizeof(err)), 0);
+    assert_int_equal(count(l.envp), 3);
 
     /* a relative folder needs the submit folder; a bad pattern is named */
     job.submit_dir[0] = '\0';

@@ -1,0 +1,223 @@
+# SPDX-License-Identifier: MIT
+"""The SPANK plugin (src/spank/jobscope_spank.so) on the real local SLURM cluster: `srun --jobscope` starts one
+monitor per step and node before the tasks, as the job's user, detached from slurmstepd, and stops it with
+SIGTERM at the step's end; a broken configuration never fails a job.
+
+Two kinds of monitor: a stand-in (workloads/fake_monitor.py, through plugstack.conf's bin=) that records how it
+was started, for the plugin's own mechanics; and the real `jobscope job`, for the recordings themselves (one
+per node with its node name, owned by the user, CPU matching the tasks' own accounting, complete after a
+failing job, readable after scancel)."""
+import json
+import os
+import shutil
+import signal
+import sqlite3
+import subprocess
+import time
+from pathlib import Path
+
+import pytest
+
+from conftest import WORKLOADS, wait_for
+from infra import needs_slurm, needs_spank, slurm_cluster
+
+BUILD = Path(os.environ.get("JOBSCOPE_BUILD", Path(__file__).resolve().parent.parent.parent / "build"))
+PLUGIN = BUILD / "src" / "spank" / "jobscope_spank.so"
+FAKE = WORKLOADS / "fake_monitor.py"
+
+needs_plugin = pytest.mark.skipif(not PLUGIN.is_file(), reason=f"SPANK plugin not built ({PLUGIN} missing: "
+                                                              "meson found no slurm/spank.h)")
+pytestmark = [needs_slurm, needs_spank, needs_plugin]
+
+
+@pytest.fixture(scope="module")
+def cluster(tmp_path_factory):
+    with slurm_cluster(tmp_path_factory.mktemp("slurm"), nodes=3) as c:
+        yield c
+
+
+def install(cluster, src, name=None):
+    """Copy an executable into the cluster's folder (every user can reach it there); its path."""
+    libdir = cluster.dir / "plugins"
+    libdir.mkdir(mode=0o755, exist_ok=True)
+    dest = libdir / (name or Path(src).name)
+    shutil.copyfile(src, dest)
+    dest.chmod(0o755)
+    return dest
+
+
+@pytest.fixture
+def plugstack(cluster):
+    """plugstack(args...): load the plugin (optional) with these plugstack.conf arguments; emptied after."""
+    def load(*args):
+        cluster.clear_spank()
+        return cluster.add_spank(PLUGIN, list(args), required=False)
+    yield load
+    cluster.clear_spank()
+
+
+def fake_records(folder):
+    """The stand-in monitors' records in `folder`, as dicts, sorted by (node, step)."""
+    recs = [json.loads(p.read_text()) for p in Path(folder).glob("fake-*.json")]
+    return sorted(recs, key=lambda r: (r["argv"][r["argv"].index("--node") + 1], r["argv"][r["argv"].index("--step") + 1]))
+
+
+def arg(rec, name):
+    return rec["argv"][rec["argv"].index(name) + 1]
+
+
+def slurmd_log(cluster):
+    return "\n".join(p.read_text(errors="replace") for p in sorted((cluster.dir / "log").glob("slurmd*.log")))
+
+
+def log_lines(cluster, jobid, what):
+    return [line for line in slurmd_log(cluster).splitlines() if f"step {jobid}." in line and what in line]
+
+
+# --- the plugin's mechanics, with the stand-in monitor -------------------------------------------------------
+
+def test_option_registered_for_srun_sbatch_salloc(cluster, plugstack):
+    plugstack(f"bin={install(cluster, FAKE)}")
+    for cmd in ("srun", "sbatch", "salloc"):
+        out = cluster.run([cmd, "--help"]).stdout
+        assert "--jobscope[=OPTIONS]" in out or "--jobscope=[OPTIONS]" in out, f"{cmd} --help:\n{out}"
+
+
+def test_one_monitor_per_node_before_tasks_as_the_user(cluster, plugstack):
+    plugstack(f"bin={install(cluster, FAKE)}")
+    out = cluster.shared_dir("fake-one")
+    # two tasks per node: still one monitor per node; each task prints its node and its start in clock ticks
+    task = "echo $SLURMD_NODENAME $(cut -d' ' -f22 /proc/$$/stat); sleep 1"
+    proc = cluster.run(["srun", "-N2", "--ntasks-per-node=2", f"--jobscope=dir={out},interval=0.5", "sh", "-c",
+                        task], user=cluster.user)
+    tasks = [line.split() for line in proc.stdout.splitlines()]
+    assert len(tasks) == 4, proc.stdout
+    recs = wait_for(lambda: [r for r in fake_records(out) if "stopped" in r] if len(fake_records(out)) == 2 and
+                    all("stopped" in r for r in fake_records(out)) else None, 15, what="both monitors stopped")
+    assert [arg(r, "--node") for r in recs] == ["n1", "n2"]
+    jobid = arg(recs[0], "--job")
+    for r in recs:
+        node = arg(r, "--node")
+        assert r["argv"][:4] == ["job", "-d", str(out), "--interval"] and arg(r, "--interval") == "0.5"
+        assert arg(r, "--step") == "0" and arg(r, "--job") == jobid
+        # the whole of the ids and groups are the user's: no way back to root
+        assert r["ids"] == [cluster.uid] * 3 + [cluster.gid] * 3, r["ids"]
+        assert cluster.gid in r["groups"] and 0 not in r["groups"]
+        # detached from slurmstepd: its own session, not slurmstepd's child, watching slurmstepd's tree
+        assert r["sid"] == r["pid"] and r["pgid"] == r["pid"]
+        stepd = int(arg(r, "--stepd-pid"))
+        assert r["ppid"] != stepd
+        # nothing of slurmstepd's is left open; stdio on /dev/null; no signal blocked or ignored
+        leaked = {fd: t for fd, t in r["fds"].items() if int(fd) > 2 and not t.startswith("/proc/")}
+        assert not leaked, r["fds"]
+        assert [r["fds"][str(i)] for i in range(3)] == ["/dev/null"] * 3
+        python_ignores = (1 << (signal.SIGPIPE - 1)) | (1 << (signal.SIGXFSZ - 1))  # (the stand-in's own)
+        assert r["sig_ignored"] & ~python_ignores == 0 and r["sig_blocked"] == 0
+        # the environment: the step's SLURM variables with this node's name, a fixed PATH, nothing else
+        env = r["env"]
+        assert env["SLURMD_NODENAME"] == node and env["SLURM_JOB_ID"] == jobid and env["SLURM_STEP_ID"] == "0"
+        assert env["PATH"] == "/usr/local/bin:/usr/bin:/bin" and env["JOBSCOPE_SPANK"] == "1"
+        assert "SLURM_CONF" in env and "LD_PRELOAD" not in env
+        assert not [k for k in env if not (k.startswith("SLURM") or k in (
+            "PATH", "JOBSCOPE_SPANK", "HOME", "USER", "LOGNAME", "TMPDIR", "LANG", "PWD", "LC_CTYPE"))], env
+        # started before every task of its node (clock ticks since boot), stopped after they ended
+        starts = [int(t[1]) for t in tasks if t[0] == node]
+        assert len(starts) == 2 and r["start_ticks"] <= min(starts), (r["start_ticks"], starts)
+        assert r["stopped"] >= r["started"] + 0.9
+    started = log_lines(cluster, jobid, "started in")
+    stopped = log_lines(cluster, jobid, "stopped in")
+    assert len(started) == 2 and len(stopped) == 2, slurmd_log(cluster)[-3000:]
+
+
+def test_sbatch_option_reaches_the_steps_not_the_batch_script(cluster, plugstack):
+    plugstack(f"bin={install(cluster, FAKE)}", f"dir={cluster.workdir}/fake-sb/%j.%s")
+    (cluster.workdir / "fake-sb").mkdir(mode=0o1777)
+    (cluster.workdir / "fake-sb").chmod(0o1777)
+    jobid = cluster.sbatch(["-N2", "-o", "fake-sb-%j.out", "--jobscope",
+                            "--wrap", "srun sleep 0.5; srun -N1 -r1 true"], user=cluster.user)
+    cluster.wait_job(jobid, "COMPLETED", timeout=60)
+    base = cluster.workdir / "fake-sb"
+    got = wait_for(lambda: sorted(str(p.relative_to(base)).split("/")[0] for p in base.glob("*/fake-*.json")),
+                   10, what="the monitors' records")
+    # the batch script itself is not monitored (no "batch" folder) unless --jobscope=batch
+    assert got == [f"{jobid}.0", f"{jobid}.0", f"{jobid}.1"], got
+    recs = fake_records(base / f"{jobid}.0") + fake_records(base / f"{jobid}.1")
+    # each node's own name, although the srun ran in the batch script on n1 (whose environment says n1)
+    assert [(arg(r, "--node"), arg(r, "--step")) for r in recs] == [("n1", "0"), ("n2", "0"), ("n2", "1")]
+    assert all(r["env"]["SLURMD_NODENAME"] == arg(r, "--node") for r in recs)
+    assert (base / f"{jobid}.0").stat().st_uid == cluster.uid  # made by the monitor, as the user
+
+    jobid = cluster.sbatch(["-N1", "-o", "fake-sb-%j.out", "--jobscope=batch", "--wrap", "sleep 0.5"],
+                           user=cluster.user)
+    cluster.wait_job(jobid, "COMPLETED", timeout=60)
+    recs = wait_for(lambda: fake_records(base / f"{jobid}.batch"), 10, what="the batch step's monitor")
+    assert [(arg(r, "--node"), arg(r, "--step")) for r in recs] == [("n1", "batch")]
+
+
+def test_steps_without_the_option_are_left_alone(cluster, plugstack):
+    plugstack(f"bin={install(cluster, FAKE)}", f"dir={cluster.workdir}/fake-none")
+    cluster.run(["srun", "-N2", "true"], user=cluster.user)
+    assert not (cluster.workdir / "fake-none").exists()
+
+
+def test_broken_configuration_never_fails_the_job(cluster, plugstack):
+    out = cluster.shared_dir("fake-broken")
+    # a bad item: reported on the user's terminal, skipped; the rest applies and the monitor runs
+    plugstack(f"bin={install(cluster, FAKE)}", "stop_timeout=soon", "colour=blue")
+    proc = cluster.run(["srun", "-N2", f"--jobscope=intervl=1,interval=2ms,dir={out},bin=/bin/false", "true"],
+                       user=cluster.user)
+    assert "unknown option 'intervl'" in proc.stderr and "interval '2ms' out of range" in proc.stderr
+    assert "bin can only be set in plugstack.conf" in proc.stderr
+    assert "plugstack.conf: stop_timeout 'soon'" in proc.stderr and "unknown option 'colour'" in proc.stderr
+    recs = wait_for(lambda: fake_records(out) if len(fake_records(out)) == 2 else None, 10, what="two monitors")
+    assert all("--interval" not in r["argv"] for r in recs)
+
+    # a missing binary: the job runs and succeeds, each node says why it is not monitored
+    plugstack("bin=/nonexistent/jobscope")
+    proc = cluster.run(["srun", "-N2", f"--jobscope=dir={out}", "sh", "-c", "echo ran"], user=cluster.user)
+    assert proc.stdout.split() == ["ran", "ran"]
+    assert proc.stderr.count("not monitored: exec: No such file or directory (monitor /nonexistent/jobscope)") == 2
+
+    # a folder the user cannot create, a bad pattern, a relative bin: the same
+    plugstack(f"bin={install(cluster, FAKE)}")
+    proc = cluster.run(["srun", "-N1", "--jobscope=dir=/root/forbidden/x", "true"], user=cluster.user)
+    assert "not monitored: creating the output folder: Permission denied" in proc.stderr, proc.stderr
+    proc = cluster.run(["srun", "-N1", f"--jobscope=dir={out}/%q", "true"], user=cluster.user)
+    assert "unknown %-sequence" in proc.stderr, proc.stderr
+    plugstack("bin=jobscope")
+    proc = cluster.run(["srun", "-N1", f"--jobscope=dir={out}", "true"], user=cluster.user)
+    assert "must be an absolute path" in proc.stderr, proc.stderr
+
+    # a plugin file that is not there at all: `optional` lets every job run
+    cluster.clear_spank()
+    cluster.plugstack.write_text(f"optional {cluster.dir}/plugins/missing_spank.so\n")
+    assert cluster.run(["srun", "-N2", "true"], user=cluster.user).returncode == 0
+
+
+def test_monitor_ignoring_sigterm_is_killed_after_stop_timeout(cluster, plugstack):
+    stubborn = install(cluster, FAKE, "fake_monitor_stubborn.py")
+    plugstack(f"bin={stubborn}", "stop_timeout=1s")
+    out = cluster.shared_dir("fake-stubborn")
+    t0 = time.monotonic()
+    proc = cluster.run(["srun", "-N1", f"--jobscope=dir={out}", "true"], user=cluster.user)
+    elapsed = time.monotonic() - t0
+    assert proc.returncode == 0
+    rec = wait_for(lambda: fake_records(out), 10, what="the monitor's record")[0]
+    assert "term_ignored" in rec
+    wait_for(lambda: not Path(f"/proc/{rec['pid']}").exists() or
+             Path(f"/proc/{rec['pid']}/stat").read_text().rsplit(")", 1)[1].split()[0] in "ZX", 10,
+             what="the stubborn monitor to be killed")
+    assert elapsed < 30
+    # (at the step's end the user's terminal is gone: the message is in slurmd's log)
+    assert log_lines(cluster, arg(rec, "--job"), "still running 1.0 s after SIGTERM; killed, its recording has no "
+                     "closing sample"), slurmd_log(cluster)[-2000:]
+
+
+# --- the real monitor: `jobscope job` --------------------------------------------------------------------------
+
+@pytest.fixture(scope="module")
+def jobscope_job(jobscope_bin):
+    proc = subprocess.run([str(jobscope_bin), "job", "--help"], capture_output=True, text=True)
+    if proc.returncode != 0 or "--stepd-pid" not in proc.stdout:
+        pytest.skip("this jobscope has no `job --stepd-pid` yet")
+    return jobscope_bin
