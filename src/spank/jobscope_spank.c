@@ -515,8 +515,8 @@ int slurm_spank_exit(spank_t sp, int ac, char **av)
     while (catches_sigterm(monitor_pid) == 0 && now_ns() < deadline && !wait_gone(now_ns() + 10000000LL))
         ; /* a monitor still starting: let it get ready for SIGTERM first */
     if (wait_gone(t0)) {
-        slurm_error("jobscope: monitor pid %d of step %u.%s ended before the step did", (int)monitor_pid,
-                    monitor_job, monitor_step);
+        slurm_info("jobscope: monitor pid %d of step %u.%s had ended already", (int)monitor_pid, monitor_job,
+                   monitor_step);
     } else if (kill(monitor_pid, SIGTERM) < 0) {
         slurm_error("jobscope: cannot stop monitor pid %d of step %u.%s: %s", (int)monitor_pid, monitor_job,
                     monitor_step, strerror(errno));

@@ -307,7 +307,7 @@ int spank_launch_build(js_spank_launch_t *l, const js_spank_config_t *c, const j
         set_err(err, errlen, "no jobscope binary (bin= in plugstack.conf)");
         return -EINVAL;
     }
-    int r = expand_path("dir", c->dir, job, l->dir, sizeof(l->dir), err, errlen);
+    int r = expand_path("dir", c->dir[0] ? c->dir : JS_SPANK_DEFAULT_DIR, job, l->dir, sizeof(l->dir), err, errlen);
     if (r < 0)
         return r;
     if (c->log[0]) {

@@ -17,6 +17,9 @@
 #define JS_SPANK_ARGV_MAX 24
 #define JS_SPANK_ENV_MAX 256
 #define JS_SPANK_ENV_BYTES 65536
+/* The output folder when neither plugstack.conf nor the user names one, under the submit folder: one per
+ * step, since `jobscope job` writes one DIR/JOBID-NODE.db per node and a job may run several steps. */
+#define JS_SPANK_DEFAULT_DIR "jobscope-%j.%s"
 
 /* SLURM's special step ids (slurm.h: SLURM_INTERACTIVE_STEP, SLURM_BATCH_SCRIPT, SLURM_EXTERN_CONT,
  * SLURM_PENDING_STEP), repeated here so this file needs no SLURM header; the plugin checks they agree. */
@@ -27,7 +30,7 @@
 
 typedef struct {
     char bin[JS_SPANK_PATH_MAX]; /* the jobscope binary (admin: bin=) */
-    char dir[JS_SPANK_PATH_MAX]; /* output folder pattern; "" = the job's submit folder */
+    char dir[JS_SPANK_PATH_MAX]; /* output folder pattern; "" = JS_SPANK_DEFAULT_DIR */
     char log[JS_SPANK_PATH_MAX]; /* the monitor's stdout and stderr, a pattern; "" = /dev/null */
     char interval[32];           /* as given (validated); "" = jobscope's default */
     int report;                  /* pass --report */
@@ -57,7 +60,7 @@ typedef struct {
     size_t used;
 } js_spank_launch_t;
 
-/* spank_config_defaults: the built-in defaults: bin = `default_bin`, no folder (the submit folder), no log,
+/* spank_config_defaults: the built-in defaults: bin = `default_bin`, no folder (JS_SPANK_DEFAULT_DIR), no log,
  * jobscope's default interval, no report, batch step left alone, stop_timeout 10 s. */
 void spank_config_defaults(js_spank_config_t *c, const char *default_bin);
 
@@ -85,7 +88,7 @@ int spank_expand(const char *pattern, const js_spank_job_t *job, char *out, size
  * and environment: the job environment's SLURM* variables and HOME, USER, LOGNAME, TMPDIR, LANG, plus
  * PATH=/usr/local/bin:/usr/bin:/bin, JOBSCOPE_SPANK=1, and this node's SLURMD_NODENAME and SLURM_NODEID (the
  * step's environment holds stale copies of those two from the srun's own environment: they are replaced). `job_env` is a NULL-terminated array (may be NULL).
- * A relative folder is taken from the submit folder. Returns 0, or -EINVAL (bad pattern, relative folder and
+ * A relative folder (the default one included) is taken from the submit folder. Returns 0, or -EINVAL (bad pattern, relative folder and
  * no submit folder: `err` says), -ENAMETOOLONG / -E2BIG (does not fit). */
 int spank_launch_build(js_spank_launch_t *l, const js_spank_config_t *c, const js_spank_job_t *job,
                        char *const *job_env, char *err, size_t errlen);

@@ -154,6 +154,17 @@ def test_sbatch_option_reaches_the_steps_not_the_batch_script(cluster, plugstack
     assert [(arg(r, "--node"), arg(r, "--step")) for r in recs] == [("n1", "batch")]
 
 
+def test_default_folder_is_one_per_step_in_the_submit_folder(cluster, plugstack):
+    plugstack(f"bin={install(cluster, FAKE)}")
+    sub = cluster.shared_dir("fake-default")
+    cluster.run(["srun", "-N2", "--jobscope", "true"], user=cluster.user, cwd=sub)
+    folders = wait_for(lambda: [p for p in sub.glob("jobscope-*.0") if len(fake_records(p)) == 2], 10,
+                       what="the default folder with both monitors' records")
+    jobid = arg(fake_records(folders[0])[0], "--job")
+    assert [p.name for p in folders] == [f"jobscope-{jobid}.0"]
+    assert folders[0].stat().st_uid == cluster.uid
+
+
 def test_steps_without_the_option_are_left_alone(cluster, plugstack):
     plugstack(f"bin={install(cluster, FAKE)}", f"dir={cluster.workdir}/fake-none")
     cluster.run(["srun", "-N2", "true"], user=cluster.user)
@@ -221,3 +232,96 @@ def jobscope_job(jobscope_bin):
     if proc.returncode != 0 or "--stepd-pid" not in proc.stdout:
         pytest.skip("this jobscope has no `job --stepd-pid` yet")
     return jobscope_bin
+
+
+@pytest.fixture
+def real_plugstack(cluster, jobscope_job, plugstack):
+    """The plugin running the real jobscope (a copy in the cluster's folder, where the test user reaches it)."""
+    return lambda *args: plugstack(f"bin={install(cluster, jobscope_job, 'jobscope')}", *args)
+
+
+def meta(recording, key):
+    with sqlite3.connect(f"file:{recording}?mode=ro", uri=True) as db:
+        row = db.execute("select value from meta where key = ?", (key,)).fetchone()
+    return row[0] if row else None
+
+
+def summary(jobscope_bin, recording):
+    proc = subprocess.run([str(jobscope_bin), "summary", "--json", str(recording)], capture_output=True, text=True,
+                          timeout=60)
+    assert proc.returncode == 0, f"summary of {recording} exited {proc.returncode}:\n{proc.stderr}"
+    return json.loads(proc.stdout)
+
+
+def node_recordings(folder, jobid, nodes, timeout=30):
+    """Wait for DIR/JOBID-NODE.db of every node and for their monitors to be done (the completion marker)."""
+    paths = [Path(folder) / f"{jobid}-{n}.db" for n in nodes]
+    markers = [Path(folder) / f".{jobid}-{n}.done" for n in nodes]
+    wait_for(lambda: all(p.is_file() for p in paths + markers), timeout,
+             what=f"recordings and completion markers of {nodes} in {folder}: {sorted(os.listdir(folder))}")
+    return paths
+
+
+# a task that burns one CPU for 3 s with stress-ng and prints its node and its own CPU time (itself and its
+# children, from the kernel's accounting of waited-for children)
+CPU_TASK = ("import os, resource, subprocess\n"
+            "subprocess.run(['stress-ng', '--cpu', '1', '-t', '3', '-q'], check=True)\n"
+            "s, c = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)\n"
+            "print(os.environ['SLURMD_NODENAME'], s.ru_utime + s.ru_stime + c.ru_utime + c.ru_stime)\n")
+
+
+def test_srun_jobscope_records_every_node_as_the_user(cluster, real_plugstack, jobscope_job):
+    real_plugstack()
+    out = cluster.shared_dir("real-two")
+    proc = cluster.run(["srun", "-N2", "--ntasks-per-node=1", f"--jobscope=dir={out},interval=0.5",
+                        "/usr/bin/python3", "-c", CPU_TASK], user=cluster.user, timeout=120)
+    own = {line.split()[0]: float(line.split()[1]) for line in proc.stdout.splitlines()}
+    assert sorted(own) == ["n1", "n2"], proc.stdout
+    jobid = int(meta(next(Path(out).glob("*-n1.db")), "job_id"))
+    for node, rec in zip(("n1", "n2"), node_recordings(out, jobid, ["n1", "n2"])):
+        assert rec.stat().st_uid == cluster.uid and rec.stat().st_gid == cluster.gid
+        assert meta(rec, "job_node") == node and meta(rec, "job_step") == "0"
+        s = summary(jobscope_job, rec)
+        cpu = s["cpu"]["total_s"]
+        # the tasks' work on this node (stress-ng, the interpreter): generous bounds on a loaded machine
+        assert cpu == pytest.approx(own[node], abs=max(0.5, 0.15 * own[node])), (node, cpu, own[node], s["cpu"])
+        assert own[node] > 1.5
+    for path in Path(out).iterdir():  # everything the monitors made is the user's
+        assert path.stat().st_uid == cluster.uid, path
+    # the step's start to the monitor's start, and the stop, as slurmstepd logged them
+    started = log_lines(cluster, jobid, "started in")
+    stopped = log_lines(cluster, jobid, "stopped in")
+    assert len(started) == 2 and len(stopped) == 2, slurmd_log(cluster)[-3000:]
+
+
+def test_failing_job_leaves_complete_recordings(cluster, real_plugstack, jobscope_job):
+    real_plugstack()
+    out = cluster.shared_dir("real-fail")
+    proc = cluster.run(["srun", "-N2", "--ntasks-per-node=1", f"--jobscope=dir={out},interval=0.5", "sh", "-c",
+                        "stress-ng --cpu 1 -t 1 -q; exit 3"], user=cluster.user, check=False, timeout=120)
+    assert proc.returncode != 0
+    recs = sorted(Path(out).glob("*-n[12].db"))
+    assert len(recs) == 2, sorted(os.listdir(out))
+    jobid = int(meta(recs[0], "job_id"))
+    for node, rec in zip(("n1", "n2"), node_recordings(out, jobid, ["n1", "n2"])):
+        s = summary(jobscope_job, rec)
+        assert meta(rec, "job_node") == node
+        assert s["cpu"]["total_s"] > 0.5, s["cpu"]
+        assert s.get("stop_reason"), s  # a closing sample: the recording says why it ended
+
+
+def test_scancel_leaves_readable_recordings(cluster, real_plugstack, jobscope_job):
+    real_plugstack()
+    out = cluster.shared_dir("real-cancel")
+    jobid = cluster.sbatch(["-N2", "-o", "real-cancel-%j.out", f"--jobscope=dir={out},interval=0.5",
+                            "--wrap", "srun --ntasks-per-node=1 stress-ng --cpu 1 -t 120 -q"], user=cluster.user)
+    cluster.wait_job(jobid, "RUNNING", timeout=60)
+    wait_for(lambda: all((Path(out) / f"{jobid}-{n}.db").is_file() for n in ("n1", "n2")), 30,
+             what="both monitors' recordings")
+    time.sleep(2)
+    cluster.run(["scancel", str(jobid)])
+    cluster.wait_job(jobid, "CANCELLED", timeout=60)
+    for node, rec in zip(("n1", "n2"), node_recordings(out, jobid, ["n1", "n2"])):
+        s = summary(jobscope_job, rec)
+        assert meta(rec, "job_node") == node
+        assert s["cpu"]["total_s"] > 0.5, s["cpu"]

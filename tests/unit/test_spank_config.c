@@ -192,14 +192,15 @@ static void test_launch(void **state)
     char *env[] = {"SLURM_JOB_ID=1234", "SLURMD_NODENAME=n1", "SLURM_NODEID=0", "HOME=/home/alice", "PATH=/home/alice/bin",
                    "LD_PRELOAD=/tmp/x.so", "SECRET=1", "TMPDIR=/tmp/job1234", "USER=alice", NULL};
 
-    /* defaults: the submit folder, jobscope's own interval, no report */
+    /* defaults: a folder per step in the submit folder, jobscope's own interval, no report */
     assert_int_equal(spank_launch_build(&l, &c, &job, env, err, sizeof(err)), 0);
-    const char *want[] = {"/usr/bin/jobscope", "job", "-d", "/home/alice/run", "--job", "1234", "--step", "0",
-                          "--node", "n2", "--stepd-pid", "4242"};
+    const char *want[] = {"/usr/bin/jobscope", "job",    "-d",     "/home/alice/run/jobscope-1234.0",
+                          "--job",             "1234",   "--step", "0",
+                          "--node",            "n2",     "--stepd-pid", "4242"};
     assert_int_equal(count(l.argv), sizeof(want) / sizeof(want[0]));
     for (size_t i = 0; i < sizeof(want) / sizeof(want[0]); i++)
         assert_string_equal(l.argv[i], want[i]);
-    assert_string_equal(l.dir, "/home/alice/run");
+    assert_string_equal(l.dir, "/home/alice/run/jobscope-1234.0");
     assert_string_equal(l.log, "");
 
     /* the environment: SLURM*, a few of the user's, a fixed PATH; nothing else (no LD_PRELOAD) */
