@@ -37,6 +37,11 @@ rec = {
     "sig_ignored": status_mask("SigIgn"), "sig_blocked": status_mask("SigBlk"), "start_ticks": int(stat[19]),
     "cwd": os.getcwd(), "umask": os.umask(0o022),
 }
+try:  # the slurmstepd it was started for, to time the monitor's start against the step's
+    stepd = int(opt("--stepd-pid"))
+    rec["stepd_start_ticks"] = int(open(f"/proc/{stepd}/stat").read().rsplit(")", 1)[1].split()[19])
+except (OSError, TypeError, ValueError):
+    pass
 path = os.path.join(opt("-d"), f"fake-{opt('--node')}-{opt('--step')}-{os.getpid()}.json")
 
 
