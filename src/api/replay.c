@@ -39,6 +39,8 @@ void replay_model_cfg(const js_recording_t *r, js_model_cfg_t *ret)
     ret->cores_available = recording_meta_f64(r, "cores_available", 0);
     ret->cores_bound = recording_meta(r, "cores_bound");
     ret->scope = scope_kind_of(recording_meta(r, "scope_kind"));
+    const char *roots = recording_meta(r, "job_roots");
+    ret->stepd_roots = roots && strcmp(roots, "slurmstepd") == 0;
 }
 
 /* monitor_alive: whether the monitor that wrote `r` is still running on this host (same PID and start). */

@@ -6,6 +6,7 @@
  */
 #include "cli/cli.h"
 #include "cli/cli_export.h"
+#include "cli/cli_job.h"
 #include "config.h"
 
 #include "core/allocation.h"
@@ -131,6 +132,47 @@ static const char watch_usage[] =
     "      --sysfs DIR          read sysfs and cgroup data from DIR instead of the kernel's (testing)\n"
     "  -h, --help               show this help\n";
 
+static const char job_usage[] =
+    "Usage: jobscope job [-d DIR] [OPTIONS]\n"
+    "\n"
+    "Monitor this node's share of the batch job it runs in (SLURM, PBS or OAR, found from the environment) until\n"
+    "the job's work on this node ends, --until-file, --duration, or SIGTERM (SLURM's end of a step or job); a\n"
+    "closing sample is always taken. Run one per node beside the job's work, e.g. in a SLURM batch script:\n"
+    "    srun --ntasks-per-node=1 --overlap jobscope job -d \"$SCRATCH/mon\" &\n"
+    "Watched: the job's cgroup (SLURM's task/cgroup; exact, daemons that left the tree included), else the\n"
+    "tasks of the job's slurmstepd processes and their descendants (this monitor excluded), else (PBS, OAR)\n"
+    "the user's processes. No scheduler command is run.\n"
+    "Writes DIR/JOBID-NODE.db with the node's inventory and the job's allocation on the node (cores, memory,\n"
+    "GPUs). On a network file system (NFS, Lustre, GPFS, ...) it is written in $TMPDIR (else /tmp) and moved\n"
+    "into DIR at the end. Each node then leaves DIR/.JOBID-NODE.done; the last node to finish merges every\n"
+    "node's recording into DIR/JOBID.db (see jobscope merge). Exit status 0 when the recording is complete.\n"
+    "\n"
+    "Options:\n"
+    "  -d, --dir DIR            where the recordings go (default: the current directory)\n"
+    "      --until-file FILE    stop when FILE appears, or, if it exists at the start, when it contains the\n"
+    "                           word FINISHED\n"
+    "      --duration DURATION  stop after DURATION (units as for --interval)\n"
+    "  -i, --interval DURATION  time between samples, 10ms..1h (default 1s); units ns us ms s m h, none = s\n"
+    "      --job ID             the job (default: SLURM_JOB_ID, PBS_JOBID or OAR_JOB_ID)\n"
+    "      --step STEP|all      SLURM: watch one step (0, 1, batch, ...) or every step (default all)\n"
+    "      --node NAME          this node's name (default: SLURMD_NODENAME, the node file's, the host name)\n"
+    "      --stepd-pid PID      SLURM: watch the tasks of this slurmstepd (the SPANK plugin's way)\n"
+    "      --track auto|cgroup|stepd\n"
+    "                           what to watch: the job's cgroup where one exists (auto, the default), only\n"
+    "                           the cgroup, or only the slurmstepd's tasks\n"
+    "      --no-merge           do not merge the nodes' recordings at the end\n"
+    "      --force              replace DIR/JOBID-NODE.db if it exists\n"
+    "      --summary-json FILE  also write the node's summary as JSON to FILE\n"
+    "      --summary FILE       write the node's text summary to FILE\n"
+    "  -q, --quiet              nothing on stderr but errors\n"
+    "      --uss-every N        read USS/PSS (smaps_rollup) at least every N samples; 0 = never (default 30)\n"
+    "      --status-every N     read /proc/PID/status every N samples (default 5)\n"
+    "      --backend B          how processes are read: auto, bpf or procfs (default auto)\n"
+    "      --gpus SPEC          GPUs to monitor: all (default), none, or indices / UUIDs\n"
+    "      --procfs DIR         read process data from DIR instead of the kernel's procfs (testing)\n"
+    "      --sysfs DIR          read sysfs and cgroup data from DIR instead of the kernel's (testing)\n"
+    "  -h, --help               show this help\n";
+
 enum {
     OPT_SUMMARY_JSON = 256,
     OPT_SUMMARY,
@@ -149,7 +191,39 @@ enum {
     OPT_UNTIL_FILE,
     OPT_BACKEND,
     OPT_GPUS,
-    OPT_REPORT
+    OPT_REPORT,
+    OPT_JOB,
+    OPT_STEP,
+    OPT_JOB_NODE,
+    OPT_STEPD_PID,
+    OPT_TRACK,
+    OPT_NO_MERGE
+};
+
+/* jobscope job: watch's options (no scope to name) and the job's own */
+static const struct option job_opts[] = {
+    {"dir", required_argument, NULL, 'd'},
+    {"interval", required_argument, NULL, 'i'},
+    {"force", no_argument, NULL, OPT_FORCE},
+    {"summary-json", required_argument, NULL, OPT_SUMMARY_JSON},
+    {"summary", required_argument, NULL, OPT_SUMMARY},
+    {"quiet", no_argument, NULL, 'q'},
+    {"uss-every", required_argument, NULL, OPT_USS_EVERY},
+    {"status-every", required_argument, NULL, OPT_STATUS_EVERY},
+    {"procfs", required_argument, NULL, OPT_PROCFS},
+    {"sysfs", required_argument, NULL, OPT_SYSFS},
+    {"duration", required_argument, NULL, OPT_DURATION},
+    {"until-file", required_argument, NULL, OPT_UNTIL_FILE},
+    {"backend", required_argument, NULL, OPT_BACKEND},
+    {"gpus", required_argument, NULL, OPT_GPUS},
+    {"job", required_argument, NULL, OPT_JOB},
+    {"step", required_argument, NULL, OPT_STEP},
+    {"node", required_argument, NULL, OPT_JOB_NODE},
+    {"stepd-pid", required_argument, NULL, OPT_STEPD_PID},
+    {"track", required_argument, NULL, OPT_TRACK},
+    {"no-merge", no_argument, NULL, OPT_NO_MERGE},
+    {"help", no_argument, NULL, 'h'},
+    {NULL, 0, NULL, 0},
 };
 
 static const struct option run_opts[] = {
@@ -206,6 +280,10 @@ typedef struct {
     const char *until_file;
     js_backend_t backend;
     cli_export_t exp; /* --listen, --textfile */
+    /* job: a watch of the batch job's share of this node */
+    bool job;
+    bool user_quiet; /* job: -q given (the summary is never printed on stderr) */
+    job_args_t ja;
 } run_opts_t;
 
 static int parse_count(const char *s, unsigned *ret)
@@ -221,7 +299,7 @@ static int parse_count(const char *s, unsigned *ret)
 
 static int parse_args(int argc, char **argv, run_opts_t *o)
 {
-    const char *cmd = o->kind == CMD_RUN ? "run " : o->kind == CMD_ATTACH ? "attach " : "watch ";
+    const char *cmd = o->job ? "job " : o->kind == CMD_RUN ? "run " : o->kind == CMD_ATTACH ? "attach " : "watch ";
     int nscope = 0;
     o->interval_ns = 1000000000;
     o->uss_every = DEFAULT_USS_EVERY;
@@ -230,8 +308,43 @@ static int parse_args(int argc, char **argv, run_opts_t *o)
     opterr = 0;
     int c;
     /* run stops at COMMAND (its own options follow); attach takes options before or after the PID */
-    while ((c = getopt_long(argc, argv, o->attach ? ":i:o:qh" : "+:i:o:qh", run_opts, NULL)) != -1) {
+    while ((c = getopt_long(argc, argv, o->job ? ":d:i:qh" : o->attach ? ":i:o:qh" : "+:i:o:qh",
+                            o->job ? job_opts : run_opts, NULL)) != -1) {
         switch (c) {
+        case 'd':
+            o->ja.dir = optarg;
+            break;
+        case OPT_JOB:
+            o->ja.job = optarg;
+            break;
+        case OPT_STEP:
+            o->ja.step = optarg;
+            break;
+        case OPT_JOB_NODE:
+            o->ja.node = optarg;
+            break;
+        case OPT_STEPD_PID: {
+            char *end;
+            errno = 0;
+            long pid = strtol(optarg, &end, 10);
+            if (*end || errno || pid <= 0 || pid > INT32_MAX)
+                return cli_usage_error(cmd, "invalid --stepd-pid '%s'", optarg);
+            o->ja.stepd_pid = pid;
+            break;
+        }
+        case OPT_TRACK:
+            if (!strcmp(optarg, "auto"))
+                o->ja.track = JOB_TRACK_AUTO;
+            else if (!strcmp(optarg, "cgroup"))
+                o->ja.track = JOB_TRACK_CGROUP;
+            else if (!strcmp(optarg, "stepd"))
+                o->ja.track = JOB_TRACK_STEPD;
+            else
+                return cli_usage_error(cmd, "invalid --track '%s' (auto, cgroup or stepd)", optarg);
+            break;
+        case OPT_NO_MERGE:
+            o->ja.no_merge = true;
+            break;
         case 'i': {
             int r = interval_parse(optarg, &o->interval_ns);
             if (r == -ERANGE)
@@ -345,7 +458,8 @@ static int parse_args(int argc, char **argv, run_opts_t *o)
             o->report_path = optarg;
             break;
         case 'h':
-            fputs(o->kind == CMD_RUN ? run_usage : o->kind == CMD_ATTACH ? attach_usage : watch_usage, stdout);
+            fputs(o->job ? job_usage : o->kind == CMD_RUN ? run_usage : o->kind == CMD_ATTACH ? attach_usage : watch_usage,
+                  stdout);
             return -1;
         case ':':
             return cli_usage_error(cmd, "option '%s' needs a value", argv[optind - 1]);
@@ -362,7 +476,11 @@ static int parse_args(int argc, char **argv, run_opts_t *o)
         }
         }
     }
-    if (o->kind == CMD_WATCH) {
+    if (o->job) {
+        if (optind < argc)
+            return cli_usage_error(cmd, "unexpected argument '%s'", argv[optind]);
+        o->ja.force = o->force;
+    } else if (o->kind == CMD_WATCH) {
         if (nscope != 1)
             return cli_usage_error(cmd, nscope ? "give one of --user, --cgroup, --node" :
                                                  "what to watch: --user NAME|UID, --cgroup PATH or --node");
@@ -667,8 +785,11 @@ static int resolve_watch(const run_opts_t *o, js_ctx_t *ctx, js_cgroup_t **ret_c
 
 int cmd_run(int argc, char **argv)
 {
-    run_opts_t o = {.kind = !strcmp(argv[0], "attach") ? CMD_ATTACH : !strcmp(argv[0], "watch") ? CMD_WATCH : CMD_RUN};
+    run_opts_t o = {.kind = !strcmp(argv[0], "attach")                              ? CMD_ATTACH
+                            : !strcmp(argv[0], "watch") || !strcmp(argv[0], "job") ? CMD_WATCH
+                                                                                   : CMD_RUN};
     o.attach = o.kind != CMD_RUN;
+    o.job = !strcmp(argv[0], "job");
     int r = parse_args(argc, argv, &o);
     if (r)
         return r < 0 ? 0 : r;
@@ -679,6 +800,7 @@ int cmd_run(int argc, char **argv)
     js_buf_t cmd = {0}, shell = {0};
     outputs_t out = {.json_fd = -1, .text_fd = -1};
     int status = EXIT_FAIL;
+    int job_state = 0; /* job: 1 once the recording exists, 2 once monitoring ended normally */
     char outbuf[512];
     const char *exec_error = NULL;
     js_cgroup_t *cg = NULL;
@@ -695,8 +817,25 @@ int cmd_run(int argc, char **argv)
         cli_error("cannot open procfs %s: %s", o.procfs ? o.procfs : "", strerror(-r));
         return EXIT_FAIL;
     }
-    char scope_desc[600] = "process tree";
-    if (o.kind == CMD_WATCH && resolve_watch(&o, &mon.ctx, &cg, scope_desc, sizeof(scope_desc)) != 0) {
+    char scope_desc[1600] = "process tree";
+    static job_plan_t plan; /* the scope's strings point into it */
+    if (o.job) {
+        if ((status = job_resolve(&o.ja, &mon.ctx, &cg, &plan, scope_desc, sizeof(scope_desc))) != 0) {
+            cgroupfs_free(cg);
+            fsroot_close(&mon.ctx.root);
+            return status;
+        }
+        status = EXIT_FAIL;
+        o.scope = mon.ctx.scope.kind;
+        o.output = plan.write_path;
+        if (!o.gpus && plan.b.gpus[0])
+            o.gpus = plan.b.gpus; /* SLURM_JOB_GPUS: the job's GPUs on this node */
+        o.user_quiet = o.quiet;
+        o.quiet = true; /* one line at the end, not a summary per node in the job's output */
+        if (plan.local && !o.user_quiet)
+            fprintf(stderr, "jobscope: %s is on %s: recording to %s on %s, moved to %s at the end\n", plan.dir,
+                    plan.fs_name, plan.write_path, plan.b.node, plan.final_path);
+    } else if (o.kind == CMD_WATCH && resolve_watch(&o, &mon.ctx, &cg, scope_desc, sizeof(scope_desc)) != 0) {
         fsroot_close(&mon.ctx.root);
         return EXIT_FAIL;
     }
@@ -721,6 +860,7 @@ int cmd_run(int argc, char **argv)
         goto out;
     const char *recording = o.output ? o.output : outbuf;
     js_recorder_t *rec = out.rec;
+    job_state = 1;
     if (o.kind == CMD_WATCH) {
         /* the command is jobscope's own: what was asked to be watched */
         char **wargv = calloc((size_t)argc + 2, sizeof(*wargv));
@@ -765,6 +905,8 @@ int cmd_run(int argc, char **argv)
     mon.ctx.scope.cgroup = cg;
     mon.ctx.mode = o.kind == CMD_RUN ? JS_MODE_RUN : o.kind == CMD_ATTACH ? JS_MODE_ATTACH : JS_MODE_WATCH;
     mon.ctx.scope.kind = o.kind == CMD_WATCH ? o.scope : JS_SCOPE_TREE;
+    if (o.job && mon.ctx.scope.kind == JS_SCOPE_TREE)
+        mon.ctx.root_pid = 0; /* the roots are slurmstepd processes (ctx.scope) */
     mon.duration_ns = o.duration_ns;
     mon.until_file = o.until_file;
     mon.ctx.backend = o.backend;
@@ -780,7 +922,7 @@ int cmd_run(int argc, char **argv)
     recorder_meta(rec, "jobscope_version", JOBSCOPE_VERSION);
     static const char *const kind_names[] = {[JS_SCOPE_TREE] = "tree", [JS_SCOPE_USER] = "user",
                                              [JS_SCOPE_CGROUP] = "cgroup", [JS_SCOPE_NODE] = "node"};
-    recorder_meta(rec, "mode", o.kind == CMD_RUN ? "run" : o.kind == CMD_ATTACH ? "attach" : "watch");
+    recorder_meta(rec, "mode", o.job ? "job" : o.kind == CMD_RUN ? "run" : o.kind == CMD_ATTACH ? "attach" : "watch");
     recorder_meta(rec, "scope", scope_desc);
     recorder_meta(rec, "scope_kind", kind_names[mon.ctx.scope.kind]);
     if (mon.ctx.scope.kind == JS_SCOPE_USER)
@@ -878,9 +1020,10 @@ int cmd_run(int argc, char **argv)
     js_allocation_t al;
     js_buf_t envbuf = {0};
     char **envp = o.kind == CMD_ATTACH ? cli_environ_of(&mon.ctx.root, o.pid, &envbuf)
-                  : o.kind == CMD_RUN   ? environ
-                                        : NULL; /* watch: no process speaks for the scope */
-    allocation_resolve(&mon.ctx.root, o.kind == CMD_RUN ? mon.child : o.pid, cg, envp, &al);
+                  : o.kind == CMD_RUN || o.job ? environ /* job: the job's own environment */
+                                               : NULL; /* watch: no process speaks for the scope */
+    /* job: not the monitor's affinity (its own step may have one core), the job's cgroup and SLURM's word */
+    allocation_resolve(&mon.ctx.root, o.kind == CMD_RUN ? mon.child : o.job ? 0 : o.pid, cg, envp, &al);
     if (o.kind == CMD_ATTACH)
         free(envp);
     buf_free(&envbuf);
@@ -888,6 +1031,9 @@ int cmd_run(int argc, char **argv)
     const char *cores_bound = !isnan(al.cores) ? allocation_bound_name(al.cores_bound) : "affinity";
     meta_f64(rec, "cores_available", cores);
     recorder_meta(rec, "cores_bound", cores_bound);
+    if (o.job)
+        job_meta(&plan, rec, al.cores, allocation_bound_name(al.cores_bound), al.mem_limit_bytes,
+                 allocation_bound_name(al.mem_bound));
     meta_i64(rec, "root_pid", mon.ctx.root_pid);
     meta_i64(rec, "start_mono_ns", mon.start_mono_ns);
     meta_i64(rec, "start_unix_ns", mon.start_unix_ns);
@@ -919,6 +1065,8 @@ int cmd_run(int argc, char **argv)
 
     if (!exec_error) {
         r = monitor_loop(&mon);
+        if (r == 0)
+            job_state = 2;
         monitor_finish(&mon);
         cgroup_remove(cg, &cg_warned, false); /* after its last read (the closing sample) */
         if (r < 0)
@@ -961,7 +1109,7 @@ wait_child:
             .command_json = cmd.p,
             .command_shell = shell.p,
             .host = hi.host,
-            .mode = o.kind == CMD_RUN ? "run" : o.kind == CMD_ATTACH ? "attach" : "watch",
+            .mode = o.job ? "job" : o.kind == CMD_RUN ? "run" : o.kind == CMD_ATTACH ? "attach" : "watch",
             .scope = scope_desc,
             .state = "complete",
             .exec_error = exec_error,
@@ -1004,5 +1152,10 @@ out:
     fsroot_close(&mon.ctx.root);
     buf_free(&cmd);
     buf_free(&shell);
+    if (o.job && job_state > 0) { /* after the recording is closed: move, mark, merge */
+        int jr = job_finish(&o.ja, &plan, job_state == 2 && status == 0, o.user_quiet);
+        if (jr && status == 0)
+            status = jr;
+    }
     return status;
 }

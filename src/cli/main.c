@@ -17,6 +17,9 @@ static const char usage[] =
     "  attach [OPTIONS] PID                  monitor an existing process and its descendants\n"
     "  watch (--user U|--cgroup P|--node) [OPTIONS]\n"
     "                                        monitor a user's processes, a cgroup or the whole node\n"
+    "  job [-d DIR] [OPTIONS]                monitor this node's share of the batch job it runs in (SLURM,\n"
+    "                                        PBS, OAR): DIR/JOBID-NODE.db, merged at the job's end\n"
+    "  merge -o OUT FILES...                 combine a job's node recordings into one job recording\n"
     "  summary [--json] RECORDING            print the summary of a recording\n"
     "  export --format csv|jsonl|hdf5 [--scope VIEW] [-o FILE] RECORDING\n"
     "                                        write a recording's samples as a table (hdf5: every table)\n"
@@ -54,7 +57,7 @@ int main(int argc, char **argv)
         printf("jobscope %s\n", JOBSCOPE_VERSION);
         return 0;
     }
-    if (!strcmp(cmd, "run") || !strcmp(cmd, "attach") || !strcmp(cmd, "watch"))
+    if (!strcmp(cmd, "run") || !strcmp(cmd, "attach") || !strcmp(cmd, "watch") || !strcmp(cmd, "job"))
         return cmd_run(argc - 1, argv + 1);
     if (!strcmp(cmd, "summary"))
         return cmd_summary(argc - 1, argv + 1);

@@ -382,3 +382,92 @@ int jobs_scan(js_jobs_t *j, const js_fsroot_t *root, js_rows_t *jobs, js_rows_t 
     }
     return r < 0 ? r : s.njobs;
 }
+
+/* ---- one job's cgroup ---- */
+
+typedef struct {
+    const js_fsroot_t *root;
+    const char *base, *top, *jobid, *step;
+    char *buf;
+    size_t cap;
+    int found;
+} find_t;
+
+/* job_at: whether `base`/`top`/`uidname`/job_ID[/step_STEP] is a directory; sets the path when it is. */
+static int job_at(find_t *f, const char *uidname)
+{
+    char rel[1024], dir[1600];
+    int n = f->step ? snprintf(rel, sizeof(rel), "%s%s%s/job_%s/step_%s", f->top, uidname ? "/" : "",
+                               uidname ? uidname : "", f->jobid, f->step)
+                    : snprintf(rel, sizeof(rel), "%s%s%s/job_%s", f->top, uidname ? "/" : "", uidname ? uidname : "",
+                               f->jobid);
+    if (n < 0 || (size_t)n >= sizeof(rel) || snprintf(dir, sizeof(dir), "%s/%s", f->base, rel) >= (int)sizeof(dir))
+        return 0;
+    struct stat st;
+    if (fstatat(f->root->sys, dir, &st, 0) < 0 || !S_ISDIR(st.st_mode))
+        return 0;
+    if (snprintf(f->buf, f->cap, "/%s", rel) >= (int)f->cap)
+        return -ENAMETOOLONG;
+    f->found = 1;
+    return 1;
+}
+
+static int on_uid_find(void *arg, const char *name)
+{
+    return job_at(arg, name);
+}
+
+int jobs_cgroup_find(const js_fsroot_t *root, const char *jobid, const char *step, const char *node, uid_t uid,
+                     char *buf, size_t cap)
+{
+    if (root->sys < 0 || !jobid || !*jobid || strchr(jobid, '/') || (step && strchr(step, '/')) ||
+        (node && strchr(node, '/')))
+        return -ENOENT;
+    find_t f = {.root = root, .jobid = jobid, .step = step, .buf = buf, .cap = cap};
+    char tops[2][256];
+    int ntops = 0;
+    char probe[64];
+    bool unified = fs_read_small(root->sys, "fs/cgroup/cgroup.controllers", probe, sizeof(probe)) > 0;
+    if (!unified) {
+        if (node && *node)
+            snprintf(tops[ntops++], sizeof(tops[0]), "slurm_%s", node);
+        snprintf(tops[ntops++], sizeof(tops[0]), "slurm");
+        static const char *const ctrls[] = {"cpuacct", "memory", "freezer", "cpuset", "cpu,cpuacct"};
+        for (size_t c = 0; c < sizeof(ctrls) / sizeof(ctrls[0]); c++) {
+            char base[64];
+            snprintf(base, sizeof(base), "fs/cgroup/%s", ctrls[c]);
+            f.base = base;
+            for (int t = 0; t < ntops; t++) {
+                f.top = tops[t];
+                int r;
+                if (uid != (uid_t)-1) {
+                    char u[32];
+                    snprintf(u, sizeof(u), "uid_%u", (unsigned)uid);
+                    r = job_at(&f, u);
+                } else {
+                    char dir[1024];
+                    snprintf(dir, sizeof(dir), "%s/%s", base, tops[t]);
+                    r = each_dir(root->sys, dir, "uid_", on_uid_find, &f);
+                }
+                if (r < 0)
+                    return r;
+                if (f.found)
+                    return 0;
+            }
+        }
+        return -ENOENT;
+    }
+    if (node && *node)
+        snprintf(tops[ntops++], sizeof(tops[0]), "system.slice/%s_slurmstepd.scope", node);
+    snprintf(tops[ntops++], sizeof(tops[0]), "system.slice/slurmstepd.scope");
+    f.base = "fs/cgroup";
+    for (int t = 0; t < ntops; t++) {
+        f.top = tops[t];
+        int r = job_at(&f, NULL);
+        if (r < 0)
+            return r;
+        if (f.found)
+            return 0;
+    }
+    return -ENOENT;
+}

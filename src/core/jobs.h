@@ -9,13 +9,15 @@
  *   cgroup v1  fs/cgroup/{cpuacct,memory,cpuset}/slurm[_NODE]/uid_UID/job_ID/step_STEP
  *              (slurm_NODE: Debian's multiple-slurmd build, one top per node name)
  *   cgroup v2  fs/cgroup/system.slice/[NODE_]slurmstepd.scope/job_ID/step_STEP (user: a task's owner)
- * This is the only file that knows these layouts; it can move onto sys/cgroupfs when that lands.
+ * This is the only file that knows these layouts (jobs_cgroup_find gives `jobscope job` its job's cgroup).
  */
 #ifndef JOBSCOPE_JOBS_H
 #define JOBSCOPE_JOBS_H
 
 #include "core/table.h"
 #include "sys/fsroot.h"
+
+#include <sys/types.h>
 
 enum {
     JOB_ID, JOB_USER, JOB_NODE, JOB_CPU, JOB_CPU_USER, JOB_CPU_SYSTEM, JOB_MEM, JOB_MEM_MAX, JOB_MEM_LIMIT,
@@ -38,5 +40,15 @@ void jobs_free(js_jobs_t *j);
  * under `root` (its sys root; proc for the owner of a v2 job). Returns the number of jobs found, or -ENOMEM.
  * No SLURM cgroup at all is not an error (0). */
 int jobs_scan(js_jobs_t *j, const js_fsroot_t *root, js_rows_t *jobs, js_rows_t *steps);
+
+/* jobs_cgroup_find: the cgroup of SLURM job `jobid` on node `node` ("" or NULL: any), and of its step `step`
+ * (NULL: the whole job), owned by `uid` ((uid_t)-1: any uid_* directory), in the layouts above: v1 tried in
+ * the cpuacct, memory, freezer and cpuset hierarchies under slurm_NODE, then slurm; v2 under
+ * NODE_slurmstepd.scope, then slurmstepd.scope. Writes the path as <procfs>/PID/cgroup shows it
+ * ("/slurm_n1/uid_1000/job_42", "/system.slice/slurmstepd.scope/job_42/step_0") into `buf`, for
+ * cgroupfs_open_path. Returns 0, -ENOENT (no such cgroup: SLURM's task/cgroup is not in use here) or
+ * -ENAMETOOLONG. */
+int jobs_cgroup_find(const js_fsroot_t *root, const char *jobid, const char *step, const char *node, uid_t uid,
+                     char *buf, size_t cap);
 
 #endif

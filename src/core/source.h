@@ -50,6 +50,17 @@ typedef struct {
     const js_cgroup_t *cgroup; /* the scope's cgroup where one exists (watched, or made for a run), else NULL */
     unsigned top_n;            /* JS_SCOPE_NODE: per-process rows for the N busiest and N largest (0: none) */
     const char *gpus;          /* --gpus: NULL (default: what the job may use), "all", "none", indices, UUIDs */
+    /* JS_SCOPE_TREE of a batch job without a cgroup (jobscope job): the roots are SLURM's slurmstepd
+     * processes, never members themselves; their children (the tasks) and every descendant are. Either one
+     * slurmstepd by PID (stepd_pid > 0), or every `slurmstepd: [JOB.STEP]` of job `stepd_job` (stepd_step NULL:
+     * every step but stepd_skip, the monitor's own), found again each sample. */
+    const char *stepd_job;
+    const char *stepd_step;
+    const char *stepd_skip;
+    pid_t stepd_pid;
+    /* JS_SCOPE_CGROUP: the cgroup holds nothing but the job since the job began (a SLURM job's), so its
+     * counters count from zero, not from the first sample */
+    bool cgroup_whole;
 } js_scope_t;
 
 /* One child reaped by the monitor (wait4), handed to the proc_tree source for the `exits` table. */

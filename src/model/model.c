@@ -55,6 +55,12 @@ typedef struct {
     int64_t built;
 } view_cache_t;
 
+/* A slurmstepd root (the stepd table): what it has reaped, its tasks' CPU, in seconds. */
+typedef struct {
+    uint64_t start, stamp;
+    double user, sys;
+} mstepd_t;
+
 struct js_model {
     js_model_cfg_t cfg;
     js_pidmap_t procs;
@@ -79,6 +85,10 @@ struct js_model {
     int64_t write_n;
     double reaped_maxrss, reaped_ctxsw[2];
     double mon_user, mon_sys; /* embedded: the monitor thread's CPU (self table), seconds */
+    /* slurmstepd roots (cfg.stepd_roots): pid -> mstepd_t; what the gone ones had reaped, in seconds */
+    js_pidmap_t stepds;
+    double stepd_gone_user, stepd_gone_sys;
+    bool lost_any; /* a member vanished with nobody seen to reap it: its last interval is missing */
     mcomm_t *comms;
     size_t ncomms, comms_cap;
     /* node scope: the host's busy CPU (ticks) and used memory from the system source's tables */
@@ -139,6 +149,7 @@ js_model_t *model_new(const js_model_cfg_t *cfg)
     if (m->cfg.clk_tck <= 0)
         m->cfg.clk_tck = 100;
     pidmap_init(&m->procs, sizeof(mproc_t));
+    pidmap_init(&m->stepds, sizeof(mstepd_t));
     rate_carry_init(&m->cpu_rate, cfg->cores_available, (double)cfg->interval_ns / 1e9);
     js_summary_t *s = &m->sum;
     s->peak_rss = s->peak_rss_kernel = s->peak_swap = s->peak_rss_main = s->peak_rss_desc = NAN;
@@ -173,6 +184,7 @@ void model_free(js_model_t *m)
         rows_free(&m->views[i].rows);
     free(m->views);
     pidmap_free(&m->procs);
+    pidmap_free(&m->stepds);
     free(m->pp);
     free(m->gone);
     free(m->comms);
@@ -233,6 +245,16 @@ static double own_used_as(const mproc_t *e)
     return e->max_own > base ? e->max_own - base : 0;
 }
 
+/* lose_io: a vanished member's I/O and faults as last seen (no reaper we can read accounts for them). */
+static void lose_io(js_model_t *m, const mproc_t *e)
+{
+    for (int k = 0; k < IO__MAX; k++)
+        if (e->io_ok & (1u << k))
+            m->lost_io[k] += e->io[k];
+    m->lost_minflt += e->minflt;
+    m->lost_majflt += e->majflt;
+}
+
 /* vanish: a member is gone; decide whether someone we see accounts for its totals. */
 static void vanish(js_model_t *m, const mproc_t *e)
 {
@@ -247,14 +269,16 @@ static void vanish(js_model_t *m, const mproc_t *e)
     const mproc_t *parent = pidmap_get(&m->procs, e->ppid);
     if (parent && parent->stamp == m->stamp)
         return; /* its live parent's cutime and io absorb it when it reaps it */
+    const mstepd_t *sd = m->cfg.stepd_roots ? pidmap_get(&m->stepds, e->ppid) : NULL;
+    if (sd && sd->stamp == m->stamp) { /* a task: its live slurmstepd's cutime and cstime absorb its CPU */
+        lose_io(m, e); /* a root's io is not readable to the job's user: last seen */
+        return;
+    }
+    m->lost_any = true;
     m->lost_cpu += e->cpu_all;
     m->lost_user += e->user_all;
     m->lost_sys += e->sys_all;
-    for (int k = 0; k < IO__MAX; k++)
-        if (e->io_ok & (1u << k))
-            m->lost_io[k] += e->io[k];
-    m->lost_minflt += e->minflt;
-    m->lost_majflt += e->majflt;
+    lose_io(m, e);
 }
 
 static const js_value_t *first_row(const js_sample_t *s, const js_table_t *t)
@@ -346,7 +370,7 @@ static int feed_proc(js_model_t *m, const js_value_t *v, double dt, js_proc_poin
     e->stamp = m->stamp;
     e->ppid = v[PROC_PPID].present ? (int32_t)v[PROC_PPID].i : 0;
     if (!isnan(own)) {
-        if (fresh && m->cfg.mode != JS_MODE_RUN && m->nfed == 0)
+        if (fresh && m->cfg.mode != JS_MODE_RUN && m->nfed == 0 && !m->cfg.stepd_roots)
             e->base_own = own; /* attach/watch: what it used before monitoring began is not ours */
         e->own = own;
         e->max_own = fmax_nan(e->max_own, own);
@@ -589,7 +613,8 @@ static void cumulate(js_model_t *m, js_tree_point_t *pt, const live_sums_t *ls, 
     double c_min = ls->minflt + r->minflt + m->lost_minflt, c_maj = ls->majflt + r->majflt + m->lost_majflt;
     if (!m->have_base) {
         m->have_base = true;
-        if (m->cfg.mode != JS_MODE_RUN) { /* attach and watch count what was used while watched */
+        if (m->cfg.mode != JS_MODE_RUN && !m->cfg.stepd_roots) { /* attach and watch count what was used while
+                                                                   * watched; a job's tasks count from their start */
             m->base_user = c_user;
             m->base_sys = c_sys;
             for (int k = 0; k < IO__MAX; k++)
@@ -712,6 +737,68 @@ static void summary_add(js_model_t *m, const js_sample_t *s, const js_value_t *s
         su->vol_ctxsw = su->invol_ctxsw = NAN;
 }
 
+/* feed_stepds: this sample's slurmstepd roots (before the vanished members are judged: a task whose
+ * slurmstepd lives has been reaped by it). A root seen again with another start time is another process. */
+static int feed_stepds(js_model_t *m, const js_rows_t *rows)
+{
+    double tck = m->cfg.clk_tck > 0 ? (double)m->cfg.clk_tck : 100.0;
+    for (size_t i = 0; rows && i < rows->nrows; i++) {
+        const js_value_t *v = rows_row(rows, i);
+        if (!v[STEPD_PID].present || !v[STEPD_CUTIME].present || !v[STEPD_CSTIME].present)
+            continue;
+        int fresh = 0;
+        mstepd_t *sd = pidmap_put(&m->stepds, (int32_t)v[STEPD_PID].i, &fresh);
+        if (!sd)
+            return -ENOMEM;
+        uint64_t start = v[STEPD_START_TICKS].present ? (uint64_t)v[STEPD_START_TICKS].i : 0;
+        if (!fresh && sd->start != start) { /* PID reuse: the old one is gone */
+            m->stepd_gone_user += sd->user;
+            m->stepd_gone_sys += sd->sys;
+        }
+        if (fresh || sd->start != start)
+            sd->user = sd->sys = 0;
+        sd->start = start;
+        sd->stamp = m->stamp;
+        sd->user = fmax(sd->user, (double)v[STEPD_CUTIME].i / tck);
+        sd->sys = fmax(sd->sys, (double)v[STEPD_CSTIME].i / tck);
+    }
+    return 0;
+}
+
+/* stepds_reaped: add what every slurmstepd root reaped (live ones now, gone ones as last seen) to the
+ * reaped totals, and forget the roots not seen this sample. */
+static int stepds_reaped(js_model_t *m, double *user, double *sys)
+{
+    size_t ngone = 0;
+    for (size_t i = 0; i < m->stepds.cap; i++) {
+        mstepd_t *sd;
+        int32_t pid = pidmap_at(&m->stepds, i, (void **)&sd);
+        if (!pid)
+            continue;
+        if (sd->stamp != m->stamp) {
+            m->stepd_gone_user += sd->user;
+            m->stepd_gone_sys += sd->sys;
+            if (ngone == m->gone_cap) {
+                size_t c = m->gone_cap ? m->gone_cap * 2 : 64;
+                int32_t *g = realloc(m->gone, c * sizeof(*g));
+                if (!g)
+                    return -ENOMEM;
+                m->gone = g;
+                m->gone_cap = c;
+            }
+            m->gone[ngone++] = pid;
+            continue;
+        }
+        *user += sd->user;
+        *sys += sd->sys;
+    }
+    for (size_t i = 0; i < ngone; i++)
+        pidmap_del(&m->stepds, m->gone[i]);
+    *user += m->stepd_gone_user;
+    *sys += m->stepd_gone_sys;
+    return 0;
+}
+
 int model_feed(js_model_t *m, int64_t seq, const js_sample_t *s)
 {
     const js_value_t *sv = first_row(s, &table_samples);
@@ -742,10 +829,16 @@ int model_feed(js_model_t *m, int64_t seq, const js_sample_t *s)
         if ((r = feed_proc(m, rows_row(proc, i), pt->dt_s, &m->pp[i], &ls)) < 0)
             return r;
     remember_comms(m, sample_rows(s, &table_proc_info));
+    if (m->cfg.stepd_roots && (r = feed_stepds(m, sample_rows(s, &table_stepd))) < 0)
+        return r;
     if ((r = forget_vanished(m)) < 0)
         return r;
     reaped_t reaped;
     read_reaped(m, first_row(s, &table_tree), &reaped, pt);
+    if (m->cfg.stepd_roots) {
+        if ((r = stepds_reaped(m, &reaped.user, &reaped.sys)) < 0)
+            return r;
+    }
     const js_value_t *self = m->cfg.embedded ? first_row(s, &table_self) : NULL;
     if (self && self[SELF_UTIME].present && self[SELF_STIME].present) {
         m->mon_user = (double)self[SELF_UTIME].i / 1e6;
@@ -890,10 +983,14 @@ void model_summary(const js_model_t *m, js_summary_t *ret)
         (m->collect_ns_sum / (double)m->nfed + (m->write_n ? m->write_ns_sum / (double)m->write_n : 0)) / 1e9;
     ret->unattributed_cpu_s = ret->total_s > ret->sampled_s ? ret->total_s - ret->sampled_s : 0;
     top_lists(m, ret);
-    ret->exact_cpu = m->cfg.mode == JS_MODE_RUN;
+    /* slurmstepd roots: exact while every task that ended was reaped by a slurmstepd seen alive after it */
+    bool reaped_all = m->cfg.mode == JS_MODE_RUN || (m->cfg.stepd_roots && !m->lost_any);
+    ret->exact_cpu = reaped_all;
     ret->exact_peak_rss = m->cfg.mode == JS_MODE_RUN;
     ret->inexact_cpu_reason = NULL;
-    if (m->cfg.mode != JS_MODE_RUN)
+    if (!reaped_all && m->cfg.stepd_roots)
+        ret->inexact_cpu_reason = "a task and its slurmstepd ended within one interval: counted up to its last sample";
+    else if (!reaped_all)
         ret->inexact_cpu_reason = m->cfg.embedded ? "embedded: exact for the children the process waited for; "
                                                     "orphans are counted up to their last sample"
                                                   : "sampled: members that exited are counted up to their last sample";

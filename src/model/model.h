@@ -32,6 +32,8 @@ struct js_model_cfg {
     const char *cores_bound; /* which bound gave cores_available ("affinity", "cpuset", ...), or NULL */
     bool embedded;          /* mode attach with the monitor a thread of root_pid (js_monitor_start): the
                              * monitor thread's CPU (the self table) is taken off the tree's */
+    bool stepd_roots;       /* jobscope job without a cgroup: the tree's roots are slurmstepd processes (the
+                             * stepd table), whose reaped CPU is the job's; counted from the tasks' start */
 };
 
 enum { IO_RCHAR, IO_WCHAR, IO_SYSCR, IO_SYSCW, IO_READ, IO_WRITE, IO__MAX };

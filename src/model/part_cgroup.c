@@ -145,6 +145,7 @@ typedef struct {
     bool seen;      /* cgroup rows */
     bool inv_seen;  /* the source's inventory */
     bool created;
+    bool whole; /* the cgroup held only the job from its start (cgroup.whole): counted from zero too */
     char *path, *version;
     kv_t *files;    /* file.TABLE.COLUMN inventory rows */
     size_t nfiles;
@@ -296,6 +297,8 @@ static int read_inventory(cgroup_part_t *p, const js_sample_t *s)
             rc = set_str(&p->version, v);
         else if (strcmp(k, "cgroup.created") == 0)
             p->created = strcmp(v, "1") == 0;
+        else if (strcmp(k, "cgroup.whole") == 0)
+            p->whole = strcmp(v, "1") == 0;
         else if (strncmp(k, "file.", 5) == 0)
             rc = kv_push(&p->files, &p->nfiles, k + 5, v);
         else if (strcmp(k, "allocation.cores") == 0)
@@ -421,7 +424,7 @@ static int cg_feed(void *state, const js_feed_t *f)
     for (int a = 0; a < A__MAX; a++) {
         const js_value_t *row = acc_cols[a].t == &table_cgroup ? c : m;
         unsigned width = acc_cols[a].t->cols[acc_cols[a].col].width;
-        acc_feed(&p->acc[a], row ? &row[acc_cols[a].col] : NULL, width, p->created, t, t_prev, &d[a]);
+        acc_feed(&p->acc[a], row ? &row[acc_cols[a].col] : NULL, width, p->created || p->whole, t, t_prev, &d[a]);
     }
 
     /* CPU */
@@ -472,8 +475,8 @@ static int cg_feed(void *state, const js_feed_t *f)
         if (!dev)
             return -ENOMEM;
         double dr, dw;
-        acc_feed(&dev->rd, &r[CGIO_READ_BYTES], 64, p->created, t, t_prev, &dr);
-        acc_feed(&dev->wr, &r[CGIO_WRITE_BYTES], 64, p->created, t, t_prev, &dw);
+        acc_feed(&dev->rd, &r[CGIO_READ_BYTES], 64, p->created || p->whole, t, t_prev, &dr);
+        acc_feed(&dev->wr, &r[CGIO_WRITE_BYTES], 64, p->created || p->whole, t, t_prev, &dw);
         if (dt > 0 && !isnan(dr))
             rbps = (isnan(rbps) ? 0 : rbps) + dr * 1e9 / (double)dt;
         if (dt > 0 && !isnan(dw))

@@ -673,6 +673,8 @@ static int cgroup_inventory(void *state, const js_ctx_t *ctx, js_rows_t *inv)
     if (cg) {
         inventory_add(inv, "cgroup", "cgroup.version", cgroupfs_version_name(cg));
         inventory_add(inv, "cgroup", "cgroup.created", st->run ? "1" : "0");
+        if (ctx->scope.cgroup_whole)
+            inventory_add(inv, "cgroup", "cgroup.whole", "1"); /* counted from zero, like one made for a run */
         int main_h = -1; /* the summary's one path: the memory cgroup's, else the first controller's */
         for (int c = 0; c < JS_CG_CTRL_MAX; c++) {
             int h = cgroupfs_hier(cg, (js_cg_ctrl_t)c);

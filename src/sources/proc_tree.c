@@ -14,6 +14,7 @@
  */
 #include "sources/proc_tree.h"
 
+#include "core/batchenv.h"
 #include "core/json.h"
 #include "core/pidmap.h"
 #include "core/source.h"
@@ -95,7 +96,7 @@ static const js_column_t tree_cols[TREE__MAX] = {
     [TREE_MEMBERS] = {"members", "count", JS_INT, JS_GAUGE, 0, "live processes in the scope"},
     [TREE_ROOT_ALIVE] = {"root_alive", "bool", JS_INT, JS_GAUGE, 0, "1 while the command (root) lives"},
     [TREE_DISCOVERY] = {"discovery", "text", JS_TEXT, JS_GAUGE, 0,
-                        "how members were found: children (task/*/children), scan, cgroup.procs, uid, node"},
+                        "how members were found: children (task/*/children), scan, slurmstepd, cgroup.procs, uid, node"},
     [TREE_BACKEND] = {"backend", "text", JS_TEXT, JS_GAUGE, 0,
                       "how the processes were read this sample: procfs, bpf-tasks, bpf-cgroup"},
     [TREE_NODE_PROCS] = {"node_processes", "count", JS_INT, JS_GAUGE, 0,
@@ -137,6 +138,18 @@ static const js_column_t exit_cols[EXIT__MAX] = {
     [EXIT_INBLOCK] = {"inblock", "count", JS_INT, JS_GAUGE, 0, "512-byte blocks read"},
     [EXIT_OUBLOCK] = {"oublock", "count", JS_INT, JS_GAUGE, 0, "512-byte blocks written"},
 };
+static const js_column_t stepd_cols[STEPD__MAX] = {
+    [STEPD_PID] = {"pid", "count", JS_INT, JS_LABEL, 0, "the slurmstepd's process ID"},
+    [STEPD_START_TICKS] = {"start_ticks", "ticks", JS_INT, JS_LABEL, 0, "its start time after boot"},
+    [STEPD_STEP] = {"step", "text", JS_TEXT, JS_LABEL, 0, "the job step it runs (0, 1, batch, extern)"},
+    [STEPD_CUTIME] = {"cutime_ticks", "ticks", JS_INT, JS_COUNTER, 64, "user CPU of the tasks it reaped"},
+    [STEPD_CSTIME] = {"cstime_ticks", "ticks", JS_INT, JS_COUNTER, 64, "system CPU of the tasks it reaped"},
+    [STEPD_UTIME] = {"utime_ticks", "ticks", JS_INT, JS_COUNTER, 64, "its own user CPU (not the job's)"},
+    [STEPD_STIME] = {"stime_ticks", "ticks", JS_INT, JS_COUNTER, 64, "its own system CPU (not the job's)"},
+};
+const js_table_t table_stepd = {"stepd", "jobscope job without a cgroup: one row per sample and slurmstepd root",
+                                STEPD__MAX, stepd_cols};
+
 const js_table_t table_exits = {"exits", "one row per child reaped by the monitor (wait4 rusage)", EXIT__MAX,
                                 exit_cols};
 
@@ -274,6 +287,15 @@ typedef struct {
     js_pid_stat_t ps;
 } cand_t;
 
+/* stepd roots: what is known of a process of the node, by PID (every process, slurmstepd or not) */
+typedef struct {
+    uint64_t seen;  /* sample stamp */
+    int8_t ours;    /* 1: a slurmstepd of the job, a root; -1: any other process */
+    char step[24];
+} sent_t;
+
+#define STEPD_RECLASSIFY 16 /* every N samples every process is looked at again (a PID reused by a slurmstepd) */
+
 typedef struct {
     js_pidmap_t procs; /* pid -> pent_t */
     int32_t *order; /* members of the last sample, parents first */
@@ -312,7 +334,18 @@ typedef struct {
     tasks_bpf_record_t *recs; /* node scope: this pass's records */
     size_t nrecs, recs_cap;
     bool live; /* the procfs root is the running kernel's (the BPF reader reads that kernel) */
+    /* stepd roots (ctx->scope.stepd_job or stepd_pid) */
+    js_pidmap_t stepds;     /* pid -> sent_t */
+    int32_t *roots;         /* this sample's live roots */
+    size_t nroots, roots_cap;
+    bool stepd_seen;        /* a root was seen once */
+    bool stepd_pid_alive;   /* the explicit slurmstepd (stepd_pid) exists this sample */
 } tree_state_t;
+
+static bool stepd_mode(const js_ctx_t *ctx)
+{
+    return ctx->scope.kind == JS_SCOPE_TREE && (ctx->scope.stepd_job || ctx->scope.stepd_pid > 0);
+}
 
 #define BPF_AUTO_MIN 32 /* auto: load the BPF reader once the scope has this many processes (a load is ~0.3 s) */
 
@@ -454,6 +487,7 @@ static int tree_init(const js_ctx_t *ctx, void **ret_state)
         return -ENOMEM;
     pidmap_init(&st->procs, sizeof(pent_t));
     pidmap_init(&st->uids, sizeof(uent_t));
+    pidmap_init(&st->stepds, sizeof(sent_t));
     st->fd_mon_children = st->fd_mon_io = st->fd_mon_thread_io = -1;
     st->page = sysconf(_SC_PAGESIZE);
     if (st->page <= 0)
@@ -467,7 +501,7 @@ static int tree_init(const js_ctx_t *ctx, void **ret_state)
         bpf_wanted(st, ctx, st->live); /* loaded now; a refusal falls back to /proc, its reason kept */
     /* children files need CONFIG_PROC_CHILDREN; probe on the root (or the monitor) */
     char path[64];
-    pid_t probe = ctx->mode == JS_MODE_RUN ? ctx->monitor_pid : ctx->root_pid;
+    pid_t probe = ctx->mode == JS_MODE_RUN || ctx->root_pid <= 0 ? ctx->monitor_pid : ctx->root_pid;
     snprintf(path, sizeof(path), "%d/task/%d/children", (int)probe, (int)probe);
     if (faccessat(ctx->root.proc, path, R_OK, 0) < 0) {
         snprintf(path, sizeof(path), "%d/stat", (int)probe);
@@ -489,6 +523,8 @@ static void tree_fini(void *state)
     }
     pidmap_free(&st->procs);
     pidmap_free(&st->uids);
+    pidmap_free(&st->stepds);
+    free(st->roots);
     free(st->cand);
     free(st->stale);
     free(st->how);
@@ -909,6 +945,136 @@ static void emit_exits(js_ctx_t *ctx, js_rows_t *exits)
     ctx->nreaped = 0;
 }
 
+/* stepd_classify: whether process `pid` is a slurmstepd of the job that is a root (1) or not (-1). */
+static int8_t stepd_classify(tree_state_t *st, const js_ctx_t *ctx, int32_t pid, sent_t *e)
+{
+    char path[64], text[1024];
+    snprintf(path, sizeof(path), "%d/stat", (int)pid);
+    js_pid_stat_t ps;
+    if (fs_read_small(ctx->root.proc, path, text, sizeof(text)) <= 0 || parse_pid_stat(text, &ps) < 0 ||
+        strcmp(ps.comm, "slurmstepd") != 0)
+        return -1;
+    snprintf(path, sizeof(path), "%d/cmdline", (int)pid);
+    ssize_t n = fs_read_small(ctx->root.proc, path, text, sizeof(text));
+    char job[64];
+    if (n <= 0 || stepd_parse_cmdline(text, (size_t)n, job, sizeof(job), e->step, sizeof(e->step)) < 0 ||
+        strcmp(job, ctx->scope.stepd_job) != 0)
+        return -1;
+    if (ctx->scope.stepd_step && strcmp(e->step, ctx->scope.stepd_step) != 0)
+        return -1;
+    if (ctx->scope.stepd_skip && strcmp(e->step, ctx->scope.stepd_skip) == 0)
+        return -1;
+    (void)st;
+    return 1;
+}
+
+/* stepd_root: read root `pid`'s stat into a row of `srows` and add it to this sample's roots, if it lives. */
+static int stepd_root(tree_state_t *st, const js_ctx_t *ctx, int32_t pid, const char *step, js_rows_t *srows)
+{
+    char path[64], text[1024];
+    snprintf(path, sizeof(path), "%d/stat", (int)pid);
+    js_pid_stat_t ps;
+    if (fs_read_small(ctx->root.proc, path, text, sizeof(text)) <= 0 || parse_pid_stat(text, &ps) < 0 ||
+        ps.state == 'Z' || ps.state == 'X')
+        return 0;
+    js_value_t *v = rows_add(srows);
+    if (!v || push_pid(&st->roots, &st->nroots, &st->roots_cap, pid) < 0)
+        return -ENOMEM;
+    val_int(&v[STEPD_PID], pid);
+    val_int(&v[STEPD_START_TICKS], (int64_t)ps.starttime);
+    if (step && rows_set_str(srows, &v[STEPD_STEP], step, strlen(step)) < 0)
+        return -ENOMEM;
+    val_int(&v[STEPD_CUTIME], (int64_t)ps.cutime);
+    val_int(&v[STEPD_CSTIME], (int64_t)ps.cstime);
+    val_int(&v[STEPD_UTIME], (int64_t)ps.utime);
+    val_int(&v[STEPD_STIME], (int64_t)ps.stime);
+    st->stepd_seen = true;
+    return 0;
+}
+
+/* stepd_refresh: this sample's slurmstepd roots (st->roots) and their rows: the explicit one, or every
+ * slurmstepd of the job. A process is classified once when first listed (and again every STEPD_RECLASSIFY
+ * samples, for a reused PID), so a sample costs one listing of the procfs root and a stat per root. */
+static int stepd_refresh(tree_state_t *st, const js_ctx_t *ctx, js_rows_t *srows)
+{
+    st->nroots = 0;
+    if (ctx->scope.stepd_pid > 0) {
+        int r = stepd_root(st, ctx, (int32_t)ctx->scope.stepd_pid, ctx->scope.stepd_step, srows);
+        st->stepd_pid_alive = st->nroots > 0;
+        return r;
+    }
+    int dfd = openat(ctx->root.proc, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (dfd < 0)
+        return -errno;
+    DIR *d = fdopendir(dfd);
+    if (!d) {
+        close(dfd);
+        return -ENOMEM;
+    }
+    bool again = st->stamp % STEPD_RECLASSIFY == 0;
+    struct dirent *de;
+    int r = 0;
+    while (r == 0 && (de = readdir(d))) {
+        const char *p = de->d_name;
+        uint64_t pid;
+        if (*p < '1' || *p > '9' || parse_u64(&p, &pid) < 0 || *p || pid > INT32_MAX)
+            continue;
+        int fresh = 0;
+        sent_t *e = pidmap_put(&st->stepds, (int32_t)pid, &fresh);
+        if (!e) {
+            r = -ENOMEM;
+            break;
+        }
+        if (fresh || again || e->ours == 0)
+            e->ours = stepd_classify(st, ctx, (int32_t)pid, e);
+        e->seen = st->stamp;
+        if (e->ours == 1)
+            r = stepd_root(st, ctx, (int32_t)pid, e->step, srows);
+    }
+    closedir(d);
+    if (r < 0)
+        return r;
+    /* forget processes gone since the last listing */
+    st->nstale = 0;
+    for (size_t i = 0; i < st->stepds.cap; i++) {
+        sent_t *e;
+        int32_t pid = pidmap_at(&st->stepds, i, (void **)&e);
+        if (pid && e->seen != st->stamp && push_pid(&st->stale, &st->nstale, &st->stale_cap, pid) < 0)
+            return -ENOMEM;
+    }
+    for (size_t i = 0; i < st->nstale; i++)
+        pidmap_del(&st->stepds, st->stale[i]);
+    return 0;
+}
+
+/* stepd_children: every child of every thread of root `pid` (slurmstepd is multi-threaded). */
+static int stepd_children(tree_state_t *st, const js_ctx_t *ctx, int32_t pid)
+{
+    if (st->scan)
+        return scan_children(st, pid);
+    char path[64];
+    snprintf(path, sizeof(path), "%d/task", (int)pid);
+    int dfd = openat(ctx->root.proc, path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (dfd < 0)
+        return 0; /* gone */
+    DIR *d = fdopendir(dfd);
+    if (!d) {
+        close(dfd);
+        return -ENOMEM;
+    }
+    struct dirent *de;
+    int r = 0;
+    while (r == 0 && (de = readdir(d))) {
+        if (de->d_name[0] < '1' || de->d_name[0] > '9')
+            continue;
+        snprintf(path, sizeof(path), "%d/task/%.20s/children", (int)pid, de->d_name);
+        if (fs_read(ctx->root.proc, path, &st->buf2) == 0)
+            r = enqueue_list(st, st->buf2.p);
+    }
+    closedir(d);
+    return r;
+}
+
 /* collect_tree: run and attach: the roots (run: every child of the monitor, a subreaper; the command or the
  * PID given), then last sample's members in their order, then the children of each member, breadth-first. */
 static int collect_tree(tree_state_t *st, js_ctx_t *ctx, js_rows_t *proc, js_rows_t *info, bool *root_alive)
@@ -922,8 +1088,11 @@ static int collect_tree(tree_state_t *st, js_ctx_t *ctx, js_rows_t *proc, js_row
         if (st->scan && scan_children(st, ctx->monitor_pid) < 0)
             return -ENOMEM;
     }
-    if (push_pid(&st->queue, &st->nqueue, &st->queue_cap, ctx->root_pid) < 0)
+    if (ctx->root_pid > 0 && push_pid(&st->queue, &st->nqueue, &st->queue_cap, ctx->root_pid) < 0)
         return -ENOMEM;
+    for (size_t i = 0; i < st->nroots; i++) /* stepd roots: their children are the tasks */
+        if (stepd_children(st, ctx, st->roots[i]) < 0)
+            return -ENOMEM;
     for (size_t i = 0; i < st->norder; i++)
         if (push_pid(&st->queue, &st->nqueue, &st->queue_cap, st->order[i]) < 0)
             return -ENOMEM;
@@ -1074,6 +1243,11 @@ static bool bpf_wanted(tree_state_t *st, const js_ctx_t *ctx, bool live)
         return true;
     if (ctx->backend == JS_BACKEND_PROCFS || st->bpf_refused)
         return false;
+    if (stepd_mode(ctx)) { /* the reader follows one root; these roots are found through /proc */
+        snprintf(st->bpf_why, sizeof(st->bpf_why), "not used with slurmstepd roots");
+        st->bpf_refused = true;
+        return false;
+    }
     if (!live) {
         snprintf(st->bpf_why, sizeof(st->bpf_why), "the procfs root is not the running kernel's");
         st->bpf_refused = ctx->backend == JS_BACKEND_BPF;
@@ -1423,7 +1597,7 @@ static int collect_node(tree_state_t *st, js_ctx_t *ctx, js_rows_t *proc, js_row
 static int tree_collect(void *state, js_ctx_t *ctx, js_rows_t *const *rows)
 {
     tree_state_t *st = state;
-    js_rows_t *proc = rows[0], *info = rows[1], *tree = rows[2], *exits = rows[3];
+    js_rows_t *proc = rows[0], *info = rows[1], *tree = rows[2], *exits = rows[3], *stepd = rows[4];
     int r = 0;
     st->stamp++;
     st->nqueue = 0;
@@ -1471,6 +1645,8 @@ static int tree_collect(void *state, js_ctx_t *ctx, js_rows_t *const *rows)
     default:
         if (st->scan && (r = scan_build(st, ctx)) < 0)
             return r;
+        if (stepd_mode(ctx) && (r = stepd_refresh(st, ctx, stepd)) < 0)
+            return r;
         r = collect_tree(st, ctx, proc, info, &root_alive);
     }
     if (r < 0)
@@ -1496,6 +1672,7 @@ done:
     const char *how = ctx->scope.kind == JS_SCOPE_CGROUP ? "cgroup.procs"
                       : ctx->scope.kind == JS_SCOPE_USER ? "uid"
                       : ctx->scope.kind == JS_SCOPE_NODE ? "node"
+                      : stepd_mode(ctx)                  ? "slurmstepd"
                       : st->scan                         ? "scan"
                                                          : "children";
     rows_set_str(tree, &t[TREE_DISCOVERY], how, strlen(how));
@@ -1505,6 +1682,13 @@ done:
         reaped_totals(st, ctx, t);
     emit_exits(ctx, exits); /* last: an interrupted sample keeps them queued for the next */
     ctx->live_members = st->norder - st->nzombies;
+    /* stepd roots: the work on this node is over when the explicit slurmstepd is gone, or when the one step
+     * watched has no slurmstepd left (after one was seen), and no member is left; a whole job (every step)
+     * ends by signal or stop file only, as its steps come and go */
+    if (stepd_mode(ctx) && !ctx->live_members &&
+        ((ctx->scope.stepd_pid > 0 && !st->stepd_pid_alive) ||
+         (ctx->scope.stepd_pid <= 0 && ctx->scope.stepd_step && st->stepd_seen && !st->nroots)))
+        ctx->scope_gone = true;
     return 0;
 }
 
@@ -1529,7 +1713,8 @@ static int tree_inventory(void *state, const js_ctx_t *ctx, js_rows_t *inv)
     return r;
 }
 
-static const js_table_t *const tree_tables[] = {&table_proc, &table_proc_info, &table_tree, &table_exits, NULL};
+static const js_table_t *const tree_tables[] = {&table_proc, &table_proc_info, &table_tree, &table_exits,
+                                                &table_stepd, NULL};
 
 const js_source_t source_proc_tree = {
     .name = "proc_tree",

@@ -102,10 +102,15 @@ enum {
     EXIT__MAX
 };
 
+/* jobscope job without a cgroup: the slurmstepd roots, one row per sample and root (their own CPU is not the
+ * job's; what they reaped, cutime and cstime, is: the tasks that exited) */
+enum { STEPD_PID, STEPD_START_TICKS, STEPD_STEP, STEPD_CUTIME, STEPD_CSTIME, STEPD_UTIME, STEPD_STIME, STEPD__MAX };
+
 extern const js_table_t table_proc;      /* per sample and process */
 extern const js_table_t table_proc_info; /* when a process is first seen or execs */
 extern const js_table_t table_tree;      /* per sample: membership and what the monitor reaped */
 extern const js_table_t table_exits;     /* per child reaped by the monitor (wait4 rusage) */
+extern const js_table_t table_stepd;     /* per sample and slurmstepd root (jobscope job without a cgroup) */
 
 /* The parsed /proc/<pid>/io fields, each with a present flag (the file is root-only for other users). */
 typedef struct {

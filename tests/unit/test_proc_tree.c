@@ -235,16 +235,19 @@ static void test_cmdline_json(void **state)
 typedef struct {
     js_ctx_t ctx;
     js_sample_t s;
-    js_rows_t *rows[4];
+    js_rows_t *rows[5];
     void *state;
 } tree_t;
 
-static void tree_open(tree_t *t, const char *root)
+/* tree_open_scope: the source on fixture `root` in `mode` with `root_pid` and `scope` (may be NULL). */
+static void tree_open_scope(tree_t *t, const char *root, js_mode_t mode, pid_t root_pid, const js_scope_t *scope)
 {
     memset(t, 0, sizeof(*t));
     assert_int_equal(fsroot_open(&t->ctx.root, root, NULL), 0);
-    t->ctx.mode = JS_MODE_ATTACH;
-    t->ctx.root_pid = 100;
+    t->ctx.mode = mode;
+    t->ctx.root_pid = root_pid;
+    if (scope)
+        t->ctx.scope = *scope;
     t->ctx.monitor_pid = 1; /* not in the fixture */
     t->ctx.status_every = 1;
     t->ctx.uss_every = 1;
@@ -254,13 +257,19 @@ static void tree_open(tree_t *t, const char *root)
     t->rows[1] = sample_rows(&t->s, &table_proc_info);
     t->rows[2] = sample_rows(&t->s, &table_tree);
     t->rows[3] = sample_rows(&t->s, &table_exits);
-    for (int i = 0; i < 4; i++)
+    t->rows[4] = sample_rows(&t->s, &table_stepd);
+    for (int i = 0; i < 5; i++)
         assert_non_null(t->rows[i]);
     /* the order collect() expects is the order the source declares */
-    for (int i = 0; i < 4; i++)
+    for (int i = 0; i < 5; i++)
         assert_ptr_equal(source_proc_tree.tables[i], t->rows[i]->table);
-    assert_null(source_proc_tree.tables[4]);
+    assert_null(source_proc_tree.tables[5]);
     assert_int_equal(source_proc_tree.init(&t->ctx, &t->state), 0);
+}
+
+static void tree_open(tree_t *t, const char *root)
+{
+    tree_open_scope(t, root, JS_MODE_ATTACH, 100, NULL);
 }
 
 static void tree_collect(tree_t *t)
@@ -608,12 +617,140 @@ static void test_collect_changes(void **state)
     assert_int_equal(system(cmd), 0);
 }
 
+/* ---- slurmstepd roots (jobscope job without a cgroup; tests/fixtures/proc-stepd/README.md) ---- */
+
+static void check_stepd_rows(const tree_t *t, const int *pids, size_t n)
+{
+    const js_rows_t *sr = t->rows[4];
+    assert_int_equal(sr->nrows, n);
+    for (size_t i = 0; i < n; i++) {
+        bool found = false;
+        for (size_t k = 0; k < sr->nrows; k++)
+            found |= rows_row(sr, k)[STEPD_PID].i == pids[i];
+        assert_true(found);
+    }
+}
+
+/* sorted_members: the proc rows' PIDs, sorted (roots are listed in procfs order) */
+static size_t sorted_members(const tree_t *t, int *out, size_t cap)
+{
+    size_t n = t->rows[0]->nrows;
+    assert_true(n <= cap);
+    for (size_t i = 0; i < n; i++)
+        out[i] = (int)rows_row(t->rows[0], i)[PROC_PID].i;
+    for (size_t i = 1; i < n; i++)
+        for (size_t k = i; k > 0 && out[k - 1] > out[k]; k--) {
+            int x = out[k];
+            out[k] = out[k - 1];
+            out[k - 1] = x;
+        }
+    return n;
+}
+
+static void test_collect_stepd_job(void **state)
+{
+    (void)state;
+    js_scope_t sc = {.kind = JS_SCOPE_TREE, .stepd_job = "7", .stepd_skip = "3"};
+    tree_t t;
+    tree_open_scope(&t, FIXTURES "/proc-stepd", JS_MODE_WATCH, 0, &sc);
+    t.ctx.monitor_pid = 1;
+    tree_collect(&t);
+    int got[16];
+    size_t n = sorted_members(&t, got, 16);
+    /* steps 0 and batch; not job 8's task (300), not the monitor's step (400), not under a look-alike (500) */
+    static const int want[] = {100, 101, 200};
+    assert_int_equal(n, 3);
+    for (size_t i = 0; i < n; i++)
+        assert_int_equal(got[i], want[i]);
+    static const int roots[] = {50, 60};
+    check_stepd_rows(&t, roots, 2);
+    for (size_t k = 0; k < t.rows[4]->nrows; k++) {
+        const js_value_t *v = rows_row(t.rows[4], k);
+        if (v[STEPD_PID].i != 50)
+            continue;
+        assert_ival(v[STEPD_CUTIME], 40);
+        assert_ival(v[STEPD_CSTIME], 10);
+        assert_ival(v[STEPD_START_TICKS], 1050);
+        assert_string_equal(rows_str(t.rows[4], &v[STEPD_STEP]), "0");
+    }
+    const js_value_t *tv = rows_row(t.rows[2], 0);
+    assert_string_equal(rows_str(t.rows[2], &tv[TREE_DISCOVERY]), "slurmstepd");
+    assert_false(t.ctx.scope_gone); /* a whole job ends by signal or stop file only */
+    tree_collect(&t); /* again: the classification is cached */
+    assert_int_equal(sorted_members(&t, got, 16), 3);
+    check_stepd_rows(&t, roots, 2);
+    tree_close(&t);
+}
+
+static void test_collect_stepd_step(void **state)
+{
+    (void)state;
+    js_scope_t sc = {.kind = JS_SCOPE_TREE, .stepd_job = "7", .stepd_step = "batch"};
+    tree_t t;
+    tree_open_scope(&t, FIXTURES "/proc-stepd", JS_MODE_WATCH, 0, &sc);
+    t.ctx.monitor_pid = 1;
+    tree_collect(&t);
+    int got[16];
+    assert_int_equal(sorted_members(&t, got, 16), 1);
+    assert_int_equal(got[0], 200);
+    static const int roots[] = {60};
+    check_stepd_rows(&t, roots, 1);
+    tree_close(&t);
+
+    /* a step with no slurmstepd here: nothing, and not over before one was seen */
+    js_scope_t none = {.kind = JS_SCOPE_TREE, .stepd_job = "7", .stepd_step = "9"};
+    tree_open_scope(&t, FIXTURES "/proc-stepd", JS_MODE_WATCH, 0, &none);
+    t.ctx.monitor_pid = 1;
+    tree_collect(&t);
+    assert_int_equal(t.rows[0]->nrows, 0);
+    assert_int_equal(t.rows[4]->nrows, 0);
+    assert_false(t.ctx.scope_gone);
+    tree_close(&t);
+}
+
+static void test_collect_stepd_pid(void **state)
+{
+    (void)state;
+    /* the SPANK plugin's way: one slurmstepd by PID; its tasks are members, the monitor (400 here) is not */
+    js_scope_t sc = {.kind = JS_SCOPE_TREE, .stepd_job = "7", .stepd_step = "3", .stepd_pid = 80};
+    tree_t t;
+    tree_open_scope(&t, FIXTURES "/proc-stepd", JS_MODE_WATCH, 0, &sc);
+    t.ctx.monitor_pid = 400;
+    tree_collect(&t);
+    assert_int_equal(t.rows[0]->nrows, 0);
+    static const int roots[] = {80};
+    check_stepd_rows(&t, roots, 1);
+    assert_false(t.ctx.scope_gone);
+    tree_close(&t);
+
+    js_scope_t sc2 = {.kind = JS_SCOPE_TREE, .stepd_job = "7", .stepd_step = "0", .stepd_pid = 50};
+    tree_open_scope(&t, FIXTURES "/proc-stepd", JS_MODE_WATCH, 0, &sc2);
+    t.ctx.monitor_pid = 1;
+    tree_collect(&t);
+    int got[16];
+    assert_int_equal(sorted_members(&t, got, 16), 2);
+    assert_int_equal(got[0], 100);
+    assert_int_equal(got[1], 101);
+    tree_close(&t);
+
+    /* a slurmstepd that is gone (no such PID): the step is over */
+    js_scope_t gone = {.kind = JS_SCOPE_TREE, .stepd_job = "7", .stepd_step = "0", .stepd_pid = 4242};
+    tree_open_scope(&t, FIXTURES "/proc-stepd", JS_MODE_WATCH, 0, &gone);
+    t.ctx.monitor_pid = 1;
+    tree_collect(&t);
+    assert_int_equal(t.rows[0]->nrows, 0);
+    assert_true(t.ctx.scope_gone);
+    tree_close(&t);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_parse_io),        cmocka_unit_test(test_parse_statm),
         cmocka_unit_test(test_parse_status),    cmocka_unit_test(test_parse_smaps),
         cmocka_unit_test(test_cmdline_json),    cmocka_unit_test(test_collect_children),
+        cmocka_unit_test(test_collect_stepd_job), cmocka_unit_test(test_collect_stepd_step),
+        cmocka_unit_test(test_collect_stepd_pid),
         cmocka_unit_test(test_collect_scan),    cmocka_unit_test(test_collect_no_root),
         cmocka_unit_test(test_collect_subtree), cmocka_unit_test(test_collect_changes),
     };
