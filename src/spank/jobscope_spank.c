@@ -481,26 +481,27 @@ static int wait_gone(int64_t deadline)
     }
 }
 
-/* Whether the monitor has installed its SIGTERM handler yet (SigCgt of its status): a SIGTERM that arrives
- * before would kill it without its closing sample, as in a step shorter than the monitor's start. 1 yes,
- * 0 not yet, -1 unknown (status unreadable: the monitor is gone or this is not Linux). */
-static int catches_sigterm(pid_t pid)
+/* Whether the monitor is ready for SIGTERM: it catches it (SigCgt: a handler) or blocks it (SigBlk: it waits
+ * for it with sigwait or a signalfd) - a SIGTERM that arrives before either would kill it without its closing
+ * sample, as in a step shorter than the monitor's start. 1 ready, 0 not yet, -1 unknown (status unreadable:
+ * the monitor is gone, or this is no Linux procfs). */
+static int ready_for_sigterm(pid_t pid)
 {
     char path[64], line[256];
     snprintf(path, sizeof(path), "/proc/%d/status", (int)pid);
     FILE *f = fopen(path, "re");
     if (!f)
         return -1;
-    int r = -1;
+    int seen = 0, ready = 0;
     while (fgets(line, sizeof(line), f)) {
-        if (!strncmp(line, "SigCgt:", 7)) {
+        if (!strncmp(line, "SigBlk:", 7) || !strncmp(line, "SigCgt:", 7)) {
             unsigned long long mask = strtoull(line + 7, NULL, 16);
-            r = (mask >> (SIGTERM - 1)) & 1ULL ? 1 : 0;
-            break;
+            ready |= (mask >> (SIGTERM - 1)) & 1ULL ? 1 : 0;
+            seen++;
         }
     }
     fclose(f);
-    return r;
+    return seen == 2 ? ready : -1;
 }
 
 int slurm_spank_exit(spank_t sp, int ac, char **av)
@@ -511,9 +512,11 @@ int slurm_spank_exit(spank_t sp, int ac, char **av)
     if (monitor_pid <= 0 || spank_context() != S_CTX_REMOTE)
         return 0;
     int64_t t0 = now_ns();
-    int64_t deadline = t0 + config.stop_timeout_ns;
-    while (catches_sigterm(monitor_pid) == 0 && now_ns() < deadline && !wait_gone(now_ns() + 10000000LL))
-        ; /* a monitor still starting: let it get ready for SIGTERM first */
+    /* a monitor still starting: let it get ready for SIGTERM first (up to stop_timeout) */
+    int64_t ready_by = t0 + config.stop_timeout_ns;
+    while (ready_for_sigterm(monitor_pid) == 0 && now_ns() < ready_by && !wait_gone(now_ns() + 10000000LL))
+        ;
+    int64_t deadline = now_ns() + config.stop_timeout_ns;
     if (wait_gone(t0)) {
         slurm_info("jobscope: monitor pid %d of step %u.%s had ended already", (int)monitor_pid, monitor_job,
                    monitor_step);

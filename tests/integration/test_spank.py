@@ -88,8 +88,8 @@ def test_one_monitor_per_node_before_tasks_as_the_user(cluster, plugstack):
     out = cluster.shared_dir("fake-one")
     # two tasks per node: still one monitor per node; each task prints its node and its start in clock ticks
     task = "echo $SLURMD_NODENAME $(cut -d' ' -f22 /proc/$$/stat); sleep 1"
-    proc = cluster.run(["srun", "-N2", "--ntasks-per-node=2", f"--jobscope=dir={out},interval=0.5", "sh", "-c",
-                        task], user=cluster.user)
+    proc = cluster.run(["srun", "-N2", "-w", "n[1-2]", "--ntasks-per-node=2", f"--jobscope=dir={out},interval=0.5",
+                        "sh", "-c", task], user=cluster.user)
     tasks = [line.split() for line in proc.stdout.splitlines()]
     assert len(tasks) == 4, proc.stdout
     recs = wait_for(lambda: [r for r in fake_records(out) if "stopped" in r] if len(fake_records(out)) == 2 and
@@ -137,7 +137,7 @@ def test_sbatch_option_reaches_the_steps_not_the_batch_script(cluster, plugstack
     plugstack(f"bin={install(cluster, FAKE)}", f"dir={cluster.workdir}/fake-sb/%j.%s")
     (cluster.workdir / "fake-sb").mkdir(mode=0o1777)
     (cluster.workdir / "fake-sb").chmod(0o1777)
-    jobid = cluster.sbatch(["-N2", "-o", "fake-sb-%j.out", "--jobscope",
+    jobid = cluster.sbatch(["-N2", "-w", "n[1-2]", "-o", "fake-sb-%j.out", "--jobscope",
                             "--wrap", "srun sleep 0.5; srun -N1 -r1 true"], user=cluster.user)
     cluster.wait_job(jobid, "COMPLETED", timeout=60)
     base = cluster.workdir / "fake-sb"
@@ -151,7 +151,7 @@ def test_sbatch_option_reaches_the_steps_not_the_batch_script(cluster, plugstack
     assert all(r["env"]["SLURMD_NODENAME"] == arg(r, "--node") for r in recs)
     assert (base / f"{jobid}.0").stat().st_uid == cluster.uid  # made by the monitor, as the user
 
-    jobid = cluster.sbatch(["-N1", "-o", "fake-sb-%j.out", "--jobscope=batch", "--wrap", "sleep 0.5"],
+    jobid = cluster.sbatch(["-N1", "-w", "n1", "-o", "fake-sb-%j.out", "--jobscope=batch", "--wrap", "sleep 0.5"],
                            user=cluster.user)
     cluster.wait_job(jobid, "COMPLETED", timeout=60)
     recs = wait_for(lambda: fake_records(base / f"{jobid}.batch"), 10, what="the batch step's monitor")
@@ -217,8 +217,9 @@ def test_monitor_ignoring_sigterm_is_killed_after_stop_timeout(cluster, plugstac
     proc = cluster.run(["srun", "-N1", f"--jobscope=dir={out}", "true"], user=cluster.user)
     elapsed = time.monotonic() - t0
     assert proc.returncode == 0
-    rec = wait_for(lambda: fake_records(out), 10, what="the monitor's record")[0]
-    assert "term_ignored" in rec
+    # (srun may return before slurmstepd has finished the step's end)
+    rec = wait_for(lambda: [r for r in fake_records(out) if "term_ignored" in r], 15,
+                   what="the monitor's record of SIGTERM")[0]
     wait_for(lambda: not Path(f"/proc/{rec['pid']}").exists() or
              Path(f"/proc/{rec['pid']}/stat").read_text().rsplit(")", 1)[1].split()[0] in "ZX", 10,
              what="the stubborn monitor to be killed")
@@ -277,7 +278,7 @@ CPU_TASK = ("import os, resource, subprocess\n"
 def test_srun_jobscope_records_every_node_as_the_user(cluster, real_plugstack, jobscope_job):
     real_plugstack()
     out = cluster.shared_dir("real-two")
-    proc = cluster.run(["srun", "-N2", "--ntasks-per-node=1", f"--jobscope=dir={out},interval=0.5",
+    proc = cluster.run(["srun", "-N2", "-w", "n[1-2]", "--ntasks-per-node=1", f"--jobscope=dir={out},interval=0.5",
                         "/usr/bin/python3", "-c", CPU_TASK], user=cluster.user, timeout=120)
     own = {line.split()[0]: float(line.split()[1]) for line in proc.stdout.splitlines()}
     assert sorted(own) == ["n1", "n2"], proc.stdout
@@ -287,8 +288,9 @@ def test_srun_jobscope_records_every_node_as_the_user(cluster, real_plugstack, j
         assert meta(rec, "job_node") == node and meta(rec, "job_step") == "0"
         s = summary(jobscope_job, rec)
         cpu = s["cpu"]["total_s"]
-        # the tasks' work on this node (stress-ng, the interpreter): generous bounds on a loaded machine
-        assert cpu == pytest.approx(own[node], abs=max(0.5, 0.15 * own[node])), (node, cpu, own[node], s["cpu"])
+        # the tasks' work on this node (stress-ng, the interpreter): generous bounds on a loaded machine, and
+        # up to one interval (0.5 s) of the last task's CPU may be missing when it ends between two samples
+        assert cpu == pytest.approx(own[node], abs=max(0.7, 0.2 * own[node])), (node, cpu, own[node], s["cpu"])
         assert own[node] > 1.5
     for path in Path(out).iterdir():  # everything the monitors made is the user's
         assert path.stat().st_uid == cluster.uid, path
@@ -301,7 +303,8 @@ def test_srun_jobscope_records_every_node_as_the_user(cluster, real_plugstack, j
 def test_failing_job_leaves_complete_recordings(cluster, real_plugstack, jobscope_job):
     real_plugstack()
     out = cluster.shared_dir("real-fail")
-    proc = cluster.run(["srun", "-N2", "--ntasks-per-node=1", f"--jobscope=dir={out},interval=0.5", "sh", "-c",
+    proc = cluster.run(["srun", "-N2", "-w", "n[1-2]", "--ntasks-per-node=1", f"--jobscope=dir={out},interval=0.5",
+                        "sh", "-c",
                         "stress-ng --cpu 1 -t 1 -q; exit 3"], user=cluster.user, check=False, timeout=120)
     assert proc.returncode != 0
     recs = sorted(Path(out).glob("*-n[12].db"))
@@ -317,7 +320,7 @@ def test_failing_job_leaves_complete_recordings(cluster, real_plugstack, jobscop
 def test_scancel_leaves_readable_recordings(cluster, real_plugstack, jobscope_job):
     real_plugstack()
     out = cluster.shared_dir("real-cancel")
-    jobid = cluster.sbatch(["-N2", "-o", "real-cancel-%j.out", f"--jobscope=dir={out},interval=0.5",
+    jobid = cluster.sbatch(["-N2", "-w", "n[1-2]", "-o", "real-cancel-%j.out", f"--jobscope=dir={out},interval=0.5",
                             "--wrap", "srun --ntasks-per-node=1 stress-ng --cpu 1 -t 120 -q"], user=cluster.user)
     cluster.wait_job(jobid, "RUNNING", timeout=60)
     wait_for(lambda: all((Path(out) / f"{jobid}-{n}.db").is_file() for n in ("n1", "n2")), 30,
