@@ -165,6 +165,7 @@ int job_resolve(const job_args_t *a, js_ctx_t *ctx, js_cgroup_t **ret_cg, job_pl
             ctx->scope.stepd_step = all ? NULL : p->step_watched;
             ctx->scope.stepd_skip = all && p->own_step[0] ? p->own_step : NULL;
             ctx->scope.stepd_pid = (pid_t)a->stepd_pid;
+            ctx->scope.stepd_node = p->b.node;
             p->how = "slurmstepd";
             if (a->stepd_pid > 0)
                 snprintf(desc, cap, "%s job %s step %s on %s: the tasks of slurmstepd %ld", sched, p->b.job,

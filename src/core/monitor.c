@@ -249,6 +249,58 @@ static bool scope_over(js_monitor_t *mon)
     return over;
 }
 
+/* Processes whose exit wakes the loop (ctx.watch_pids: a slurmstepd's tasks), one pidfd each. A PID whose
+ * pidfd fired is not watched again (a zombie would fire at once, forever). */
+typedef struct {
+    int32_t pid;
+    int fd;      /* -1 once fired */
+    bool listed; /* in this sample's list */
+} wpid_t;
+
+typedef struct {
+    wpid_t w[JS_WATCH_PIDS_MAX];
+    size_t n;
+} wpids_t;
+
+/* wpids_sync: follow this sample's list: open a pidfd for each new PID, forget those no longer listed. */
+static void wpids_sync(wpids_t *ws, const js_ctx_t *ctx)
+{
+    for (size_t i = 0; i < ws->n; i++)
+        ws->w[i].listed = false;
+    for (size_t k = 0; k < ctx->nwatch_pids; k++) {
+        size_t i = 0;
+        while (i < ws->n && ws->w[i].pid != ctx->watch_pids[k])
+            i++;
+        if (i < ws->n) {
+            ws->w[i].listed = true;
+            continue;
+        }
+        if (ws->n == JS_WATCH_PIDS_MAX)
+            continue;
+        int fd = (int)syscall(SYS_pidfd_open, (pid_t)ctx->watch_pids[k], 0);
+        if (fd < 0)
+            continue; /* gone already, or no pidfd (Linux < 5.3): the schedule alone */
+        ws->w[ws->n++] = (wpid_t){.pid = ctx->watch_pids[k], .fd = fd, .listed = true};
+    }
+    for (size_t i = 0; i < ws->n;) {
+        if (ws->w[i].listed) {
+            i++;
+            continue;
+        }
+        if (ws->w[i].fd >= 0)
+            close(ws->w[i].fd);
+        ws->w[i] = ws->w[--ws->n];
+    }
+}
+
+static void wpids_close(wpids_t *ws)
+{
+    for (size_t i = 0; i < ws->n; i++)
+        if (ws->w[i].fd >= 0)
+            close(ws->w[i].fd);
+    ws->n = 0;
+}
+
 enum { UNTIL_NONE, UNTIL_APPEARS, UNTIL_FINISHED };
 
 /* until_file_says_stop: the stop file's verdict (its mode was fixed at the start). The file is the user's,
@@ -279,6 +331,7 @@ int monitor_loop(js_monitor_t *mon)
     js_sampler_t *sp = &mon->sampler;
     size_t reaped_cap = 0;
     int tfd = -1, sfd = -1, root_pidfd = -1, r;
+    wpids_t wp = {.n = 0}; /* processes whose exit wakes the loop */
     sigset_t set;
     sigemptyset(&set);
     for (size_t i = 0; i < NHANDLED; i++)
@@ -315,6 +368,7 @@ int monitor_loop(js_monitor_t *mon)
     sampler_inventory(sp, s);
     done = scope_over(mon);
     commit(mon, s, done);
+    wpids_sync(&wp, &mon->ctx);
     k = 1;
 
     while (!done) {
@@ -328,17 +382,25 @@ int monitor_loop(js_monitor_t *mon)
         /* a negative fd is ignored by poll: the signalfd (not embedded), the pidfd (attach), the mark socket
          * (when there is one) and the host's wake-up eventfd (embedded) are each optional; a stop file is
          * looked at twice a second, whatever the interval */
-        struct pollfd pf[5] = {{.fd = tfd, .events = POLLIN}, {.fd = sfd, .events = POLLIN},
+        struct pollfd pf[5 + JS_WATCH_PIDS_MAX] = {{.fd = tfd, .events = POLLIN}, {.fd = sfd, .events = POLLIN},
                                {.fd = root_pidfd, .events = POLLIN},
                                {.fd = mon->marks ? marks_fd(mon->marks) : -1, .events = POLLIN},
                                {.fd = mon->embedded ? mon->wake_fd : -1, .events = POLLIN}};
-        if (poll(pf, 5, until != UNTIL_NONE ? 500 : -1) < 0) {
+        for (size_t i = 0; i < wp.n; i++) /* watched tasks: read them the moment one exits */
+            pf[5 + i] = (struct pollfd){.fd = wp.w[i].fd, .events = POLLIN};
+        if (poll(pf, 5 + wp.n, until != UNTIL_NONE ? 500 : -1) < 0) {
             if (errno == EINTR)
                 continue;
             r = -errno;
             goto out;
         }
         bool event_sample = false, stop = false;
+        for (size_t i = 0; i < wp.n; i++)
+            if (wp.w[i].fd >= 0 && (pf[5 + i].revents & (POLLIN | POLLHUP | POLLERR))) {
+                close(wp.w[i].fd);
+                wp.w[i].fd = -1;
+                event_sample = true; /* a task exited: its parent still lives, read both now */
+            }
         if (pf[3].revents & POLLIN)
             receive_marks(mon);
         if (pf[4].revents & POLLIN) {
@@ -414,6 +476,7 @@ int monitor_loop(js_monitor_t *mon)
             goto out;
         done = stop || scope_over(mon);
         commit(mon, s, done);
+        wpids_sync(&wp, &mon->ctx);
     }
     r = 0;
 out:
@@ -423,6 +486,7 @@ out:
         close(tfd);
     if (root_pidfd >= 0)
         close(root_pidfd);
+    wpids_close(&wp);
     if (sfd >= 0)
         close(sfd);
     free(mon->ctx.reaped);

@@ -57,6 +57,8 @@ typedef struct {
     const char *stepd_job;
     const char *stepd_step;
     const char *stepd_skip;
+    const char *stepd_node; /* this node's name: several slurmd on one host (a test cluster) share the PID
+                             * space, so a slurmstepd is this node's only if its tasks say SLURMD_NODENAME so */
     pid_t stepd_pid;
     /* JS_SCOPE_CGROUP: the cgroup holds nothing but the job since the job began (a SLURM job's), so its
      * counters count from zero, not from the first sample */
@@ -70,6 +72,8 @@ typedef struct {
     int64_t t_unix_ns;   /* when reaped */
     struct rusage ru;    /* that child's and its reaped descendants' usage */
 } js_reaped_t;
+
+#define JS_WATCH_PIDS_MAX 64
 
 /* What the sources may read about the monitored scope and the options. Owned by the monitor. */
 typedef struct {
@@ -94,6 +98,11 @@ typedef struct {
     /* set by proc_tree after each collect: members in the scope that have not exited (zombies excluded) */
     size_t live_members;
     bool scope_gone; /* set by a source when the watched scope no longer exists (its cgroup was removed) */
+    /* processes whose exit should wake the monitor for an off-schedule sample (set by a source each sample:
+     * the tasks of slurmstepd roots, so their CPU is read while their slurmstepd still lives); at most
+     * JS_WATCH_PIDS_MAX are watched */
+    const int32_t *watch_pids;
+    size_t nwatch_pids;
     /* embedded (js_monitor_start): the monitor is one thread of root_pid; monitor_pid is then 0 (nothing is
      * skipped in the tree) and the monitor's own cost is its thread's (the self source) */
     bool embedded;

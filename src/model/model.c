@@ -35,6 +35,7 @@ typedef struct {
     double vcsw, ivcsw;  /* last read (status cadence), NAN before the first */
     double peak_rss;
     uint32_t comm_ix;    /* index + 1 in the per-command table, 0 before its comm is known */
+    bool zombie;         /* last seen exited (state Z): its totals were final */
     char comm[64];       /* from proc_info, for the process view */
 } mproc_t;
 
@@ -89,6 +90,7 @@ struct js_model {
     js_pidmap_t stepds;
     double stepd_gone_user, stepd_gone_sys;
     bool lost_any; /* a member vanished with nobody seen to reap it: its last interval is missing */
+    const js_rows_t *last_proc_rows; /* the proc rows being fed (their strings) */
     mcomm_t *comms;
     size_t ncomms, comms_cap;
     /* node scope: the host's busy CPU (ticks) and used memory from the system source's tables */
@@ -266,15 +268,26 @@ static void vanish(js_model_t *m, const mproc_t *e)
     /* status context switches do not include reaped children: keep the last seen figures */
     m->ctxsw_gone[0] += nan0(e->vcsw);
     m->ctxsw_gone[1] += nan0(e->ivcsw);
-    const mproc_t *parent = pidmap_get(&m->procs, e->ppid);
-    if (parent && parent->stamp == m->stamp)
-        return; /* its live parent's cutime and io absorb it when it reaps it */
-    const mstepd_t *sd = m->cfg.stepd_roots ? pidmap_get(&m->stepds, e->ppid) : NULL;
-    if (sd && sd->stamp == m->stamp) { /* a task: its live slurmstepd's cutime and cstime absorb its CPU */
-        lose_io(m, e); /* a root's io is not readable to the job's user: last seen */
-        return;
+    /* up through the members that vanished with it: the first live member above absorbs them all (its
+     * cutime and io take each child it reaps, and that child's took its own); with slurmstepd roots, a
+     * slurmstepd that still lives has reaped its task, and its reaped CPU absorbs them (not the io, which a
+     * root keeps from the job's user: last seen) */
+    int32_t pp = e->ppid;
+    for (int depth = 0; depth < 4096; depth++) {
+        const mproc_t *up = pidmap_get(&m->procs, pp);
+        if (up && up->stamp == m->stamp)
+            return; /* a live member reaps it (or has) */
+        const mstepd_t *sd = m->cfg.stepd_roots ? pidmap_get(&m->stepds, pp) : NULL;
+        if (sd && sd->stamp == m->stamp) {
+            lose_io(m, e);
+            return;
+        }
+        if (!up || up->ppid == pp)
+            break; /* above the members */
+        pp = up->ppid;
     }
-    m->lost_any = true;
+    if (!e->zombie)
+        m->lost_any = true; /* a zombie's totals were final: nothing of it is missing */
     m->lost_cpu += e->cpu_all;
     m->lost_user += e->user_all;
     m->lost_sys += e->sys_all;
@@ -368,6 +381,7 @@ static int feed_proc(js_model_t *m, const js_value_t *v, double dt, js_proc_poin
         e->dt_prev = dt;
     }
     e->stamp = m->stamp;
+    e->zombie = v[PROC_STATE].present && m->last_proc_rows && rows_str(m->last_proc_rows, &v[PROC_STATE])[0] == 'Z';
     e->ppid = v[PROC_PPID].present ? (int32_t)v[PROC_PPID].i : 0;
     if (!isnan(own)) {
         if (fresh && m->cfg.mode != JS_MODE_RUN && m->nfed == 0 && !m->cfg.stepd_roots)
@@ -825,6 +839,7 @@ int model_feed(js_model_t *m, int64_t seq, const js_sample_t *s)
         m->pp_cap = ls.n;
     }
     m->npp = ls.n;
+    m->last_proc_rows = proc;
     for (size_t i = 0; i < ls.n; i++)
         if ((r = feed_proc(m, rows_row(proc, i), pt->dt_s, &m->pp[i], &ls)) < 0)
             return r;

@@ -291,6 +291,7 @@ typedef struct {
 typedef struct {
     uint64_t seen;  /* sample stamp */
     int8_t ours;    /* 1: a slurmstepd of the job, a root; -1: any other process */
+    int8_t node;    /* its tasks run on this node: 1 yes, -1 no, 0 not known yet (no task to ask) */
     char step[24];
 } sent_t;
 
@@ -337,6 +338,8 @@ typedef struct {
     /* stepd roots (ctx->scope.stepd_job or stepd_pid) */
     js_pidmap_t stepds;     /* pid -> sent_t */
     int32_t *roots;         /* this sample's live roots */
+    int32_t *tasks;         /* their children this sample (the monitor is woken when one exits) */
+    size_t ntasks, tasks_cap;
     size_t nroots, roots_cap;
     bool stepd_seen;        /* a root was seen once */
     bool stepd_pid_alive;   /* the explicit slurmstepd (stepd_pid) exists this sample */
@@ -525,6 +528,7 @@ static void tree_fini(void *state)
     pidmap_free(&st->uids);
     pidmap_free(&st->stepds);
     free(st->roots);
+    free(st->tasks);
     free(st->cand);
     free(st->stale);
     free(st->how);
@@ -968,6 +972,44 @@ static int8_t stepd_classify(tree_state_t *st, const js_ctx_t *ctx, int32_t pid,
     return 1;
 }
 
+/* stepd_node_of: whether the tasks of slurmstepd `pid` run on this node: the first task's SLURMD_NODENAME
+ * (1 when it is this node's or cannot be read, -1 when it is another's, 0 while the slurmstepd has no task). */
+static int8_t stepd_node_of(tree_state_t *st, const js_ctx_t *ctx, int32_t pid)
+{
+    char path[96];
+    snprintf(path, sizeof(path), "%d/task", (int)pid);
+    int dfd = openat(ctx->root.proc, path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (dfd < 0)
+        return 0;
+    DIR *d = fdopendir(dfd);
+    if (!d) {
+        close(dfd);
+        return 0;
+    }
+    uint64_t child = 0;
+    struct dirent *de;
+    while (!child && (de = readdir(d))) {
+        if (de->d_name[0] < '1' || de->d_name[0] > '9')
+            continue;
+        snprintf(path, sizeof(path), "%d/task/%.20s/children", (int)pid, de->d_name);
+        const char *p = st->buf2.p;
+        if (fs_read(ctx->root.proc, path, &st->buf2) == 0 && (p = st->buf2.p) && parse_u64(&p, &child) < 0)
+            child = 0;
+    }
+    closedir(d);
+    if (!child)
+        return 0;
+    snprintf(path, sizeof(path), "%llu/environ", (unsigned long long)child);
+    int r = fs_read(ctx->root.proc, path, &st->buf2);
+    if (r < 0)
+        return r == -ENOENT || r == -ESRCH ? 0 : 1; /* gone: ask again; unreadable: assume this node's */
+    static const char key[] = "SLURMD_NODENAME=";
+    for (size_t i = 0; i < st->buf2.len; i += strlen(st->buf2.p + i) + 1)
+        if (strncmp(st->buf2.p + i, key, sizeof(key) - 1) == 0)
+            return strcmp(st->buf2.p + i + sizeof(key) - 1, ctx->scope.stepd_node) == 0 ? 1 : -1;
+    return 1;
+}
+
 /* stepd_root: read root `pid`'s stat into a row of `srows` and add it to this sample's roots, if it lives. */
 static int stepd_root(tree_state_t *st, const js_ctx_t *ctx, int32_t pid, const char *step, js_rows_t *srows)
 {
@@ -1025,10 +1067,14 @@ static int stepd_refresh(tree_state_t *st, const js_ctx_t *ctx, js_rows_t *srows
             r = -ENOMEM;
             break;
         }
-        if (fresh || again || e->ours == 0)
+        if (fresh || again || e->ours == 0) {
             e->ours = stepd_classify(st, ctx, (int32_t)pid, e);
+            e->node = ctx->scope.stepd_node && *ctx->scope.stepd_node ? 0 : 1;
+        }
         e->seen = st->stamp;
-        if (e->ours == 1)
+        if (e->ours == 1 && e->node == 0)
+            e->node = stepd_node_of(st, ctx, (int32_t)pid);
+        if (e->ours == 1 && e->node == 1)
             r = stepd_root(st, ctx, (int32_t)pid, e->step, srows);
     }
     closedir(d);
@@ -1090,9 +1136,16 @@ static int collect_tree(tree_state_t *st, js_ctx_t *ctx, js_rows_t *proc, js_row
     }
     if (ctx->root_pid > 0 && push_pid(&st->queue, &st->nqueue, &st->queue_cap, ctx->root_pid) < 0)
         return -ENOMEM;
+    size_t first_task = st->nqueue;
     for (size_t i = 0; i < st->nroots; i++) /* stepd roots: their children are the tasks */
         if (stepd_children(st, ctx, st->roots[i]) < 0)
             return -ENOMEM;
+    st->ntasks = 0;
+    for (size_t i = first_task; i < st->nqueue; i++)
+        if (st->queue[i] != ctx->monitor_pid && push_pid(&st->tasks, &st->ntasks, &st->tasks_cap, st->queue[i]) < 0)
+            return -ENOMEM;
+    ctx->watch_pids = st->tasks;
+    ctx->nwatch_pids = st->ntasks;
     for (size_t i = 0; i < st->norder; i++)
         if (push_pid(&st->queue, &st->nqueue, &st->queue_cap, st->order[i]) < 0)
             return -ENOMEM;
