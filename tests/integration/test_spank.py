@@ -288,9 +288,9 @@ def test_srun_jobscope_records_every_node_as_the_user(cluster, real_plugstack, j
         assert meta(rec, "job_node") == node and meta(rec, "job_step") == "0"
         s = summary(jobscope_job, rec)
         cpu = s["cpu"]["total_s"]
-        # the tasks' work on this node (stress-ng, the interpreter): generous bounds on a loaded machine, and
-        # up to one interval (0.5 s) of the last task's CPU may be missing when it ends between two samples
-        assert cpu == pytest.approx(own[node], abs=max(0.7, 0.2 * own[node])), (node, cpu, own[node], s["cpu"])
+        # the tasks' work on this node (stress-ng, the interpreter), both from the kernel's accounting; a generous
+        # bound all the same (seen: 3.100 s recorded, 3.104 s by the task itself)
+        assert cpu == pytest.approx(own[node], abs=max(0.3, 0.1 * own[node])), (node, cpu, own[node], s["cpu"])
         assert own[node] > 1.5
     for path in Path(out).iterdir():  # everything the monitors made is the user's
         assert path.stat().st_uid == cluster.uid, path
