@@ -51,6 +51,7 @@ _Static_assert(JS_SPANK_STEP_PENDING == SLURM_PENDING_STEP, "pending step id");
 #endif
 
 #define MAX_GROUPS 1024
+#define START_TIMEOUT_NS 2000000000LL /* the longest a step's start waits for its monitor to be ready */
 
 static js_spank_config_t config;  /* plugstack defaults, then the user's options */
 static char admin_errors[1024];   /* plugstack.conf problems, logged when the option is used */
@@ -380,6 +381,56 @@ static int load_job(spank_t sp, js_spank_job_t *job, char ***ret_env)
     return 0;
 }
 
+/* Wait until the monitor has exited or `deadline`; 1 when it has. */
+static int wait_gone(int64_t deadline)
+{
+    for (;;) {
+        int64_t left = deadline - now_ns();
+        if (monitor_pidfd >= 0) {
+            struct pollfd p = {.fd = monitor_pidfd, .events = POLLIN};
+            int r = poll(&p, 1, left > 0 ? (int)(left / 1000000) + 1 : 0);
+            if (r > 0)
+                return 1;
+            if (r < 0 && errno == EINTR)
+                continue;
+        } else {
+            /* no pidfd (kernel before 5.3): the monitor is gone when it cannot be signalled (a zombie
+             * waiting for init to reap it still can be: it then counts as running until the deadline) */
+            if (kill(monitor_pid, 0) < 0 && errno == ESRCH)
+                return 1;
+            if (left > 0) {
+                struct timespec ts = {0, 20000000};
+                nanosleep(&ts, NULL);
+            }
+        }
+        if (left <= 0)
+            return 0;
+    }
+}
+
+/* Whether the monitor is ready for SIGTERM: it catches it (SigCgt: a handler) or blocks it (SigBlk: it waits
+ * for it with sigwait or a signalfd) - a SIGTERM that arrives before either would kill it without its closing
+ * sample, as in a step shorter than the monitor's start. 1 ready, 0 not yet, -1 unknown (status unreadable:
+ * the monitor is gone, or this is no Linux procfs). */
+static int ready_for_sigterm(pid_t pid)
+{
+    char path[64], line[256];
+    snprintf(path, sizeof(path), "/proc/%d/status", (int)pid);
+    FILE *f = fopen(path, "re");
+    if (!f)
+        return -1;
+    int seen = 0, ready = 0;
+    while (fgets(line, sizeof(line), f)) {
+        if (!strncmp(line, "SigBlk:", 7) || !strncmp(line, "SigCgt:", 7)) {
+            unsigned long long mask = strtoull(line + 7, NULL, 16);
+            ready |= (mask >> (SIGTERM - 1)) & 1ULL ? 1 : 0;
+            seen++;
+        }
+    }
+    fclose(f);
+    return seen == 2 ? ready : -1;
+}
+
 int slurm_spank_user_init(spank_t sp, int ac, char **av)
 {
     (void)ac;
@@ -449,59 +500,28 @@ int slurm_spank_user_init(spank_t sp, int ac, char **av)
     monitor_job = job.job_id;
     snprintf(monitor_step, sizeof(monitor_step), "%s", step);
     monitor_pidfd = (int)syscall(SYS_pidfd_open, pid, 0);
-    slurm_info("jobscope: monitor pid %d for step %u.%s on %s started in %.1f ms, writing into %s", (int)pid,
-               job.job_id, step, job.node, (double)(now_ns() - t0) / 1e6, launch.dir);
+    int64_t t_exec = now_ns();
+
+    /* wait (up to START_TIMEOUT) until the monitor is ready for SIGTERM, so that it is set up before the tasks
+     * start and a monitor that dies at once (a bad option, an unusable folder) is reported while the user's
+     * terminal still shows slurmstepd's errors */
+    while (ready_for_sigterm(pid) == 0 && now_ns() < t_exec + START_TIMEOUT_NS && !wait_gone(now_ns() + 2000000LL))
+        ;
+    if (wait_gone(now_ns())) {
+        slurm_error("jobscope: step %u.%s on %s not monitored: the monitor exited at once (log=FILE in --jobscope "
+                    "keeps its messages)",
+                    job.job_id, step, job.node);
+        if (monitor_pidfd >= 0)
+            close(monitor_pidfd);
+        monitor_pidfd = -1;
+        monitor_pid = -1;
+        return 0;
+    }
+    slurm_info("jobscope: monitor pid %d for step %u.%s on %s started in %.1f ms, ready %.1f ms later, writing "
+               "into %s",
+               (int)pid, job.job_id, step, job.node, (double)(t_exec - t0) / 1e6, (double)(now_ns() - t_exec) / 1e6,
+               launch.dir);
     return 0;
-}
-
-/* Wait until the monitor has exited or `deadline`; 1 when it has. */
-static int wait_gone(int64_t deadline)
-{
-    for (;;) {
-        int64_t left = deadline - now_ns();
-        if (monitor_pidfd >= 0) {
-            struct pollfd p = {.fd = monitor_pidfd, .events = POLLIN};
-            int r = poll(&p, 1, left > 0 ? (int)(left / 1000000) + 1 : 0);
-            if (r > 0)
-                return 1;
-            if (r < 0 && errno == EINTR)
-                continue;
-        } else {
-            /* no pidfd (kernel before 5.3): the monitor is gone when it cannot be signalled (a zombie
-             * waiting for init to reap it still can be: it then counts as running until the deadline) */
-            if (kill(monitor_pid, 0) < 0 && errno == ESRCH)
-                return 1;
-            if (left > 0) {
-                struct timespec ts = {0, 20000000};
-                nanosleep(&ts, NULL);
-            }
-        }
-        if (left <= 0)
-            return 0;
-    }
-}
-
-/* Whether the monitor is ready for SIGTERM: it catches it (SigCgt: a handler) or blocks it (SigBlk: it waits
- * for it with sigwait or a signalfd) - a SIGTERM that arrives before either would kill it without its closing
- * sample, as in a step shorter than the monitor's start. 1 ready, 0 not yet, -1 unknown (status unreadable:
- * the monitor is gone, or this is no Linux procfs). */
-static int ready_for_sigterm(pid_t pid)
-{
-    char path[64], line[256];
-    snprintf(path, sizeof(path), "/proc/%d/status", (int)pid);
-    FILE *f = fopen(path, "re");
-    if (!f)
-        return -1;
-    int seen = 0, ready = 0;
-    while (fgets(line, sizeof(line), f)) {
-        if (!strncmp(line, "SigBlk:", 7) || !strncmp(line, "SigCgt:", 7)) {
-            unsigned long long mask = strtoull(line + 7, NULL, 16);
-            ready |= (mask >> (SIGTERM - 1)) & 1ULL ? 1 : 0;
-            seen++;
-        }
-    }
-    fclose(f);
-    return seen == 2 ? ready : -1;
 }
 
 int slurm_spank_exit(spank_t sp, int ac, char **av)

@@ -291,7 +291,7 @@ def test_srun_jobscope_records_every_node_as_the_user(cluster, real_plugstack, j
         # the tasks' work on this node (stress-ng, the interpreter), both from the kernel's accounting; a generous
         # bound all the same (seen: 3.100 s recorded, 3.104 s by the task itself)
         assert cpu == pytest.approx(own[node], abs=max(0.3, 0.1 * own[node])), (node, cpu, own[node], s["cpu"])
-        assert own[node] > 1.5
+        assert own[node] > 0.3  # (3 s of stress-ng, less on a loaded machine)
     for path in Path(out).iterdir():  # everything the monitors made is the user's
         assert path.stat().st_uid == cluster.uid, path
     # the step's start to the monitor's start, and the stop, as slurmstepd logged them
@@ -313,7 +313,7 @@ def test_failing_job_leaves_complete_recordings(cluster, real_plugstack, jobscop
     for node, rec in zip(("n1", "n2"), node_recordings(out, jobid, ["n1", "n2"])):
         s = summary(jobscope_job, rec)
         assert meta(rec, "job_node") == node
-        assert s["cpu"]["total_s"] > 0.5, s["cpu"]
+        assert s["cpu"]["total_s"] > 0.05, s["cpu"]  # (stress-ng's second, however loaded the machine is)
         assert s.get("stop_reason"), s  # a closing sample: the recording says why it ended
 
 
