@@ -193,6 +193,12 @@ def test_broken_configuration_never_fails_the_job(cluster, plugstack):
     assert proc.stdout.split() == ["ran", "ran"]
     assert proc.stderr.count("not monitored: exec: No such file or directory (monitor /nonexistent/jobscope)") == 2
 
+    # a monitor that exits at once (here: false): reported at the step's start, the job runs
+    plugstack("bin=/bin/false")
+    proc = cluster.run(["srun", "-N2", f"--jobscope=dir={out}", "sh", "-c", "echo ran"], user=cluster.user)
+    assert proc.stdout.split() == ["ran", "ran"]
+    assert proc.stderr.count("not monitored: the monitor exited at once") == 2, proc.stderr
+
     # a folder the user cannot create, a bad pattern, a relative bin: the same
     plugstack(f"bin={install(cluster, FAKE)}")
     proc = cluster.run(["srun", "-N1", "--jobscope=dir=/root/forbidden/x", "true"], user=cluster.user)
