@@ -158,6 +158,15 @@ def test_sbatch_option_reaches_the_steps_not_the_batch_script(cluster, plugstack
     assert [(arg(r, "--node"), arg(r, "--step")) for r in recs] == [("n1", "batch")]
 
 
+def test_salloc_option_reaches_its_steps(cluster, plugstack):
+    plugstack(f"bin={install(cluster, FAKE)}")
+    out = cluster.shared_dir("fake-salloc")
+    cluster.run(["salloc", "-N2", "-w", "n[1-2]", f"--jobscope=dir={out}/%j.%s", "srun", "true"], user=cluster.user)
+    wait_for(lambda: len([r for p in out.glob("*.0") for r in fake_records(p)]) == 2, 10, what="two monitors")
+    nodes = sorted(arg(r, "--node") for p in out.glob("*.0") for r in fake_records(p))
+    assert nodes == ["n1", "n2"]
+
+
 def test_default_folder_is_one_per_step_in_the_submit_folder(cluster, plugstack):
     plugstack(f"bin={install(cluster, FAKE)}")
     sub = cluster.shared_dir("fake-default")
