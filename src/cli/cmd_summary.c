@@ -5,8 +5,10 @@
  * its last sample and said so.
  */
 #include "cli/cli.h"
+#include "cli/cli_jobsum.h"
 
 #include "core/json.h"
+#include "sinks/merge.h"
 
 #include <getopt.h>
 #include <string.h>
@@ -14,7 +16,10 @@
 static const char summary_usage[] = "Usage: jobscope summary [--json] RECORDING\n"
                                     "\n"
                                     "Print the summary of a recording (text, or JSON with --json). Options may\n"
-                                    "also follow RECORDING.\n"
+                                    "also follow RECORDING. A merged job recording (jobscope merge) shows each\n"
+                                    "node and the job: CPU-hours, efficiency, memory against the limits, I/O,\n"
+                                    "network, energy, GPUs, and flags (idle nodes, imbalance, memory near the\n"
+                                    "limit, idle GPUs).\n"
                                     "  -j, --json   the summary as JSON (docs/FORMAT.md lists the keys)\n"
                                     "  -h, --help   show this help\n";
 
@@ -38,6 +43,8 @@ int cmd_summary(int argc, char **argv)
     if (optind != argc - 1)
         return cli_usage_error("summary ", optind >= argc ? "missing RECORDING" : "too many arguments");
     const char *path = argv[optind];
+    if (merge_is_merged(path)) /* a job's nodes merged: each node and the job */
+        return cli_merged_summary(path, json);
     js_recording_t *r;
     js_model_t *m;
     if (cli_read_recording(path, &r, &m, NULL, NULL))

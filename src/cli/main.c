@@ -71,6 +71,8 @@ int main(int argc, char **argv)
         return cmd_info(argc - 1, argv + 1);
     if (!strcmp(cmd, "serve"))
         return cmd_serve(argc - 1, argv + 1);
+    if (!strcmp(cmd, "merge"))
+        return cmd_merge(argc - 1, argv + 1);
     if (!strcmp(cmd, "mark"))
         return cmd_mark(argc - 1, argv + 1);
     return cli_usage_error(NULL, "unknown command '%s'", cmd);
