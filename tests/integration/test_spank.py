@@ -74,6 +74,14 @@ def log_lines(cluster, jobid, what):
     return [line for line in slurmd_log(cluster).splitlines() if f"step {jobid}." in line and what in line]
 
 
+def both_logged(cluster, jobid):
+    """slurmstepd logged the start and the stop of a monitor on each of two nodes (srun may return before
+    slurmstepd has finished the step's end: wait for it)."""
+    wait_for(lambda: len(log_lines(cluster, jobid, "started in")) == 2 and
+             len(log_lines(cluster, jobid, "stopped in")) == 2, 15,
+             what=f"two monitors started and stopped in slurmd's log:\n{slurmd_log(cluster)[-3000:]}")
+
+
 # --- the plugin's mechanics, with the stand-in monitor -------------------------------------------------------
 
 def test_option_registered_for_srun_sbatch_salloc(cluster, plugstack):
@@ -128,9 +136,7 @@ def test_one_monitor_per_node_before_tasks_as_the_user(cluster, plugstack):
         hz = os.sysconf("SC_CLK_TCK")
         print(f"\n{node}: monitor started {(r['start_ticks'] - r['stepd_start_ticks']) / hz * 1000:.0f} ms after "
               f"slurmstepd, {(min(starts) - r['start_ticks']) / hz * 1000:.0f} ms before the first task")
-    started = log_lines(cluster, jobid, "started in")
-    stopped = log_lines(cluster, jobid, "stopped in")
-    assert len(started) == 2 and len(stopped) == 2, slurmd_log(cluster)[-3000:]
+    both_logged(cluster, jobid)
 
 
 def test_sbatch_option_reaches_the_steps_not_the_batch_script(cluster, plugstack):
@@ -307,12 +313,21 @@ def test_srun_jobscope_records_every_node_as_the_user(cluster, real_plugstack, j
         # bound all the same (seen: 3.100 s recorded, 3.104 s by the task itself)
         assert cpu == pytest.approx(own[node], abs=max(0.3, 0.1 * own[node])), (node, cpu, own[node], s["cpu"])
         assert own[node] > 0.3  # (3 s of stress-ng, less on a loaded machine)
+    # the last node to finish merged them into DIR/JOBID.db: per node and for the job, the same CPU
+    merged = wait_for(lambda: (Path(out) / f"{jobid}.db").is_file() and Path(out) / f"{jobid}.db", 30,
+                      what=f"the merged recording in {out}: {sorted(os.listdir(out))}")
+    s = summary(jobscope_job, merged)
+    assert s["job"]["nodes"] == 2
+    per_node = {n["node"]: n for n in s["nodes"]}
+    assert sorted(per_node) == ["n1", "n2"] and all(n["state"] == "complete" for n in per_node.values())
+    for node in ("n1", "n2"):
+        assert per_node[node]["cpu_s"] == pytest.approx(own[node], abs=max(0.3, 0.1 * own[node]))
+    total = sum(own.values())
+    assert s["job"]["cpu_s"] == pytest.approx(total, abs=max(0.6, 0.1 * total)), s["job"]
     for path in Path(out).iterdir():  # everything the monitors made is the user's
         assert path.stat().st_uid == cluster.uid, path
-    # the step's start to the monitor's start, and the stop, as slurmstepd logged them
-    started = log_lines(cluster, jobid, "started in")
-    stopped = log_lines(cluster, jobid, "stopped in")
-    assert len(started) == 2 and len(stopped) == 2, slurmd_log(cluster)[-3000:]
+    # the monitor's start and stop, as slurmstepd logged them
+    both_logged(cluster, jobid)
 
 
 def test_failing_job_leaves_complete_recordings(cluster, real_plugstack, jobscope_job):
