@@ -9,8 +9,9 @@
  * descriptors, creates the output folder as the user and execs the jobscope binary; the first child exits at
  * once, so the monitor is re-parented away from slurmstepd: no task and no proctrack container waits for it
  * or counts it as the step's. A pipe reports the monitor's pid and any failure before or at exec back to
- * slurmstepd, which keeps a pidfd. slurm_spank_exit (the step's end, after its tasks) sends SIGTERM and waits
- * up to stop_timeout for the closing sample, then SIGKILL. Everything is logged through SLURM's log functions,
+ * slurmstepd, which keeps a pidfd and waits (up to 2 s) until the monitor catches or blocks SIGTERM, so it is
+ * ready before the tasks start. slurm_spank_exit (the step's end, after its tasks) sends SIGTERM and waits up
+ * to stop_timeout for the closing sample, then SIGKILL. Everything is logged through SLURM's log functions,
  * and every hook returns success: the plugin never fails a job (install it as `optional`).
  *
  *     optional /usr/lib/x86_64-linux-gnu/jobscope/jobscope_spank.so bin=/usr/bin/jobscope dir=/scratch/%u/mon
