@@ -381,3 +381,14 @@ def test_cgroup_cluster_records_the_step_cgroup(tmp_path, jobscope_job):
             # sampled from the step's cgroup here (seen: 1.20 s recorded, 1.41 s by the task): up to one interval
             # of an exited process's CPU is missing
             assert cpu == pytest.approx(own[node], abs=max(0.6, 0.3 * own[node])), (node, cpu, own[node])
+
+
+def test_report_option_writes_the_html_report(cluster, real_plugstack, jobscope_job):
+    help_text = subprocess.run([str(jobscope_job), "job", "--help"], capture_output=True, text=True).stdout
+    if "--report" not in help_text:
+        pytest.skip("this jobscope job has no --report yet (the plugin's report option passes it)")
+    real_plugstack()
+    out = cluster.shared_dir("real-report")
+    cluster.run(["srun", "-N1", "-w", "n1", f"--jobscope=dir={out},interval=0.5,report", "sleep", "1"],
+                user=cluster.user)
+    wait_for(lambda: list(Path(out).glob("*.html")), 30, what=f"an HTML report in {out}")
