@@ -64,6 +64,7 @@ static char option_text[2048];    /* its argument, "" for none */
 static pid_t monitor_pid = -1;
 static int monitor_pidfd = -1;
 static char monitor_step[32];
+static char monitor_marker[JS_SPANK_PATH_MAX + 300]; /* its node's completion marker, "" if unknown */
 static uint32_t monitor_job;
 
 /* what the forked children need, prepared before the fork (they call async-signal-safe functions only) */
@@ -501,6 +502,8 @@ int slurm_spank_user_init(spank_t sp, int ac, char **av)
     monitor_job = job.job_id;
     snprintf(monitor_step, sizeof(monitor_step), "%s", step);
     monitor_pidfd = (int)syscall(SYS_pidfd_open, pid, 0);
+    if (spank_done_marker(launch.dir, &job, monitor_marker, sizeof(monitor_marker)) < 0)
+        monitor_marker[0] = '\0';
     int64_t t_exec = now_ns();
 
     /* wait (up to START_TIMEOUT) until the monitor is ready for SIGTERM, so that it is set up before the tasks
@@ -547,6 +550,12 @@ int slurm_spank_exit(spank_t sp, int ac, char **av)
     } else if (wait_gone(deadline)) {
         slurm_info("jobscope: monitor pid %d of step %u.%s stopped in %.1f ms", (int)monitor_pid, monitor_job,
                    monitor_step, (double)(now_ns() - t0) / 1e6);
+    } else if (monitor_marker[0] && access(monitor_marker, F_OK) == 0) {
+        /* its recording is complete and it is merging the nodes' recordings: detached from slurmstepd, it
+         * may finish after the step */
+        slurm_info("jobscope: monitor pid %d of step %u.%s has completed its recording and is still running "
+                   "%.1f s after SIGTERM (merging the nodes' recordings): left to finish",
+                   (int)monitor_pid, monitor_job, monitor_step, (double)config.stop_timeout_ns / 1e9);
     } else {
         slurm_error("jobscope: monitor pid %d of step %u.%s still running %.1f s after SIGTERM; killed, its "
                     "recording has no closing sample",

@@ -370,3 +370,9 @@ int spank_launch_build(js_spank_launch_t *l, const js_spank_config_t *c, const j
     l->envp[e] = NULL;
     return 0;
 }
+
+int spank_done_marker(const char *dir, const js_spank_job_t *job, char *out, size_t outlen)
+{
+    int n = snprintf(out, outlen, "%s/.%u-%s.done", dir, (unsigned)job->job_id, job->node);
+    return n < 0 || (size_t)n >= outlen ? -ENAMETOOLONG : 0;
+}

@@ -93,4 +93,8 @@ int spank_expand(const char *pattern, const js_spank_job_t *job, char *out, size
 int spank_launch_build(js_spank_launch_t *l, const js_spank_config_t *c, const js_spank_job_t *job,
                        char *const *job_env, char *err, size_t errlen);
 
+/* spank_done_marker: the file `jobscope job` leaves once this node's recording is complete, before it merges
+ * the nodes' recordings: DIR/.JOBID-NODE.done. Returns 0 or -ENAMETOOLONG. */
+int spank_done_marker(const char *dir, const js_spank_job_t *job, char *out, size_t outlen);
+
 #endif

@@ -250,6 +250,18 @@ def test_monitor_ignoring_sigterm_is_killed_after_stop_timeout(cluster, plugstac
                      "closing sample"), slurmd_log(cluster)[-2000:]
 
 
+def test_monitor_merging_after_its_closing_sample_is_left_to_finish(cluster, plugstack):
+    merging = install(cluster, FAKE, "fake_monitor_merging.py")
+    plugstack(f"bin={merging}", "stop_timeout=1s")
+    out = cluster.shared_dir("fake-merging")
+    cluster.run(["srun", "-N1", "-w", "n1", f"--jobscope=dir={out}", "true"], user=cluster.user)
+    rec = wait_for(lambda: [r for r in fake_records(out) if "stopped" in r], 20,
+                   what="the merging monitor to finish by itself")[0]
+    assert rec["stopped"] >= rec["marked"] + 2.9
+    assert log_lines(cluster, arg(rec, "--job"), "left to finish"), slurmd_log(cluster)[-2000:]
+    assert not log_lines(cluster, arg(rec, "--job"), "killed")
+
+
 # --- the real monitor: `jobscope job` --------------------------------------------------------------------------
 
 @pytest.fixture(scope="module")

@@ -265,12 +265,24 @@ static void test_launch_env_limits(void **state)
     assert_non_null(strstr(err, "environment"));
 }
 
+static void test_done_marker(void **state)
+{
+    (void)state;
+    js_spank_job_t job = sample_job();
+    char out[64];
+    assert_int_equal(spank_done_marker("/scratch/mon", &job, out, sizeof(out)), 0);
+    assert_string_equal(out, "/scratch/mon/.1234-n2.done");
+    char small[16];
+    assert_int_equal(spank_done_marker("/scratch/mon", &job, small, sizeof(small)), -ENAMETOOLONG);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_defaults),     cmocka_unit_test(test_admin_items), cmocka_unit_test(test_user_items),
         cmocka_unit_test(test_option_lists), cmocka_unit_test(test_step_names),  cmocka_unit_test(test_expand),
         cmocka_unit_test(test_launch),       cmocka_unit_test(test_launch_env_limits),
+        cmocka_unit_test(test_done_marker),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

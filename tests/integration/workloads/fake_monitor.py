@@ -3,7 +3,9 @@
 """A stand-in for `jobscope job` that the SPANK plugin's tests run through plugstack.conf's bin=: it records
 how it was started (argv, ids, session, descriptors, signal state, environment, start time in clock ticks
 since boot) into DIR/fake-NODE-STEP-PID.json, waits, and on SIGTERM records when it stopped and exits. A copy
-named fake_monitor_stubborn.py records SIGTERM and keeps running (the plugin must then kill it)."""
+named fake_monitor_stubborn.py records SIGTERM and keeps running (the plugin must then kill it); one named
+fake_monitor_merging.py leaves jobscope job's completion marker on SIGTERM and takes 3 s more to exit (a long
+merge, which the plugin must let finish)."""
 import json
 import os
 import signal
@@ -54,12 +56,17 @@ def write(**extra):
 
 
 stubborn = os.path.basename(sys.argv[0]).startswith("fake_monitor_stubborn")
+merging = os.path.basename(sys.argv[0]).startswith("fake_monitor_merging")
 
 
 def on_term(sig, frame):
     if stubborn:
         write(term_ignored=time.time())
         return
+    if merging:  # like jobscope job's end: the node's completion marker, then a long merge
+        open(os.path.join(opt("-d"), f".{opt('--job')}-{opt('--node')}.done"), "w").close()
+        write(marked=time.time())
+        time.sleep(3)
     write(stopped=time.time())
     sys.exit(0)
 
