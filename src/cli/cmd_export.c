@@ -7,8 +7,10 @@
  * it holds every raw table of the recording as recorded (src/sinks/hdf5.h), not a view.
  */
 #include "cli/cli.h"
+#include "cli/cli_jobsum.h"
 
 #include "sinks/hdf5.h"
+#include "sinks/merge.h"
 #include "sinks/tabsink.h"
 
 #include <errno.h>
@@ -43,12 +45,14 @@ static const char export_usage[] =
     "  -h, --help           show this help\n"
     "Text cells (command names) are escaped the same way in CSV and JSON Lines: \\\\ for a backslash,\n"
     "\\n, \\t, \\r, \\xNN for other control bytes and bytes that are not UTF-8. Options may follow\n"
-    "RECORDING.\n";
-
-#define NTIME 3 /* time, unix_s, sample */
+    "RECORDING. A merged job recording (jobscope merge) gives every node's rows, with a node column after\n"
+    "sample (csv and jsonl).\n";
 
 typedef struct {
     const char *view;
+    const char *node; /* a merged recording: the node being exported (a node column), else NULL */
+    size_t ntime;     /* time, unix_s, sample (and node) */
+    const js_table_t *head; /* the header's view (a node's view may have other data-dependent columns) */
     const js_tab_sink_t *sink;
     FILE *f;
     void *st;
@@ -73,16 +77,20 @@ static int begin(export_t *x, const js_table_t *t)
 {
     if (x->begun)
         return 0;
-    x->ncols = NTIME + t->ncols;
+    x->ntime = x->node ? 4 : 3;
+    x->ncols = x->ntime + t->ncols;
     x->cols = calloc(x->ncols, sizeof(*x->cols));
     x->cells = calloc(x->ncols, sizeof(*x->cells));
     if (!x->cols || !x->cells)
         return -ENOMEM;
+    x->head = t;
     x->cols[0] = "time";
     x->cols[1] = "unix_s";
     x->cols[2] = "sample";
+    if (x->node)
+        x->cols[3] = "node";
     for (size_t i = 0; i < t->ncols; i++)
-        x->cols[NTIME + i] = t->cols[i].name;
+        x->cols[x->ntime + i] = t->cols[i].name;
     x->begun = true;
     return x->sink->begin(x->f, x->cols, x->ncols, &x->st);
 }
@@ -118,8 +126,19 @@ static int each(void *arg, const js_recording_t *rec, js_model_t *m, const js_sa
         x->cells[0] = cell_text(tbuf);
         x->cells[1] = cell_real((double)p->t_unix_ns / 1e9);
         x->cells[2] = cell_int(p->seq);
-        for (size_t c = 0; c < v.table->ncols; c++)
-            x->cells[NTIME + c] = value_cell(v.rows, &v.table->cols[c], &row[c]);
+        if (x->node)
+            x->cells[3] = cell_text(x->node);
+        if (v.table == x->head || v.table->ncols == x->head->ncols) {
+            for (size_t c = 0; c < v.table->ncols; c++)
+                x->cells[x->ntime + c] = value_cell(v.rows, &v.table->cols[c], &row[c]);
+        } else { /* another node's view with other columns: by name, missing where it has none */
+            for (size_t c = 0; c < x->head->ncols; c++) {
+                x->cells[x->ntime + c] = cell_missing();
+                for (size_t k = 0; k < v.table->ncols; k++)
+                    if (!strcmp(v.table->cols[k].name, x->head->cols[c].name))
+                        x->cells[x->ntime + c] = value_cell(v.rows, &v.table->cols[k], &row[k]);
+            }
+        }
         rc = x->sink->row(x->st, x->cells);
     }
     if (rc < 0)
@@ -305,6 +324,11 @@ int cmd_export(int argc, char **argv)
                 return cli_usage_error("export ", "RECORDING's name is too long for a default output; use -o");
             out = def;
         }
+        if (merge_is_merged(argv[optind])) {
+            cli_error("%s: a merged job recording: export it as csv or jsonl (a node column), or hdf5 from the "
+                      "nodes' own recordings", argv[optind]);
+            return EXIT_FAIL;
+        }
         return export_hdf5(argv[optind], out, force);
     }
     if (!x.sink)
@@ -318,17 +342,29 @@ int cmd_export(int argc, char **argv)
     /* validate the recording before creating the output file */
     char err[1024];
     js_recording_t *probe;
-    if (recording_open(path, &probe, err, sizeof(err)) < 0) {
+    merge_node_t *nodes = NULL;
+    size_t nnodes = 0;
+    bool merged = merge_is_merged(path);
+    if (merged && merge_nodes(path, &nodes, &nnodes, err, sizeof(err)) < 0) {
         cli_error("%s", err);
         return EXIT_FAIL;
     }
-    recording_close(probe);
+    if (merged) {
+        x.node = "";
+    } else if (recording_open(path, &probe, err, sizeof(err)) < 0) {
+        cli_error("%s", err);
+        return EXIT_FAIL;
+    } else {
+        recording_close(probe);
+    }
     x.f = stdout;
     if (out) {
         js_file_id_t in;
         int fd = cli_output_open(out, force, &in, cli_file_id(path, &in) == 0 ? 1 : 0, NULL);
-        if (fd < 0)
+        if (fd < 0) {
+            free(nodes);
             return EXIT_FAIL;
+        }
         if (!(x.f = fdopen(fd, "w"))) {
             cli_error("%s: %s", out, strerror(errno));
             close(fd);
@@ -337,7 +373,26 @@ int cmd_export(int argc, char **argv)
     }
     js_recording_t *r = NULL;
     js_model_t *m = NULL;
-    int rc = cli_read_recording(path, &r, &m, each, &x);
+    int rc = 0;
+    if (!merged) {
+        rc = cli_read_recording(path, &r, &m, each, &x);
+    } else { /* every node in turn, read back as a recording of its own */
+        for (size_t i = 0; i < nnodes && rc == 0; i++) {
+            char dir[4096], node_db[4200];
+            if ((rc = cli_merged_node_path(path, nodes[i].name, dir, sizeof(dir), node_db, sizeof(node_db))))
+                break;
+            x.node = nodes[i].name;
+            model_free(m);
+            recording_close(r);
+            m = NULL;
+            r = NULL;
+            rc = cli_read_recording(node_db, &r, &m, each, &x);
+            unlink(node_db);
+            rmdir(dir);
+        }
+    }
+    free(nodes);
+    nodes = NULL;
     if (rc == 0 && !x.begun && m) { /* a recording with no samples: still a header */
         const js_table_t *t = NULL;
         for (size_t i = 0; (t = model_view_table(m, i)) && strcmp(t->name, x.view) != 0; i++)

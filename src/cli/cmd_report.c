@@ -5,12 +5,15 @@
  * summary` (src/report/report.h builds it). Also the report `jobscope run --report` writes at the end.
  */
 #include "cli/cli.h"
+#include "cli/cli_jobsum.h"
+#include "sinks/merge.h"
 
 #include "core/json.h"
 #include "report/report.h"
 
 #include <errno.h>
 #include <getopt.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -57,32 +60,36 @@ static int default_output(const char *rec, char *buf, size_t cap)
     return w > 0 && (size_t)w < cap ? 0 : -ENAMETOOLONG;
 }
 
+/* The node being read: each_sample feeds its samples to the report. */
+typedef struct {
+    js_report_t *rep;
+    size_t node;
+} feed_t;
+
 /* each_sample: cli_read_recording's callback, feeding the report after the model. */
 static int each_sample(void *arg, const js_recording_t *r, js_model_t *m, const js_sample_t *s)
 {
     (void)r;
-    int rc = report_feed(arg, 0, m, s);
+    feed_t *f = arg;
+    int rc = report_feed(f->rep, f->node, m, s);
     if (rc < 0)
         cli_error("cannot build the report: %s", strerror(-rc));
     return rc;
 }
 
-/* load: read the recording at `path` into a new one-node report. Returns 0, or EXIT_FAIL (said). */
-static int load(const char *path, js_report_t **ret)
+/* load_node: read the recording at `file` (shown as `path`) into a new node `name` (NULL: its host) of
+ * `rep`. Returns 0, or EXIT_FAIL (said). */
+static int load_node(js_report_t *rep, const char *file, const char *path, const char *name)
 {
-    js_report_t *rep = report_new();
     js_recording_t *r = NULL;
     js_model_t *m = NULL;
-    size_t node;
-    if (!rep || report_add_node(rep, NULL, &node) < 0) {
-        report_free(rep);
+    feed_t f = {.rep = rep};
+    if (report_add_node(rep, name, &f.node) < 0) {
         cli_error("out of memory");
         return EXIT_FAIL;
     }
-    if (cli_read_recording(path, &r, &m, each_sample, rep)) {
-        report_free(rep);
+    if (cli_read_recording(file, &r, &m, each_sample, &f))
         return EXIT_FAIL;
-    }
     js_summary_t su;
     js_run_info_t info;
     cli_summarize(r, path, m, &info, &su);
@@ -96,18 +103,54 @@ static int load(const char *path, js_report_t **ret)
         .stop_unix_ns = recording_meta_i64(r, "stop_unix_ns", 0),
         .interval_ns = recording_meta_i64(r, "interval_ns", 0),
         .user = recording_meta(r, "user"),
-        .job = recording_meta(r, "job"),
+        .job = recording_meta(r, "job") ? recording_meta(r, "job") : recording_meta(r, "job_id"),
         .scope_how = how[0] ? how : recording_meta(r, "scope_how"),
         .kernel = recording_meta(r, "kernel"),
         .cpu_model = recording_meta(r, "cpu_model"),
     };
-    /* the node is named after its host */
-    int rc = report_finish_node(rep, 0, m, &info, &su, &run);
+    /* the node is named after its host (or its name in a merged job recording) */
+    int rc = report_finish_node(rep, f.node, m, &info, &su, &run);
     model_free(m);
     recording_close(r);
     if (rc < 0) {
-        report_free(rep);
         cli_error("cannot build the report: %s", strerror(-rc));
+        return EXIT_FAIL;
+    }
+    return 0;
+}
+
+/* load: read the recording at `path` into a new report: one node, or every node of a merged job recording
+ * (each read back as a recording of its own). Returns 0, or EXIT_FAIL (said). */
+static int load(const char *path, js_report_t **ret)
+{
+    js_report_t *rep = report_new();
+    if (!rep) {
+        cli_error("out of memory");
+        return EXIT_FAIL;
+    }
+    int rc = 0;
+    if (!merge_is_merged(path)) {
+        rc = load_node(rep, path, path, NULL);
+    } else {
+        merge_node_t *nodes = NULL;
+        size_t n = 0;
+        char err[1024] = "";
+        if (merge_nodes(path, &nodes, &n, err, sizeof(err)) < 0) {
+            cli_error("%s", err);
+            rc = EXIT_FAIL;
+        }
+        for (size_t i = 0; i < n && rc == 0; i++) {
+            char dir[4096], file[4200];
+            if ((rc = cli_merged_node_path(path, nodes[i].name, dir, sizeof(dir), file, sizeof(file))))
+                break;
+            rc = load_node(rep, file, path, nodes[i].name);
+            unlink(file);
+            rmdir(dir);
+        }
+        free(nodes);
+    }
+    if (rc) {
+        report_free(rep);
         return EXIT_FAIL;
     }
     *ret = rep;

@@ -292,9 +292,12 @@ typedef struct {
     uint64_t seen;  /* sample stamp */
     int8_t ours;    /* 1: a slurmstepd of the job, a root; -1: any other process */
     int8_t node;    /* its tasks run on this node: 1 yes, -1 no, 0 not known yet (no task to ask) */
+    uint8_t asked;  /* samples its task could not say (not exec'd yet: still root's, with slurmstepd's empty
+                     * environment) */
     char step[24];
 } sent_t;
 
+#define STEPD_ASK_MAX 8     /* samples a slurmstepd's node may stay unknown before it is taken as this one's */
 #define STEPD_RECLASSIFY 16 /* every N samples every process is looked at again (a PID reused by a slurmstepd) */
 
 typedef struct {
@@ -1002,12 +1005,12 @@ static int8_t stepd_node_of(tree_state_t *st, const js_ctx_t *ctx, int32_t pid)
     snprintf(path, sizeof(path), "%llu/environ", (unsigned long long)child);
     int r = fs_read(ctx->root.proc, path, &st->buf2);
     if (r < 0)
-        return r == -ENOENT || r == -ESRCH ? 0 : 1; /* gone: ask again; unreadable: assume this node's */
+        return 0; /* gone, or not readable yet (a task is root's until slurmstepd drops to the job's user) */
     static const char key[] = "SLURMD_NODENAME=";
     for (size_t i = 0; i < st->buf2.len; i += strlen(st->buf2.p + i) + 1)
         if (strncmp(st->buf2.p + i, key, sizeof(key) - 1) == 0)
             return strcmp(st->buf2.p + i + sizeof(key) - 1, ctx->scope.stepd_node) == 0 ? 1 : -1;
-    return 1;
+    return 0; /* not exec'd yet: slurmstepd's own (empty) environment */
 }
 
 /* stepd_root: read root `pid`'s stat into a row of `srows` and add it to this sample's roots, if it lives. */
@@ -1070,10 +1073,14 @@ static int stepd_refresh(tree_state_t *st, const js_ctx_t *ctx, js_rows_t *srows
         if (fresh || again || e->ours == 0) {
             e->ours = stepd_classify(st, ctx, (int32_t)pid, e);
             e->node = ctx->scope.stepd_node && *ctx->scope.stepd_node ? 0 : 1;
+            e->asked = 0;
         }
         e->seen = st->stamp;
-        if (e->ours == 1 && e->node == 0)
+        if (e->ours == 1 && e->node == 0) {
             e->node = stepd_node_of(st, ctx, (int32_t)pid);
+            if (e->node == 0 && ++e->asked >= STEPD_ASK_MAX)
+                e->node = 1; /* its tasks never say (a setuid program): one host, one node */
+        }
         if (e->ours == 1 && e->node == 1)
             r = stepd_root(st, ctx, (int32_t)pid, e->step, srows);
     }
