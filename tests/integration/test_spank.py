@@ -132,7 +132,7 @@ def test_one_monitor_per_node_before_tasks_as_the_user(cluster, plugstack):
         starts = [int(t[1]) for t in tasks if t[0] == node]
         assert len(starts) == 2 and r["start_ticks"] <= min(starts), (r["start_ticks"], starts)
         assert r["stopped"] >= r["started"] + 0.9
-        # how long after slurmstepd started the monitor did (clock ticks): a figure for docs/SPANK.md
+        # how long after slurmstepd started the monitor did (clock ticks): a figure for docs/BATCH.md
         hz = os.sysconf("SC_CLK_TCK")
         print(f"\n{node}: monitor started {(r['start_ticks'] - r['stepd_start_ticks']) / hz * 1000:.0f} ms after "
               f"slurmstepd, {(min(starts) - r['start_ticks']) / hz * 1000:.0f} ms before the first task")
