@@ -54,11 +54,11 @@ _Static_assert(JS_SPANK_STEP_PENDING == SLURM_PENDING_STEP, "pending step id");
 #define MAX_GROUPS 1024
 #define START_TIMEOUT_NS 2000000000LL /* the longest a step's start waits for its monitor to be ready */
 
-static js_spank_config_t config;  /* plugstack defaults, then the user's options */
-static char admin_errors[1024];   /* plugstack.conf problems, logged when the option is used */
+static js_spank_config_t config; /* plugstack defaults, then the user's options */
+static char admin_errors[1024];  /* plugstack.conf problems, logged when the option is used */
 static int admin_bad;
-static int option_given;          /* --jobscope was given to this step (or job) */
-static char option_text[2048];    /* its argument, "" for none */
+static int option_given;       /* --jobscope was given to this step (or job) */
+static char option_text[2048]; /* its argument, "" for none */
 
 /* the monitor of this step on this node (slurmstepd only) */
 static pid_t monitor_pid = -1;
@@ -488,9 +488,9 @@ int slurm_spank_user_init(spank_t sp, int ac, char **av)
     while (waitpid(first, &status, 0) < 0 && errno == EINTR)
         ;
     if (e) {
-        slurm_error("jobscope: step %u.%s on %s not monitored: %s%s%s (monitor %s)", job.job_id, step, job.node,
-                    stage ? stage_name(stage) : "waiting for the monitor to start", ": ", strerror(e),
-                    launch.argv[0]);
+        slurm_error("jobscope: step %u.%s on %s not monitored: %s%s%s (monitor %s)", job.job_id, step,
+                    job.node, stage ? stage_name(stage) : "waiting for the monitor to start", ": ",
+                    strerror(e), launch.argv[0]);
         return 0;
     }
     if (pid <= 0) {
@@ -506,25 +506,28 @@ int slurm_spank_user_init(spank_t sp, int ac, char **av)
         monitor_marker[0] = '\0';
     int64_t t_exec = now_ns();
 
-    /* wait (up to START_TIMEOUT) until the monitor is ready for SIGTERM, so that it is set up before the tasks
-     * start and a monitor that dies at once (a bad option, an unusable folder) is reported while the user's
-     * terminal still shows slurmstepd's errors */
-    while (ready_for_sigterm(pid) == 0 && now_ns() < t_exec + START_TIMEOUT_NS && !wait_gone(now_ns() + 2000000LL))
+    /* wait (up to START_TIMEOUT) until the monitor is ready for SIGTERM, so that it is set up before the
+     * tasks start and a monitor that dies at once (a bad option, an unusable folder) is reported while the
+     * user's terminal still shows slurmstepd's errors */
+    while (ready_for_sigterm(pid) == 0 && now_ns() < t_exec + START_TIMEOUT_NS &&
+           !wait_gone(now_ns() + 2000000LL))
         ;
     if (wait_gone(now_ns())) {
-        slurm_error("jobscope: step %u.%s on %s not monitored: the monitor exited at once (log=FILE in --jobscope "
-                    "keeps its messages)",
-                    job.job_id, step, job.node);
+        slurm_error(
+            "jobscope: step %u.%s on %s not monitored: the monitor exited at once (log=FILE in --jobscope "
+            "keeps its messages)",
+            job.job_id, step, job.node);
         if (monitor_pidfd >= 0)
             close(monitor_pidfd);
         monitor_pidfd = -1;
         monitor_pid = -1;
         return 0;
     }
-    slurm_info("jobscope: monitor pid %d for step %u.%s on %s started in %.1f ms, ready %.1f ms later, writing "
-               "into %s",
-               (int)pid, job.job_id, step, job.node, (double)(t_exec - t0) / 1e6, (double)(now_ns() - t_exec) / 1e6,
-               launch.dir);
+    slurm_info(
+        "jobscope: monitor pid %d for step %u.%s on %s started in %.1f ms, ready %.1f ms later, writing "
+        "into %s",
+        (int)pid, job.job_id, step, job.node, (double)(t_exec - t0) / 1e6, (double)(now_ns() - t_exec) / 1e6,
+        launch.dir);
     return 0;
 }
 

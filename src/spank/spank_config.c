@@ -92,7 +92,8 @@ int spank_config_apply(js_spank_config_t *c, const char *item, int admin, char *
         r = interval_parse(value, &ns);
         if (r < 0) {
             set_err(err, errlen, "interval '%s' %s", value,
-                    r == -ERANGE ? "out of range (10ms..1h)" : "is not a duration (examples: 1s, 500ms, 0.5)");
+                    r == -ERANGE ? "out of range (10ms..1h)"
+                                 : "is not a duration (examples: 1s, 500ms, 0.5)");
             return -EINVAL;
         }
         dst = c->interval;
@@ -271,8 +272,8 @@ static int env_kept(const char *entry)
 }
 
 /* Resolve and expand a pattern into `out`; relative ones against the submit folder. */
-static int expand_path(const char *what, const char *pattern, const js_spank_job_t *job, char *out, size_t outlen,
-                       char *err, size_t errlen)
+static int expand_path(const char *what, const char *pattern, const js_spank_job_t *job, char *out,
+                       size_t outlen, char *err, size_t errlen)
 {
     char expanded[JS_SPANK_PATH_MAX];
     int r = spank_expand(pattern, job, expanded, sizeof(expanded));
@@ -307,7 +308,8 @@ int spank_launch_build(js_spank_launch_t *l, const js_spank_config_t *c, const j
         set_err(err, errlen, "no jobscope binary (bin= in plugstack.conf)");
         return -EINVAL;
     }
-    int r = expand_path("dir", c->dir[0] ? c->dir : JS_SPANK_DEFAULT_DIR, job, l->dir, sizeof(l->dir), err, errlen);
+    int r = expand_path("dir", c->dir[0] ? c->dir : JS_SPANK_DEFAULT_DIR, job, l->dir, sizeof(l->dir), err,
+                        errlen);
     if (r < 0)
         return r;
     if (c->log[0]) {

@@ -3,8 +3,8 @@
  * The SPANK plugin's pure part, kept free of SLURM's headers so it is unit-tested on every build: the
  * plugin's configuration (plugstack.conf arguments give the administrator's defaults, `--jobscope=OPTIONS`
  * the user's choices on top), path patterns (%j job, %s step, %n node, %u user, %% a percent sign), and the
- * argv and environment of the monitor (`jobscope job ...`), built into caller-owned storage before the fork so
- * the forked child only calls async-signal-safe functions.
+ * argv and environment of the monitor (`jobscope job ...`), built into caller-owned storage before the fork
+ * so the forked child only calls async-signal-safe functions.
  */
 #ifndef JOBSCOPE_SPANK_CONFIG_H
 #define JOBSCOPE_SPANK_CONFIG_H
@@ -35,16 +35,16 @@ typedef struct {
     char interval[32];           /* as given (validated); "" = jobscope's default */
     int report;                  /* pass --report */
     int batch;                   /* also monitor the batch step (the script on the first node) */
-    int64_t stop_timeout_ns;     /* how long the step's end waits for the closing sample (admin: stop_timeout=) */
+    int64_t stop_timeout_ns; /* how long the step's end waits for the closing sample (admin: stop_timeout=) */
 } js_spank_config_t;
 
 /* What the plugin knows of the step on this node, filled from SPANK items and the job's environment. */
 typedef struct {
     uint32_t job_id;
-    uint32_t step_id;            /* numeric, or one of JS_SPANK_STEP_* */
-    char node[256];              /* SLURM node name */
-    uint32_t node_id;            /* this node's index in the step (SLURM_NODEID), UINT32_MAX when unknown */
-    char user[256];              /* the job's user name ("" when unknown: %u then expands to the uid) */
+    uint32_t step_id; /* numeric, or one of JS_SPANK_STEP_* */
+    char node[256];   /* SLURM node name */
+    uint32_t node_id; /* this node's index in the step (SLURM_NODEID), UINT32_MAX when unknown */
+    char user[256];   /* the job's user name ("" when unknown: %u then expands to the uid) */
     uid_t uid;
     char submit_dir[JS_SPANK_PATH_MAX]; /* SLURM_SUBMIT_DIR; relative folders are taken from here */
     pid_t stepd_pid;
@@ -60,8 +60,8 @@ typedef struct {
     size_t used;
 } js_spank_launch_t;
 
-/* spank_config_defaults: the built-in defaults: bin = `default_bin`, no folder (JS_SPANK_DEFAULT_DIR), no log,
- * jobscope's default interval, no report, batch step left alone, stop_timeout 10 s. */
+/* spank_config_defaults: the built-in defaults: bin = `default_bin`, no folder (JS_SPANK_DEFAULT_DIR), no
+ * log, jobscope's default interval, no report, batch step left alone, stop_timeout 10 s. */
 void spank_config_defaults(js_spank_config_t *c, const char *default_bin);
 
 /* spank_config_apply: apply one item, "key=value" or "key". Users (admin == 0) may give interval=DURATION,
@@ -87,9 +87,10 @@ int spank_expand(const char *pattern, const js_spank_job_t *job, char *out, size
  *     BIN job -d DIR [--interval I] [--report] --job ID --step STEP --node NODE --stepd-pid PID
  * and environment: the job environment's SLURM* variables and HOME, USER, LOGNAME, TMPDIR, LANG, plus
  * PATH=/usr/local/bin:/usr/bin:/bin, JOBSCOPE_SPANK=1, and this node's SLURMD_NODENAME and SLURM_NODEID (the
- * step's environment holds stale copies of those two from the srun's own environment: they are replaced). `job_env` is a NULL-terminated array (may be NULL).
- * A relative folder (the default one included) is taken from the submit folder. Returns 0, or -EINVAL (bad pattern, relative folder and
- * no submit folder: `err` says), -ENAMETOOLONG / -E2BIG (does not fit). */
+ * step's environment holds stale copies of those two from the srun's own environment: they are replaced).
+ * `job_env` is a NULL-terminated array (may be NULL). A relative folder (the default one included) is taken
+ * from the submit folder. Returns 0, or -EINVAL (bad pattern, relative folder and no submit folder: `err`
+ * says), -ENAMETOOLONG / -E2BIG (does not fit). */
 int spank_launch_build(js_spank_launch_t *l, const js_spank_config_t *c, const js_spank_job_t *job,
                        char *const *job_env, char *err, size_t errlen);
 

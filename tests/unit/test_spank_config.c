@@ -189,14 +189,31 @@ static void test_launch(void **state)
     char err[256];
     js_spank_job_t job = sample_job();
     spank_config_defaults(&c, "/usr/bin/jobscope");
-    char *env[] = {"SLURM_JOB_ID=1234", "SLURMD_NODENAME=n1", "SLURM_NODEID=0", "HOME=/home/alice", "PATH=/home/alice/bin",
-                   "LD_PRELOAD=/tmp/x.so", "SECRET=1", "TMPDIR=/tmp/job1234", "USER=alice", NULL};
+    char *env[] = {"SLURM_JOB_ID=1234",
+                   "SLURMD_NODENAME=n1",
+                   "SLURM_NODEID=0",
+                   "HOME=/home/alice",
+                   "PATH=/home/alice/bin",
+                   "LD_PRELOAD=/tmp/x.so",
+                   "SECRET=1",
+                   "TMPDIR=/tmp/job1234",
+                   "USER=alice",
+                   NULL};
 
     /* defaults: a folder per step in the submit folder, jobscope's own interval, no report */
     assert_int_equal(spank_launch_build(&l, &c, &job, env, err, sizeof(err)), 0);
-    const char *want[] = {"/usr/bin/jobscope", "job",    "-d",     "/home/alice/run/jobscope-1234.0",
-                          "--job",             "1234",   "--step", "0",
-                          "--node",            "n2",     "--stepd-pid", "4242"};
+    const char *want[] = {"/usr/bin/jobscope",
+                          "job",
+                          "-d",
+                          "/home/alice/run/jobscope-1234.0",
+                          "--job",
+                          "1234",
+                          "--step",
+                          "0",
+                          "--node",
+                          "n2",
+                          "--stepd-pid",
+                          "4242"};
     assert_int_equal(count(l.argv), sizeof(want) / sizeof(want[0]));
     for (size_t i = 0; i < sizeof(want) / sizeof(want[0]); i++)
         assert_string_equal(l.argv[i], want[i]);
@@ -220,13 +237,26 @@ static void test_launch(void **state)
     assert_int_equal(count(l.envp), 8);
 
     /* every option, an absolute pattern folder and a relative log */
-    assert_int_equal(spank_config_options(&c, "interval=250ms,report,dir=/scratch/%u/%j,log=mon-%n.log", 0, err,
-                                          sizeof(err)),
+    assert_int_equal(spank_config_options(&c, "interval=250ms,report,dir=/scratch/%u/%j,log=mon-%n.log", 0,
+                                          err, sizeof(err)),
                      0);
     job.step_id = JS_SPANK_STEP_BATCH;
     assert_int_equal(spank_launch_build(&l, &c, &job, NULL, err, sizeof(err)), 0);
-    const char *want2[] = {"/usr/bin/jobscope", "job", "-d", "/scratch/alice/1234", "--interval", "250ms", "--report",
-                           "--job", "1234", "--step", "batch", "--node", "n2", "--stepd-pid", "4242"};
+    const char *want2[] = {"/usr/bin/jobscope",
+                           "job",
+                           "-d",
+                           "/scratch/alice/1234",
+                           "--interval",
+                           "250ms",
+                           "--report",
+                           "--job",
+                           "1234",
+                           "--step",
+                           "batch",
+                           "--node",
+                           "n2",
+                           "--stepd-pid",
+                           "4242"};
     assert_int_equal(count(l.argv), sizeof(want2) / sizeof(want2[0]));
     for (size_t i = 0; i < sizeof(want2) / sizeof(want2[0]); i++)
         assert_string_equal(l.argv[i], want2[i]);
@@ -279,9 +309,10 @@ static void test_done_marker(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_defaults),     cmocka_unit_test(test_admin_items), cmocka_unit_test(test_user_items),
-        cmocka_unit_test(test_option_lists), cmocka_unit_test(test_step_names),  cmocka_unit_test(test_expand),
-        cmocka_unit_test(test_launch),       cmocka_unit_test(test_launch_env_limits),
+        cmocka_unit_test(test_defaults),    cmocka_unit_test(test_admin_items),
+        cmocka_unit_test(test_user_items),  cmocka_unit_test(test_option_lists),
+        cmocka_unit_test(test_step_names),  cmocka_unit_test(test_expand),
+        cmocka_unit_test(test_launch),      cmocka_unit_test(test_launch_env_limits),
         cmocka_unit_test(test_done_marker),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
