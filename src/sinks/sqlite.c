@@ -23,10 +23,16 @@ struct js_recorder {
     sqlite3 *db;
     size_t ntables;
     const js_table_t *const *tables;
-    sqlite3_stmt **ins; /* per table */
+    sqlite3_stmt **ins; /* per table: ins[i * JS_INS_CHUNKS + k] inserts 2^k rows (prepared on first use) */
+    int max_vars;       /* SQLITE_LIMIT_VARIABLE_NUMBER of this connection */
     sqlite3_stmt *meta;
     sqlite3_stmt *begin, *commit, *rollback; /* prepared once: no SQL parsing per sample */
 };
+
+/* A sample's rows of one table are inserted by one statement of 2^k rows (k < JS_INS_CHUNKS) per chunk, the
+ * largest that fits what is left: 6 rows take 2 statements (4 + 2), 1000 take 19. Fewer statements per
+ * sample than one per row: each one opens its table's cursor and seeks to its end once. */
+#define JS_INS_CHUNKS 7
 
 static const char *const kind_names[JS_KIND_MAX] = {"gauge", "counter", "label"};
 static const char *const type_names[JS_TYPE_MAX] = {"INTEGER", "REAL", "TEXT"};
@@ -92,16 +98,6 @@ static int create_schema(js_recorder_t *w)
             r = -ENOMEM;
         if (r == 0)
             r = exec(w->db, sql.p);
-        /* the prepared insert for this table */
-        sql.len = 0;
-        e = buf_printf(&sql, "INSERT INTO %s VALUES (?", t->name);
-        for (size_t c = 0; c < t->ncols; c++)
-            e |= buf_append(&sql, ",?", 2);
-        e |= buf_append(&sql, ")", 1);
-        if (r == 0 && e)
-            r = -ENOMEM;
-        if (r == 0 && sqlite3_prepare_v3(w->db, sql.p, -1, SQLITE_PREPARE_PERSISTENT, &w->ins[i], NULL) != SQLITE_OK)
-            r = -EIO;
     }
     sqlite3_finalize(col);
     buf_free(&sql);
@@ -157,7 +153,7 @@ int recorder_open(const char *path, bool overwrite, js_recorder_t **ret, char *e
     w->tables = registry_tables();
     while (w->tables[w->ntables])
         w->ntables++;
-    w->ins = calloc(w->ntables, sizeof(*w->ins));
+    w->ins = calloc(w->ntables * JS_INS_CHUNKS, sizeof(*w->ins));
     int r = -EIO;
     if (!w->ins)
         goto fail;
@@ -166,6 +162,7 @@ int recorder_open(const char *path, bool overwrite, js_recorder_t **ret, char *e
         r = sql_errno(rc);
         goto fail;
     }
+    w->max_vars = sqlite3_limit(w->db, SQLITE_LIMIT_VARIABLE_NUMBER, -1);
     /* A sample writes one WAL frame per table it has rows in (about 12 at one process); SQLite's default
      * checkpoint every 1000 frames (~80 samples) copied the same few growing leaf pages back again and again
      * and paid two fdatasync() each time. Every 8192 frames (a WAL of up to 32 MiB while running; the close
@@ -218,32 +215,79 @@ static int step_once(sqlite3_stmt *st)
     return rc == SQLITE_DONE ? 0 : sql_errno(rc);
 }
 
+/* insert_stmt: the prepared statement inserting 2^k rows into table i (prepared now if it is the first use),
+ * or NULL when it cannot be prepared. */
+static sqlite3_stmt *insert_stmt(js_recorder_t *w, size_t i, int k)
+{
+    sqlite3_stmt **slot = &w->ins[i * JS_INS_CHUNKS + (size_t)k];
+    if (*slot)
+        return *slot;
+    const js_table_t *t = w->tables[i];
+    js_buf_t sql = {0};
+    int e = buf_printf(&sql, "INSERT INTO %s VALUES ", t->name);
+    for (int row = 0; row < (1 << k); row++) {
+        e |= buf_append(&sql, row ? ",(?" : "(?", row ? 3 : 2);
+        for (size_t c = 0; c < t->ncols; c++)
+            e |= buf_append(&sql, ",?", 2);
+        e |= buf_append(&sql, ")", 1);
+    }
+    if (!e && sqlite3_prepare_v3(w->db, sql.p, -1, SQLITE_PREPARE_PERSISTENT, slot, NULL) != SQLITE_OK)
+        *slot = NULL;
+    buf_free(&sql);
+    return *slot;
+}
+
+/* bind_row: row `v` of `rows` as the parameters from `first` on (sample number, then the columns). */
+static void bind_row(sqlite3_stmt *st, int first, int64_t seq, const js_rows_t *rows, const js_value_t *v)
+{
+    const js_table_t *t = rows->table;
+    sqlite3_bind_int64(st, first, seq);
+    for (size_t c = 0; c < t->ncols; c++) {
+        int col = first + 1 + (int)c;
+        if (!v[c].present)
+            sqlite3_bind_null(st, col);
+        else if (t->cols[c].type == JS_INT)
+            sqlite3_bind_int64(st, col, v[c].i);
+        else if (t->cols[c].type == JS_REAL)
+            sqlite3_bind_double(st, col, v[c].d);
+        else
+            sqlite3_bind_text(st, col, rows_str(rows, &v[c]), -1, SQLITE_STATIC);
+    }
+}
+
+/* insert_rows: every row of table i, in order, with as few statements as the chunk sizes allow. */
+static int insert_rows(js_recorder_t *w, size_t i, int64_t seq, const js_rows_t *rows)
+{
+    const int per_row = (int)rows->table->ncols + 1;
+    int kmax = JS_INS_CHUNKS - 1;
+    while (kmax > 0 && (per_row << kmax) > w->max_vars)
+        kmax--;
+    size_t k = 0;
+    while (k < rows->nrows) {
+        int c = kmax;
+        while (c > 0 && ((size_t)1 << c) > rows->nrows - k)
+            c--;
+        sqlite3_stmt *st = insert_stmt(w, i, c);
+        if (!st)
+            return -EIO;
+        for (int row = 0; row < (1 << c); row++)
+            bind_row(st, 1 + row * per_row, seq, rows, rows_row(rows, k + (size_t)row));
+        int r = step_once(st);
+        if (r < 0)
+            return r;
+        k += (size_t)1 << c;
+    }
+    return 0;
+}
+
 int recorder_write(js_recorder_t *w, int64_t seq, const js_sample_t *s)
 {
     int r = step_once(w->begin);
     if (r < 0)
         return r;
-    for (size_t i = 0; i < s->ntables && r == 0; i++) {
-        const js_rows_t *rows = &s->rows[i];
-        const js_table_t *t = rows->table;
-        sqlite3_stmt *st = w->ins[i];
-        for (size_t k = 0; k < rows->nrows && r == 0; k++) {
-            const js_value_t *v = rows_row(rows, k);
-            sqlite3_bind_int64(st, 1, seq);
-            for (size_t c = 0; c < t->ncols; c++) {
-                int col = (int)c + 2;
-                if (!v[c].present)
-                    sqlite3_bind_null(st, col);
-                else if (t->cols[c].type == JS_INT)
-                    sqlite3_bind_int64(st, col, v[c].i);
-                else if (t->cols[c].type == JS_REAL)
-                    sqlite3_bind_double(st, col, v[c].d);
-                else
-                    sqlite3_bind_text(st, col, rows_str(rows, &v[c]), -1, SQLITE_STATIC);
-            }
-            r = step_once(st);
-        }
-    }
+    for (size_t i = 0; i < s->ntables && r == 0; i++)
+        if (s->rows[i].nrows)
+            r = insert_rows(w, i, seq, &s->rows[i]);
     if (r == 0)
         r = step_once(w->commit);
     if (r < 0 && !sqlite3_get_autocommit(w->db))
@@ -266,7 +310,7 @@ void recorder_close(js_recorder_t *w)
 {
     if (!w)
         return;
-    for (size_t i = 0; w->ins && i < w->ntables; i++)
+    for (size_t i = 0; w->ins && i < w->ntables * JS_INS_CHUNKS; i++)
         sqlite3_finalize(w->ins[i]);
     sqlite3_finalize(w->meta);
     sqlite3_finalize(w->begin);
