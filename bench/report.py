@@ -473,8 +473,8 @@ def main():
     if keys and any(fig(res, t, k) for t, _ in BIG_TOOLS for k in keys):
         w("## Beyond 1000 processes, and a small job on a busy node")
         w("")
-        w("The same measurement (median CPU per sample, p10–p90) for a tree of 5000 processes, and for a "
-          f"{cfg['job_among'][0]}-process job while a tree of {cfg['job_among'][1]} idle processes runs outside it "
+        w("The same measurement (median CPU per sample, p10–p90) for a tree of "
+          f"{' and '.join(map(str, cfg.get('big_ns', [])))} processes, and for a {cfg['job_among'][0]}-process job while a tree of {cfg['job_among'][1]} idle processes runs outside it "
           "(the psutil peer and USS-every-sample are left out: seconds per sample there). jobscope attached to a "
           "tree walks every task of the node with a PID filter (BPF tasks mode); `jobscope run` puts its command "
           "in a cgroup of its own and the cgroup mode visits only that cgroup.")
@@ -484,8 +484,8 @@ def main():
             rows.append([k] + [cell(fig(res, t, k)) for t, _ in BIG_TOOLS])
         w(table(["Case"] + [name for _, name in BIG_TOOLS], rows))
         w("")
-        w("Backends used: " + "; ".join(f"{k}: {name} {backends(res, t, k)}" for k in keys
-                                        for t, name in BIG_TOOLS if t.startswith("jobscope")) + ".")
+        w("Backends used: " + "; ".join(f"{k}: {name} {b}" for k in keys for t, name in BIG_TOOLS
+                                        if t.startswith("jobscope") and (b := backends(res, t, k)) != "–") + ".")
         w("")
     br = res.get("bpf_reader") or {}
     if br.get("results"):

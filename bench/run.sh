@@ -2,9 +2,9 @@
 # SPDX-License-Identifier: MIT
 #
 # bench/run.sh: the one command that reproduces docs/BENCHMARKS.md. It configures and builds jobscope and the
-# benchmark helpers (bench/tree, bench/floor, bench/cpeer, ...) with Meson in BUILD_DIR (default: build; `meson setup` is run
-# only when BUILD_DIR has no build.ninja yet, `ninja` always), then runs bench/bench.py, which measures
-# everything, writes the results file and calls bench/report.py to write the report.
+# benchmark helpers (bench/tree, bench/floor, bench/cpeer, ...) with Meson in BUILD_DIR (default: build;
+# `meson setup` is run only when BUILD_DIR has no build.ninja yet, `ninja` always), then runs bench/bench.py,
+# which measures everything, writes the results file and calls bench/report.py to write the report.
 #
 #   bench/run.sh            full run, about 16 minutes on 2 vCPUs: writes bench/results/full.json and
 #                           docs/BENCHMARKS.md (with bench/marks.sh's section appended, about a minute)
