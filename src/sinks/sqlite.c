@@ -119,19 +119,19 @@ static int create_schema(js_recorder_t *w)
 #define WAL_FILE_HDR 32
 
 typedef struct {
-    sqlite3_file base;        /* pMethods = &wal_io */
-    sqlite3_file *real;       /* the default VFS's file, in the same allocation after this struct */
-    bool wal;                 /* this is a -wal file: coalesce */
-    bool held;                /* hdr waits for the page that follows it */
-    sqlite3_int64 hdr_off;    /* where hdr goes */
-    sqlite3_int64 next_off;   /* end of the last write (where the next frame is appended), or -1 */
+    sqlite3_file base;      /* pMethods = &wal_io */
+    sqlite3_file *real;     /* the default VFS's file, in the same allocation after this struct */
+    bool wal;               /* this is a -wal file: coalesce */
+    bool held;              /* hdr waits for the page that follows it */
+    sqlite3_int64 hdr_off;  /* where hdr goes */
+    sqlite3_int64 next_off; /* end of the last write (where the next frame is appended), or -1 */
     unsigned char hdr[WAL_FRAME_HDR];
-    unsigned char *frame;     /* header + page, sent in one write */
+    unsigned char *frame; /* header + page, sent in one write */
     size_t frame_cap;
 } wal_file_t;
 
-static sqlite3_vfs *wal_real;  /* the default VFS */
-static sqlite3_vfs wal_vfs;    /* "jobscope-writer": wal_real with our xOpen */
+static sqlite3_vfs *wal_real; /* the default VFS */
+static sqlite3_vfs wal_vfs;   /* "jobscope-writer": wal_real with our xOpen */
 static sqlite3_io_methods wal_io;
 static int wal_vfs_rc = SQLITE_ERROR;
 static pthread_once_t wal_vfs_once = PTHREAD_ONCE_INIT;
@@ -147,11 +147,11 @@ static int wal_flush(wal_file_t *f)
     return f->real->pMethods->xWrite(f->real, f->hdr, WAL_FRAME_HDR, f->hdr_off);
 }
 
-#define WAL_FLUSHED(f)                                                                                         \
-    do {                                                                                                       \
-        int rc_ = wal_flush(f);                                                                                \
-        if (rc_ != SQLITE_OK)                                                                                  \
-            return rc_;                                                                                        \
+#define WAL_FLUSHED(f)                                                                                       \
+    do {                                                                                                     \
+        int rc_ = wal_flush(f);                                                                              \
+        if (rc_ != SQLITE_OK)                                                                                \
+            return rc_;                                                                                      \
     } while (0)
 
 static int wal_close(sqlite3_file *p)
@@ -277,7 +277,8 @@ static int wal_shm_map(sqlite3_file *p, int page, int size, int extend, void vol
 static int wal_shm_lock(sqlite3_file *p, int off, int n, int flags)
 {
     wal_file_t *f = (wal_file_t *)p;
-    return f->real->pMethods->iVersion < 2 ? SQLITE_IOERR : f->real->pMethods->xShmLock(f->real, off, n, flags);
+    return f->real->pMethods->iVersion < 2 ? SQLITE_IOERR
+                                           : f->real->pMethods->xShmLock(f->real, off, n, flags);
 }
 
 static void wal_shm_barrier(sqlite3_file *p)
