@@ -24,16 +24,21 @@ struct js_recorder {
     sqlite3 *db;
     size_t ntables;
     const js_table_t *const *tables;
-    sqlite3_stmt **ins; /* per table: ins[i * JS_INS_CHUNKS + k] inserts 2^k rows (prepared on first use) */
+    sqlite3_stmt **ins; /* [i * JS_INS_SLOTS + k]: slot_rows(k) rows into table i (prepared at first use) */
     int max_vars;       /* SQLITE_LIMIT_VARIABLE_NUMBER of this connection */
     sqlite3_stmt *meta;
     sqlite3_stmt *begin, *commit, *rollback; /* prepared once: no SQL parsing per sample */
 };
 
-/* A sample's rows of one table are inserted by one statement of 2^k rows (k < JS_INS_CHUNKS) per chunk, the
- * largest that fits what is left: 6 rows take 2 statements (4 + 2), 1000 take 19. Fewer statements per
- * sample than one per row: each one opens its table's cursor and seeks to its end once. */
-#define JS_INS_CHUNKS 7
+/* A sample's rows of one table are inserted by one multi-row statement per chunk: up to 16 rows in one
+ * statement of exactly that many, more in chunks of 64 and 32 first (1000 rows take 17 statements). Fewer
+ * statements per sample than one per row: each one opens its table's cursor and seeks to its end once. */
+#define JS_INS_SLOTS 18 /* statements of 1..16 rows, then 32 and 64 */
+
+static int slot_rows(int k)
+{
+    return k < 16 ? k + 1 : k == 16 ? 32 : 64;
+}
 
 static const char *const kind_names[JS_KIND_MAX] = {"gauge", "counter", "label"};
 static const char *const type_names[JS_TYPE_MAX] = {"INTEGER", "REAL", "TEXT"};
@@ -414,7 +419,7 @@ int recorder_open(const char *path, bool overwrite, js_recorder_t **ret, char *e
     w->tables = registry_tables();
     while (w->tables[w->ntables])
         w->ntables++;
-    w->ins = calloc(w->ntables * JS_INS_CHUNKS, sizeof(*w->ins));
+    w->ins = calloc(w->ntables * JS_INS_SLOTS, sizeof(*w->ins));
     int r = -EIO;
     if (!w->ins)
         goto fail;
@@ -476,17 +481,17 @@ static int step_once(sqlite3_stmt *st)
     return rc == SQLITE_DONE ? 0 : sql_errno(rc);
 }
 
-/* insert_stmt: the prepared statement inserting 2^k rows into table i (prepared now if it is the first use),
- * or NULL when it cannot be prepared. */
+/* insert_stmt: the prepared statement inserting slot_rows(k) rows into table i (prepared now if it is the
+ * first use), or NULL when it cannot be prepared. */
 static sqlite3_stmt *insert_stmt(js_recorder_t *w, size_t i, int k)
 {
-    sqlite3_stmt **slot = &w->ins[i * JS_INS_CHUNKS + (size_t)k];
+    sqlite3_stmt **slot = &w->ins[i * JS_INS_SLOTS + (size_t)k];
     if (*slot)
         return *slot;
     const js_table_t *t = w->tables[i];
     js_buf_t sql = {0};
     int e = buf_printf(&sql, "INSERT INTO %s VALUES ", t->name);
-    for (int row = 0; row < (1 << k); row++) {
+    for (int row = 0; row < slot_rows(k); row++) {
         e |= buf_append(&sql, row ? ",(?" : "(?", row ? 3 : 2);
         for (size_t c = 0; c < t->ncols; c++)
             e |= buf_append(&sql, ",?", 2);
@@ -520,23 +525,21 @@ static void bind_row(sqlite3_stmt *st, int first, int64_t seq, const js_rows_t *
 static int insert_rows(js_recorder_t *w, size_t i, int64_t seq, const js_rows_t *rows)
 {
     const int per_row = (int)rows->table->ncols + 1;
-    int kmax = JS_INS_CHUNKS - 1;
-    while (kmax > 0 && (per_row << kmax) > w->max_vars)
-        kmax--;
     size_t k = 0;
     while (k < rows->nrows) {
-        int c = kmax;
-        while (c > 0 && ((size_t)1 << c) > rows->nrows - k)
+        size_t left = rows->nrows - k;
+        int c = left <= 16 ? (int)left - 1 : left >= 64 ? 17 : left >= 32 ? 16 : 15; /* never past the end */
+        while (c > 0 && per_row * slot_rows(c) > w->max_vars)
             c--;
         sqlite3_stmt *st = insert_stmt(w, i, c);
         if (!st)
             return -EIO;
-        for (int row = 0; row < (1 << c); row++)
+        for (int row = 0; row < slot_rows(c); row++)
             bind_row(st, 1 + row * per_row, seq, rows, rows_row(rows, k + (size_t)row));
         int r = step_once(st);
         if (r < 0)
             return r;
-        k += (size_t)1 << c;
+        k += (size_t)slot_rows(c);
     }
     return 0;
 }
@@ -571,7 +574,7 @@ void recorder_close(js_recorder_t *w)
 {
     if (!w)
         return;
-    for (size_t i = 0; w->ins && i < w->ntables * JS_INS_CHUNKS; i++)
+    for (size_t i = 0; w->ins && i < w->ntables * JS_INS_SLOTS; i++)
         sqlite3_finalize(w->ins[i]);
     sqlite3_finalize(w->meta);
     sqlite3_finalize(w->begin);
