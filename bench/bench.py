@@ -252,14 +252,14 @@ def db_samples(path):
 class Jobscope:
     """One `jobscope attach` on a PID, stopped with SIGTERM."""
 
-    def __init__(self, ctx, label, pid, interval_s, extra=(), run=None):
+    def __init__(self, ctx, label, pid, interval_s, extra=(), run=None, binary=None):
         self.db = os.path.join(ctx.workdir, f"{label}.db")
         self.json = os.path.join(ctx.workdir, f"{label}.json")
         self.errlog = os.path.join(ctx.workdir, f"{label}.stderr")
         for p in (self.db, self.db + "-wal", self.db + "-shm", self.json):
             if os.path.exists(p):
                 os.unlink(p)
-        self.cmd = [ctx.jobscope, "attach" if run is None else "run", "-q", "-i", f"{round(interval_s * 1e3)}ms",
+        self.cmd = [binary or ctx.jobscope, "attach" if run is None else "run", "-q", "-i", f"{round(interval_s * 1e3)}ms",
                     "-o", self.db, "--summary-json", self.json, *extra]
         # attach to PID, or `run -- COMMAND` (the run mode puts the command in a cgroup of its own)
         self.cmd += [str(pid)] if run is None else ["--", *run]
@@ -371,10 +371,10 @@ class Jobscope:
         return res
 
 
-def jobscope_cpu(ctx, label, pid, extra=(), run=None):
+def jobscope_cpu(ctx, label, pid, extra=(), run=None, binary=None):
     c = ctx.cfg
     want = c["warmup"] + c["samples"] + 2
-    js = Jobscope(ctx, label, pid, c["interval_s"], extra, run)
+    js = Jobscope(ctx, label, pid, c["interval_s"], extra, run, binary)
     js.wait_samples(want, c["interval_s"], limit_s=120)
     js.stop()
     res = js.result(c["warmup"], c["samples"])
@@ -427,6 +427,8 @@ def measure_tool(ctx, tool, key, rep, pid):
         return jobscope_cpu(ctx, f"cpu-{key}-{rep}-default", pid, ["--backend", "procfs"])
     if tool == "jobscope_bpf":
         return jobscope_cpu(ctx, f"cpu-{key}-{rep}-bpf", pid, ["--backend", "bpf"])
+    if tool == "jobscope_baseline":
+        return jobscope_cpu(ctx, f"cpu-{key}-{rep}-baseline", pid, ["--backend", "procfs"], binary=ctx.baseline)
     if tool == "jobscope_uss":
         return jobscope_cpu(ctx, f"cpu-{key}-{rep}-uss", pid, ["--uss-every", "1", "--backend", "procfs"])
     if tool == "psutil_peer":
@@ -449,6 +451,8 @@ def phase1(ctx, res):
             res["system_processes_phase1"][str(n)] = count_processes()
             for rep in range(c["reps"]):
                 ts = tools if n in c["ns"] else big
+                if getattr(ctx, "baseline", None) and n == c["fixed_tree"]:
+                    ts = ts + ["jobscope_baseline"]
                 order = ts[rep % len(ts):] + ts[:rep % len(ts)]
                 for tool in order:
                     if tool == "psutil_peer" and not ctx.have["psutil"]:
@@ -889,6 +893,8 @@ def main():
                                      "BUILD/bench/BENCHMARKS-smoke.md with --smoke)")
     ap.add_argument("--workdir", help="scratch directory for recordings (default: a new one under $TMPDIR)")
     ap.add_argument("--keep", action="store_true", help="keep the scratch directory")
+    ap.add_argument("--baseline", help="another jobscope binary (an older build) measured beside this one at "
+                                       "N = 1, for a before/after of the fixed cost in the same run")
     ap.add_argument("--command", default=None, help="the command line to quote in the report")
     args = ap.parse_args()
 
@@ -897,6 +903,7 @@ def main():
     build = os.path.abspath(args.build_dir)
     ctx.build = build
     ctx.jobscope = os.path.join(build, "jobscope")
+    ctx.baseline = os.path.abspath(args.baseline) if args.baseline else None
     ctx.tree = os.path.join(build, "bench", "tree")
     ctx.floor = os.path.join(build, "bench", "floor")
     ctx.cpeer = os.path.join(build, "bench", "cpeer")
@@ -932,6 +939,9 @@ def main():
         "started_utc": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
         "machine": machine(),
         "versions": versions(ctx),
+        "baseline": None if not ctx.baseline else {
+            "binary": os.path.basename(ctx.baseline),
+            "version": subprocess.run([ctx.baseline, "--version"], stdout=subprocess.PIPE, text=True).stdout.strip()},
         "config": ctx.cfg,
         "workdir_fs": subprocess.run(["stat", "-f", "-c", "%T", ctx.workdir], stdout=subprocess.PIPE,
                                      text=True).stdout.strip(),

@@ -457,6 +457,20 @@ def main():
 
     # ------------------------------------------------------------------ heap
     heap = res.get("heap", {})
+    base = res.get("baseline")
+    n1 = cfg.get("fixed_tree", 1)
+    fb1, fn1 = fig(res, "jobscope_baseline", n1), fig(res, "jobscope_default", n1)
+    if base and fb1 and fn1:
+        w("### The fixed cost: before and after")
+        w("")
+        w(f"jobscope (procfs backend) at N = 1 in this run, measured alternately with an older build given by "
+          f"`--baseline` (`{base['binary']}`: {base['version']}), same method as the table above.")
+        w("")
+        w(table(["Build", "CPU per sample, median (p10–p90)", "repetitions' medians"], [
+            [f"baseline `{base['binary']}`", cell(fb1), f"{us(fb1.rep_min)} – {us(fb1.rep_max)}"],
+            ["this tree", cell(fn1), f"{us(fn1.rep_min)} – {us(fn1.rep_max)}"],
+            ["difference", f"{us(fn1.median - fb1.median)} ({(fn1.median / fb1.median - 1) * 100:+.0f} %)", ""]]))
+        w("")
     fp = res.get("fixed_profile")
     if fp and fp.get("parts"):
         w("### The fixed cost: where a sample at one process goes")
