@@ -194,7 +194,7 @@ def main():
         w("")
     foreign = {k: x["foreign"] for k, x in (res.get("machine_load") or {}).items() if x}
     if any(x > FOREIGN_WARN for x in foreign.values()):
-        w("**Warning: other processes used the machine during this run** (" +
+        w("**Warning: this ran on a shared machine; other processes used it during the run** (" +
           ", ".join(f"{k}: {pct(x)} of all CPUs" for k, x in foreign.items()) +
           "), so the figures below are disturbed; run it again on a quiet machine.")
         w("")
