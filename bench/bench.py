@@ -13,6 +13,10 @@ What it measures, and how (docs/BENCHMARKS.md, "Method", says the same for reade
   consecutive rows is what one sample cycle cost (collect, write, wake-up). The peer and the floor measure
   themselves the same way (CPU time from the start of one sample to the start of the next); pidstat is
   measured from outside through /proc/PID/schedstat.
+  Also jobscope with the BPF backend (--backend bpf; the procfs columns pass --backend procfs) and the
+  JUmPER-style C peer (bench/cpeer: open/read/close of four files per process per sample), and, beyond the
+  peers' range, N = 5000 and a 10-process job among 5000 idle processes (there also `jobscope run` in a cgroup
+  of its own, the BPF cgroup mode).
 * The same for a single process holding a 1 GiB touched heap (USS/PSS cost grows with mapped memory).
 * jobscope's peak RSS at N = 1000 (summary monitor.max_rss_bytes).
 * `jobscope run -q -o FILE -- true` against `true`, wall time, with hyperfine.
@@ -21,6 +25,10 @@ What it measures, and how (docs/BENCHMARKS.md, "Method", says the same for reade
 * Sampling jitter: deadline lateness (t_mono_ns - deadline_ns) at 100 Hz on a 100-process tree.
 * A flat CPU profile (perf, cpu-clock) of jobscope sampling the 1000-process tree, so that the report can say
   what costs the time.
+* The fixed cost's profile: perf with call graphs of jobscope on one process, folded into the parts of a
+  sample (SQLite commit, inserts, model, each source, wake-up).
+* The BPF reader alone (bench/bpf_bench.py), the cgroup source (bench/cgroup_cost.py), the node sources
+  (bench/node_cost) and the Prometheus endpoint (bench/prom_scrape.py), in phase 2.
 
 Scheduling (the full run has to finish in under 15 minutes on 2 vCPUs, and the disk figure alone needs a
 10-minute run): phase 1 runs every measurement whose result depends on the rest of the machine being quiet
@@ -69,6 +77,16 @@ FULL = {
     "hyperfine_warmup": 5,
     "profile_tree": 1000,
     "profile_duration_s": 6,
+    # beyond the peers' range: jobscope (both backends), the C floor and the C peer only
+    "big_ns": [5000],
+    "job_among": [10, 5000],  # a 10-process job while 5000 idle processes run outside it
+    "fixed_tree": 1,          # the fixed cost: N = 1 (its row of the main table), with its profile
+    "bpf_reader_cases": "1,100,1000,5000,job10-among-5000",
+    "bpf_reader_samples": 50,
+    "cgroup_ns": [1, 100, 1000],
+    "cgroup_samples": 60,
+    "node_n": 1000,
+    "prom_ns": [1, 1000],
 }
 SMOKE = dict(
     FULL,
@@ -86,6 +104,14 @@ SMOKE = dict(
     hyperfine_runs=5,
     hyperfine_warmup=1,
     profile_tree=0,
+    big_ns=[],
+    job_among=None,
+    bpf_reader_cases="1",
+    bpf_reader_samples=5,
+    cgroup_ns=[1],
+    cgroup_samples=5,
+    node_n=50,
+    prom_ns=[],
 )
 
 T0 = time.monotonic()
@@ -226,15 +252,17 @@ def db_samples(path):
 class Jobscope:
     """One `jobscope attach` on a PID, stopped with SIGTERM."""
 
-    def __init__(self, ctx, label, pid, interval_s, extra=()):
+    def __init__(self, ctx, label, pid, interval_s, extra=(), run=None, binary=None):
         self.db = os.path.join(ctx.workdir, f"{label}.db")
         self.json = os.path.join(ctx.workdir, f"{label}.json")
         self.errlog = os.path.join(ctx.workdir, f"{label}.stderr")
         for p in (self.db, self.db + "-wal", self.db + "-shm", self.json):
             if os.path.exists(p):
                 os.unlink(p)
-        self.cmd = [ctx.jobscope, "attach", "-q", "-i", f"{round(interval_s * 1e3)}ms", "-o", self.db,
-                    "--summary-json", self.json, *extra, str(pid)]
+        self.cmd = [binary or ctx.jobscope, "attach" if run is None else "run", "-q", "-i", f"{round(interval_s * 1e3)}ms",
+                    "-o", self.db, "--summary-json", self.json, *extra]
+        # attach to PID, or `run -- COMMAND` (the run mode puts the command in a cgroup of its own)
+        self.cmd += [str(pid)] if run is None else ["--", *run]
         self.t_start = time.monotonic()
         # Started from a small shell as a background job, not straight from this Python process: Linux carries
         # the RSS high-water mark of a process's image before exec() into its ru_maxrss, which jobscope reports
@@ -319,6 +347,12 @@ class Jobscope:
         res["cpu_per_sample_us"] = stats(raw)
         res["samples_used"] = len(raw)
         try:
+            # which backend read the processes (the tree table says, per sample)
+            res["backends"] = dict(db_query(self.db, "SELECT coalesce(backend, '?'), count(*) FROM tree WHERE "
+                                                     "sample >= ? GROUP BY 1", (warmup,)))
+        except sqlite3.Error:
+            pass
+        try:
             res["missed"] = db_query(self.db, "SELECT coalesce(sum(missed), 0) FROM samples")[0][0]
             srcs = db_query(self.db, "SELECT source, duration_ns FROM source_stats WHERE sample >= ?", (warmup,))
             by = {}
@@ -337,10 +371,10 @@ class Jobscope:
         return res
 
 
-def jobscope_cpu(ctx, label, pid, extra=()):
+def jobscope_cpu(ctx, label, pid, extra=(), run=None, binary=None):
     c = ctx.cfg
     want = c["warmup"] + c["samples"] + 2
-    js = Jobscope(ctx, label, pid, c["interval_s"], extra)
+    js = Jobscope(ctx, label, pid, c["interval_s"], extra, run, binary)
     js.wait_samples(want, c["interval_s"], limit_s=120)
     js.stop()
     res = js.result(c["warmup"], c["samples"])
@@ -366,6 +400,12 @@ def floor_cpu(ctx, pid):
                      "--tree", str(pid)], timeout=300)
 
 
+def cpeer_cpu(ctx, pid):
+    c = ctx.cfg
+    return run_json([ctx.cpeer, "-s", str(c["samples"]), "-w", str(c["warmup"]), "-i", str(c["interval_s"]),
+                     "--tree", str(pid)], timeout=600)
+
+
 def peer_cpu(ctx, pid):
     c = ctx.cfg
     return run_json([ctx.python, os.path.join(HERE, "psutil_peer.py"), "-s", str(c["samples"]), "-w",
@@ -381,29 +421,62 @@ def pidstat_cpu(ctx, pids):
 # ---------------------------------------------------------------------------------------------------- figures
 
 
+def measure_tool(ctx, tool, key, rep, pid):
+    """One repetition of one tool on the tree rooted at pid; `key` names the case in labels."""
+    if tool == "jobscope_default":
+        return jobscope_cpu(ctx, f"cpu-{key}-{rep}-default", pid, ["--backend", "procfs"])
+    if tool == "jobscope_bpf":
+        return jobscope_cpu(ctx, f"cpu-{key}-{rep}-bpf", pid, ["--backend", "bpf"])
+    if tool == "jobscope_baseline":
+        return jobscope_cpu(ctx, f"cpu-{key}-{rep}-baseline", pid, ["--backend", "procfs"], binary=ctx.baseline)
+    if tool == "jobscope_uss":
+        return jobscope_cpu(ctx, f"cpu-{key}-{rep}-uss", pid, ["--uss-every", "1", "--backend", "procfs"])
+    if tool == "psutil_peer":
+        return peer_cpu(ctx, pid)
+    if tool == "cpeer":
+        return cpeer_cpu(ctx, pid)
+    return floor_cpu(ctx, pid)
+
+
 def phase1(ctx, res):
     c = ctx.cfg
-    tools = ["jobscope_default", "jobscope_uss", "psutil_peer", "floor"]
+    tools = ["jobscope_default", "jobscope_bpf", "jobscope_uss", "psutil_peer", "floor", "cpeer"]
     cps = res.setdefault("cpu_per_sample", {})
     res["system_processes_phase1"] = {}
-    for n in c["ns"]:
+    # the peers that scan the whole machine (psutil) or read files per process (USS) are left out beyond
+    # the issue's range (N > 1000): they take seconds per sample there
+    big = ["jobscope_default", "jobscope_bpf", "floor", "cpeer"]
+    for n in c["ns"] + c["big_ns"]:
         with Tree(ctx.tree, n) as tree:
             res["system_processes_phase1"][str(n)] = count_processes()
             for rep in range(c["reps"]):
-                order = tools[rep % len(tools):] + tools[:rep % len(tools)]
+                ts = tools if n in c["ns"] else big
+                if getattr(ctx, "baseline", None) and n == c["fixed_tree"]:
+                    ts = ts + ["jobscope_baseline"]
+                order = ts[rep % len(ts):] + ts[:rep % len(ts)]
                 for tool in order:
                     if tool == "psutil_peer" and not ctx.have["psutil"]:
                         continue
                     log(f"N={n} rep {rep + 1}/{c['reps']}: {tool}")
-                    if tool == "jobscope_default":
-                        r = jobscope_cpu(ctx, f"cpu-{n}-{rep}-default", tree.pid)
-                    elif tool == "jobscope_uss":
-                        r = jobscope_cpu(ctx, f"cpu-{n}-{rep}-uss", tree.pid, ["--uss-every", "1"])
-                    elif tool == "psutil_peer":
-                        r = peer_cpu(ctx, tree.pid)
-                    else:
-                        r = floor_cpu(ctx, tree.pid)
+                    r = measure_tool(ctx, tool, n, rep, tree.pid)
                     cps.setdefault(tool, {}).setdefault(str(n), []).append(r)
+    if c["job_among"]:
+        # a small job on a busy node: the job's tree among many idle processes. jobscope attached to the
+        # job reads /proc, or walks every task of the node with a PID filter (BPF tasks mode); `run` puts
+        # the job in a cgroup of its own and the BPF cgroup mode visits only it.
+        job, idle = c["job_among"]
+        key = f"job{job}-among-{idle}"
+        with Tree(ctx.tree, idle), Tree(ctx.tree, job) as tree:
+            res["system_processes_phase1"][key] = count_processes()
+            for rep in range(c["reps"]):
+                for tool in big + ["jobscope_bpf_cgroup"]:
+                    log(f"{key} rep {rep + 1}/{c['reps']}: {tool}")
+                    if tool == "jobscope_bpf_cgroup":
+                        r = jobscope_cpu(ctx, f"cpu-{key}-{rep}-bpfcg", 0, ["--backend", "bpf", "--cgroup", "auto"],
+                                         run=[ctx.tree, str(job)])
+                    else:
+                        r = measure_tool(ctx, tool, key, rep, tree.pid)
+                    cps.setdefault(tool, {}).setdefault(key, []).append(r)
 
     log(f"heap case: 1 process with {c['heap_mib']} MiB touched heap")
     heap = res.setdefault("heap", {"heap_mib": c["heap_mib"], "tools": {}})
@@ -411,7 +484,7 @@ def phase1(ctx, res):
         with open(f"/proc/{tree.pid}/status") as f:
             heap["root_vmrss_kib"] = next(int(l.split()[1]) for l in f if l.startswith("VmRSS:"))
         for rep in range(c["reps"]):
-            for tool in tools:
+            for tool in ["jobscope_default", "jobscope_uss", "psutil_peer", "floor"]:
                 if tool == "psutil_peer" and not ctx.have["psutil"]:
                     continue
                 log(f"heap rep {rep + 1}/{c['reps']}: {tool}")
@@ -594,6 +667,141 @@ def pidstat_phase(ctx, res):
                 cps.setdefault("pidstat", {}).setdefault(str(n), []).append(pidstat_cpu(ctx, pids))
 
 
+def bpf_reader(ctx, res):
+    """The BPF task reader alone against the procfs pattern, per process and pass (bench/bpf_bench.py)."""
+    c = ctx.cfg
+    cost = os.path.join(ctx.build, "bench", "bpf_cost")
+    if not os.access(cost, os.X_OK):
+        res["bpf_reader"] = {"problem": "bench/bpf_cost not built"}
+        return
+    log(f"BPF reader: bench/bpf_bench.py, cases {c['bpf_reader_cases']}")
+    out = os.path.join(ctx.workdir, "bpf_reader.json")
+    p = subprocess.run([ctx.python, os.path.join(HERE, "bpf_bench.py"), "--build-dir", ctx.build, "-s",
+                        str(c["bpf_reader_samples"]), "-w", "5", "--cases", c["bpf_reader_cases"], "--json", out],
+                       stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, timeout=1200)
+    if p.returncode != 0 or not os.path.exists(out):
+        res["bpf_reader"] = {"problem": f"exit {p.returncode}: {p.stderr.strip()[-500:]}"}
+        return
+    with open(out) as f:
+        res["bpf_reader"] = {"command": f"bench/bpf_bench.py -s {c['bpf_reader_samples']} -w 5 --cases "
+                                        f"{c['bpf_reader_cases']}", "results": json.load(f)}
+
+
+def cgroup_phase(ctx, res):
+    """The cgroup source's collect time against proc_tree's at N processes (bench/cgroup_cost.py)."""
+    c = ctx.cfg
+    log(f"cgroup source: bench/cgroup_cost.py, N = {c['cgroup_ns']}")
+    out = os.path.join(ctx.workdir, "cgroup_cost.json")
+    ns = ",".join(map(str, c["cgroup_ns"]))
+    p = subprocess.run([ctx.python, os.path.join(HERE, "cgroup_cost.py"), "--build-dir", ctx.build, "--ns", ns,
+                        "--samples", str(c["cgroup_samples"]), "--json", out], stdout=subprocess.PIPE,
+                       stderr=subprocess.PIPE, text=True, timeout=900)
+    if p.returncode != 0 or not os.path.exists(out):
+        res["cgroup_cost"] = {"problem": f"exit {p.returncode}: {p.stderr.strip()[-500:]}"}
+        return
+    with open(out) as f:
+        res["cgroup_cost"] = {"command": f"bench/cgroup_cost.py --ns {ns} --samples {c['cgroup_samples']}",
+                              "results": json.load(f)}
+
+
+NODE_SOURCES = ["system", "host", "rapl", "infiniband", "cpufreq", "thermal"]
+
+
+def node_phase(ctx, res):
+    """Each node source's collect() run back to back on this machine (bench/node_cost)."""
+    c = ctx.cfg
+    prog = os.path.join(ctx.build, "bench", "node_cost")
+    log(f"node sources: bench/node_cost -n {c['node_n']}")
+    p = subprocess.run([prog, "-n", str(c["node_n"]), *NODE_SOURCES], stdout=subprocess.PIPE,
+                       stderr=subprocess.PIPE, text=True, timeout=300)
+    rows = []
+    for line in p.stdout.splitlines()[1:]:
+        parts = line.split()
+        if len(parts) == 5 and parts[1][0].isdigit():
+            rows.append({"source": parts[0], "wall_us": float(parts[1]), "median_us": float(parts[2]),
+                         "cpu_us": float(parts[3]), "rows": int(parts[4])})
+        elif parts:
+            rows.append({"source": parts[0], "problem": " ".join(parts[1:])})
+    res["node_cost"] = {"command": f"bench/node_cost -n {c['node_n']} {' '.join(NODE_SOURCES)}", "rc": p.returncode,
+                        "results": rows}
+
+
+def prom_phase(ctx, res):
+    """What the Prometheus endpoint costs: render per sample, scrape per client (bench/prom_scrape.py)."""
+    c = ctx.cfg
+    if not c["prom_ns"]:
+        return
+    log(f"Prometheus: bench/prom_scrape.py {' '.join(map(str, c['prom_ns']))}")
+    out = os.path.join(ctx.workdir, "prom.json")
+    p = subprocess.run([ctx.python, os.path.join(HERE, "prom_scrape.py"), "--build", ctx.build, "--json", out,
+                        *map(str, c["prom_ns"])], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                       timeout=900)
+    if p.returncode != 0 or not os.path.exists(out):
+        res["prom_scrape"] = {"problem": f"exit {p.returncode}: {p.stderr.strip()[-500:]}"}
+        return
+    with open(out) as f:
+        res["prom_scrape"] = {"command": f"bench/prom_scrape.py {' '.join(map(str, c['prom_ns']))}",
+                              "results": json.load(f)}
+
+
+def fixed_profile(ctx, res):
+    """Where the fixed cost of a sample goes: a call-graph profile of jobscope on one process (N = 1) at 100 Hz,
+    folded to the monitor's own functions that each part of a sample runs in."""
+    c = ctx.cfg
+    if not c["profile_tree"] or not ctx.have["perf"]:
+        return
+    log("fixed-cost profile: perf record -g of jobscope on 1 process at 100 Hz, 8 s")
+    data = os.path.join(ctx.workdir, "perf-fixed.data")
+    with Tree(ctx.tree, 1) as tree:
+        js = Jobscope(ctx, "profile-fixed", tree.pid, 0.01, ["--backend", "procfs"])
+        time.sleep(1.0)
+        p = subprocess.run(["perf", "record", "-q", "-F", "2999", "-e", "cpu-clock", "--call-graph", "dwarf,32768",
+                            "-o", data, "-p", str(js._pid()), "--", "sleep", "8"], stdout=subprocess.PIPE,
+                           stderr=subprocess.PIPE, text=True)
+        js.stop()
+    if p.returncode != 0:
+        res["fixed_profile"] = {"problem": f"perf record exit {p.returncode}: {p.stderr[-300:]}"}
+        return
+    scr = subprocess.run(["perf", "script", "-i", data, "-F", "ip,sym"], stdout=subprocess.PIPE,
+                         stderr=subprocess.DEVNULL, text=True)
+    stacks, cur = [], []
+    for line in scr.stdout.splitlines():
+        line = line.strip()
+        if not line:
+            if cur:
+                stacks.append(cur)
+            cur = []
+            continue
+        parts = line.split(None, 1)
+        cur.append(parts[1].replace(" (inlined)", "") if len(parts) > 1 else parts[0])
+    if cur:
+        stacks.append(cur)
+    # each sample goes to the first of these found from the leaf up: the parts of a sample
+    parts = [("sqlite3WalFrames", "SQLite: WAL frames written at commit (pwrite)"),
+             ("sqlite3WalCheckpoint", "SQLite: checkpoint"),
+             ("sqlite3BtreeBeginTrans", "SQLite: begin (locks)"),
+             ("recorder_write", "SQLite: rows inserted (VDBE, b-tree)"),
+             ("model_feed", "model"),
+             ("system_collect", "system source (8 procfs files)"),
+             ("tree_collect", "proc_tree source"),
+             ("self_collect", "self source"),
+             ("sampler_collect", "other sources"),
+             ("__poll", "wake-up (poll, timer)"), ("__GI___poll", "wake-up (poll, timer)"),
+             ("__timerfd_settime", "wake-up (poll, timer)"),
+             ("monitor_loop", "monitor loop, other")]
+    counts = {}
+    for s in stacks:
+        what = "outside the loop"
+        for sym, name in parts:
+            if sym in s:
+                what = name
+                break
+        counts[what] = counts.get(what, 0) + 1
+    total = sum(counts.values()) or 1
+    res["fixed_profile"] = {"samples": total, "rate_hz": 100, "duration_s": 8,
+                            "parts": sorted(([k, v / total] for k, v in counts.items()), key=lambda x: -x[1])}
+
+
 def profile(ctx, res):
     c = ctx.cfg
     if not c["profile_tree"] or not ctx.have["perf"]:
@@ -685,17 +893,22 @@ def main():
                                      "BUILD/bench/BENCHMARKS-smoke.md with --smoke)")
     ap.add_argument("--workdir", help="scratch directory for recordings (default: a new one under $TMPDIR)")
     ap.add_argument("--keep", action="store_true", help="keep the scratch directory")
+    ap.add_argument("--baseline", help="another jobscope binary (an older build) measured beside this one at "
+                                       "N = 1, for a before/after of the fixed cost in the same run")
     ap.add_argument("--command", default=None, help="the command line to quote in the report")
     args = ap.parse_args()
 
     ctx = Ctx()
     ctx.cfg = dict(SMOKE if args.smoke else FULL)
     build = os.path.abspath(args.build_dir)
+    ctx.build = build
     ctx.jobscope = os.path.join(build, "jobscope")
+    ctx.baseline = os.path.abspath(args.baseline) if args.baseline else None
     ctx.tree = os.path.join(build, "bench", "tree")
     ctx.floor = os.path.join(build, "bench", "floor")
+    ctx.cpeer = os.path.join(build, "bench", "cpeer")
     ctx.python = sys.executable
-    for p in (ctx.jobscope, ctx.tree, ctx.floor):
+    for p in (ctx.jobscope, ctx.tree, ctx.floor, ctx.cpeer):
         if not os.access(p, os.X_OK):
             sys.exit(f"bench: {p} missing; build first (bench/run.sh does)")
     try:
@@ -726,6 +939,9 @@ def main():
         "started_utc": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
         "machine": machine(),
         "versions": versions(ctx),
+        "baseline": None if not ctx.baseline else {
+            "binary": os.path.basename(ctx.baseline),
+            "version": subprocess.run([ctx.baseline, "--version"], stdout=subprocess.PIPE, text=True).stdout.strip()},
         "config": ctx.cfg,
         "workdir_fs": subprocess.run(["stat", "-f", "-c", "%T", ctx.workdir], stdout=subprocess.PIPE,
                                      text=True).stdout.strip(),
@@ -746,6 +962,14 @@ def main():
         jitter(ctx, res)
         startup(ctx, res)
         profile(ctx, res)
+        # the added measurements: one that fails (a timeout, a missing tool) is recorded, not fatal
+        for key, fn in (("fixed_profile", fixed_profile), ("bpf_reader", bpf_reader), ("cgroup_cost", cgroup_phase),
+                        ("node_cost", node_phase), ("prom_scrape", prom_phase)):
+            try:
+                fn(ctx, res)
+            except Exception as e:  # noqa: BLE001 -- any failure of one measurement
+                log(f"{key} failed: {e!r}")
+                res[key] = {"problem": repr(e)[-500:]}
         finish_disk_run(ctx, res, *disk)
         res["machine_load"]["phase2"] = load_since(j)
         disk = None

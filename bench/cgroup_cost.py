@@ -7,7 +7,7 @@ samples it every INTERVAL; the recording's source_stats table holds every source
 sample. The figure is the median (and p90) over the samples after the warm-up, for the `cgroup` source
 (one pread per cgroup file: must not grow with N) and for `proc_tree` (a few files per process: grows with
 N). Needs root (or a delegated cgroup) for the cgroup to exist; prints a table and, with --json FILE, writes
-the figures. Standalone: bench/run.sh does not call it (yet).
+the figures. bench/run.sh runs it (bench.py, phase 2).
 
 usage: bench/cgroup_cost.py [--build-dir build] [--ns 1,100,1000] [--samples 60] [--interval 0.05] [--json F]
 """

@@ -5,11 +5,12 @@ time the monitor spends rendering each sample's exposition (both formats; jobsco
 the median of 20 samples) and what one scrape costs a client (median wall time of 200 GETs over keep-alive-less
 HTTP, text and OpenMetrics), with the exposition's size.
 
-    bench/prom_scrape.py [--build build] [N ...]        (default N: 1 1000)
+    bench/prom_scrape.py [--build build] [--json FILE] [N ...]        (default N: 1 1000)
 
 Each N is measured with the default exposition (the tree scope only) and with --listen-processes N.
 """
 import argparse
+import json
 import os
 import re
 import signal
@@ -80,18 +81,24 @@ def measure(build, n, processes):
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--build", default="build")
+    ap.add_argument("--json", help="also write the figures to FILE (a list, one object per line of the table)")
     ap.add_argument("n", nargs="*", type=int, default=[1, 1000])
     a = ap.parse_args()
+    out = []
     print("| processes | exposed | series | render per sample (both formats) | scrape, text | scrape, OpenMetrics "
           "| size text / OM |")
     print("|---:|---|---:|---:|---:|---:|---:|")
     for n in a.n:
         for procs in (0, n):
             r = measure(a.build, n, procs)
+            out.append(dict(r, n=n, listen_processes=procs))
             what = f"--listen-processes {procs}" if procs else "default (scope only)"
             print(f"| {n} | {what} | {r['series']} | {r['render_ms']:.3f} ms | {r['text_ms']:.3f} ms | "
                   f"{r['om_ms']:.3f} ms | {r['text_kib']:.1f} / {r['om_kib']:.1f} KiB |")
             sys.stdout.flush()
+    if a.json:
+        with open(a.json, "w") as f:
+            json.dump(out, f, indent=1)
 
 
 if __name__ == "__main__":

@@ -24,15 +24,33 @@ TARGETS = {
     "startup_added_s": 0.010,      # `jobscope run -- true` minus `true`, wall
     "bytes_per_value": 64.0,       # bytes on disk per metric-sample
 }
+# Targets of the fast-path issue (issue 14), all on this machine kind, in one run.
+FAST = {
+    "bpf_per_process_us": 1.0,     # BPF backend, per process per sample, N = 1000
+    "peer_ratio_n1000": 100.0,     # psutil peer / jobscope at N = 1000
+    "cpeer_ratio": 1.0,            # C peer / jobscope at every N: jobscope cheaper
+    "fixed_us": 300.0,             # jobscope CPU per sample at N = 1
+    "cgroup_flat": 2.0,            # cgroup source: collect at N = 1000 within 2x of N = 1
+}
 
 # Above this share of all CPUs used by processes that are not the benchmark, the report warns.
 FOREIGN_WARN = 0.05
 
 TOOLS = [
-    ("jobscope_default", "jobscope (default set)"),
+    ("jobscope_default", "jobscope (default set, procfs)"),
+    ("jobscope_bpf", "jobscope (BPF backend)"),
     ("jobscope_uss", "jobscope (USS/PSS every sample)"),
     ("psutil_peer", "psutil peer"),
     ("pidstat", "pidstat"),
+    ("cpeer", "C peer (open/read/close)"),
+    ("floor", "C floor"),
+]
+# beyond the peers' range (N > 1000, and a small job among many idle processes)
+BIG_TOOLS = [
+    ("jobscope_default", "jobscope (procfs)"),
+    ("jobscope_bpf", "jobscope (BPF, attach: tasks mode)"),
+    ("jobscope_bpf_cgroup", "jobscope (BPF, run in a cgroup: cgroup mode)"),
+    ("cpeer", "C peer (open/read/close)"),
     ("floor", "C floor"),
 ]
 
@@ -63,6 +81,21 @@ class Fig:
 
     def ok(self):
         return self.n > 0
+
+
+def backends(res, tool, n):
+    """Which backends read the processes in a jobscope column's runs (the tree table's `backend`)."""
+    seen = {}
+    for r in res.get("cpu_per_sample", {}).get(tool, {}).get(str(n), []):
+        for k, c in ((r or {}).get("backends") or {}).items():
+            seen[k] = seen.get(k, 0) + c
+    return ", ".join(sorted(seen)) if seen else "–"
+
+
+def best_js(res, n, tools=("jobscope_default", "jobscope_bpf", "jobscope_bpf_cgroup")):
+    """jobscope's cheaper backend at N (what --backend should pick there): (Fig, tool) or (None, None)."""
+    cands = [(f, t) for t in tools if (f := fig(res, t, n))]
+    return min(cands, key=lambda x: x[0].median) if cands else (None, None)
 
 
 def fig(res, tool, n):
@@ -161,7 +194,7 @@ def main():
         w("")
     foreign = {k: x["foreign"] for k, x in (res.get("machine_load") or {}).items() if x}
     if any(x > FOREIGN_WARN for x in foreign.values()):
-        w("**Warning: other processes used the machine during this run** (" +
+        w("**Warning: this ran on a shared machine; other processes used it during the run** (" +
           ", ".join(f"{k}: {pct(x)} of all CPUs" for k, x in foreign.items()) +
           "), so the figures below are disturbed; run it again on a quiet machine.")
         w("")
@@ -234,8 +267,55 @@ def main():
     rows.append(["bytes on disk per stored value", f"≤ {TARGETS['bytes_per_value']:g} B",
                  "–" if bpv is None else f"{bpv:.2f} B",
                  verdict(None if bpv is None else bpv <= TARGETS["bytes_per_value"], smoke)])
-    rows.append(["cgroup totals: flat cost from N = 1 to 1000", "flat", "–",
-                 "not measured: this build has no cgroup source"])
+    cg = [r for r in (res.get("cgroup_cost") or {}).get("results", []) if (r.get("cgroup") or {}).get("median_us")]
+    cg_flat = None
+    if len(cg) >= 2:
+        cg_flat = max(r["cgroup"]["median_us"] for r in cg) / min(r["cgroup"]["median_us"] for r in cg)
+    rows.append([f"cgroup totals: flat cost from N = {cg[0]['n'] if cg else 1} to {cg[-1]['n'] if cg else 1000}",
+                 f"flat (highest ÷ lowest median ≤ {FAST['cgroup_flat']:g}×)", ratio(cg_flat),
+                 verdict(None if cg_flat is None else cg_flat <= FAST["cgroup_flat"], smoke)])
+    w(table(["Target", "Goal", "Measured", "Verdict"], rows))
+    w("")
+
+    # ------------------------------------------------------------------ issue 14 targets
+    w("### Targets of the fast path (issue 14)")
+    w("")
+    w("\"jobscope\" in a row that compares with a peer is its cheaper backend at that N (procfs or BPF; at the "
+      "busy-node case also BPF in its cgroup mode), the column named in brackets.")
+    w("")
+    rows = []
+    f1 = fig(res, "jobscope_default", 1)
+    rows.append(["jobscope CPU per sample at N = 1 (default set: the fixed cost)", f"≤ {FAST['fixed_us']:g} µs",
+                 us(f1.median) if f1 else "–",
+                 verdict(None if not f1 else f1.median <= FAST["fixed_us"], smoke)])
+    reader = [r for r in (res.get("bpf_reader") or {}).get("results", []) if r.get("case") == "1000"
+              and "error" not in r and r.get("method") in ("bpf-task", "bpf-cgroup")]
+    for r in reader:
+        v = r["cpu_us_per_proc"]["median"]
+        rows.append([f"BPF reader alone ({r['method']}), CPU per process per pass, N = 1000",
+                     f"≤ {FAST['bpf_per_process_us']:g} µs", us(v),
+                     verdict(v <= FAST["bpf_per_process_us"], smoke)])
+    fb = fig(res, "jobscope_bpf", 1000)
+    v = div(fb.median, 1000) if fb else None
+    rows.append(["jobscope with the BPF backend, whole sample (reads, model, recording) per process, N = 1000",
+                 f"≤ {FAST['bpf_per_process_us']:g} µs", us(v),
+                 verdict(None if v is None else v <= FAST["bpf_per_process_us"], smoke)])
+    pf = fig(res, "psutil_peer", 1000)
+    j, jt = best_js(res, 1000)
+    r = div(pf.median, j.median) if pf and j else None
+    rows.append([f"psutil peer ÷ jobscope ({dict(TOOLS).get(jt, '–')}), N = 1000", f"≥ {FAST['peer_ratio_n1000']:g}×",
+                 ratio(r), verdict(None if r is None else r >= FAST["peer_ratio_n1000"], smoke)])
+    keys = [str(n) for n in ns + cfg.get("big_ns", [])]
+    if cfg.get("job_among"):
+        keys.append(f"job{cfg['job_among'][0]}-among-{cfg['job_among'][1]}")
+    for k in keys:
+        cp = fig(res, "cpeer", k)
+        j, jt = best_js(res, k)
+        r = div(cp.median, j.median) if cp and j else None
+        name = dict(BIG_TOOLS + TOOLS).get(jt, "–")
+        rows.append([f"C peer ÷ jobscope ({name}), {'N = ' + k if k.isdigit() else k}",
+                     f"> {FAST['cpeer_ratio']:g}× (jobscope cheaper)", ratio(r),
+                     verdict(None if r is None else r > FAST["cpeer_ratio"], smoke)])
     w(table(["Target", "Goal", "Measured", "Verdict"], rows))
     w("")
 
@@ -254,6 +334,10 @@ def main():
     for n in ns:
         rows.append([n] + [cell(fig(res, t, n)) for t, _ in TOOLS])
     w(table(hdr, rows))
+    w("")
+    w("Backend that read the processes in the BPF column's runs (the recording's `tree.backend`), by N: " +
+      "; ".join(f"{n}: {backends(res, 'jobscope_bpf', n)}" for n in ns) + ". Without BPF (not root, no BTF, "
+      "a build without clang) the column is /proc again and says so here.")
     w("")
     w("Per process (median ÷ N):")
     w("")
@@ -373,6 +457,140 @@ def main():
 
     # ------------------------------------------------------------------ heap
     heap = res.get("heap", {})
+    base = res.get("baseline")
+    n1 = cfg.get("fixed_tree", 1)
+    fb1, fn1 = fig(res, "jobscope_baseline", n1), fig(res, "jobscope_default", n1)
+    if base and fb1 and fn1:
+        w("### The fixed cost: before and after")
+        w("")
+        w(f"jobscope (procfs backend) at N = 1 in this run, measured alternately with an older build given by "
+          f"`--baseline` (`{base['binary']}`: {base['version']}), same method as the table above.")
+        w("")
+        w(table(["Build", "CPU per sample, median (p10–p90)", "repetitions' medians"], [
+            [f"baseline `{base['binary']}`", cell(fb1), f"{us(fb1.rep_min)} – {us(fb1.rep_max)}"],
+            ["this tree", cell(fn1), f"{us(fn1.rep_min)} – {us(fn1.rep_max)}"],
+            ["difference", f"{us(fn1.median - fb1.median)} ({(fn1.median / fb1.median - 1) * 100:+.0f} %)", ""]]))
+        w("")
+    fp = res.get("fixed_profile")
+    if fp and fp.get("parts"):
+        w("### The fixed cost: where a sample at one process goes")
+        w("")
+        w(f"`perf record --call-graph dwarf` of jobscope (procfs backend) sampling one process every 10 ms for "
+          f"{fp['duration_s']} s ({fp['samples']} profile samples); each profile sample is given to the first of "
+          f"these parts found on its stack.")
+        w("")
+        w(table(["Part of a sample", "Share of jobscope's CPU"], [[k, pct(v)] for k, v in fp["parts"]]))
+        w("")
+    keys = [str(n) for n in cfg.get("big_ns", [])]
+    if cfg.get("job_among"):
+        keys.append(f"job{cfg['job_among'][0]}-among-{cfg['job_among'][1]}")
+    if keys and any(fig(res, t, k) for t, _ in BIG_TOOLS for k in keys):
+        w("## Beyond 1000 processes, and a small job on a busy node")
+        w("")
+        w("The same measurement (median CPU per sample, p10–p90) for a tree of "
+          f"{' and '.join(map(str, cfg.get('big_ns', [])))} processes, and for a {cfg['job_among'][0]}-process job while a tree of {cfg['job_among'][1]} idle processes runs outside it "
+          "(the psutil peer and USS-every-sample are left out: seconds per sample there). jobscope attached to a "
+          "tree walks every task of the node with a PID filter (BPF tasks mode); `jobscope run` puts its command "
+          "in a cgroup of its own and the cgroup mode visits only that cgroup.")
+        w("")
+        rows = []
+        for k in keys:
+            rows.append([k] + [cell(fig(res, t, k)) for t, _ in BIG_TOOLS])
+        w(table(["Case"] + [name for _, name in BIG_TOOLS], rows))
+        w("")
+        w("Backends used: " + "; ".join(f"{k}: {name} {b}" for k in keys for t, name in BIG_TOOLS
+                                        if t.startswith("jobscope") and (b := backends(res, t, k)) != "–") + ".")
+        w("")
+    br = res.get("bpf_reader") or {}
+    if br.get("results"):
+        w("## The BPF task reader alone")
+        w("")
+        w(f"`{br['command']}`: CPU time (user + system: the BPF program runs in the reader's system call) of one "
+          "pass over the tree, back to back, per process (and per pass), median with p10–p90: the BPF reader in "
+          "tasks mode (every task of the node walked, a PID filter) and cgroup mode (only the tree's cgroup), "
+          "against a `pread` of kept-open stat + statm + io (what jobscope's procfs backend reads), and stat or "
+          "schedstat alone.")
+        w("")
+        cases = list(dict.fromkeys(r["case"] for r in br["results"]))
+        methods = list(dict.fromkeys(r["method"] for r in br["results"] if "error" not in r))
+        rows = []
+        for c in cases:
+            row = {r["method"]: r for r in br["results"] if r["case"] == c}
+            on = next(r.get("procs_on_machine") for r in br["results"] if r["case"] == c)
+            cells = []
+            for mth in methods:
+                r = row.get(mth)
+                if not r or "error" in r:
+                    cells.append("–")
+                    continue
+                pp, pa = r["cpu_us_per_proc"], r["cpu_us"]
+                cells.append(f"{us(pp['median'])}/proc ({us(pa['median'])}/pass; {us(pp['p10'])}–{us(pp['p90'])})")
+            rows.append([c, on] + cells)
+        w(table(["Case", "Processes on the machine"] + methods, rows))
+        w("")
+        errs = {r.get("method"): r.get("error") for r in br["results"] if "error" in r}
+        if errs:
+            w("Not measured: " + "; ".join(f"{k}: {v}" for k, v in errs.items()) + ".")
+            w("")
+    elif br.get("problem"):
+        w("## The BPF task reader alone")
+        w("")
+        w(f"Not measured: {br['problem']}")
+        w("")
+    cgc = res.get("cgroup_cost") or {}
+    if cgc.get("results"):
+        w("## The cgroup source")
+        w("")
+        w(f"`{cgc['command']}`: `jobscope run --cgroup auto` of a tree of N idle processes; wall time of each "
+          "source's collect per sample (`source_stats`), median and p90 after 5 warm-up samples. The cgroup source "
+          "reads the cgroup's own files (flat in N); proc_tree reads every process.")
+        w("")
+        rows = []
+        for r in cgc["results"]:
+            c, t = r.get("cgroup") or {}, r.get("proc_tree") or {}
+            rows.append([r["n"], r.get("members") or "–", r.get("cgroup_version") or "–",
+                         f"{us(c.get('median_us'))} (p90 {us(c.get('p90_us'))})",
+                         f"{us(t.get('median_us'))} (p90 {us(t.get('p90_us'))})"])
+        w(table(["N", "Members", "cgroup version", "`cgroup` collect", "`proc_tree` collect"], rows))
+        w("")
+    elif cgc.get("problem"):
+        w(f"The cgroup source was not measured: {cgc['problem']}")
+        w("")
+    nc = res.get("node_cost") or {}
+    if nc.get("results"):
+        w("## The node sources")
+        w("")
+        w(f"`{nc['command']}`: each source's collect() run back to back on this machine into a reused row buffer, "
+          "as the sampler does (warm: the figures are lower than inside a sampling run, where caches are cold).")
+        w("")
+        rows = []
+        for r in nc["results"]:
+            if "problem" in r:
+                rows.append([f"`{r['source']}`", "–", "–", "–", r["problem"]])
+            else:
+                rows.append([f"`{r['source']}`", us(r["median_us"]), us(r["wall_us"]), us(r["cpu_us"]), r["rows"]])
+        w(table(["Source", "Wall, median", "Wall, mean", "CPU, mean", "Rows per sample (or why none)"], rows))
+        w("")
+    pr = res.get("prom_scrape") or {}
+    if pr.get("results"):
+        w("## The Prometheus endpoint")
+        w("")
+        w(f"`{pr['command']}`: `jobscope attach --listen` on a tree of N idle processes; the monitor's time to "
+          "render each sample's exposition (both formats, `jobscope_exposition_render_seconds`, median of 20) and "
+          "a client's wall time per scrape (median of 200 GETs without keep-alive), with the exposition's size.")
+        w("")
+        rows = []
+        for r in pr["results"]:
+            rows.append([r["n"], f"--listen-processes {r['listen_processes']}" if r["listen_processes"] else
+                         "default (scope only)", r["series"], f"{r['render_ms']:.3f} ms", f"{r['text_ms']:.3f} ms",
+                         f"{r['om_ms']:.3f} ms", f"{r['text_kib']:.1f} / {r['om_kib']:.1f} KiB"])
+        w(table(["Processes", "Exposed", "Series", "Render per sample", "Scrape, text", "Scrape, OpenMetrics",
+                 "Size text / OM"], rows))
+        w("")
+    elif pr.get("problem"):
+        w(f"The Prometheus endpoint was not measured: {pr['problem']}")
+        w("")
+
     if heap.get("tools"):
         w("## One process with a 1 GiB heap" if heap.get("heap_mib") == 1024 else
           f"## One process with a {heap.get('heap_mib')} MiB heap")
@@ -512,6 +730,12 @@ def main():
     w("- **pidstat** (`bench/pidstat_cost.py`): `pidstat -h -r -u -d -t -p LIST 1 K`, its output drained; its "
       "on-CPU time is read from `/proc/PID/schedstat` half a second after each report, and the difference between "
       "two readings is one report's cost.")
+    w("- **C peer** (`bench/cpeer`): the JUmPER-style native collector's pattern: every sample it finds the tree "
+      "again (open, read, close of each `task/PID/children`) and opens, reads to EOF and closes "
+      "`/proc/PID/{stat,statm,io,status}` of every process: four open/read/close triples per process per "
+      "sample, no parsing, nothing stored.")
+    w("- **jobscope (BPF backend)**: `--backend bpf` (procfs columns: `--backend procfs`); the recording's "
+      "`tree.backend` says which backend read each sample.")
     w("- **C floor** (`bench/floor`): reads `/proc/PID/{stat,statm,io}` and `/proc/PID/task/PID/children` through "
       "descriptors kept open, `pread()` from offset 0 to the end, plus the open-fd count as `st_size` of "
       "`/proc/PID/fd` with `fstatat()` on a kept descriptor — the files jobscope's default set reads every "

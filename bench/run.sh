@@ -2,13 +2,13 @@
 # SPDX-License-Identifier: MIT
 #
 # bench/run.sh: the one command that reproduces docs/BENCHMARKS.md. It configures and builds jobscope and the
-# benchmark helpers (bench/tree, bench/floor) with Meson in BUILD_DIR (default: build; `meson setup` is run
-# only when BUILD_DIR has no build.ninja yet, `ninja` always), then runs bench/bench.py, which measures
-# everything, writes the results file and calls bench/report.py to write the report.
+# benchmark helpers (bench/tree, bench/floor, bench/cpeer, ...) with Meson in BUILD_DIR (default: build;
+# `meson setup` is run only when BUILD_DIR has no build.ninja yet, `ninja` always), then runs bench/bench.py,
+# which measures everything, writes the results file and calls bench/report.py to write the report.
 #
-#   bench/run.sh            full run, about 13 minutes on 2 vCPUs: writes bench/results/full.json and
+#   bench/run.sh            full run, about 16 minutes on 2 vCPUs: writes bench/results/full.json and
 #                           docs/BENCHMARKS.md (with bench/marks.sh's section appended, about a minute)
-#   bench/run.sh --smoke    about 20 seconds, N = 1 and 10, few samples, no targets checked (CI): writes
+#   bench/run.sh --smoke    about 30 seconds, N = 1 and 10, few samples, no targets checked (CI): writes
 #                           BUILD_DIR/bench/results-smoke.json and BUILD_DIR/bench/BENCHMARKS-smoke.md
 #
 # --no-build skips Meson and Ninja (the build is done: `meson test --benchmark` runs the smoke this way).
