@@ -35,4 +35,7 @@ ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=halt_on_error=1:print
 meson test -C build --suite integration --print-errorlogs --verbose
 
 bench/run.sh --smoke --no-build
+
+# hardening (docs/RELIABILITY.md): each fuzz target 20 s on its corpus (scripts/fuzz.sh -t 3600 is the long form)
+FUZZ_BUILD=build-fuzz scripts/fuzz.sh -t 20
 echo "all tests passed"
