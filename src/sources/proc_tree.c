@@ -722,17 +722,23 @@ static int visit_stat(tree_state_t *st, const js_ctx_t *ctx, int32_t pid, pent_t
         }
         snprintf(path, sizeof(path), "%d/stat", (int)pid);
         int r = pread_proc(st, ctx, e, &e->fd_stat, path, &st->buf, READ_RECORD);
-        if (out_of_fds(r)) { /* it exists, but nothing can be read: counted, tried again next sample */
+        bool parsed = r == 0 && parse_pid_stat(st->buf.p, ps) == 0;
+        if (parsed && (fresh || ps->starttime == e->start))
+            break;
+        /* ENOENT (no such PID), ESRCH (a kept descriptor of a process that exited) and an empty file say it is
+         * gone; anything else (out of descriptors, EIO, EAGAIN, EACCES, a record cut short) means it exists but
+         * could not be read: counted, and tried again next sample (its start time is checked then) */
+        bool gone = r == -ENOENT || r == -ESRCH || (r == 0 && st->buf.len == 0);
+        if (!parsed && !gone) {
             st->unread++;
             e->seen = st->stamp;
             return 2;
         }
-        if (r == 0 && parse_pid_stat(st->buf.p, ps) == 0 && (fresh || ps->starttime == e->start))
-            break;
-        /* gone, or the PID was reused by a new process: drop the old entry and retry once fresh */
+        /* gone, or the PID was reused by a new process: drop the old entry and retry once fresh (a kept
+         * descriptor of the old process says ESRCH where the path may already name a new one) */
         ent_remove(st, e);
         e = NULL;
-        if (r < 0 || fresh)
+        if (fresh)
             return 0;
     }
     if (!e)
