@@ -255,6 +255,7 @@ typedef struct {
     uint64_t own_ticks;  /* node scope: utime+stime at the last sample, for the top-N choice */
     uint64_t own_stamp;  /* the sample own_ticks is from */
     bool info_done;      /* its proc_info row was written (the node scope writes rows for some samples only) */
+    uint64_t image;      /* js_pid_stat_t.image when its proc_info row was written: another one is an exec */
     char comm[64];
 } pent_t;
 
@@ -809,7 +810,8 @@ static int visit_row(tree_state_t *st, js_ctx_t *ctx, pent_t *e, const js_pid_st
     if (count_fds(st, ctx, e, &nfd) == 0)
         val_int(&v[PROC_FDS], nfd);
 
-    bool exec = !fresh && strcmp(e->comm, ps->comm) != 0;
+    /* an exec changes the comm, or (same program name, e.g. `exec bash script`) the image's addresses */
+    bool exec = !fresh && (strcmp(e->comm, ps->comm) != 0 || (ps->image && e->image && ps->image != e->image));
     js_pid_status_t pst;
     bool have_status = false;
     if (fresh || exec || ctx->final || ctx->status_every <= 1 || ctx->seq % ctx->status_every == 0) {
@@ -838,6 +840,8 @@ static int visit_row(tree_state_t *st, js_ctx_t *ctx, pent_t *e, const js_pid_st
         snprintf(e->comm, sizeof(e->comm), "%s", ps->comm);
         e->info_done = true;
     }
+    if (ps->image)
+        e->image = ps->image;
     return 0;
 }
 
