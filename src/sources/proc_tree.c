@@ -242,6 +242,48 @@ int proc_cmdline_json(const char *raw, size_t len, js_buf_t *b)
     return buf_append(b, "]", 1);
 }
 
+int proc_cmdline_redact(const regex_t *re, const char *raw, size_t len, js_buf_t *out)
+{
+    out->len = 0;
+    if (buf_reserve(out, len + 1) < 0)
+        return -ENOMEM;
+    js_buf_t arg = {0};
+    int r = 0;
+    for (size_t i = 0; i < len && r == 0;) {
+        size_t j = i;
+        while (j < len && raw[j] != '\0')
+            j++;
+        arg.len = 0;
+        if ((r = buf_append(&arg, raw + i, j - i)) < 0) /* NUL-terminated for regexec */
+            break;
+        if (!arg.p && (r = buf_append(&arg, "", 0)) < 0)
+            break;
+        const char *p = arg.p;
+        int flags = 0;
+        regmatch_t m;
+        while (r == 0 && *p && regexec(re, p, 1, &m, flags) == 0) {
+            if (m.rm_eo == m.rm_so) { /* an empty match: keep one character and look on */
+                r = buf_append(out, p, 1);
+                p++;
+            } else {
+                if ((r = buf_append(out, p, (size_t)m.rm_so)) == 0)
+                    r = buf_append(out, "***", 3);
+                p += m.rm_eo;
+            }
+            flags = REG_NOTBOL;
+        }
+        if (r == 0)
+            r = buf_append(out, p, strlen(p));
+        if (r == 0)
+            r = buf_append(out, "", 1) < 0 ? -ENOMEM : 0; /* the argument's NUL */
+        if (r == 0 && buf_reserve(out, out->len + 1) == 0)
+            out->p[out->len] = '\0';
+        i = j + 1;
+    }
+    buf_free(&arg);
+    return r < 0 ? -ENOMEM : 0;
+}
+
 /* ---- state ------------------------------------------------------------------------------------------ */
 
 typedef struct {
@@ -281,7 +323,7 @@ typedef struct {
     size_t norder, order_cap;
     int32_t *queue;
     size_t nqueue, queue_cap;
-    js_buf_t buf, buf2, cmd;
+    js_buf_t buf, buf2, cmd, redacted;
     long page;
     bool fd_by_stat; /* st_size of /proc/<pid>/fd is the fd count (Linux >= 6.2) */
     bool scan;       /* no task/<tid>/children: discover by scanning /proc */
@@ -506,6 +548,7 @@ static void tree_fini(void *state)
     buf_free(&st->buf);
     buf_free(&st->buf2);
     buf_free(&st->cmd);
+    buf_free(&st->redacted);
     free(st);
 }
 
@@ -684,8 +727,17 @@ static void emit_info(tree_state_t *st, const js_ctx_t *ctx, pent_t *e, js_rows_
     rows_set_str(info, &v[INFO_COMM], ps->comm, strlen(ps->comm));
     char path[48];
     snprintf(path, sizeof(path), "%d/cmdline", (int)ps->pid);
-    if (pread_proc(st, ctx, e, NULL, path, &st->buf2, READ_FULL) == 0 &&
-        proc_cmdline_json(st->buf2.p, st->buf2.len, &st->cmd) == 0)
+    if (pread_proc(st, ctx, e, NULL, path, &st->buf2, READ_FULL) != 0)
+        return;
+    const char *raw = st->buf2.p;
+    size_t len = st->buf2.len;
+    if (ctx->redact_cmdline) { /* --redact-cmdline: the secret never reaches a row */
+        if (proc_cmdline_redact(ctx->redact_cmdline, raw, len, &st->redacted) < 0)
+            return;
+        raw = st->redacted.p;
+        len = st->redacted.len;
+    }
+    if (proc_cmdline_json(raw, len, &st->cmd) == 0)
         rows_set_str(info, &v[INFO_CMDLINE], st->cmd.p, st->cmd.len);
 }
 
