@@ -10,6 +10,7 @@
 #include <errno.h>
 #include <sqlite3.h>
 #include <stdatomic.h>
+#include <stdbool.h>
 
 /* SQLite's unix VFS calls open(path, flags, mode) with an int mode, and the 64-bit offset variants */
 static int vfs_open(const char *path, int flags, int mode)
@@ -45,8 +46,10 @@ int sqlio_install(void)
         {"pwrite", (sqlite3_syscall_ptr)sysio_f_pwrite},
     };
     int r = 0;
-    for (size_t i = 0; i < sizeof(calls) / sizeof(calls[0]); i++)
-        if (v->xSetSystemCall(v, calls[i].name, calls[i].fn) != SQLITE_OK && i < 5)
+    for (size_t i = 0; i < sizeof(calls) / sizeof(calls[0]); i++) {
+        bool required = i < 5; /* the plain pread/pwrite are not built into every SQLite */
+        if (v->xSetSystemCall(v, calls[i].name, calls[i].fn) != SQLITE_OK && required)
             r = -ENOTSUP;
+    }
     return r;
 }

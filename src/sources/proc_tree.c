@@ -871,9 +871,11 @@ static int visit_row(tree_state_t *st, js_ctx_t *ctx, pent_t *e, const js_pid_st
         if (pread_proc(st, ctx, e, NULL, path, &st->buf, READ_RECORD) == 0 &&
             proc_parse_status(st->buf.p, &pst) == 0) {
             have_status = true;
+            const uint64_t f[7] = {pst.rss_anon, pst.rss_file, pst.rss_shmem, pst.swap, pst.hwm, pst.vcsw,
+                                   pst.ivcsw}; /* the order of the PROC_RSS_ANON.. columns */
             for (int i = 0; i < 7; i++)
                 if (pst.present & (1u << i))
-                    val_int(&v[PROC_RSS_ANON + i], (int64_t)(&pst.rss_anon)[i]);
+                    val_int(&v[PROC_RSS_ANON + i], (int64_t)f[i]);
         }
     }
     if (want_uss(ctx, e, fresh, exec, rss)) {
