@@ -13,13 +13,12 @@ JOBSCOPE_LOAD_NODE (10000) processes, held JOBSCOPE_LOAD_HOLD_S (6) seconds."""
 import os
 import sqlite3
 import subprocess
-import sys
 import time
 from pathlib import Path
 
 import pytest
 
-from conftest import PYTHON, REPO, assert_no_crash, wait_for
+from conftest import PYTHON, REPO, assert_no_crash
 
 BUILD = Path(os.environ.get("JOBSCOPE_BUILD", REPO / "build")).resolve()
 TREE = BUILD / "bench" / "tree"

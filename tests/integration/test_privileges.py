@@ -7,12 +7,11 @@ import os
 import re
 import sqlite3
 import subprocess
-import time
 from pathlib import Path
 
 import pytest
 
-from conftest import PYTHON, REPO, assert_clean_error, assert_no_crash, wait_for
+from conftest import PYTHON, REPO, assert_clean_error, assert_no_crash
 
 SECRET = "s3cr3t-VALUE-7f1c9a"
 
