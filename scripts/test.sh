@@ -3,7 +3,8 @@
 # The whole test suite, as CI runs it: installs what is missing, builds with warnings as errors, runs the unit
 # tests (cmocka) and the integration tests (pytest, real workloads) in a normal build, the unit tests again
 # under AddressSanitizer + UndefinedBehaviorSanitizer at -O0 and at -O2 (the optimiser finds other warnings,
-# such as -Wformat-truncation), and a seconds-long smoke run of the benchmark.
+# such as -Wformat-truncation), a seconds-long smoke run of the benchmark, static analysis and the fuzzers'
+# short run (docs/RELIABILITY.md).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/deps.sh
@@ -35,4 +36,10 @@ ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=halt_on_error=1:print
 meson test -C build --suite integration --print-errorlogs --verbose
 
 bench/run.sh --smoke --no-build
+
+# hardening (docs/RELIABILITY.md): static analysis (cppcheck, gcc -fanalyzer; findings listed with their reasons
+# in scripts/*.supp), then each fuzz target 20 s on its corpus (scripts/fuzz.sh -t 3600 is the long form)
+rm -rf build-analyzer build-fuzz # configured afresh, as the builds above
+STATIC_BUILD=build ANALYZER_BUILD=build-analyzer scripts/static.sh
+FUZZ_BUILD=build-fuzz scripts/fuzz.sh -t 20
 echo "all tests passed"

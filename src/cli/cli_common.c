@@ -7,6 +7,7 @@
 #include "api/replay.h"
 
 #include "sys/parse.h"
+#include "sys/sysio.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -99,7 +100,7 @@ int cli_output_open(const char *path, bool force, const js_file_id_t *avoid, siz
 int cli_write_all(int fd, const char *p, size_t len)
 {
     while (len) {
-        ssize_t n = write(fd, p, len);
+        ssize_t n = sys_write(fd, p, len);
         if (n < 0) {
             if (errno == EINTR)
                 continue;

@@ -69,6 +69,9 @@ static const char run_usage[] =
     "                           allowed: root, BTF, Linux >= 6.7), bpf, or procfs (default auto)\n"
     "      --gpus SPEC          GPUs to monitor: all, none, or indices / UUIDs (0,1 or GPU-6f4e...); default:\n"
     "                           those COMMAND may use (CUDA_VISIBLE_DEVICES etc.), else all\n"
+    "      --redact-cmdline REGEX  record command lines with every match of REGEX (POSIX extended) in an\n"
+    "                           argument replaced by *** (e.g. 'password=[^ ]*'; the environment is never\n"
+    "                           recorded)\n"
     "      --procfs DIR         read process data from DIR instead of the kernel's procfs (testing)\n"
     CLI_EXPORT_HELP
     "  -h, --help               show this help\n";
@@ -94,6 +97,9 @@ static const char attach_usage[] =
     "                           allowed: root, BTF, Linux >= 6.7), bpf, or procfs (default auto)\n"
     "      --gpus SPEC          GPUs to monitor: all, none, or indices / UUIDs; default: those PID may use\n"
     "                           (its CUDA_VISIBLE_DEVICES etc.), else all\n"
+    "      --redact-cmdline REGEX  record command lines with every match of REGEX (POSIX extended) in an\n"
+    "                           argument replaced by *** (e.g. 'password=[^ ]*'; the environment is never\n"
+    "                           recorded)\n"
     "      --procfs DIR         read process data from DIR instead of the kernel's procfs (testing)\n"
     CLI_EXPORT_HELP
     "  -h, --help               show this help\n";
@@ -127,6 +133,9 @@ static const char watch_usage[] =
     "      --status-every N     read /proc/PID/status every N samples (default 5)\n"
     "      --backend B          how processes are read: auto (the BPF task reader where it pays and is\n"
     "                           allowed: root, BTF, Linux >= 6.7), bpf, or procfs (default auto)\n"
+    "      --redact-cmdline REGEX  record command lines with every match of REGEX (POSIX extended) in an\n"
+    "                           argument replaced by *** (e.g. 'password=[^ ]*'; the environment is never\n"
+    "                           recorded)\n"
     "      --procfs DIR         read process data from DIR instead of the kernel's procfs (testing)\n"
     "      --gpus SPEC          GPUs to monitor: all (default), none, or indices / UUIDs\n"
     "      --sysfs DIR          read sysfs and cgroup data from DIR instead of the kernel's (testing)\n"
@@ -200,7 +209,8 @@ enum {
     OPT_STEPD_PID,
     OPT_TRACK,
     OPT_NO_MERGE,
-    OPT_NODE_LOCAL
+    OPT_NODE_LOCAL,
+    OPT_REDACT
 };
 
 /* jobscope job: watch's options (no scope to name) and the job's own */
@@ -226,6 +236,7 @@ static const struct option job_opts[] = {
     {"track", required_argument, NULL, OPT_TRACK},
     {"no-merge", no_argument, NULL, OPT_NO_MERGE},
     {"node-local", no_argument, NULL, OPT_NODE_LOCAL},
+    {"redact-cmdline", required_argument, NULL, OPT_REDACT},
     {"help", no_argument, NULL, 'h'},
     {NULL, 0, NULL, 0},
 };
@@ -252,6 +263,7 @@ static const struct option run_opts[] = {
     {"backend", required_argument, NULL, OPT_BACKEND},
     {"gpus", required_argument, NULL, OPT_GPUS},
     {"report", optional_argument, NULL, OPT_REPORT},
+    {"redact-cmdline", required_argument, NULL, OPT_REDACT},
     {"help", no_argument, NULL, 'h'},
     CLI_EXPORT_LONGOPTS,
     {NULL, 0, NULL, 0},
@@ -288,6 +300,8 @@ typedef struct {
     bool job;
     bool user_quiet; /* job: -q given (the summary is never printed on stderr) */
     job_args_t ja;
+    regex_t redact;   /* --redact-cmdline (POSIX extended), when redact_set */
+    bool redact_set;
 } run_opts_t;
 
 static int parse_count(const char *s, unsigned *ret)
@@ -464,6 +478,20 @@ static int parse_args(int argc, char **argv, run_opts_t *o)
             o->report = true;
             o->report_path = optarg;
             break;
+        case OPT_REDACT: {
+            if (o->redact_set) {
+                regfree(&o->redact);
+                o->redact_set = false;
+            }
+            int e = regcomp(&o->redact, optarg, REG_EXTENDED);
+            if (e != 0) {
+                char why[128];
+                regerror(e, &o->redact, why, sizeof(why));
+                return cli_usage_error(cmd, "invalid --redact-cmdline '%s': %s", optarg, why);
+            }
+            o->redact_set = true;
+            break;
+        }
         case 'h':
             fputs(o->job ? job_usage : o->kind == CMD_RUN ? run_usage : o->kind == CMD_ATTACH ? attach_usage : watch_usage,
                   stdout);
@@ -546,6 +574,32 @@ static int cmdline_argv(js_buf_t *raw, char **argv, int cap)
     for (size_t i = 0; i < raw->len && n < cap; i += strlen(raw->p + i) + 1)
         argv[n++] = raw->p + i;
     return n;
+}
+
+/* command_lines: the run's command as JSON and as a shell line, with --redact-cmdline applied (`re` may be
+ * NULL). Returns 0 or -ENOMEM. */
+static int command_lines(const regex_t *re, char *const *argv, int argc, js_buf_t *cmd, js_buf_t *shell)
+{
+    if (!re) {
+        int r = command_json(cmd, argv, argc);
+        return r | shell_quote(shell, argv, (size_t)argc);
+    }
+    js_buf_t raw = {0}, red = {0};
+    char **av = calloc((size_t)argc + 1, sizeof(*av));
+    int r = av ? 0 : -ENOMEM;
+    for (int i = 0; i < argc && argv[i] && r == 0; i++)
+        r = buf_append(&raw, argv[i], strlen(argv[i]) + 1);
+    if (r == 0 && raw.len)
+        r = proc_cmdline_redact(re, raw.p, raw.len, &red);
+    if (r == 0) {
+        int n = red.len ? cmdline_argv(&red, av, argc) : 0;
+        r = command_json(cmd, av, n);
+        r |= shell_quote(shell, av, (size_t)n);
+    }
+    free(av);
+    buf_free(&raw);
+    buf_free(&red);
+    return r;
 }
 
 /* open_default_output: the recording ./jobscope-HOST-YYYYMMDDTHHMMSS.mmm.db (UTC), with -2, -3... when that
@@ -798,8 +852,11 @@ int cmd_run(int argc, char **argv)
     o.attach = o.kind != CMD_RUN;
     o.job = !strcmp(argv[0], "job");
     int r = parse_args(argc, argv, &o);
-    if (r)
+    if (r) {
+        if (o.redact_set)
+            regfree(&o.redact);
         return r < 0 ? 0 : r;
+    }
 
     js_monitor_t mon = {0};
     js_marks_t *marks = NULL;
@@ -820,6 +877,7 @@ int cmd_run(int argc, char **argv)
         return EXIT_FAIL;
     }
     mon.ctx.root.proc = mon.ctx.root.sys = -1;
+    mon.ctx.redact_cmdline = o.redact_set ? &o.redact : NULL;
     if ((r = fsroot_open(&mon.ctx.root, o.procfs, o.sysfs)) < 0) {
         cli_error("cannot open procfs %s: %s", o.procfs ? o.procfs : "", strerror(-r));
         return EXIT_FAIL;
@@ -877,24 +935,31 @@ int cmd_run(int argc, char **argv)
         }
         wargv[0] = "jobscope";
         memcpy(wargv + 1, argv, (size_t)argc * sizeof(*argv));
-        command_json(&cmd, wargv, argc + 1);
-        shell_quote(&shell, wargv, (size_t)argc + 1);
+        command_lines(mon.ctx.redact_cmdline, wargv, argc + 1, &cmd, &shell);
         free(wargv);
     } else if (o.attach) {
         /* the attached process's own command line, as the kernel has it */
         char path[32], *av[256];
         js_buf_t raw = {0};
         snprintf(path, sizeof(path), "%d/cmdline", (int)o.pid);
-        if (fs_read(mon.ctx.root.proc, path, &raw) < 0 || raw.len == 0 || proc_cmdline_json(raw.p, raw.len, &cmd) < 0) {
-            command_json(&cmd, &argv[argc - 1], 1);
-            shell_quote(&shell, &argv[argc - 1], 1);
+        js_buf_t red = {0};
+        bool got = fs_read(mon.ctx.root.proc, path, &raw) == 0 && raw.len > 0;
+        if (got && mon.ctx.redact_cmdline) {
+            got = proc_cmdline_redact(mon.ctx.redact_cmdline, raw.p, raw.len, &red) == 0;
+            js_buf_t t = raw;
+            raw = red;
+            red = t;
+        }
+        if (!got || proc_cmdline_json(raw.p, raw.len, &cmd) < 0) {
+            cmd.len = 0;
+            command_lines(mon.ctx.redact_cmdline, &argv[argc - 1], 1, &cmd, &shell);
         } else {
             shell_quote(&shell, av, (size_t)cmdline_argv(&raw, av, 256));
         }
         buf_free(&raw);
+        buf_free(&red);
     } else {
-        command_json(&cmd, o.argv, o.argc);
-        shell_quote(&shell, o.argv, (size_t)o.argc);
+        command_lines(mon.ctx.redact_cmdline, o.argv, o.argc, &cmd, &shell);
     }
     if (o.kind == CMD_RUN && !o.cgroup_off) {
         /* before the sources init: the cgroup source reads ctx->scope.cgroup and attaches the held command */
@@ -1164,5 +1229,7 @@ out:
         if (jr && status == 0)
             status = jr;
     }
+    if (o.redact_set)
+        regfree(&o.redact);
     return status;
 }

@@ -4,7 +4,9 @@
  */
 #include "cli/cli.h"
 #include "config.h"
+#include "sys/sysio.h"
 
+#include <stdlib.h>
 #include <string.h>
 
 static const char usage[] =
@@ -37,8 +39,25 @@ static const char usage[] =
     "\n"
     "Recordings are SQLite files (docs/FORMAT.md); see jobscope(1).\n";
 
+/* faults_report: with $JOBSCOPE_FAULTS (test-only fault injection, src/sys/sysio.h), one line per rule at
+ * exit: the calls it saw and the faults it injected, for the tests and docs/RELIABILITY.md's figures. */
+static void faults_report(void)
+{
+    static const char *const ops[SYSIO_OP_MAX] = {"open", "read", "write", "close"};
+    int op;
+    uint64_t calls, injected;
+    for (size_t i = 0; sysio_faults_stats(i, &op, &calls, &injected); i++)
+        fprintf(stderr, "jobscope: fault injection: rule %zu (%s): %llu faults injected in %llu calls\n", i + 1,
+                ops[op], (unsigned long long)injected, (unsigned long long)calls);
+}
+
 int main(int argc, char **argv)
 {
+    if (getenv("JOBSCOPE_FAULTS")) {
+        if (sysio_faults_from_env() < 0)
+            return cli_usage_error(NULL, "malformed JOBSCOPE_FAULTS (OP:ERR:N[:COUNT[:AFTER]],...)");
+        atexit(faults_report);
+    }
     if (argc < 2) {
         fputs(usage, stderr);
         return EXIT_USAGE;

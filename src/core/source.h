@@ -13,6 +13,7 @@
 #include "core/table.h"
 #include "sys/fsroot.h"
 
+#include <regex.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <sys/resource.h>
@@ -108,6 +109,8 @@ typedef struct {
     bool embedded;
     /* the job's marks so far (core/marks.h), for the self source */
     uint64_t marks_received, marks_rejected;
+    /* --redact-cmdline: every match in a recorded command-line argument becomes "***" (NULL: none) */
+    const regex_t *redact_cmdline;
 } js_ctx_t;
 
 typedef struct js_source {

@@ -420,7 +420,7 @@ static int cg_feed(void *state, const js_feed_t *f)
         return 0;
     p->seen = true;
 
-    double d[A__MAX];
+    double d[A__MAX] = {0}; /* each set by acc_feed (zeroed for gcc -fanalyzer, which cannot tell) */
     for (int a = 0; a < A__MAX; a++) {
         const js_value_t *row = acc_cols[a].t == &table_cgroup ? c : m;
         unsigned width = acc_cols[a].t->cols[acc_cols[a].col].width;

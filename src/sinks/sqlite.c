@@ -8,6 +8,8 @@
 #include "sinks/recording.h"
 
 #include "core/json.h"
+#include "sinks/sqlio.h"
+#include "sys/sysio.h"
 
 #include <errno.h>
 #include <limits.h>
@@ -380,6 +382,8 @@ static int side_path(char *buf, size_t cap, const char *path, const char *suffix
 
 int recorder_open(const char *path, bool overwrite, js_recorder_t **ret, char *err, size_t errlen)
 {
+    if (sysio_faults_from_env() == 0) /* test-only fault injection (src/sys/sysio.h): nothing when unset */
+        sqlio_install();
     static const char *const sides[] = {"-wal", "-shm", "-journal"};
     char side[PATH_MAX];
     for (size_t i = 0; i < sizeof(sides) / sizeof(sides[0]); i++) {

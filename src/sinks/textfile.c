@@ -7,6 +7,7 @@
 #include "sinks/textfile.h"
 
 #include "core/json.h"
+#include "sys/sysio.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -34,13 +35,13 @@ struct js_textfile {
 /* write_file: FILE.tmp.PID then rename. Returns 0 or -errno (the temporary file is removed). */
 static int write_file(js_textfile_t *t, const js_buf_t *b)
 {
-    int fd = open(t->tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0644);
+    int fd = sys_openat(AT_FDCWD, t->tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0644);
     if (fd < 0)
         return -errno;
     size_t off = 0;
     int r = 0;
     while (off < b->len) {
-        ssize_t w = write(fd, b->p + off, b->len - off);
+        ssize_t w = sys_write(fd, b->p + off, b->len - off);
         if (w < 0 && errno == EINTR)
             continue;
         if (w <= 0) {
@@ -49,7 +50,7 @@ static int write_file(js_textfile_t *t, const js_buf_t *b)
         }
         off += (size_t)w;
     }
-    if (close(fd) < 0 && r == 0)
+    if (sys_close(fd) < 0 && r == 0)
         r = -errno;
     if (r == 0 && rename(t->tmp, t->path) < 0)
         r = -errno;
@@ -98,7 +99,7 @@ int textfile_open(const char *path, const prom_cfg_t *prom, js_textfile_t **ret,
     pthread_mutex_init(&t->lock, NULL);
     pthread_cond_init(&t->cond, NULL);
     /* the folder must take the file now, not at the first sample: a bad path is reported before the run */
-    int fd = open(t->tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0644);
+    int fd = sys_openat(AT_FDCWD, t->tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0644);
     struct stat st;
     if (fd < 0 || (stat(path, &st) == 0 && !S_ISREG(st.st_mode))) {
         int e = fd < 0 ? errno : EISDIR;

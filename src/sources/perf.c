@@ -212,7 +212,7 @@ int perf_parse_cpulist(const char *text, int *cpus, size_t cap)
             if (parse_u64(&p, &b) < 0 || b < a)
                 return -EINVAL;
         }
-        if (b > 1u << 20)
+        if (b > 1u << 20 || (uint64_t)n + (b - a) >= 1u << 24) /* not a CPU list; n cannot overflow */
             return -EINVAL;
         for (uint64_t c = a; c <= b; c++, n++)
             if ((size_t)n < cap)

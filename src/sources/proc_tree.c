@@ -255,6 +255,48 @@ int proc_cmdline_json(const char *raw, size_t len, js_buf_t *b)
     return buf_append(b, "]", 1);
 }
 
+int proc_cmdline_redact(const regex_t *re, const char *raw, size_t len, js_buf_t *out)
+{
+    out->len = 0;
+    if (buf_reserve(out, len + 1) < 0)
+        return -ENOMEM;
+    js_buf_t arg = {0};
+    int r = 0;
+    for (size_t i = 0; i < len && r == 0;) {
+        size_t j = i;
+        while (j < len && raw[j] != '\0')
+            j++;
+        arg.len = 0;
+        if ((r = buf_append(&arg, raw + i, j - i)) < 0) /* NUL-terminated for regexec */
+            break;
+        if (!arg.p && (r = buf_append(&arg, "", 0)) < 0)
+            break;
+        const char *p = arg.p;
+        int flags = 0;
+        regmatch_t m;
+        while (r == 0 && *p && regexec(re, p, 1, &m, flags) == 0) {
+            if (m.rm_eo == m.rm_so) { /* an empty match: keep one character and look on */
+                r = buf_append(out, p, 1);
+                p++;
+            } else {
+                if ((r = buf_append(out, p, (size_t)m.rm_so)) == 0)
+                    r = buf_append(out, "***", 3);
+                p += m.rm_eo;
+            }
+            flags = REG_NOTBOL;
+        }
+        if (r == 0)
+            r = buf_append(out, p, strlen(p));
+        if (r == 0)
+            r = buf_append(out, "", 1) < 0 ? -ENOMEM : 0; /* the argument's NUL */
+        if (r == 0 && buf_reserve(out, out->len + 1) == 0)
+            out->p[out->len] = '\0';
+        i = j + 1;
+    }
+    buf_free(&arg);
+    return r < 0 ? -ENOMEM : 0;
+}
+
 /* ---- state ------------------------------------------------------------------------------------------ */
 
 typedef struct {
@@ -268,6 +310,7 @@ typedef struct {
     uint64_t own_ticks;  /* node scope: utime+stime at the last sample, for the top-N choice */
     uint64_t own_stamp;  /* the sample own_ticks is from */
     bool info_done;      /* its proc_info row was written (the node scope writes rows for some samples only) */
+    uint64_t image;      /* js_pid_stat_t.image when its proc_info row was written: another one is an exec */
     char comm[64];
 } pent_t;
 
@@ -306,7 +349,7 @@ typedef struct {
     size_t norder, order_cap;
     int32_t *queue;
     size_t nqueue, queue_cap;
-    js_buf_t buf, buf2, cmd;
+    js_buf_t buf, buf2, cmd, redacted;
     long page;
     bool fd_by_stat; /* st_size of /proc/<pid>/fd is the fd count (Linux >= 6.2) */
     bool scan;       /* no task/<tid>/children: discover by scanning /proc */
@@ -548,6 +591,7 @@ static void tree_fini(void *state)
     buf_free(&st->buf);
     buf_free(&st->buf2);
     buf_free(&st->cmd);
+    buf_free(&st->redacted);
     free(st);
 }
 
@@ -726,8 +770,17 @@ static void emit_info(tree_state_t *st, const js_ctx_t *ctx, pent_t *e, js_rows_
     rows_set_str(info, &v[INFO_COMM], ps->comm, strlen(ps->comm));
     char path[48];
     snprintf(path, sizeof(path), "%d/cmdline", (int)ps->pid);
-    if (pread_proc(st, ctx, e, NULL, path, &st->buf2, READ_FULL) == 0 &&
-        proc_cmdline_json(st->buf2.p, st->buf2.len, &st->cmd) == 0)
+    if (pread_proc(st, ctx, e, NULL, path, &st->buf2, READ_FULL) != 0)
+        return;
+    const char *raw = st->buf2.p;
+    size_t len = st->buf2.len;
+    if (ctx->redact_cmdline) { /* --redact-cmdline: the secret never reaches a row */
+        if (proc_cmdline_redact(ctx->redact_cmdline, raw, len, &st->redacted) < 0)
+            return;
+        raw = st->redacted.p;
+        len = st->redacted.len;
+    }
+    if (proc_cmdline_json(raw, len, &st->cmd) == 0)
         rows_set_str(info, &v[INFO_CMDLINE], st->cmd.p, st->cmd.len);
 }
 
@@ -765,17 +818,23 @@ static int visit_stat(tree_state_t *st, const js_ctx_t *ctx, int32_t pid, pent_t
         }
         snprintf(path, sizeof(path), "%d/stat", (int)pid);
         int r = pread_proc(st, ctx, e, &e->fd_stat, path, &st->buf, READ_RECORD);
-        if (out_of_fds(r)) { /* it exists, but nothing can be read: counted, tried again next sample */
+        bool parsed = r == 0 && parse_pid_stat(st->buf.p, ps) == 0;
+        if (parsed && (fresh || ps->starttime == e->start))
+            break;
+        /* ENOENT (no such PID), ESRCH (a kept descriptor of a process that exited) and an empty file say it is
+         * gone; anything else (out of descriptors, EIO, EAGAIN, EACCES, a record cut short) means it exists but
+         * could not be read: counted, and tried again next sample (its start time is checked then) */
+        bool gone = r == -ENOENT || r == -ESRCH || (r == 0 && st->buf.len == 0);
+        if (!parsed && !gone) {
             st->unread++;
             e->seen = st->stamp;
             return 2;
         }
-        if (r == 0 && parse_pid_stat(st->buf.p, ps) == 0 && (fresh || ps->starttime == e->start))
-            break;
-        /* gone, or the PID was reused by a new process: drop the old entry and retry once fresh */
+        /* gone, or the PID was reused by a new process: drop the old entry and retry once fresh (a kept
+         * descriptor of the old process says ESRCH where the path may already name a new one) */
         ent_remove(st, e);
         e = NULL;
-        if (r < 0 || fresh)
+        if (fresh)
             return 0;
     }
     if (!e)
@@ -846,7 +905,8 @@ static int visit_row(tree_state_t *st, js_ctx_t *ctx, pent_t *e, const js_pid_st
     if (count_fds(st, ctx, e, &nfd) == 0)
         val_int(&v[PROC_FDS], nfd);
 
-    bool exec = !fresh && strcmp(e->comm, ps->comm) != 0;
+    /* an exec changes the comm, or (same program name, e.g. `exec bash script`) the image's addresses */
+    bool exec = !fresh && (strcmp(e->comm, ps->comm) != 0 || (ps->image && e->image && ps->image != e->image));
     js_pid_status_t pst;
     bool have_status = false;
     if (fresh || exec || ctx->final || ctx->status_every <= 1 || ctx->seq % ctx->status_every == 0) {
@@ -854,9 +914,11 @@ static int visit_row(tree_state_t *st, js_ctx_t *ctx, pent_t *e, const js_pid_st
         if (pread_proc(st, ctx, e, NULL, path, &st->buf, READ_RECORD) == 0 &&
             proc_parse_status(st->buf.p, &pst) == 0) {
             have_status = true;
+            const uint64_t f[7] = {pst.rss_anon, pst.rss_file, pst.rss_shmem, pst.swap, pst.hwm, pst.vcsw,
+                                   pst.ivcsw}; /* the order of the PROC_RSS_ANON.. columns */
             for (int i = 0; i < 7; i++)
                 if (pst.present & (1u << i))
-                    val_int(&v[PROC_RSS_ANON + i], (int64_t)(&pst.rss_anon)[i]);
+                    val_int(&v[PROC_RSS_ANON + i], (int64_t)f[i]);
         }
     }
     if (want_uss(ctx, e, fresh, exec, rss)) {
@@ -875,6 +937,8 @@ static int visit_row(tree_state_t *st, js_ctx_t *ctx, pent_t *e, const js_pid_st
         snprintf(e->comm, sizeof(e->comm), "%s", ps->comm);
         e->info_done = true;
     }
+    if (ps->image)
+        e->image = ps->image;
     return 0;
 }
 

@@ -10,6 +10,7 @@
 #include "core/table.h"
 #include "sys/fsroot.h"
 
+#include <regex.h>
 #include <stdint.h>
 
 enum {
@@ -145,5 +146,10 @@ int proc_parse_smaps_rollup(const char *text, js_pid_smaps_t *ret);
 /* proc_cmdline_json: render a NUL-separated cmdline of `len` bytes as a JSON array of strings into `b`.
  * Returns 0 or -ENOMEM. */
 int proc_cmdline_json(const char *raw, size_t len, js_buf_t *b);
+
+/* proc_cmdline_redact: a copy of the NUL-separated cmdline `raw` (`len` bytes) into `out` in which every match
+ * of `re` within an argument is replaced by "***" (an empty match replaces nothing). `out` holds the same
+ * number of NUL-ended arguments. Returns 0 or -ENOMEM. */
+int proc_cmdline_redact(const regex_t *re, const char *raw, size_t len, js_buf_t *out);
 
 #endif

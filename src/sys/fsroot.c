@@ -4,6 +4,8 @@
  */
 #include "sys/fsroot.h"
 
+#include "sys/sysio.h"
+
 #include <errno.h>
 #include <fcntl.h>
 #include <stdlib.h>
@@ -16,6 +18,7 @@
 
 int fsroot_open(js_fsroot_t *ret, const char *procfs, const char *sysfs)
 {
+    sysio_faults_from_env(); /* test-only fault injection ($JOBSCOPE_FAULTS, sysio.h); nothing when unset */
     if (!procfs)
         procfs = getenv("JOBSCOPE_PROCFS");
     if (!procfs || !*procfs)
@@ -106,12 +109,12 @@ void buf_free(js_buf_t *b)
 
 int fs_open(int dirfd, const char *path)
 {
-    int fd = openat(dirfd, path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
+    int fd = sys_openat(dirfd, path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY, 0);
     if (fd < 0)
         return -errno;
     struct stat st;
     if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode)) {
-        close(fd);
+        sys_close(fd);
         return -EINVAL;
     }
     return fd;
@@ -130,7 +133,7 @@ int fd_read(int fd, js_buf_t *b)
         }
         if (b->cap - b->len < 512 && buf_reserve(b, b->cap * 2) < 0)
             return -ENOMEM;
-        ssize_t n = pread(fd, b->p + b->len, b->cap - b->len - 1, (off_t)b->len);
+        ssize_t n = sys_pread(fd, b->p + b->len, b->cap - b->len - 1, (off_t)b->len);
         if (n < 0) {
             if (errno == EINTR)
                 continue;
@@ -156,7 +159,7 @@ static int read_first(int fd, js_buf_t *b, size_t reserve, size_t complete_below
         return -ENOMEM;
     ssize_t n;
     do
-        n = pread(fd, b->p, b->cap - 1, 0);
+        n = sys_pread(fd, b->p, b->cap - 1, 0);
     while (n < 0 && errno == EINTR);
     if (n < 0) {
         b->p[0] = '\0';
@@ -192,7 +195,7 @@ static int open_read(int dirfd, const char *path, js_buf_t *b, int (*reader)(int
         return r;
     }
     int r = reader(fd, b);
-    close(fd);
+    sys_close(fd);
     return r;
 }
 
@@ -213,12 +216,12 @@ ssize_t fs_read_small(int dirfd, const char *path, char *buf, size_t cap)
         return fd;
     size_t len = 0;
     while (len + 1 < cap) {
-        ssize_t n = read(fd, buf + len, cap - 1 - len);
+        ssize_t n = sys_read(fd, buf + len, cap - 1 - len);
         if (n < 0) {
             if (errno == EINTR)
                 continue;
             int r = -errno;
-            close(fd);
+            sys_close(fd);
             return r;
         }
         if (n == 0)
@@ -226,6 +229,6 @@ ssize_t fs_read_small(int dirfd, const char *path, char *buf, size_t cap)
         len += (size_t)n;
     }
     buf[len] = '\0';
-    close(fd);
+    sys_close(fd);
     return (ssize_t)len;
 }

@@ -118,5 +118,15 @@ int parse_pid_stat(const char *text, js_pid_stat_t *ret)
     ret->rss = f[24];
     ret->processor = (int32_t)f[39];
     ret->sigignore = (uint64_t)f[33];
+    ret->image = 0;
+    if (nf > 49) {
+        static const int img[] = {26, 27, 28, 48, 49};
+        uint64_t h = 0, any = 0;
+        for (size_t i = 0; i < sizeof(img) / sizeof(img[0]); i++) {
+            any |= (uint64_t)f[img[i]];
+            h = (h ^ (uint64_t)f[img[i]]) * 0x100000001b3u; /* FNV-1a over the words */
+        }
+        ret->image = any ? (h ? h : 1) : 0;
+    }
     return 0;
 }

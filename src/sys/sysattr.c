@@ -178,9 +178,11 @@ int cpulist_parse(const char *s, uint64_t *set, size_t nbits)
             if (parse_u64(&p, &b) < 0 || b < a)
                 return -EINVAL;
         }
-        if (b - a > (uint64_t)1 << 20 || count > (1 << 24))
+        if (b - a > (uint64_t)1 << 20 || (uint64_t)count + (b - a) >= (uint64_t)1 << 24)
             return -EINVAL; /* not a CPU or node list */
-        for (uint64_t c = a; c <= b; c++) {
+        /* counted by offset, so a range ending at UINT64_MAX (a saturated number) cannot wrap around */
+        for (uint64_t k = 0; k <= b - a; k++) {
+            uint64_t c = a + k;
             if (set && c < nbits)
                 set[c / 64] |= (uint64_t)1 << (c % 64);
             count++;

@@ -442,6 +442,47 @@ static void test_take_cutoff_and_order(void **state)
 
 /* The thread ID travels with each mark (the rank too, read once per process at its first connection: the
  * integration tests set it, test_libjobscope.py). */
+/* size limits on the socket: a packet longer than the largest valid one (MARKWIRE_MAX) is cut by the kernel
+ * to the receive buffer and rejected (MSG_TRUNC), one with lengths that do not add up too; neither is kept,
+ * both are counted, and the connection goes on serving valid marks. */
+static void test_socket_size_limits(void **state)
+{
+    (void)state;
+    js_marks_t *mk;
+    assert_int_equal(marks_open(&mk), 0);
+    int fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
+    struct sockaddr_un sa;
+    socklen_t sl;
+    assert_int_equal(marks_address_parse(marks_address(mk), &sa, &sl), 0);
+    assert_int_equal(connect(fd, (struct sockaddr *)&sa, sl), 0);
+    static unsigned char big[MARKWIRE_MAX + 4096];
+    char name[MARKWIRE_NAME_MAX];
+    memset(name, 'n', sizeof(name));
+    static char data[MARKWIRE_DATA_MAX];
+    memset(data, 'd', sizeof(data));
+    markwire_t m = {.kind = MARKWIRE_EVENT, .rank = -1, .name = name, .name_len = sizeof(name), .data = data,
+                    .data_len = sizeof(data)};
+    int n = markwire_encode(&m, big, sizeof(big));
+    assert_true(n > 0);
+    memset(big + n, 'x', sizeof(big) - (size_t)n);
+    assert_int_equal(send(fd, big, sizeof(big), 0), (ssize_t)sizeof(big)); /* too long: truncated, rejected */
+    assert_int_equal(send(fd, big, (size_t)n + 1, 0), n + 1);              /* one byte over: rejected */
+    assert_int_equal(send(fd, big, (size_t)n, 0), n);                      /* the largest valid one: kept */
+    seen_t seen = {0};
+    drain(mk, &seen, 1, 1000);
+    uint64_t rec, rej;
+    marks_counts(mk, &rec, &rej);
+    assert_int_equal(rec, 1);
+    assert_int_equal(rej, 2);
+    js_rows_t rows;
+    rows_init(&rows, &table_marks);
+    assert_int_equal(marks_take(mk, &rows, 0, true), 1);
+    assert_int_equal(strlen(rows_str(&rows, &rows_row(&rows, 0)[MARK_NAME])), MARKWIRE_NAME_MAX);
+    rows_free(&rows);
+    close(fd);
+    marks_close(mk);
+}
+
 static void test_thread_id(void **state)
 {
     (void)state;
@@ -473,6 +514,7 @@ int main(void)
         cmocka_unit_test(test_other_user_rejected),
         cmocka_unit_test(test_take_cutoff_and_order),
         cmocka_unit_test(test_thread_id),
+        cmocka_unit_test(test_socket_size_limits),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -612,6 +612,25 @@ static void test_collect_changes(void **state)
     check_members(&t, want2, 4);
     assert_int_equal(t.rows[1]->nrows, 0);
 
+    /* 101 execs again under the same name (`exec make ...`): the comm stays, the image's addresses (stat fields
+     * 26-28, 48-49) change, so it is announced again with its new command line */
+    put(dir, "101/stat",
+        "101 (make) S 1 100 100 34816 -1 4194560 900 0 2 0 401 70 0 0 20 0 3 0 5100 120000000 3000 "
+        "18446744073709551615 94000000000000 94000000019881 140735500000000 0 0 0 0 0 0 0 0 0 17 1 0 0 0 0 0 "
+        "94000000035888 94000000037504 94000900000000 140735500008630 140735500008650 140735500008650 "
+        "140735500010203 0\n");
+    putn(dir, "101/cmdline", "make\0install\0", 13);
+    tree_collect(&t);
+    check_members(&t, want2, 4);
+    assert_int_equal(t.rows[1]->nrows, 1);
+    v = rows_row(t.rows[1], 0);
+    assert_ival(v[INFO_PID], 101);
+    assert_string_equal(rows_str(t.rows[1], &v[INFO_COMM]), "make");
+    assert_string_equal(rows_str(t.rows[1], &v[INFO_CMDLINE]), "[\"make\",\"install\"]");
+    /* and not again while nothing changes */
+    tree_collect(&t);
+    assert_int_equal(t.rows[1]->nrows, 0);
+
     tree_close(&t);
     snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
     assert_int_equal(system(cmd), 0);

@@ -1,0 +1,59 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
+# Static analysis, as CI runs it (scripts/test.sh): cppcheck over src/ and gcc's -fanalyzer over the library and
+# the CLI, in a build directory of their own. Clean, or each remaining finding listed with its reason in
+# scripts/cppcheck.supp (cppcheck's suppression format, a `# reason` comment above each) or
+# scripts/analyzer.supp (`FILE:WARNING-OPTION  # reason`, one per line). A finding not listed fails the script.
+#   scripts/static.sh            both
+#   scripts/static.sh cppcheck   one of them (cppcheck, analyzer)
+set -euo pipefail
+cd "$(dirname "$0")/.."
+what=("${@:-cppcheck analyzer}")
+what=(${what[@]})
+fail=0
+for w in "${what[@]}"; do
+    case $w in
+    cppcheck)
+        B=${STATIC_BUILD:-build-static}
+        [ -f "$B/config.h" ] || meson setup "$B" -Dintegration=disabled >/dev/null
+        ninja -C "$B" config.h >/dev/null 2>&1 || true
+        # the BPF program is compiled by clang for the BPF target with its own macros: not C for cppcheck
+        if cppcheck --quiet --enable=warning,portability --inline-suppr --std=c11 -j2 -D_GNU_SOURCE -I src \
+            -I include -I "$B" --suppressions-list=scripts/cppcheck.supp --suppress=missingIncludeSystem \
+            -i src/sources/bpf/tasks.bpf.c --error-exitcode=1 --template='{file}:{line}: {severity}: {message} [{id}]' \
+            src; then
+            echo "static: cppcheck clean"
+        else
+            echo "static: cppcheck found the above (fix it, or list it in scripts/cppcheck.supp with the reason)" >&2
+            fail=1
+        fi
+        ;;
+    analyzer)
+        B=${ANALYZER_BUILD:-build-analyzer}
+        if [ ! -f "$B/build.ninja" ]; then
+            meson setup "$B" --buildtype=debugoptimized -Dwerror=false -Dintegration=disabled -Dc_args=-fanalyzer \
+                >"$B.setup.log" 2>&1 || { cat "$B.setup.log" >&2; exit 1; }
+        fi
+        log="$B/analyzer.log"
+        ninja -C "$B" -t clean >/dev/null # every file analysed again: the log must hold every finding
+        ninja -C "$B" jobscope >"$log" 2>&1 || { tail -30 "$log" >&2; exit 1; }
+        # every -Wanalyzer-* warning as FILE:OPTION, minus the listed ones
+        found=$(sed -n 's|^\(\.\./\)*\([^:]*\):[0-9]*:[0-9]*: warning: .*\[\(-Wanalyzer-[a-z-]*\)\]$|\2:\3|p' "$log" |
+            sed 's|^.*/src/|src/|' | sort -u)
+        listed=$(sed -e 's/#.*//' -e 's/[[:space:]]//g' -e '/^$/d' scripts/analyzer.supp | sort -u)
+        anyfile=$(printf '%s\n' "$listed" | sed -n 's/^\*://p')
+        new=$(comm -23 <(printf '%s\n' "$found" | sed '/^$/d') <(printf '%s\n' "$listed") |
+            { if [ -n "$anyfile" ]; then grep -v -F -f <(printf ':%s\n' $anyfile) || true; else cat; fi; })
+        if [ -z "$new" ]; then
+            echo "static: gcc -fanalyzer clean ($(printf '%s\n' "$found" | sed '/^$/d' | wc -l) listed findings)"
+        else
+            echo "static: gcc -fanalyzer found (see $log; fix, or list in scripts/analyzer.supp with the reason):" >&2
+            printf '%s\n' "$new" >&2
+            grep -F -f <(printf '%s\n' "$new" | sed 's/:.*//') "$log" | grep 'warning:' | head -40 >&2 || true
+            fail=1
+        fi
+        ;;
+    *) echo "static.sh: unknown analysis '$w' (cppcheck, analyzer)" >&2; exit 2 ;;
+    esac
+done
+exit $fail
