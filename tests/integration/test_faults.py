@@ -22,8 +22,9 @@ CASES = [
     "read:EACCES:4:40:400", "read:EINTR:2:40:400", "read:short:2:40:400",
     # opens (/proc files, and the recording's side files)
     "open:EMFILE:3:30:60", "open:ENOENT:3:30:60", "open:EACCES:4:30:60", "open:EIO:5:30:60",
-    # the recording's writes
-    "write:ENOSPC:2:20:400", "write:EIO:3:20:400", "write:short:2:40:400",
+    # the recording's writes (about 13 a sample at this size, one per WAL frame: AFTER 150 lands the faults
+    # mid-run, well before the closing sample and the summary)
+    "write:ENOSPC:2:20:150", "write:EIO:3:20:150", "write:short:2:40:150",
     # closes
     "close:EIO:2:40:60",
 ]
