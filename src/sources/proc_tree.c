@@ -311,6 +311,7 @@ typedef struct {
     uint64_t own_stamp;  /* the sample own_ticks is from */
     bool info_done;      /* its proc_info row was written (the node scope writes rows for some samples only) */
     uint64_t image;      /* js_pid_stat_t.image when its proc_info row was written: another one is an exec */
+    uint8_t bad_reads;   /* samples in a row whose stat did not parse */
     char comm[64];
 } pent_t;
 
@@ -821,11 +822,17 @@ static int visit_stat(tree_state_t *st, const js_ctx_t *ctx, int32_t pid, pent_t
         bool parsed = r == 0 && parse_pid_stat(st->buf.p, ps) == 0;
         if (parsed && (fresh || ps->starttime == e->start))
             break;
-        /* ENOENT (no such PID), ESRCH (a kept descriptor of a process that exited) and an empty file say it is
-         * gone; anything else (out of descriptors, EIO, EAGAIN, EACCES, a record cut short) means it exists but
-         * could not be read: counted, and tried again next sample (its start time is checked then) */
-        bool gone = r == -ENOENT || r == -ESRCH || (r == 0 && st->buf.len == 0);
-        if (!parsed && !gone) {
+        /* out of descriptors, EIO, EAGAIN, EACCES and the like mean it exists but could not be read: counted,
+         * and tried again next sample (its start time is checked then); so is a record cut short, for at most
+         * three samples in a row (a file that never parses is not a process). ENOENT (no such PID), ESRCH (a
+         * kept descriptor of a process that exited), an empty file, and a file that is not a regular one (a
+         * fixture tree) say it is gone. */
+        bool transient = r == -EMFILE || r == -ENFILE || r == -EIO || r == -EAGAIN || r == -EACCES ||
+                         r == -EPERM || r == -EINTR || r == -ENOMEM || r == -EBUSY;
+        bool cut = r == 0 && st->buf.len > 0 && !parsed;
+        if (parsed)
+            e->bad_reads = 0;
+        else if (transient || (cut && ++e->bad_reads <= 3)) {
             st->unread++;
             e->seen = st->stamp;
             return 2;

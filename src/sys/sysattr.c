@@ -5,6 +5,7 @@
 #include "sys/sysattr.h"
 
 #include "sys/parse.h"
+#include "sys/sysio.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -15,7 +16,7 @@
 
 int sysattr_open(int dirfd, const char *path)
 {
-    int fd = openat(dirfd, path, O_RDONLY | O_CLOEXEC);
+    int fd = sys_openat(dirfd, path, O_RDONLY | O_CLOEXEC, 0);
     return fd < 0 ? -errno : fd;
 }
 
@@ -31,7 +32,7 @@ ssize_t sysattr_pread(int fd, char *buf, size_t cap)
 {
     ssize_t n;
     do
-        n = pread(fd, buf, cap - 1, 0);
+        n = sys_pread(fd, buf, cap - 1, 0);
     while (n < 0 && errno == EINTR);
     if (n < 0) {
         buf[0] = '\0';
@@ -72,12 +73,12 @@ ssize_t sysattr_read_str(int dirfd, const char *path, char *buf, size_t cap)
     }
     size_t len = 0;
     while (len + 1 < cap) {
-        ssize_t n = read(fd, buf + len, cap - 1 - len);
+        ssize_t n = sys_read(fd, buf + len, cap - 1 - len);
         if (n < 0) {
             if (errno == EINTR)
                 continue;
             int r = -errno;
-            close(fd);
+            sys_close(fd);
             buf[0] = '\0';
             return r;
         }
@@ -85,7 +86,7 @@ ssize_t sysattr_read_str(int dirfd, const char *path, char *buf, size_t cap)
             break;
         len += (size_t)n;
     }
-    close(fd);
+    sys_close(fd);
     return (ssize_t)trim(buf, len);
 }
 

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT
  *
- * The system-call layer for file I/O, with test-only fault injection. Every /proc and /sys read (fsroot.c),
- * the textfile sink's writes and, through SQLite's unix VFS, the recording's opens, reads and writes go
+ * The system-call layer for file I/O, with test-only fault injection. Every /proc, /sys and cgroup file read
+ * (fsroot.c, sysattr.c; directory listings excepted), the textfile sink's writes and, through SQLite's unix VFS, the recording's opens, reads and writes go
  * through it, so a test can make them fail the way a real machine does: short reads and writes, EINTR,
  * EAGAIN, ESRCH or ENOENT in the middle of a read (a process that vanished), EACCES, EMFILE, ENOSPC, EIO.
  *

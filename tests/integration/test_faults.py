@@ -63,3 +63,20 @@ def test_fault_is_survived(js, monkeypatch, spec):
     con.close()
     js.summary_json(r.recording)  # and it reads back
     print(f"fault {spec}: {injected} injected, job status 3, {stored[0]}/{taken} samples stored")
+
+
+def test_textfile_write_faults(js, monkeypatch, tmp_path):
+    """The textfile sink (node_exporter's collector file) under failing writes: the job and the recording go
+    on, no temporary file is left behind, and the file is removed at the end as always."""
+    prom = tmp_path / "job.prom"
+    monkeypatch.setenv("JOBSCOPE_FAULTS", "write:ENOSPC:3:30:400,close:EIO:5:10:60")
+    r = js.run(JOB, interval="50ms", extra=["--textfile", prom], timeout=120)
+    assert_no_crash(r.proc)
+    assert r.returncode == 3, r.proc.stderr
+    injected = sum(int(m) for m in re.findall(r": (\d+) faults injected", r.proc.stderr))
+    assert injected > 0, r.proc.stderr
+    assert not list(tmp_path.glob("job.prom*")), list(tmp_path.iterdir())
+    monkeypatch.delenv("JOBSCOPE_FAULTS")
+    con = sqlite3.connect(f"file:{r.recording}?mode=ro", uri=True)
+    assert con.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
+    con.close()

@@ -23,6 +23,7 @@
 
 #include <dirent.h>
 #include <errno.h>
+#include <regex.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -210,6 +211,34 @@ static void assert_cmdline(const char *raw, size_t len, const char *want)
     assert_int_equal(proc_cmdline_json(raw, len, &b), 0);
     assert_string_equal(b.p, want);
     buf_free(&b);
+}
+
+/* redacted: cmdline `raw` through proc_cmdline_redact with `pattern`, rendered as JSON */
+static void assert_redacted(const char *pattern, const char *raw, size_t len, const char *want)
+{
+    regex_t re;
+    assert_int_equal(regcomp(&re, pattern, REG_EXTENDED), 0);
+    js_buf_t out = {0}, json = {0};
+    assert_int_equal(proc_cmdline_redact(&re, raw, len, &out), 0);
+    assert_int_equal(proc_cmdline_json(out.p, out.len, &json), 0);
+    assert_string_equal(json.p, want);
+    buf_free(&out);
+    buf_free(&json);
+    regfree(&re);
+}
+
+/* --redact-cmdline: every match within each argument becomes ***, arguments keep their number and order */
+static void test_cmdline_redact(void **state)
+{
+    (void)state;
+    assert_redacted("password=[^ ]*", "app\0--password=hunter2\0x password=a b\0", 38,
+                    "[\"app\",\"--***\",\"x *** b\"]");
+    assert_redacted("^--token=.*$", "app\0--token=abc\0keep--token=abc\0", 32,
+                    "[\"app\",\"***\",\"keep--token=abc\"]"); /* anchors apply per argument */
+    assert_redacted("[0-9]+", "a1b22c333\0", 10, "[\"a***b***c***\"]");
+    assert_redacted("x*", "abc\0", 4, "[\"abc\"]"); /* empty matches replace nothing and end */
+    assert_redacted("secret", "secret", 6, "[\"***\"]"); /* no final NUL (a rewritten argv) */
+    assert_redacted("nothing", "a\0\0b\0", 5, "[\"a\",\"\",\"b\"]"); /* an empty argument stays */
 }
 
 static void test_cmdline_json(void **state)
@@ -767,7 +796,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_parse_io),        cmocka_unit_test(test_parse_statm),
         cmocka_unit_test(test_parse_status),    cmocka_unit_test(test_parse_smaps),
-        cmocka_unit_test(test_cmdline_json),    cmocka_unit_test(test_collect_children),
+        cmocka_unit_test(test_cmdline_json), cmocka_unit_test(test_cmdline_redact),    cmocka_unit_test(test_collect_children),
         cmocka_unit_test(test_collect_stepd_job), cmocka_unit_test(test_collect_stepd_step),
         cmocka_unit_test(test_collect_stepd_pid),
         cmocka_unit_test(test_collect_scan),    cmocka_unit_test(test_collect_no_root),
