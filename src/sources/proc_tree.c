@@ -292,13 +292,16 @@ typedef struct {
     uint64_t seen;  /* sample stamp */
     int8_t ours;    /* 1: a slurmstepd of the job, a root; -1: any other process */
     int8_t node;    /* its tasks run on this node: 1 yes, -1 no, 0 not known yet (no task to ask) */
+    uint8_t young;  /* samples left during which it is looked at again: a process first seen may still exec
+                     * (slurmd forks, then the child execs slurmstepd, under the same PID) */
     uint8_t asked;  /* samples its task could not say (not exec'd yet: still root's, with slurmstepd's empty
                      * environment) */
     char step[24];
 } sent_t;
 
 #define STEPD_ASK_MAX 8     /* samples a slurmstepd's node may stay unknown before it is taken as this one's */
-#define STEPD_RECLASSIFY 16 /* every N samples every process is looked at again (a PID reused by a slurmstepd) */
+#define STEPD_RECLASSIFY 16
+#define STEPD_YOUNG 3 /* a process is classified again at its first samples (it may exec slurmstepd) */ /* every N samples every process is looked at again (a PID reused by a slurmstepd) */
 
 typedef struct {
     js_pidmap_t procs; /* pid -> pent_t */
@@ -1070,7 +1073,11 @@ static int stepd_refresh(tree_state_t *st, const js_ctx_t *ctx, js_rows_t *srows
             r = -ENOMEM;
             break;
         }
-        if (fresh || again || e->ours == 0) {
+        if (fresh)
+            e->young = STEPD_YOUNG;
+        if (fresh || again || e->ours == 0 || (e->young && e->ours != 1)) {
+            if (e->young)
+                e->young--;
             e->ours = stepd_classify(st, ctx, (int32_t)pid, e);
             e->node = ctx->scope.stepd_node && *ctx->scope.stepd_node ? 0 : 1;
             e->asked = 0;
