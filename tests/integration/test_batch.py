@@ -23,7 +23,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import assert_clean_error, assert_no_crash, gnu_time_seconds
+from conftest import CRASH_MARKERS, assert_clean_error, assert_no_crash, gnu_time_seconds
 from infra import needs_slurm, slurm_cluster
 
 STRESS = shutil.which("stress-ng")
@@ -86,6 +86,9 @@ def run_job(cluster, js_path, name, nodes, interval="1s", work=WORK, extra_sbatc
 def check_job(js, cluster, job, d, nodes):
     """Every node's recording, named after its SLURM node; the automatic merge; the summary. Returns the
     summary and the job's node names."""
+    for f in ("monitor.err", "out.txt"):
+        text = (d / f).read_text(errors="replace") if (d / f).exists() else ""
+        assert not any(k in text for k in CRASH_MARKERS), text
     names = sorted(p.name[len(f"{job}-"):-3] for p in d.glob(f"{job}-*.db"))
     assert len(names) == nodes and set(names) <= set(cluster.nodes), names
     for n in names:
