@@ -376,3 +376,36 @@ def test_job_node_local_moved_and_killed(js, tmp_path):
         assert s["state"] == "incomplete" and s["samples"]["taken"] >= 2
     finally:
         shutil.rmtree(local, ignore_errors=True)
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="watches root's processes as a PBS job's user")
+def test_merged_summary_flags(js, tmp_path):
+    """The job's summary flags: node `busy` (a PBS job's view: the user's processes, here root's, with a
+    busy loop among them) over a 1 MiB memory limit, node `idle` (a SLURM job with no step here): idle,
+    imbalance, memory near the limit."""
+    base = {k: v for k, v in os.environ.items() if not k.startswith(("SLURM_", "PBS_", "OAR_"))}
+    busy = subprocess.Popen(["/usr/bin/python3", "-c",
+                             "import time\nend=time.time()+2.5\nwhile time.time()<end: pass"])
+    try:
+        env = dict(base, PBS_JOBID="555", SLURM_MEM_PER_NODE="1", SLURM_CPUS_ON_NODE="1")
+        proc = subprocess.run([js.binary, "job", "-d", str(tmp_path), "--node", "busy", "--duration", "2",
+                               "-i", "0.25", "--no-merge", "-q"], env=env, capture_output=True, text=True,
+                              timeout=60)
+        assert proc.returncode == 0, proc.stderr
+    finally:
+        busy.wait(10)
+    env = dict(base, SLURM_JOB_ID="555", SLURMD_NODENAME="idle", SLURM_CPUS_ON_NODE="2")
+    proc = subprocess.run([js.binary, "job", "-d", str(tmp_path), "--duration", "1", "-i", "0.25", "--no-merge",
+                           "-q"], env=env, capture_output=True, text=True, timeout=60)
+    assert proc.returncode == 0, proc.stderr
+    out = tmp_path / "555.db"
+    assert js("merge", "-q", "-o", out, tmp_path / "555-busy.db", tmp_path / "555-idle.db").returncode == 0
+    s = js.summary_json(out)
+    by = {x["node"]: x for x in s["nodes"]}
+    assert by["busy"]["cpu_s"] > 1.0 and by["idle"]["cpu_s"] == 0
+    assert by["busy"]["memory_limit_bytes"] == 1024 * 1024 and by["busy"]["memory_fraction"] >= 0.9
+    flags = {(f["kind"], f["node"]) for f in s["flags"]}
+    assert ("idle", "idle") in flags and ("memory", "busy") in flags, s["flags"]
+    assert not any(f[1] == "busy" and f[0] in ("idle", "imbalance") for f in flags)
+    text = js("summary", out).stdout
+    assert "flag           node idle idle" in text and "memory near the limit on node busy" in text
