@@ -409,3 +409,14 @@ def test_merged_summary_flags(js, tmp_path):
     assert not any(f[1] == "busy" and f[0] in ("idle", "imbalance") for f in flags)
     text = js("summary", out).stdout
     assert "flag           node idle idle" in text and "memory near the limit on node busy" in text
+
+
+@pytest.mark.parametrize("args", [["-d", "/nonexistent/dir"], ["-d", "/etc/passwd"], ["--track", "bogus"],
+                                  ["--stepd-pid", "x"], ["--step", "a/b"], ["--node", ".."], ["extra"]])
+def test_job_bad_arguments(js, tmp_path, args):
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("SLURM_", "PBS_", "OAR_"))}
+    env["SLURM_JOB_ID"] = "93"
+    proc = subprocess.run([js.binary, "job", *args], env=env, cwd=str(tmp_path), capture_output=True, text=True,
+                          timeout=30)
+    assert_clean_error(proc)
+    assert not list(tmp_path.iterdir())
