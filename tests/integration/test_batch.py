@@ -420,3 +420,30 @@ def test_job_bad_arguments(js, tmp_path, args):
                           timeout=30)
     assert_clean_error(proc)
     assert not list(tmp_path.iterdir())
+
+
+def test_merged_summary_imbalance(js, tmp_path):
+    """Four synthetic nodes (bench/synth_recording: node k runs at 1 - 0.25 k of node 0's load): the last one
+    is under half the mean CPU, flagged as imbalance; the job's CPU is the sum of the nodes'."""
+    build = Path(os.environ.get("JOBSCOPE_BUILD", js.binary.rsplit("/", 1)[0]))
+    synth = build / "bench" / "synth_recording"
+    if not synth.exists():
+        pytest.skip(f"{synth} not built")
+    files = []
+    for k in range(4):
+        f = tmp_path / f"8-s{k}.db"
+        subprocess.run([str(synth), str(f), "0.05", "1", str(k)], check=True, capture_output=True, timeout=60)
+        con = sqlite3.connect(f)
+        con.execute("INSERT OR REPLACE INTO meta VALUES ('job_id', '8'), ('job_node', ?), ('stop_unix_ns', "
+                    "(SELECT value FROM meta WHERE key = 'start_unix_ns') + 180000000000)", (f"s{k}",))
+        con.commit()
+        con.close()
+        files.append(f)
+    out = tmp_path / "8.db"
+    assert js("merge", "-q", "-o", out, *files).returncode == 0
+    s = js.summary_json(out)
+    cpu = [x["cpu_s"] for x in s["nodes"]]
+    assert cpu[0] > cpu[1] > cpu[2] > cpu[3] > 0
+    assert abs(s["job"]["cpu_s"] - sum(cpu)) < 1e-6
+    flags = {(f["kind"], f["node"]) for f in s["flags"]}
+    assert flags == {("imbalance", "s3")}, s["flags"]
