@@ -1107,6 +1107,53 @@ static int stepd_refresh(tree_state_t *st, const js_ctx_t *ctx, js_rows_t *srows
     return 0;
 }
 
+/* drop_member: take `pid`'s row out of this sample's proc rows and members (it was reaped meanwhile). */
+static void drop_member(tree_state_t *st, js_rows_t *proc, int32_t pid)
+{
+    size_t nc = proc->table->ncols;
+    for (size_t i = 0; i < proc->nrows; i++)
+        if (rows_row(proc, i)[PROC_PID].present && rows_row(proc, i)[PROC_PID].i == pid) {
+            memmove(&proc->v[i * nc], &proc->v[(i + 1) * nc], (proc->nrows - i - 1) * nc * sizeof(*proc->v));
+            proc->nrows--;
+            break;
+        }
+    for (size_t i = 0; i < st->norder; i++)
+        if (st->order[i] == pid) {
+            memmove(&st->order[i], &st->order[i + 1], (st->norder - i - 1) * sizeof(*st->order));
+            st->norder--;
+            break;
+        }
+}
+
+/* stepd_settle: after the walk, read the roots' reaped CPU again. A slurmstepd that reaped a task while the
+ * tree was walked has it in its cutime now: its row takes the new figures, and a task whose row was taken
+ * before it was reaped (it is gone now) leaves this sample's rows, so that it is counted once, through its
+ * slurmstepd, not also as a live member. */
+static void stepd_settle(tree_state_t *st, const js_ctx_t *ctx, js_rows_t *srows, js_rows_t *proc)
+{
+    bool changed = false;
+    for (size_t k = 0; k < srows->nrows; k++) {
+        js_value_t *v = rows_row(srows, k);
+        char path[64], text[1024];
+        snprintf(path, sizeof(path), "%d/stat", (int)v[STEPD_PID].i);
+        js_pid_stat_t ps;
+        if (fs_read_small(ctx->root.proc, path, text, sizeof(text)) <= 0 || parse_pid_stat(text, &ps) < 0 ||
+            (int64_t)ps.starttime != v[STEPD_START_TICKS].i)
+            continue; /* gone: its figures as read before the walk */
+        if ((int64_t)ps.cutime != v[STEPD_CUTIME].i || (int64_t)ps.cstime != v[STEPD_CSTIME].i) {
+            val_int(&v[STEPD_CUTIME], (int64_t)ps.cutime);
+            val_int(&v[STEPD_CSTIME], (int64_t)ps.cstime);
+            changed = true;
+        }
+    }
+    for (size_t i = 0; changed && i < st->ntasks; i++) {
+        char path[64], text[64];
+        snprintf(path, sizeof(path), "%d/stat", (int)st->tasks[i]);
+        if (fs_read_small(ctx->root.proc, path, text, sizeof(text)) <= 0)
+            drop_member(st, proc, st->tasks[i]);
+    }
+}
+
 /* stepd_children: every child of every thread of root `pid` (slurmstepd is multi-threaded). */
 static int stepd_children(tree_state_t *st, const js_ctx_t *ctx, int32_t pid)
 {
@@ -1715,6 +1762,8 @@ static int tree_collect(void *state, js_ctx_t *ctx, js_rows_t *const *rows)
         if (stepd_mode(ctx) && (r = stepd_refresh(st, ctx, stepd)) < 0)
             return r;
         r = collect_tree(st, ctx, proc, info, &root_alive);
+        if (r == 0 && stepd_mode(ctx))
+            stepd_settle(st, ctx, stepd, proc);
     }
     if (r < 0)
         return r;
