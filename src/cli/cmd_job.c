@@ -60,8 +60,12 @@ static int plan_files(const job_args_t *a, job_plan_t *p)
 {
     const char *dir = a->dir ? a->dir : ".";
     struct stat st;
-    if (stat(dir, &st) < 0 || !S_ISDIR(st.st_mode)) {
-        cli_error("%s: %s", dir, errno && !S_ISDIR(st.st_mode) ? strerror(errno) : "not a directory");
+    if (stat(dir, &st) < 0) {
+        cli_error("%s: %s", dir, strerror(errno));
+        return EXIT_FAIL;
+    }
+    if (!S_ISDIR(st.st_mode)) {
+        cli_error("%s: not a directory", dir);
         return EXIT_FAIL;
     }
     if (snprintf(p->dir, sizeof(p->dir), "%s", dir) >= (int)sizeof(p->dir) ||

@@ -245,7 +245,8 @@ static bool scope_over(js_monitor_t *mon)
     else
         over = mon->ctx.live_members == 0;
     if (over && !mon->stop_reason)
-        mon->stop_reason = mon->ctx.scope_gone ? "scope removed" : "scope ended";
+        mon->stop_reason = mon->ctx.scope_gone && mon->ctx.scope.kind == JS_SCOPE_CGROUP ? "scope removed"
+                                                                                         : "scope ended";
     return over;
 }
 

@@ -336,13 +336,16 @@ typedef struct {
     uint64_t seen;  /* sample stamp */
     int8_t ours;    /* 1: a slurmstepd of the job, a root; -1: any other process */
     int8_t node;    /* its tasks run on this node: 1 yes, -1 no, 0 not known yet (no task to ask) */
+    uint8_t young;  /* samples left during which it is looked at again: a process first seen may still exec
+                     * (slurmd forks, then the child execs slurmstepd, under the same PID) */
     uint8_t asked;  /* samples its task could not say (not exec'd yet: still root's, with slurmstepd's empty
                      * environment) */
     char step[24];
 } sent_t;
 
 #define STEPD_ASK_MAX 8     /* samples a slurmstepd's node may stay unknown before it is taken as this one's */
-#define STEPD_RECLASSIFY 16 /* every N samples every process is looked at again (a PID reused by a slurmstepd) */
+#define STEPD_RECLASSIFY 16
+#define STEPD_YOUNG 3 /* a process is classified again at its first samples (it may exec slurmstepd) */ /* every N samples every process is looked at again (a PID reused by a slurmstepd) */
 
 typedef struct {
     js_pidmap_t procs; /* pid -> pent_t */
@@ -1141,7 +1144,11 @@ static int stepd_refresh(tree_state_t *st, const js_ctx_t *ctx, js_rows_t *srows
             r = -ENOMEM;
             break;
         }
-        if (fresh || again || e->ours == 0) {
+        if (fresh)
+            e->young = STEPD_YOUNG;
+        if (fresh || again || e->ours == 0 || (e->young && e->ours != 1)) {
+            if (e->young)
+                e->young--;
             e->ours = stepd_classify(st, ctx, (int32_t)pid, e);
             e->node = ctx->scope.stepd_node && *ctx->scope.stepd_node ? 0 : 1;
             e->asked = 0;
@@ -1169,6 +1176,53 @@ static int stepd_refresh(tree_state_t *st, const js_ctx_t *ctx, js_rows_t *srows
     for (size_t i = 0; i < st->nstale; i++)
         pidmap_del(&st->stepds, st->stale[i]);
     return 0;
+}
+
+/* drop_member: take `pid`'s row out of this sample's proc rows and members (it was reaped meanwhile). */
+static void drop_member(tree_state_t *st, js_rows_t *proc, int32_t pid)
+{
+    size_t nc = proc->table->ncols;
+    for (size_t i = 0; i < proc->nrows; i++)
+        if (rows_row(proc, i)[PROC_PID].present && rows_row(proc, i)[PROC_PID].i == pid) {
+            memmove(&proc->v[i * nc], &proc->v[(i + 1) * nc], (proc->nrows - i - 1) * nc * sizeof(*proc->v));
+            proc->nrows--;
+            break;
+        }
+    for (size_t i = 0; i < st->norder; i++)
+        if (st->order[i] == pid) {
+            memmove(&st->order[i], &st->order[i + 1], (st->norder - i - 1) * sizeof(*st->order));
+            st->norder--;
+            break;
+        }
+}
+
+/* stepd_settle: after the walk, read the roots' reaped CPU again. A slurmstepd that reaped a task while the
+ * tree was walked has it in its cutime now: its row takes the new figures, and a task whose row was taken
+ * before it was reaped (it is gone now) leaves this sample's rows, so that it is counted once, through its
+ * slurmstepd, not also as a live member. */
+static void stepd_settle(tree_state_t *st, const js_ctx_t *ctx, js_rows_t *srows, js_rows_t *proc)
+{
+    bool changed = false;
+    for (size_t k = 0; k < srows->nrows; k++) {
+        js_value_t *v = rows_row(srows, k);
+        char path[64], text[1024];
+        snprintf(path, sizeof(path), "%d/stat", (int)v[STEPD_PID].i);
+        js_pid_stat_t ps;
+        if (fs_read_small(ctx->root.proc, path, text, sizeof(text)) <= 0 || parse_pid_stat(text, &ps) < 0 ||
+            (int64_t)ps.starttime != v[STEPD_START_TICKS].i)
+            continue; /* gone: its figures as read before the walk */
+        if ((int64_t)ps.cutime != v[STEPD_CUTIME].i || (int64_t)ps.cstime != v[STEPD_CSTIME].i) {
+            val_int(&v[STEPD_CUTIME], (int64_t)ps.cutime);
+            val_int(&v[STEPD_CSTIME], (int64_t)ps.cstime);
+            changed = true;
+        }
+    }
+    for (size_t i = 0; changed && i < st->ntasks; i++) {
+        char path[64], text[64];
+        snprintf(path, sizeof(path), "%d/stat", (int)st->tasks[i]);
+        if (fs_read_small(ctx->root.proc, path, text, sizeof(text)) <= 0)
+            drop_member(st, proc, st->tasks[i]);
+    }
 }
 
 /* stepd_children: every child of every thread of root `pid` (slurmstepd is multi-threaded). */
@@ -1779,6 +1833,8 @@ static int tree_collect(void *state, js_ctx_t *ctx, js_rows_t *const *rows)
         if (stepd_mode(ctx) && (r = stepd_refresh(st, ctx, stepd)) < 0)
             return r;
         r = collect_tree(st, ctx, proc, info, &root_alive);
+        if (r == 0 && stepd_mode(ctx))
+            stepd_settle(st, ctx, stepd, proc);
     }
     if (r < 0)
         return r;

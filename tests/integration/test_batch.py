@@ -23,7 +23,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import assert_clean_error, assert_no_crash, gnu_time_seconds
+from conftest import CRASH_MARKERS, assert_clean_error, assert_no_crash, gnu_time_seconds
 from infra import needs_slurm, slurm_cluster
 
 STRESS = shutil.which("stress-ng")
@@ -49,14 +49,20 @@ def install_binary(jobscope_bin, cluster):
 
 # ---- user-run pattern on a real cluster ----
 
+# the batch script: GNU time around all of it (its shell, the sruns, sleep, touch) for the oracle
 BATCH = """#!/bin/bash
-# the user-run pattern: one monitor per node beside the work, stopped by a file at the end
-D={dir}
+/usr/bin/time -f '%U %S' -o {dir}/time-batch bash {dir}/inner.sh
+"""
+
+# the user-run pattern: one monitor per node beside the work, stopped by a file at the end; the work starts
+# once every node's recording exists (a step that ends before its node's monitor starts is not seen without
+# a cgroup)
+INNER = """D={dir}
 echo $SLURMD_NODENAME > $D/batch-node
-/usr/bin/time -f '%U %S' -o $D/time-monitor-srun \\
-    srun --ntasks-per-node=1 --overlap {js} job -d $D -i {interval} --until-file $D/stop 2>$D/monitor.err &
-sleep 1
-/usr/bin/time -f '%U %S' -o $D/time-batch bash $D/work.sh
+srun --ntasks-per-node=1 --overlap {js} job -d $D -i {interval} --until-file $D/stop 2>$D/monitor.err &
+while [ $(ls $D | grep -c '^[0-9]*-.*[.]db$') -lt $SLURM_JOB_NUM_NODES ]; do sleep 0.1; done
+sleep 0.5
+bash $D/work.sh
 touch $D/stop
 wait
 """
@@ -68,8 +74,9 @@ WORK = ("srun --ntasks-per-node=1 bash -c \"/usr/bin/time -f '%U %S' -o $D/time-
 def run_job(cluster, js_path, name, nodes, interval="1s", work=WORK, extra_sbatch=()):
     d = cluster.shared_dir(name)
     script = d / "job.sh"
-    script.write_text(BATCH.format(dir=d, js=js_path, interval=interval))
+    script.write_text(BATCH.format(dir=d))
     script.chmod(0o755)
+    (d / "inner.sh").write_text(INNER.format(dir=d, js=js_path, interval=interval))
     (d / "work.sh").write_text(f"export D={d}\n{work}\n")
     job = cluster.sbatch([f"-N{nodes}", "-o", str(d / "out.txt"), *extra_sbatch, str(script)], user=cluster.user)
     cluster.wait_job(job, "COMPLETED", timeout=90)
@@ -79,6 +86,9 @@ def run_job(cluster, js_path, name, nodes, interval="1s", work=WORK, extra_sbatc
 def check_job(js, cluster, job, d, nodes):
     """Every node's recording, named after its SLURM node; the automatic merge; the summary. Returns the
     summary and the job's node names."""
+    for f in ("monitor.err", "out.txt"):
+        text = (d / f).read_text(errors="replace") if (d / f).exists() else ""
+        assert not any(k in text for k in CRASH_MARKERS), text
     names = sorted(p.name[len(f"{job}-"):-3] for p in d.glob(f"{job}-*.db"))
     assert len(names) == nodes and set(names) <= set(cluster.nodes), names
     for n in names:
@@ -141,19 +151,19 @@ def test_user_run_linuxproc(js, jobscope_bin, linuxproc_cluster, nodes):
         assert m["job_watch"] == "slurmstepd" and m["scope_kind"] == "tree"
     # the oracle: GNU time around each node's task, and around the batch script's own work (its sruns)
     tasks = sum(gnu_time_seconds(d / f"time-{n}") for n in names)
-    # the batch script's work and the monitors' srun (a job's process on the batch node too)
-    batch = gnu_time_seconds(d / "time-batch") + gnu_time_seconds(d / "time-monitor-srun")
+    # the batch script: its shell, its sruns (the monitors' too), sleep, touch: the job's on the batch node too
+    batch = gnu_time_seconds(d / "time-batch")
     want = tasks + batch
     got = s["job"]["cpu_s"]
     print(f"linuxproc {nodes} nodes: merged {got:.3f} CPU-s, GNU time {want:.3f} (tasks {tasks:.3f}, "
           f"batch {batch:.3f}), error {100 * (got - want) / want:+.2f}%; cost per sample "
           f"{[round(self_cost(d / f'{job}-{n}.db') * 1e3, 2) for n in names]} ms")
-    assert s["job"]["exact_cpu"], s["nodes"]
-    assert abs(got - want) <= 0.02 * want + 0.05, (got, want)
-    # each node's task on its own node: the node totals split the same way
     print("  per node (recorded - GNU time):",
           {x["node"]: round(x["cpu_s"] - gnu_time_seconds(d / f"time-{x['node']}")
                             - (batch if x["node"] == batch_node else 0), 3) for x in s["nodes"]})
+    assert s["job"]["exact_cpu"], s["nodes"]
+    assert abs(got - want) <= 0.02 * want + 0.03, (got, want)
+    # each node's task on its own node: the node totals split the same way
     for x in s["nodes"]:
         mine = gnu_time_seconds(d / f"time-{x['node']}")
         extra = batch if x["node"] == batch_node else 0
@@ -366,3 +376,74 @@ def test_job_node_local_moved_and_killed(js, tmp_path):
         assert s["state"] == "incomplete" and s["samples"]["taken"] >= 2
     finally:
         shutil.rmtree(local, ignore_errors=True)
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="watches root's processes as a PBS job's user")
+def test_merged_summary_flags(js, tmp_path):
+    """The job's summary flags: node `busy` (a PBS job's view: the user's processes, here root's, with a
+    busy loop among them) over a 1 MiB memory limit, node `idle` (a SLURM job with no step here): idle,
+    imbalance, memory near the limit."""
+    base = {k: v for k, v in os.environ.items() if not k.startswith(("SLURM_", "PBS_", "OAR_"))}
+    busy = subprocess.Popen(["/usr/bin/python3", "-c",
+                             "import time\nend=time.time()+2.5\nwhile time.time()<end: pass"])
+    try:
+        env = dict(base, PBS_JOBID="555", SLURM_MEM_PER_NODE="1", SLURM_CPUS_ON_NODE="1")
+        proc = subprocess.run([js.binary, "job", "-d", str(tmp_path), "--node", "busy", "--duration", "2",
+                               "-i", "0.25", "--no-merge", "-q"], env=env, capture_output=True, text=True,
+                              timeout=60)
+        assert proc.returncode == 0, proc.stderr
+    finally:
+        busy.wait(10)
+    env = dict(base, SLURM_JOB_ID="555", SLURMD_NODENAME="idle", SLURM_CPUS_ON_NODE="2")
+    proc = subprocess.run([js.binary, "job", "-d", str(tmp_path), "--duration", "1", "-i", "0.25", "--no-merge",
+                           "-q"], env=env, capture_output=True, text=True, timeout=60)
+    assert proc.returncode == 0, proc.stderr
+    out = tmp_path / "555.db"
+    assert js("merge", "-q", "-o", out, tmp_path / "555-busy.db", tmp_path / "555-idle.db").returncode == 0
+    s = js.summary_json(out)
+    by = {x["node"]: x for x in s["nodes"]}
+    assert by["busy"]["cpu_s"] > 1.0 and by["idle"]["cpu_s"] == 0
+    assert by["busy"]["memory_limit_bytes"] == 1024 * 1024 and by["busy"]["memory_fraction"] >= 0.9
+    flags = {(f["kind"], f["node"]) for f in s["flags"]}
+    assert ("idle", "idle") in flags and ("memory", "busy") in flags, s["flags"]
+    assert not any(f[1] == "busy" and f[0] in ("idle", "imbalance") for f in flags)
+    text = js("summary", out).stdout
+    assert "flag           node idle idle" in text and "memory near the limit on node busy" in text
+
+
+@pytest.mark.parametrize("args", [["-d", "/nonexistent/dir"], ["-d", "/etc/passwd"], ["--track", "bogus"],
+                                  ["--stepd-pid", "x"], ["--step", "a/b"], ["--node", ".."], ["extra"]])
+def test_job_bad_arguments(js, tmp_path, args):
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("SLURM_", "PBS_", "OAR_"))}
+    env["SLURM_JOB_ID"] = "93"
+    proc = subprocess.run([js.binary, "job", *args], env=env, cwd=str(tmp_path), capture_output=True, text=True,
+                          timeout=30)
+    assert_clean_error(proc)
+    assert not list(tmp_path.iterdir())
+
+
+def test_merged_summary_imbalance(js, tmp_path):
+    """Four synthetic nodes (bench/synth_recording: node k runs at 1 - 0.25 k of node 0's load): the last one
+    is under half the mean CPU, flagged as imbalance; the job's CPU is the sum of the nodes'."""
+    build = Path(os.environ.get("JOBSCOPE_BUILD", js.binary.rsplit("/", 1)[0]))
+    synth = build / "bench" / "synth_recording"
+    if not synth.exists():
+        pytest.skip(f"{synth} not built")
+    files = []
+    for k in range(4):
+        f = tmp_path / f"8-s{k}.db"
+        subprocess.run([str(synth), str(f), "0.05", "1", str(k)], check=True, capture_output=True, timeout=60)
+        con = sqlite3.connect(f)
+        con.execute("INSERT OR REPLACE INTO meta VALUES ('job_id', '8'), ('job_node', ?), ('stop_unix_ns', "
+                    "(SELECT value FROM meta WHERE key = 'start_unix_ns') + 180000000000)", (f"s{k}",))
+        con.commit()
+        con.close()
+        files.append(f)
+    out = tmp_path / "8.db"
+    assert js("merge", "-q", "-o", out, *files).returncode == 0
+    s = js.summary_json(out)
+    cpu = [x["cpu_s"] for x in s["nodes"]]
+    assert cpu[0] > cpu[1] > cpu[2] > cpu[3] > 0
+    assert abs(s["job"]["cpu_s"] - sum(cpu)) < 1e-6
+    flags = {(f["kind"], f["node"]) for f in s["flags"]}
+    assert flags == {("imbalance", "s3")}, s["flags"]
