@@ -19,6 +19,7 @@
  * No shell, no system(): fork and execve with an explicit argv and environment (spank_config.c builds them).
  */
 #include "spank/spank_config.h"
+#include "sys/fsroot.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -416,20 +417,23 @@ static int wait_gone(int64_t deadline)
  * the monitor is gone, or this is no Linux procfs). */
 static int ready_for_sigterm(pid_t pid)
 {
-    char path[64], line[256];
-    snprintf(path, sizeof(path), "/proc/%d/status", (int)pid);
-    FILE *f = fopen(path, "re");
-    if (!f)
+    js_fsroot_t root;
+    if (fsroot_open(&root, NULL, NULL) < 0)
+        return -1;
+    char path[32], text[8192];
+    snprintf(path, sizeof(path), "%d/status", (int)pid);
+    ssize_t n = fs_read_small(root.proc, path, text, sizeof(text));
+    fsroot_close(&root);
+    if (n < 0)
         return -1;
     int seen = 0, ready = 0;
-    while (fgets(line, sizeof(line), f)) {
+    for (const char *line = text; line && *line; line = strchr(line, '\n') ? strchr(line, '\n') + 1 : NULL) {
         if (!strncmp(line, "SigBlk:", 7) || !strncmp(line, "SigCgt:", 7)) {
             unsigned long long mask = strtoull(line + 7, NULL, 16);
             ready |= (mask >> (SIGTERM - 1)) & 1ULL ? 1 : 0;
             seen++;
         }
     }
-    fclose(f);
     return seen == 2 ? ready : -1;
 }
 
