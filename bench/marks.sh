@@ -2,8 +2,9 @@
 # SPDX-License-Identifier: MIT
 #
 # bench/marks.sh: the caller's cost of a mark (bench/marks_cost.c), without a monitor and under
-# `jobscope run`, printed as the "Marks" section of docs/BENCHMARKS.md (bench/run.sh appends it to the full
-# report). BUILD_DIR (default build) must hold a build (ninja -C build).
+# `jobscope run`, and the CPU of one `jobscope mark` exec (the CLI's start-up, what a job script pays per mark),
+# printed as the "Marks" section of docs/BENCHMARKS.md (bench/run.sh appends it to the full report).
+# BUILD_DIR (default build) must hold a build (ninja -C build).
 #
 #   bench/marks.sh [PAIRS]    default 1,000,000 begin/end pairs back to back, then 20,000 paced pairs
 set -eu
@@ -21,10 +22,25 @@ none_paced=$("$cost" --paced 20000)
 with=$("$bin" run -q -i 1s -o "$tmp/a.db" -- "$cost" "$pairs")
 with_paced=$("$bin" run -q -i 1s -o "$tmp/b.db" -- "$cost" --paced 20000)
 mon=$("$bin" summary --json "$tmp/a.db")
-python3 - "$none" "$none_paced" "$with" "$with_paced" "$mon" "$pairs" <<'PY'
-import json, sys, os
+python3 - "$none" "$none_paced" "$with" "$with_paced" "$mon" "$pairs" "$bin" <<'PY'
+import json, sys, os, resource, subprocess
 n, np_, w, wp, mon = (json.loads(a) for a in sys.argv[1:6])
 pairs = int(sys.argv[6])
+binary = sys.argv[7]
+
+
+def exec_cost(runs=200):
+    """CPU (user + system) of one `jobscope mark event x` outside a monitored run, mean of `runs` execs: what
+    a job script pays per mark command, almost all of it the dynamic loader mapping the CLI's libraries."""
+    r0 = resource.getrusage(resource.RUSAGE_CHILDREN)
+    for _ in range(runs):
+        subprocess.run([binary, "mark", "event", "x"], check=True)
+    r1 = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return (r1.ru_utime - r0.ru_utime + r1.ru_stime - r0.ru_stime) / runs
+
+
+mark_cpu = exec_cost()
+libs = len(subprocess.run(["ldd", binary], capture_output=True, text=True, check=True).stdout.splitlines())
 ph = mon.get("phases", {})
 print("\n## Marks: the caller's cost of js_phase_begin / js_phase_end\n")
 print(f"`bench/marks.sh` on {os.uname().nodename} ({os.cpu_count()} CPUs), {pairs:,} begin/end pairs back to back, "
@@ -42,6 +58,10 @@ print(f"Back to back, the monitor received {ph.get('marks', 0):,} marks, rejecte
       f"{ph.get('dropped_by_senders', 0):,}; it spent {mon['monitor']['cpu_s']:.2f} s of CPU on the run "
       f"({mon['monitor']['mean_sample_cost_s'] * 1e3:.1f} ms per sample, receiving and writing the marks). "
       f"Load average while measuring: {os.getloadavg()[0]:.1f}.")
+print(f"\nThe CLI's `jobscope mark` (one exec per mark, from a shell script; outside a monitored run): "
+      f"{mark_cpu * 1e3:.1f} ms of CPU per call (user + system, mean of 200 execs), {libs} lines of `ldd` "
+      "(libraries mapped at start). libpfm4, libmicrohttpd and HDF5 are dlopen'ed by the features that use "
+      "them, so a mark does not map them (when they were linked: 35 to 47 ms and 42 lines on the development VM).")
 print("""
 Reading the table: without a monitor a mark is an atomic load and a branch (plus validating the name); the
 paced figures include the two `clock_gettime` calls that time each call (about 25 ns). With a monitor a

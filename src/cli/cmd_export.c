@@ -291,8 +291,9 @@ int cmd_export(int argc, char **argv)
             return cli_usage_error("export ", "--scope is for csv and jsonl: hdf5 holds every raw table");
         if (optind != argc - 1)
             return cli_usage_error("export ", optind >= argc ? "missing RECORDING" : "too many arguments");
-        if (!hdf5_available()) {
-            cli_error("this jobscope was built without HDF5 support (libhdf5-dev, meson -Dhdf5=enabled)");
+        char lerr[1024];
+        if (hdf5_load(lerr, sizeof(lerr)) < 0) { /* before any output file is created */
+            cli_error("%s", lerr);
             return EXIT_FAIL;
         }
         char def[PATH_MAX];

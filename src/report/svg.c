@@ -140,6 +140,10 @@ static void time_axis(js_html_t *h, double tlo, double thi, double x0, double x1
         for (size_t i = 0; i < tk.n; i++) {
             double t = tk.first + (double)i * tk.step, x = x0 + (t - tlo) * (x1 - x0) / (thi - tlo);
             char label[64];
+            const char *text = units_time_label(label, sizeof(label), &tk, t);
+            /* a centred label that would run past the plot's right edge (and out of the picture) is
+             * right-aligned to its tick instead; 3.5 px is half an average glyph of the axis font */
+            bool at_end = x + 3.5 * (double)strlen(text) > x1 + 4;
             html_raw(h, "<line x1=\"");
             num(h, x);
             html_raw(h, "\" x2=\"");
@@ -152,8 +156,8 @@ static void time_axis(js_html_t *h, double tlo, double thi, double x0, double x1
             num(h, x);
             html_raw(h, "\" y=\"");
             num(h, y + 16);
-            html_raw(h, "\">");
-            html_text(h, units_time_label(label, sizeof(label), &tk, t));
+            html_raw(h, at_end ? "\" style=\"text-anchor:end\">" : "\">");
+            html_text(h, text);
             html_raw(h, "</text>");
         }
     }

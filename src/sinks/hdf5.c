@@ -1,56 +1,21 @@
 /* SPDX-License-Identifier: MIT
  *
- * The HDF5 export writer (see hdf5.h), on the HDF5 C library (Debian's libhdf5-dev, linked at build time
- * when the meson feature `hdf5` finds it: an export format, not a vendor library in the sampling path).
- * Each column buffers up to CHUNK rows; a full buffer (or the close) extends the column's datasets and writes
- * the rows as one hyperslab.
+ * The HDF5 export writer (see hdf5.h), on the HDF5 C library. The library is not linked: hdf5_load opens it
+ * with dlopen (sys/dlib.h) the first time an HDF5 file is written, trying the sonames of Debian's serial
+ * build and of upstream's for HDF5 1.10 to 1.14, binds the entry points and global identifiers declared in
+ * sinks/h5_abi.h and calls H5open (which fills those globals). Without it, `export --format hdf5` fails with
+ * one line saying why, and nothing else changes. Each column buffers up to CHUNK rows; a full buffer (or the
+ * close) extends the column's datasets and writes the rows as one hyperslab.
  */
 #include "sinks/hdf5.h"
 
-#include "config.h"
+#include "sinks/h5_abi.h"
+#include "sys/dlib.h"
 
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-
-#ifndef JS_HAVE_HDF5
-
-bool hdf5_available(void)
-{
-    return false;
-}
-
-int hdf5_open(const char *path, const js_table_t *const *tables, js_h5_t **ret, char *err, size_t errlen)
-{
-    (void)tables;
-    *ret = NULL;
-    snprintf(err, errlen, "%s: this jobscope was built without HDF5 (meson -Dhdf5=enabled, libhdf5-dev)",
-             path);
-    return -ENOTSUP;
-}
-
-int hdf5_meta(js_h5_t *w, const char *key, const char *value)
-{
-    (void)w, (void)key, (void)value;
-    return -ENOTSUP;
-}
-
-int hdf5_write_sample(js_h5_t *w, int64_t seq, const js_sample_t *s)
-{
-    (void)w, (void)seq, (void)s;
-    return -ENOTSUP;
-}
-
-int hdf5_close(js_h5_t *w)
-{
-    (void)w;
-    return 0;
-}
-
-#else
-
-#include <hdf5.h>
 #include <math.h>
 
 #define CHUNK 4096
@@ -83,10 +48,104 @@ struct js_h5 {
     int err;
 };
 
-bool hdf5_available(void)
+/* ---- the library ---- */
+
+/* newest first: Debian's serial build (libhdf5_serial.so.N), then the upstream and other names */
+static const char *const h5_sonames[] = {"libhdf5_serial.so.310", "libhdf5_serial.so.200", "libhdf5_serial.so.103",
+                                         "libhdf5.so.310",        "libhdf5.so.200",        "libhdf5.so.103",
+                                         NULL};
+
+/* clang-format off */
+#define F(name, field) {{name}, offsetof(js_h5_api_t, field), true}
+#define V(name, field) {{name}, offsetof(js_h5_vars_t, field), true}
+/* clang-format on */
+static const js_dlsym_t h5_syms[] = {
+    F("H5open", open),
+    F("H5get_libversion", get_libversion),
+    F("H5Eset_auto2", eset_auto2),
+    F("H5Zfilter_avail", zfilter_avail),
+    F("H5Zget_filter_info", zget_filter_info),
+    F("H5Fcreate", fcreate),
+    F("H5Fclose", fclose),
+    F("H5Gcreate2", gcreate2),
+    F("H5Gclose", gclose),
+    F("H5Tcopy", tcopy),
+    F("H5Tset_size", tset_size),
+    F("H5Tset_cset", tset_cset),
+    F("H5Tclose", tclose),
+    F("H5Screate", screate),
+    F("H5Screate_simple", screate_simple),
+    F("H5Sselect_hyperslab", sselect_hyperslab),
+    F("H5Sclose", sclose),
+    F("H5Acreate2", acreate2),
+    F("H5Awrite", awrite),
+    F("H5Aexists", aexists),
+    F("H5Aclose", aclose),
+    F("H5Pcreate", pcreate),
+    F("H5Pset_chunk", pset_chunk),
+    F("H5Pset_fill_value", pset_fill_value),
+    F("H5Pset_shuffle", pset_shuffle),
+    F("H5Pset_deflate", pset_deflate),
+    F("H5Pclose", pclose),
+    F("H5Dcreate2", dcreate2),
+    F("H5Dset_extent", dset_extent),
+    F("H5Dget_space", dget_space),
+    F("H5Dwrite", dwrite),
+    F("H5Dclose", dclose),
+};
+/* the global identifiers are data: dlsym gives their addresses, read (after H5open) by h5_abi.h's macros */
+static const js_dlsym_t h5_var_syms[] = {
+    V("H5T_C_S1_g", c_s1),
+    V("H5T_STD_I64LE_g", std_i64le),
+    V("H5T_STD_U8LE_g", std_u8le),
+    V("H5T_IEEE_F64LE_g", ieee_f64le),
+    V("H5T_NATIVE_INT64_g", native_int64),
+    V("H5T_NATIVE_UINT8_g", native_uint8),
+    V("H5T_NATIVE_DOUBLE_g", native_double),
+    V("H5P_CLS_DATASET_CREATE_ID_g", dataset_create),
+};
+#undef F
+#undef V
+
+js_h5_api_t h5_api;
+js_h5_vars_t h5_vars;
+static js_dlib_t h5_lib; /* loaded once, kept for the life of the process (HDF5 closes itself at exit) */
+
+int hdf5_load(char *err, size_t errlen)
 {
-    return true;
+    if (h5_lib.handle)
+        return 0;
+    char why[700];
+    int r = dlib_open(&h5_lib, HDF5_LIBRARY_ENV, h5_sonames, why, sizeof(why));
+    if (r < 0) {
+        snprintf(err, errlen, "HDF5 library not loadable: %s", why);
+        return r;
+    }
+    const char *file = h5_lib.path[0] ? h5_lib.path : h5_lib.opened_as;
+    unsigned maj = 0, min = 0, rel = 0;
+    if (dlib_resolve(&h5_lib, h5_syms, sizeof(h5_syms) / sizeof(h5_syms[0]), &h5_api, NULL, why,
+                     sizeof(why)) < 0 ||
+        dlib_resolve(&h5_lib, h5_var_syms, sizeof(h5_var_syms) / sizeof(h5_var_syms[0]), &h5_vars, NULL, why,
+                     sizeof(why)) < 0) {
+        snprintf(err, errlen, "HDF5 library not loadable: %.200s: %.400s", file, why);
+        r = -ENOENT;
+    } else if (H5get_libversion(&maj, &min, &rel) < 0 || maj != 1 || min < 10 || min > 14) {
+        snprintf(err, errlen, "HDF5 library %u.%u.%u (%.200s) not supported: jobscope uses HDF5 1.10 to 1.14",
+                 maj, min, rel, file);
+        r = -ENOTSUP;
+    } else if (H5open() < 0) {
+        snprintf(err, errlen, "HDF5 library %.200s failed to initialise", file);
+        r = -EIO;
+    }
+    if (r < 0) {
+        dlib_close(&h5_lib);
+        memset(&h5_api, 0, sizeof(h5_api));
+        memset(&h5_vars, 0, sizeof(h5_vars));
+    }
+    return r;
 }
+
+/* ---- the writer ---- */
 
 static hid_t str_type(void)
 {
@@ -286,6 +345,9 @@ static int flush_table(js_h5_t *w, h5tab_t *tb)
 int hdf5_open(const char *path, const js_table_t *const *tables, js_h5_t **ret, char *err, size_t errlen)
 {
     *ret = NULL;
+    int lr = hdf5_load(err, errlen);
+    if (lr < 0)
+        return lr;
     H5Eset_auto2(H5E_DEFAULT, NULL, NULL); /* no error stacks printed by the library */
     js_h5_t *w = calloc(1, sizeof(*w));
     if (!w) {
@@ -433,5 +495,3 @@ int hdf5_close(js_h5_t *w)
     free(w);
     return rc;
 }
-
-#endif

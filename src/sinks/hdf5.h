@@ -16,8 +16,8 @@
  *
  * Rows are appended in chunks of 4096 (chunked, deflate-compressed datasets), so memory stays bounded
  * whatever the recording's length. The library's own error printing is turned off: errors come back as
- * negative errno values with a one-line reason. In a build without HDF5 (meson feature `hdf5`), every call
- * returns -ENOTSUP.
+ * negative errno values with a one-line reason. The library is loaded with dlopen (hdf5_load), never linked:
+ * where it cannot be loaded hdf5_open fails with the loader's reason.
  */
 #ifndef JOBSCOPE_HDF5_H
 #define JOBSCOPE_HDF5_H
@@ -30,8 +30,15 @@
 
 typedef struct js_h5 js_h5_t;
 
-/* hdf5_available: whether this build can write HDF5. */
-bool hdf5_available(void);
+/* The HDF5 library is loaded with dlopen by hdf5_load, from the first of Debian's and upstream's sonames for
+ * HDF5 1.10 to 1.14 that loads; $JOBSCOPE_HDF5_LIBRARY names the only file to try instead (for tests). */
+#define HDF5_LIBRARY_ENV "JOBSCOPE_HDF5_LIBRARY"
+
+/* hdf5_load: load the HDF5 library unless done (once per process; a failure is retried at the next call).
+ * Returns 0, or a negative errno and one line in err: -ENOENT "HDF5 library not loadable: REASON" (no
+ * candidate loads, or one lacks an entry point), -ENOTSUP (a version other than 1.10 to 1.14), -EIO (H5open
+ * failed). hdf5_open calls it. */
+int hdf5_load(char *err, size_t errlen);
 
 /* hdf5_open: create (truncate) the HDF5 file `path` with a group for each of the NULL-terminated `tables`.
  * Returns 0 or a negative errno with a reason in err; *ret owned by the caller (hdf5_close). */

@@ -5,16 +5,21 @@
  * current snapshot under the same mutex and libmicrohttpd sends it from its own (epoll) thread, dropping the
  * reference when the response is destroyed. A slow or stuck client only holds its own connection: bounded by
  * the connection limits, the per-connection memory limit and the idle timeout below.
+ *
+ * libmicrohttpd is not linked: http_start loads libmicrohttpd.so.12 with dlopen (sys/dlib.h) the first time
+ * an endpoint is started, binding the entry points declared in sinks/mhd_abi.h (which keeps libmicrohttpd's
+ * names at the call sites). Without it, http_start fails with one line saying why, and nothing else changes.
  */
 #include "sinks/http.h"
 
 #include "core/json.h"
 #include "core/sampler.h"
+#include "sinks/mhd_abi.h"
+#include "sys/dlib.h"
 
 #include <arpa/inet.h>
 #include <errno.h>
 #include <fcntl.h>
-#include <microhttpd.h>
 #include <netinet/in.h>
 #include <pthread.h>
 #include <stdatomic.h>
@@ -34,6 +39,63 @@
 #define HTTP_IDLE_TIMEOUT_S 10u    /* a connection idle this long is closed (slowloris, stuck readers) */
 #define HTTP_CRED_MAX 65536        /* credential and TLS files larger than this are refused */
 #define HTTP_NICE 10               /* the serving thread's niceness above the monitor's */
+
+/* ---- the library ------------------------------------------------------------------------------------ */
+
+/* clang-format off */
+#define MHD_SYM(name, field) {{name}, offsetof(js_mhd_api_t, field), true}
+/* clang-format on */
+static const js_dlsym_t mhd_syms[] = {
+    MHD_SYM("MHD_start_daemon", start_daemon),
+    MHD_SYM("MHD_stop_daemon", stop_daemon),
+    MHD_SYM("MHD_is_feature_supported", is_feature_supported),
+    MHD_SYM("MHD_lookup_connection_value", lookup_connection_value),
+    MHD_SYM("MHD_basic_auth_get_username_password", basic_auth_get_username_password),
+    MHD_SYM("MHD_free", free_mem),
+    MHD_SYM("MHD_create_response_from_buffer", create_response_from_buffer),
+    MHD_SYM("MHD_create_response_from_buffer_with_free_callback_cls",
+            create_response_from_buffer_with_free_callback_cls),
+    MHD_SYM("MHD_add_response_header", add_response_header),
+    MHD_SYM("MHD_queue_response", queue_response),
+    MHD_SYM("MHD_queue_basic_auth_fail_response", queue_basic_auth_fail_response),
+    MHD_SYM("MHD_destroy_response", destroy_response),
+};
+static const char *const mhd_sonames[] = {HTTP_LIBRARY, NULL};
+
+js_mhd_api_t mhd_api;
+static js_dlib_t mhd_lib; /* loaded once, kept for the life of the process */
+static pthread_mutex_t mhd_lock = PTHREAD_MUTEX_INITIALIZER;
+
+/* mhd_load: load and bind libmicrohttpd unless done. A failure is not remembered (the next start tries
+ * again). Returns 0, or -ENOENT with "HTTP server library ... not loadable: REASON" in err. */
+static int mhd_load(char *err, size_t errlen)
+{
+    int r = 0;
+    char why[400];
+    pthread_mutex_lock(&mhd_lock);
+    if (!mhd_lib.handle) {
+        r = dlib_open(&mhd_lib, HTTP_LIBRARY_ENV, mhd_sonames, why, sizeof(why));
+        if (r == 0 && dlib_resolve(&mhd_lib, mhd_syms, sizeof(mhd_syms) / sizeof(mhd_syms[0]), &mhd_api, NULL,
+                                   why, sizeof(why)) < 0) {
+            r = -ENOENT;
+            dlib_close(&mhd_lib);
+        }
+        if (r < 0)
+            snprintf(err, errlen, "HTTP server library " HTTP_LIBRARY " not loadable: %s", why);
+    }
+    pthread_mutex_unlock(&mhd_lock);
+    return r;
+}
+
+void http_library_unload(void)
+{
+    pthread_mutex_lock(&mhd_lock);
+    dlib_close(&mhd_lib);
+    memset(&mhd_api, 0, sizeof(mhd_api));
+    pthread_mutex_unlock(&mhd_lock);
+}
+
+/* ---- snapshots --------------------------------------------------------------------------------------- */
 
 typedef struct {
     atomic_long refs;
@@ -371,6 +433,9 @@ int http_start(const http_opts_t *o, js_http_t **ret, char *err, size_t errlen)
         snprintf(err, errlen, "TLS needs both a certificate and a key");
         return -EINVAL;
     }
+    int lr = mhd_load(err, errlen);
+    if (lr < 0)
+        return lr;
     if (o->tls_cert && MHD_is_feature_supported(MHD_FEATURE_TLS) != MHD_YES) {
         snprintf(err, errlen, "this libmicrohttpd was built without TLS");
         return -ENOTSUP;

@@ -1,10 +1,10 @@
 /* SPDX-License-Identifier: MIT
  *
  * The /metrics endpoint: a live sink that renders each sample's exposition (prometheus.h) on the monitor's
- * thread into a fresh snapshot and swaps it in; libmicrohttpd serves the latest snapshot from its own thread,
- * so sampling never waits for a scraper and a scraper never sees a half-built exposition. Connections are
- * bounded in number, memory and idle time; only GET and HEAD of /metrics and / are answered (everything else
- * 4xx). Binds 127.0.0.1 unless given another address; a bearer token and/or basic auth, and TLS, protect a
+ * thread into a fresh snapshot and swaps it in; libmicrohttpd (loaded with dlopen when the endpoint starts)
+ * serves the latest snapshot from its own thread, so sampling never waits for a scraper and a scraper never
+ * sees a half-built exposition. Connections are bounded in number, memory and idle time; only GET and HEAD
+ * of /metrics and / are answered (everything else 4xx). Binds 127.0.0.1 unless given another address; a bearer token and/or basic auth, and TLS, protect a
  * non-loopback endpoint.
  */
 #ifndef JOBSCOPE_HTTP_H
@@ -31,9 +31,20 @@ typedef struct js_http js_http_t;
 struct sockaddr_storage;
 int http_parse_listen(const char *spec, struct sockaddr_storage *ret, size_t *ret_len, bool *ret_loopback);
 
-/* http_start: read the credential and TLS files, bind, and start serving (503 until the first sample). On
- * failure returns -errno and a one-line reason in err. *ret owned by the caller (http_stop). */
+/* The HTTP server library, loaded with dlopen by the first http_start; $JOBSCOPE_MICROHTTPD_LIBRARY names
+ * another file to load instead (for tests). */
+#define HTTP_LIBRARY "libmicrohttpd.so.12"
+#define HTTP_LIBRARY_ENV "JOBSCOPE_MICROHTTPD_LIBRARY"
+
+/* http_start: load libmicrohttpd (once per process), read the credential and TLS files, bind, and start
+ * serving (503 until the first sample). On failure returns -errno and a one-line reason in err: -ENOENT
+ * with "HTTP server library libmicrohttpd.so.12 not loadable: REASON" when the library cannot be loaded or
+ * lacks an entry point. *ret owned by the caller (http_stop). */
 int http_start(const http_opts_t *o, js_http_t **ret, char *err, size_t errlen);
+
+/* http_library_unload: unload libmicrohttpd so that the next http_start loads it again (tests: a changed
+ * $JOBSCOPE_MICROHTTPD_LIBRARY). No endpoint may be running. */
+void http_library_unload(void);
 
 /* http_stop: stop serving (open connections are closed) and free; accepts NULL. */
 void http_stop(js_http_t *h);

@@ -3,7 +3,10 @@
  * The `perf` source (see perf.h for what each scope counts). Three phases:
  *   init      builds the list of events: the generic software and hardware events, the FLOP events named
  *             through libpfm4 for the core PMU it detects, and the memory-controller events of every uncore
- *             IMC PMU it finds; nothing is opened yet;
+ *             IMC PMU it finds; nothing is opened yet. libpfm4 is not linked: libpfm.so.4 is loaded with
+ *             dlopen (sys/dlib.h, the ABI subset in pfm_abi.h) only where the kernel lists a hardware PMU;
+ *             where it cannot be loaded the `pfm` events are missing with dlerror's reason, the others are
+ *             counted as usual;
  *   open      run mode in prepare_child (the command is held before exec), every other mode at the first
  *             sample (after the monitor raised its descriptor limit): each group of events is opened on each
  *             target; an event that fails is tried on the next target and its first errno is kept;
@@ -21,15 +24,14 @@
 
 #include "sys/cgroupfs.h"
 
-#include "config.h"
 #include "core/json.h"
 #include "core/pidmap.h"
 #include "sys/parse.h"
 
-#include <linux/perf_event.h> /* before libpfm4's copy, which then steps aside */
-#ifdef HAVE_LIBPFM
-#include <perfmon/pfmlib_perf_event.h>
-#endif
+#include "sources/pfm_abi.h"
+#include "sys/dlib.h"
+
+#include <linux/perf_event.h>
 
 #include <dirent.h>
 #include <errno.h>
@@ -176,7 +178,9 @@ typedef struct {
     ginst_t *g;
     size_t ng, gcap;
     bool pfm_on;       /* libpfm4 initialised by this state */
-    int pfm_rc;        /* perf_pfm_init's result */
+    int pfm_rc;        /* perf_pfm_init's result, or -ENOENT when not tried (no hardware PMU) */
+    char pfm_why[400]; /* why the libpfm4 events cannot be named (pfm_rc < 0) */
+    int pfm_version;   /* pfm_get_version(), or -1 */
     char core_pmu[64]; /* libpfm4's core PMU model, "" if none */
     size_t nimc;
     bool opened;    /* the open phase ran */
@@ -233,23 +237,73 @@ static const char *errno_name(int e, char *buf, size_t cap)
     return buf;
 }
 
-/* ---- libpfm4 ---- */
+/* ---- libpfm4, loaded with dlopen ---- */
 
-#ifdef HAVE_LIBPFM
+/* The library is opened at the first perf_pfm_init and closed at the last perf_pfm_fini; a failed load
+ * keeps its reason (dlerror's text) for perf_pfm_error. */
+static const char *const pfm_sonames[] = {"libpfm.so.4", NULL};
+static const js_dlsym_t pfm_syms[] = {
+    {{"pfm_initialize"}, offsetof(js_pfm_api_t, initialize), true},
+    {{"pfm_terminate"}, offsetof(js_pfm_api_t, terminate), true},
+    {{"pfm_get_version"}, offsetof(js_pfm_api_t, get_version), true},
+    {{"pfm_get_pmu_info"}, offsetof(js_pfm_api_t, get_pmu_info), true},
+    {{"pfm_get_os_event_encoding"}, offsetof(js_pfm_api_t, get_os_event_encoding), true},
+};
+static js_dlib_t pfm_lib;
+static js_pfm_api_t pfm;
 static unsigned pfm_refs;
+static char pfm_err[400];
+
+static void pfm_unload(void)
+{
+    dlib_close(&pfm_lib);
+    memset(&pfm, 0, sizeof(pfm));
+}
 
 int perf_pfm_init(void)
 {
-    if (pfm_refs == 0 && pfm_initialize() != PFM_SUCCESS)
+    if (pfm_refs) {
+        pfm_refs++;
+        return 0;
+    }
+    char why[320];
+    pfm_err[0] = '\0';
+    if (dlib_open(&pfm_lib, PERF_PFM_LIBRARY_ENV, pfm_sonames, why, sizeof(why)) < 0) {
+        snprintf(pfm_err, sizeof(pfm_err), "libpfm4 not loadable: %.320s", why);
+        return -ENOENT;
+    }
+    if (dlib_resolve(&pfm_lib, pfm_syms, sizeof(pfm_syms) / sizeof(pfm_syms[0]), &pfm, NULL, why,
+                     sizeof(why)) < 0) {
+        snprintf(pfm_err, sizeof(pfm_err), "libpfm4 not usable (%.120s): %.250s",
+                 pfm_lib.path[0] ? pfm_lib.path : pfm_lib.opened_as, why);
+        pfm_unload();
+        return -ENOENT;
+    }
+    if (pfm.initialize() != JS_PFM_SUCCESS) {
+        snprintf(pfm_err, sizeof(pfm_err), "libpfm4 failed to initialise");
+        pfm_unload();
         return -ENODEV;
-    pfm_refs++;
+    }
+    pfm_refs = 1;
     return 0;
+}
+
+const char *perf_pfm_error(void)
+{
+    return pfm_err;
 }
 
 void perf_pfm_fini(void)
 {
-    if (pfm_refs && --pfm_refs == 0)
-        pfm_terminate();
+    if (pfm_refs && --pfm_refs == 0) {
+        pfm.terminate();
+        pfm_unload();
+    }
+}
+
+int perf_pfm_version(void)
+{
+    return pfm_refs ? pfm.get_version() : -ENODEV;
 }
 
 char *perf_pfm_core_pmu(char *buf, size_t cap)
@@ -257,12 +311,12 @@ char *perf_pfm_core_pmu(char *buf, size_t cap)
     buf[0] = '\0';
     if (!pfm_refs)
         return buf;
-    for (int p = PFM_PMU_NONE + 1; p < PFM_PMU_MAX; p++) {
-        pfm_pmu_info_t info;
+    for (int p = 1; p < JS_PFM_PMU_BOUND; p++) {
+        js_pfm_pmu_info_t info;
         memset(&info, 0, sizeof(info));
         info.size = sizeof(info);
-        if (pfm_get_pmu_info((pfm_pmu_t)p, &info) == PFM_SUCCESS && info.is_present &&
-            info.type == PFM_PMU_TYPE_CORE && info.name) {
+        if (pfm.get_pmu_info(p, &info) == JS_PFM_SUCCESS && info.flags.is_present &&
+            info.type == JS_PFM_PMU_TYPE_CORE && info.name) {
             snprintf(buf, cap, "%s", info.name);
             break;
         }
@@ -277,15 +331,16 @@ int perf_pfm_encode(const char *name, struct perf_event_attr *attr, char *fstr, 
     struct perf_event_attr a;
     memset(&a, 0, sizeof(a));
     char *full = NULL;
-    pfm_perf_encode_arg_t arg;
+    js_pfm_perf_encode_arg_t arg;
     memset(&arg, 0, sizeof(arg));
     arg.attr = &a;
     arg.fstr = &full;
     arg.size = sizeof(arg);
-    int rc = pfm_get_os_event_encoding(name, PFM_PLM0 | PFM_PLM3, PFM_OS_PERF_EVENT, &arg);
-    if (rc != PFM_SUCCESS) {
+    int rc = pfm.get_os_event_encoding(name, JS_PFM_PLM0 | JS_PFM_PLM3, JS_PFM_OS_PERF_EVENT, &arg);
+    if (rc != JS_PFM_SUCCESS) {
         free(full);
-        return rc == PFM_ERR_NOTFOUND || rc == PFM_ERR_UMASK || rc == PFM_ERR_ATTR || rc == PFM_ERR_NOTSUPP
+        return rc == JS_PFM_ERR_NOTFOUND || rc == JS_PFM_ERR_UMASK || rc == JS_PFM_ERR_ATTR ||
+                       rc == JS_PFM_ERR_NOTSUPP
                    ? -ENOENT
                    : -EINVAL;
     }
@@ -305,12 +360,12 @@ static size_t imc_pmus(char (*pfm_name)[32], char (*kernel_name)[32], size_t cap
     size_t n = 0;
     if (!pfm_refs)
         return 0;
-    for (int p = PFM_PMU_NONE + 1; p < PFM_PMU_MAX && n < cap; p++) {
-        pfm_pmu_info_t info;
+    for (int p = 1; p < JS_PFM_PMU_BOUND && n < cap; p++) {
+        js_pfm_pmu_info_t info;
         memset(&info, 0, sizeof(info));
         info.size = sizeof(info);
-        if (pfm_get_pmu_info((pfm_pmu_t)p, &info) != PFM_SUCCESS || !info.is_present ||
-            info.type != PFM_PMU_TYPE_UNCORE || !info.name)
+        if (pfm.get_pmu_info(p, &info) != JS_PFM_SUCCESS || !info.flags.is_present ||
+            info.type != JS_PFM_PMU_TYPE_UNCORE || !info.name)
             continue;
         const char *s = strstr(info.name, "_unc_imc");
         if (!s || s[8] < '0' || s[8] > '9') /* imc0..imcN, not imc_uclk */
@@ -322,42 +377,9 @@ static size_t imc_pmus(char (*pfm_name)[32], char (*kernel_name)[32], size_t cap
     }
     return n;
 }
-#else
-int perf_pfm_init(void)
-{
-    return -ENOTSUP;
-}
-
-void perf_pfm_fini(void) {}
-
-char *perf_pfm_core_pmu(char *buf, size_t cap)
-{
-    if (cap)
-        buf[0] = '\0';
-    return buf;
-}
-
-int perf_pfm_encode(const char *name, struct perf_event_attr *attr, char *fstr, size_t cap)
-{
-    (void)name;
-    (void)attr;
-    (void)fstr;
-    (void)cap;
-    return -ENOTSUP;
-}
-
-static size_t imc_pmus(char (*pfm_name)[32], char (*kernel_name)[32], size_t cap)
-{
-    (void)pfm_name;
-    (void)kernel_name;
-    (void)cap;
-    return 0;
-}
-#endif
 
 /* ---- init: the event list ---- */
 
-#ifdef HAVE_LIBPFM
 /* hardware_pmu_listed: whether the kernel lists a PMU beyond the generic ones in bus/event_source/devices of
  * the sysfs root: 1 yes, 0 no, -1 cannot tell. Where it lists none, nothing libpfm4 names could be counted,
  * and its start-up (about 3 ms here, a third of jobscope's own) is saved. */
@@ -386,15 +408,6 @@ static int hardware_pmu_listed(const js_ctx_t *ctx)
     closedir(d);
     return found;
 }
-#endif
-
-/* pfm_why: why the libpfm4 events cannot be named, for perf_pfm_init's result `rc` (< 0). */
-static const char *pfm_why(int rc)
-{
-    return rc == -ENOTSUP  ? "jobscope was built without libpfm4"
-           : rc == -ENOENT ? "the kernel lists no hardware PMU (bus/event_source/devices)"
-                           : "libpfm4 failed to initialise";
-}
 
 static void ev_fail(ev_t *e, int err, const char *why)
 {
@@ -420,14 +433,21 @@ static int perf_init(const js_ctx_t *ctx, void **ret_state)
             st->paranoid = (int)v;
     }
 
-#ifdef HAVE_LIBPFM
-    /* LIBPFM_FORCE_PMU (libpfm4's own testing switch) names a PMU the kernel need not have */
+    /* LIBPFM_FORCE_PMU (libpfm4's own testing switch) names a PMU the kernel need not have; without a
+     * hardware PMU libpfm4 is not even loaded */
     const char *forced = getenv("LIBPFM_FORCE_PMU");
-    st->pfm_rc = (forced && *forced) || hardware_pmu_listed(ctx) != 0 ? perf_pfm_init() : -ENOENT;
-#else
-    st->pfm_rc = -ENOTSUP;
-#endif
+    st->pfm_version = -1;
+    if ((forced && *forced) || hardware_pmu_listed(ctx) != 0) {
+        st->pfm_rc = perf_pfm_init();
+        snprintf(st->pfm_why, sizeof(st->pfm_why), "%s", perf_pfm_error());
+    } else {
+        st->pfm_rc = -ENOENT;
+        snprintf(st->pfm_why, sizeof(st->pfm_why),
+                 "the kernel lists no hardware PMU (bus/event_source/devices)");
+    }
     st->pfm_on = st->pfm_rc == 0;
+    if (st->pfm_on)
+        st->pfm_version = perf_pfm_version();
     if (st->pfm_on)
         perf_pfm_core_pmu(st->core_pmu, sizeof(st->core_pmu));
 
@@ -458,7 +478,7 @@ static int perf_init(const js_ctx_t *ctx, void **ret_state)
             continue;
         }
         if (!st->pfm_on) {
-            ev_fail(e, st->pfm_rc, pfm_why(st->pfm_rc));
+            ev_fail(e, st->pfm_rc, st->pfm_why);
             continue;
         }
         if (!st->core_pmu[0]) {
@@ -512,7 +532,7 @@ static int perf_init(const js_ctx_t *ctx, void **ret_state)
             e->uncore = true;
             e->group = G_IMC_FIRST;
             if (!st->pfm_on)
-                ev_fail(e, st->pfm_rc == -ENOTSUP ? -ENOTSUP : -ENOENT, pfm_why(st->pfm_rc));
+                ev_fail(e, -ENOENT, st->pfm_why);
             else
                 ev_fail(e, -ENOENT, "libpfm4 found no memory-controller (uncore IMC) PMU");
         }
@@ -1036,14 +1056,12 @@ static int perf_inventory(void *state, const js_ctx_t *ctx, js_rows_t *inv)
     }
     bad |= inventory_add(inv, "perf", "perf.pmus", d ? (list.p ? list.p : "") : NULL) < 0;
     buf_free(&list);
-#ifdef HAVE_LIBPFM
-    bad |= inventory_addf(inv, "perf", "perf.libpfm", "API %d.%d, %s", PFM_MAJ_VERSION(pfm_get_version()),
-                          PFM_MIN_VERSION(pfm_get_version()),
-                          st->pfm_on ? (st->core_pmu[0] ? st->core_pmu : "no core PMU detected")
-                                     : pfm_why(st->pfm_rc)) < 0;
-#else
-    bad |= inventory_add(inv, "perf", "perf.libpfm", "not built in") < 0;
-#endif
+    if (st->pfm_on)
+        bad |= inventory_addf(inv, "perf", "perf.libpfm", "API %d.%d, %s",
+                              JS_PFM_MAJ_VERSION(st->pfm_version), JS_PFM_MIN_VERSION(st->pfm_version),
+                              st->core_pmu[0] ? st->core_pmu : "no core PMU detected") < 0;
+    else
+        bad |= inventory_add(inv, "perf", "perf.libpfm", st->pfm_why) < 0;
     bad |= inventory_add(inv, "perf", "perf.target", st->target_desc) < 0;
     bad |= inventory_add(inv, "perf", "perf.user_only", st->user_only ? "1" : "0") < 0;
     if (st->tasks_capped)

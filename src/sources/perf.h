@@ -63,13 +63,25 @@ void perf_set_syscalls(const js_perf_syscalls_t *sys);
  * number of CPUs in the list (which may exceed cap: only cap are stored) or -EINVAL when malformed. */
 int perf_parse_cpulist(const char *text, int *cpus, size_t cap);
 
-/* The libpfm4 layer (a no-op build without libpfm4: every call returns -ENOTSUP).
- * perf_pfm_init: initialise libpfm4 (honours LIBPFM_FORCE_PMU). Returns 0, -ENOTSUP (built without it) or
- * -ENODEV (the library failed to initialise). Pair with perf_pfm_fini. */
+/* The libpfm4 layer. libpfm4 is not linked: the first perf_pfm_init loads libpfm.so.4 with dlopen (the file
+ * named by $JOBSCOPE_LIBPFM_LIBRARY instead, when set: for tests), binding the entry points declared in
+ * sources/pfm_abi.h; the last perf_pfm_fini unloads it. Not thread-safe (one monitor per process).
+ * perf_pfm_init: load and initialise libpfm4 (honours LIBPFM_FORCE_PMU). Returns 0, -ENOENT (the library
+ * cannot be loaded or lacks an entry point) or -ENODEV (it failed to initialise); on failure perf_pfm_error()
+ * says why. Pair a success with perf_pfm_fini. */
+#define PERF_PFM_LIBRARY_ENV "JOBSCOPE_LIBPFM_LIBRARY"
 int perf_pfm_init(void);
 
-/* perf_pfm_fini: release libpfm4; accepts an uninitialised library. */
+/* perf_pfm_error: one line saying why the last perf_pfm_init failed ("libpfm4 not loadable: libpfm.so.4:
+ * cannot open shared object file: ..."), "" after a success. Valid until the next perf_pfm_init. */
+const char *perf_pfm_error(void);
+
+/* perf_pfm_fini: release libpfm4 (unloaded at the last release); accepts an uninitialised library. */
 void perf_pfm_fini(void);
+
+/* perf_pfm_version: pfm_get_version() of the loaded library (major << 16 | minor), or -ENODEV when not
+ * initialised. */
+int perf_pfm_version(void);
 
 /* perf_pfm_core_pmu: the name of the core PMU model libpfm4 detected (or was forced to), into buf; "" if
  * none. Returns buf. */
@@ -78,7 +90,7 @@ char *perf_pfm_core_pmu(char *buf, size_t cap);
 /* perf_pfm_encode: resolve a libpfm4 event name (e.g. "FP_ARITH_INST_RETIRED:SCALAR_DOUBLE" or
  * "skx_unc_imc0::UNC_M_CAS_COUNT:RD") to its perf_event_attr type and config words, written into *attr (other
  * fields untouched). The fully qualified name libpfm4 used goes into fstr (cap bytes; may be NULL).
- * Returns 0, -ENOTSUP (built without libpfm4), -ENODEV (perf_pfm_init not called or failed), -ENOENT (no
+ * Returns 0, -ENODEV (perf_pfm_init not called or failed), -ENOENT (no
  * such event on any PMU that libpfm4 found) or -EINVAL (the name does not parse). */
 int perf_pfm_encode(const char *name, struct perf_event_attr *attr, char *fstr, size_t cap);
 

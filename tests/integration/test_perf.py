@@ -158,6 +158,26 @@ def test_hardware_events_missing_with_errno_and_run_unaffected(js, workload):
     assert "perf missing" in text.stdout
 
 
+def test_libpfm_not_loadable_leaves_the_other_events(js, workload, monkeypatch):
+    """libpfm4 is loaded with dlopen, not linked: where it cannot be loaded ($JOBSCOPE_LIBPFM_LIBRARY names a
+    missing file; LIBPFM_FORCE_PMU makes the source try even on a machine without a hardware PMU), every
+    `pfm` event is missing with the loader's reason, recorded once, and the software counters are as usual."""
+    monkeypatch.setenv("JOBSCOPE_LIBPFM_LIBRARY", "/nonexistent/libpfm.so.4")
+    monkeypatch.setenv("LIBPFM_FORCE_PMU", "skx")
+    r = js.run([PYTHON, workload("burn.py"), "0.3"], interval="100ms")
+    assert r.returncode == 0, r.proc.stderr
+    perf = r.summary["perf"]
+    assert perf["events"]["task_clock_ns"]["count"] >= 0.2e9
+    inv = inventory(r.recording)
+    want = "ENOENT: libpfm4 not loadable: $JOBSCOPE_LIBPFM_LIBRARY: /nonexistent/libpfm.so.4: "
+    pfm = [k[5:-5] for k, v in inv.items() if k.endswith(".kind") and v == "pfm"]
+    assert {"fp_scalar_double", "fp_flops_any", "mem_cas_read_lines", "mem_cas_write_lines"} <= set(pfm)
+    for name in pfm:
+        assert inv[f"perf.{name}.status"].startswith(want), inv[f"perf.{name}.status"]
+        assert perf["missing"][name] == inv[f"perf.{name}.status"]
+    assert inv["perf.libpfm"].startswith("libpfm4 not loadable: ")
+
+
 def test_summary_and_exports_carry_the_counters(js, workload):
     r = js.run([PYTHON, workload("burn.py"), "0.3"], interval="100ms")
     assert r.returncode == 0

@@ -406,6 +406,27 @@ def test_load_does_not_delay_sampling(js):
     assert quantile(late, .95) <= 2 * quantile(base_late, .95) + 5.0
 
 
+def test_http_library_not_loadable(js, monkeypatch):
+    """libmicrohttpd is loaded with dlopen when an endpoint starts: without it (here $JOBSCOPE_MICROHTTPD_LIBRARY
+    names a missing file) `serve` and `run --listen` fail with one line naming the library and the loader's
+    reason, before running anything."""
+    monkeypatch.setenv("JOBSCOPE_MICROHTTPD_LIBRARY", "/nonexistent/libmicrohttpd.so.12")
+    want = ("jobscope: HTTP server library libmicrohttpd.so.12 not loadable: $JOBSCOPE_MICROHTTPD_LIBRARY: "
+            "/nonexistent/libmicrohttpd.so.12: cannot open shared object file")
+    marker = js.path("ran")
+    for args in (["serve", "-i", "0.5", "--listen", "127.0.0.1:0"],
+                 ["run", "-q", "-o", js.path("nolib.db"), "--listen", "127.0.0.1:0", "--", "touch", marker]):
+        p = js(*args, timeout=60)
+        assert p.returncode != 0, p.stdout
+        lines = p.stderr.splitlines()
+        assert len(lines) == 1 and lines[0].startswith(want), p.stderr
+    assert not marker.exists()
+    # the library itself is fine: the same run without the override serves
+    monkeypatch.delenv("JOBSCOPE_MICROHTTPD_LIBRARY")
+    p = js("run", "-q", "-o", js.path("lib.db"), "--listen", "127.0.0.1:0", "--", "true", timeout=60)
+    assert p.returncode == 0, p.stderr
+
+
 def test_malformed_requests_and_memory(js):
     p = port()
     run = start(js, "run", "-q", "-o", js.path("m.db"), "-i", "0.2", "--listen", f"127.0.0.1:{p}", "--",

@@ -112,7 +112,8 @@ static void test_cpulist(void **state)
         }                                                                                                    \
     } while (0)
 
-#ifdef HAVE_LIBPFM
+/* in_child: run fn in a child with `pmu` forced; a child that finds libpfm.so.4 not loadable (not installed
+ * on this machine) exits 77, and the test is skipped. */
 static void in_child(void (*fn)(void), const char *pmu)
 {
     fflush(NULL);
@@ -120,12 +121,19 @@ static void in_child(void (*fn)(void), const char *pmu)
     assert_true(pid >= 0);
     if (pid == 0) {
         setenv("LIBPFM_FORCE_PMU", pmu, 1);
+        if (perf_pfm_init() == -ENOENT) {
+            fprintf(stderr, "%s\n", perf_pfm_error());
+            _exit(77);
+        }
         fn();
+        perf_pfm_fini();
         _exit(0);
     }
     int status;
     assert_int_equal(waitpid(pid, &status, 0), pid);
     assert_true(WIFEXITED(status));
+    if (WEXITSTATUS(status) == 77)
+        skip();
     assert_int_equal(WEXITSTATUS(status), 0);
 }
 
@@ -175,20 +183,32 @@ static void encode_zen3(void)
     CHECK(perf_pfm_encode("FP_ARITH_INST_RETIRED:SCALAR_DOUBLE", &a, NULL, 0) == -ENOENT);
     perf_pfm_fini();
 }
-#endif
 
 static void test_pfm_encode_forced(void **state)
 {
     (void)state;
-#ifndef HAVE_LIBPFM
-    struct perf_event_attr a;
-    assert_int_equal(perf_pfm_init(), -ENOTSUP);
-    assert_int_equal(perf_pfm_encode("FP_ARITH_INST_RETIRED:SCALAR_DOUBLE", &a, NULL, 0), -ENOTSUP);
-    skip();
-#else
     in_child(encode_skx, "skx");
     in_child(encode_zen3, "amd64_fam19h_zen3");
-#endif
+}
+
+/* libpfm4 that cannot be loaded ($JOBSCOPE_LIBPFM_LIBRARY names a missing file, or a library without its
+ * entry points): perf_pfm_init says why, and nothing can be encoded. */
+static void test_pfm_not_loadable(void **state)
+{
+    (void)state;
+    struct perf_event_attr a;
+    setenv(PERF_PFM_LIBRARY_ENV, "/nonexistent/libpfm.so.4", 1);
+    assert_int_equal(perf_pfm_init(), -ENOENT);
+    assert_non_null(strstr(perf_pfm_error(), "libpfm4 not loadable: $JOBSCOPE_LIBPFM_LIBRARY: "));
+    assert_non_null(strstr(perf_pfm_error(), "/nonexistent/libpfm.so.4"));
+    assert_int_equal(perf_pfm_version(), -ENODEV);
+    assert_int_equal(perf_pfm_encode("FP_ARITH_INST_RETIRED:SCALAR_DOUBLE", &a, NULL, 0), -ENODEV);
+    perf_pfm_fini(); /* nothing to release: no effect */
+    /* a library that loads but is not libpfm4 */
+    setenv(PERF_PFM_LIBRARY_ENV, "libm.so.6", 1);
+    assert_int_equal(perf_pfm_init(), -ENOENT);
+    assert_non_null(strstr(perf_pfm_error(), "libpfm4 not usable"));
+    assert_non_null(strstr(perf_pfm_error(), "required symbol missing: pfm_initialize"));
 }
 
 /* ---- the source against fake system calls ---- */
@@ -378,7 +398,7 @@ static void test_run_mode_requests(void **state)
     assert_string_equal(inv_value(inv, "perf.branch_misses.status"), "ENOENT: No such file or directory");
     assert_non_null(inv_value(inv, "perf.fp_scalar_double.status"));
     const char *mem =
-        inv_value(inv, "perf.mem_cas_read_lines.status"); /* ENOENT, or EOPNOTSUPP without libpfm4 */
+        inv_value(inv, "perf.mem_cas_read_lines.status"); /* ENOENT: no IMC PMU, or libpfm4 not loadable */
     assert_true(mem[0] == 'E' && strstr(mem, ": ") != NULL);
     assert_string_equal(inv_value(inv, "perf.user_only"), "0");
     assert_non_null(strstr(inv_value(inv, "perf.target"), "tree"));
@@ -443,7 +463,6 @@ static void test_read_failure_missing(void **state)
     perf_set_syscalls(NULL);
 }
 
-#ifdef HAVE_LIBPFM
 static const char *inv_value(const js_rows_t *inv, const char *key);
 static const js_value_t *row_of(const js_rows_t *rows, const char *event);
 
@@ -486,16 +505,11 @@ static void forced_skx_source(void)
     sample_free(&s);
     fsroot_close(&ctx.root);
 }
-#endif
 
 static void test_forced_pmu_events_opened(void **state)
 {
     (void)state;
-#ifndef HAVE_LIBPFM
-    skip();
-#else
     in_child(forced_skx_source, "skx");
-#endif
 }
 
 /* pfm_status_with_sysfs: init the source with the sysfs root `fixture` and return fp_scalar_double's status
@@ -525,15 +539,41 @@ static void test_libpfm_only_with_a_hardware_pmu(void **state)
     /* a kernel that lists only software PMUs: libpfm4 is not even started */
     pfm_status_with_sysfs(FIXTURES "/perf-sys-nopmu", status, sizeof(status), pmus, sizeof(pmus));
     assert_true(strcmp(pmus, "software tracepoint") == 0 || strcmp(pmus, "tracepoint software") == 0);
-#ifdef HAVE_LIBPFM
     assert_string_equal(status, "ENOENT: the kernel lists no hardware PMU (bus/event_source/devices)");
     /* one that lists a `cpu` PMU: libpfm4 is asked (what it finds depends on this CPU) */
     pfm_status_with_sysfs(FIXTURES "/perf-sys-cpu", status, sizeof(status), pmus, sizeof(pmus));
     assert_null(strstr(status, "the kernel lists no hardware PMU"));
     assert_non_null(strstr(pmus, "cpu"));
-#else
-    assert_string_equal(status, "EOPNOTSUPP: jobscope was built without libpfm4");
-#endif
+}
+
+/* The source where libpfm4 cannot be loaded: the `pfm` events (FLOPs, memory controllers) are missing with
+ * the loader's reason, the perf.libpfm entry says it, and the software and generic hardware events are
+ * encoded as usual. */
+static void test_source_without_libpfm(void **state)
+{
+    (void)state;
+    unsetenv("LIBPFM_FORCE_PMU");
+    setenv(PERF_PFM_LIBRARY_ENV, "/nonexistent/libpfm.so.4", 1);
+    rig_t r;
+    memset(&r, 0, sizeof(r));
+    assert_int_equal(fsroot_open(&r.ctx.root, NULL, FIXTURES "/perf-sys-cpu"), 0);
+    r.ctx.mode = JS_MODE_RUN;
+    r.ctx.monitor_pid = getpid();
+    assert_int_equal(sample_init(&r.s), 0);
+    r.rows[0] = sample_rows(&r.s, &table_perf);
+    assert_int_equal(source_perf.init(&r.ctx, &r.st), 0);
+    js_rows_t *inv = sample_rows(&r.s, &table_inventory);
+    assert_int_equal(source_perf.inventory(r.st, &r.ctx, inv), 0);
+    const char *want = "ENOENT: libpfm4 not loadable: $JOBSCOPE_LIBPFM_LIBRARY: /nonexistent/libpfm.so.4: ";
+    assert_non_null(inv_value(inv, "perf.fp_scalar_double.status"));
+    assert_memory_equal(inv_value(inv, "perf.fp_scalar_double.status"), want, strlen(want));
+    assert_memory_equal(inv_value(inv, "perf.fp_flops_any.status"), want, strlen(want));
+    assert_memory_equal(inv_value(inv, "perf.mem_cas_read_lines.status"), want, strlen(want));
+    assert_non_null(strstr(inv_value(inv, "perf.libpfm"), "libpfm4 not loadable"));
+    assert_string_equal(inv_value(inv, "perf.task_clock_ns.encoding"), "software type 1 config 1");
+    assert_string_equal(inv_value(inv, "perf.cycles.encoding"), "hardware type 0 config 0");
+    assert_string_equal(inv_value(inv, "perf.task_clock_ns.status"), "not opened: no target");
+    rig_free(&r);
 }
 
 /* ---- the source against the kernel ---- */
@@ -1012,6 +1052,7 @@ static int restore(void **state)
     (void)state;
     perf_set_syscalls(NULL);
     unsetenv("LIBPFM_FORCE_PMU");
+    unsetenv(PERF_PFM_LIBRARY_ENV);
     return 0;
 }
 
@@ -1027,6 +1068,8 @@ int main(void)
         cmocka_unit_test_teardown(test_read_failure_missing, restore),
         cmocka_unit_test_teardown(test_forced_pmu_events_opened, restore),
         cmocka_unit_test_teardown(test_libpfm_only_with_a_hardware_pmu, restore),
+        cmocka_unit_test_teardown(test_pfm_not_loadable, restore),
+        cmocka_unit_test_teardown(test_source_without_libpfm, restore),
         cmocka_unit_test_teardown(test_real_held_child, restore),
         cmocka_unit_test_teardown(test_real_attach_per_task, restore),
         cmocka_unit_test_teardown(test_real_node_per_cpu, restore),

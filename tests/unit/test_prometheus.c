@@ -31,6 +31,7 @@
 #include <string.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #define SLURM FIXTURES "/slurm"
@@ -458,6 +459,45 @@ static void test_http_start_errors(void **state)
     http_stop(NULL);
 }
 
+/* http_start in a child process whose libmicrohttpd comes from $JOBSCOPE_MICROHTTPD_LIBRARY = `lib` (the
+ * real one, which this process may have loaded already, unloaded first): the child exits 0 when http_start
+ * returns -ENOENT with an err that starts with `want`, else 1 (after printing what it got). */
+static void http_start_without_library(const char *lib, const char *want)
+{
+    fflush(NULL);
+    pid_t pid = fork();
+    assert_true(pid >= 0);
+    if (pid == 0) {
+        http_library_unload();
+        setenv(HTTP_LIBRARY_ENV, lib, 1);
+        prom_cfg_t cfg = {0};
+        js_http_t *h = NULL;
+        char err[512] = "";
+        http_opts_t o = {.listen = "127.0.0.1:0", .prom = &cfg};
+        int r = http_start(&o, &h, err, sizeof(err));
+        bool ok = r == -ENOENT && h == NULL && strncmp(err, want, strlen(want)) == 0 && !strchr(err, '\n');
+        if (!ok)
+            fprintf(stderr, "http_start: %d, err \"%s\", want \"%s...\"\n", r, err, want);
+        _exit(ok ? 0 : 1);
+    }
+    int status;
+    assert_int_equal(waitpid(pid, &status, 0), pid);
+    assert_true(WIFEXITED(status));
+    assert_int_equal(WEXITSTATUS(status), 0);
+}
+
+/* libmicrohttpd is loaded with dlopen by http_start: a missing library, or one without its entry points, is
+ * one line of error naming it and the loader's reason. */
+static void test_http_library_not_loadable(void **state)
+{
+    (void)state;
+    http_start_without_library("/nonexistent/libmicrohttpd.so.12",
+                               "HTTP server library libmicrohttpd.so.12 not loadable: $JOBSCOPE_MICROHTTPD_LIBRARY: "
+                               "/nonexistent/libmicrohttpd.so.12: cannot open shared object file");
+    http_start_without_library("libm.so.6", "HTTP server library libmicrohttpd.so.12 not loadable: required "
+                                            "symbol missing: MHD_start_daemon");
+}
+
 /* ---- the textfile ---- */
 
 static void test_textfile(void **state)
@@ -659,7 +699,8 @@ int main(void)
         cmocka_unit_test(test_render_openmetrics), cmocka_unit_test(test_render_rowsel),
         cmocka_unit_test(test_render_monitor), cmocka_unit_test(test_accept),
         cmocka_unit_test(test_parse_listen),  cmocka_unit_test(test_http_endpoint),
-        cmocka_unit_test(test_http_start_errors), cmocka_unit_test(test_textfile),
+        cmocka_unit_test(test_http_start_errors), cmocka_unit_test(test_http_library_not_loadable),
+        cmocka_unit_test(test_textfile),
         cmocka_unit_test(test_jobs_v1),       cmocka_unit_test(test_jobs_v2),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

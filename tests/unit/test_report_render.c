@@ -474,6 +474,35 @@ static void t_sticky_error(void **state)
     buf_free(&b);
 }
 
+/* The time axis: a tick label at the plot's right edge is right-aligned (a centred one ran out of the picture
+ * and was clipped), the others stay centred. */
+static void t_time_axis_end(void **state)
+{
+    (void)state;
+    const double t[] = {0, 30, 45, 60, 90}, v[] = {1, 2, 3, 2, 1};
+    const js_series_t s = {.name = "x", .t = t, .v = v, .n = 5};
+    js_buf_t b = {0};
+    js_html_t h = {.buf = &b};
+    assert_int_equal(svg_line_chart(&h, &(js_chart_t){.title = "c", .series = &s, .nseries = 1}), 0);
+    const char *xa = strstr(b.p, "<g class=\"xa\">");
+    assert_non_null(xa);
+    const char *end = strstr(xa, "</g>");
+    assert_non_null(end);
+    size_t labels = 0, right = 0;
+    const char *last = NULL;
+    for (const char *p = xa; (p = strstr(p, "<text")) != NULL && p < end; p++) {
+        labels++;
+        last = p;
+        const char *close = strchr(p, '>'), *style = strstr(p, "style=\"text-anchor:end\"");
+        right += style != NULL && style < close;
+    }
+    assert_true(labels >= 2);
+    assert_int_equal(right, 1); /* only the last, at t = 90 on the right edge */
+    assert_non_null(strstr(last, "style=\"text-anchor:end\">"));
+    assert_true(strstr(last, "style=\"text-anchor:end\">") < strstr(last, "</text>"));
+    buf_free(&b);
+}
+
 /* xml_check: a small checker for an SVG fragment: tags balanced and properly nested, attribute values quoted,
  * entities among the five XML ones or numeric, no raw '<' or '&' in text. Returns NULL or what is wrong. */
 static const char *xml_check(const char *s, size_t len)
@@ -735,6 +764,7 @@ int main(void)
         cmocka_unit_test(t_units_ticks),    cmocka_unit_test(t_units_time),
         cmocka_unit_test(t_units_locale),   cmocka_unit_test(t_escape),
         cmocka_unit_test(t_sticky_error),   cmocka_unit_test(t_render_page),
+        cmocka_unit_test(t_time_axis_end),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
