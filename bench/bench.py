@@ -846,6 +846,8 @@ def machine():
             k, _, v = line.partition(":")
             if k.strip() in ("Model name", "Hypervisor vendor", "Architecture", "Thread(s) per core"):
                 m[k.strip().lower().replace(" ", "_").replace("(s)", "s")] = v.strip()
+            if k.strip() == "Flags" and "hypervisor" in v.split() and "hypervisor_vendor" not in m:
+                m["hypervisor_vendor"] = "unnamed"  # a guest (CPUID's hypervisor bit) whose host gives no vendor
     except OSError:
         pass
     with open("/proc/meminfo") as f:
