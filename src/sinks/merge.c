@@ -32,25 +32,6 @@ static void set_err(char *err, size_t cap, const char *fmt, ...)
     va_end(ap);
 }
 
-/* uri: a file: URI for `path` with `query` (%, ? and # escaped). */
-static int uri(char *buf, size_t cap, const char *path, const char *query)
-{
-    size_t n = 0;
-    const char *pre = path[0] == '/' ? "file:" : "file:./";
-    for (const char *p = pre; *p && n + 1 < cap; p++)
-        buf[n++] = *p;
-    for (const char *p = path; *p; p++) {
-        if (n + 4 >= cap)
-            return -ENAMETOOLONG;
-        if (*p == '%' || *p == '?' || *p == '#')
-            n += (size_t)snprintf(buf + n, cap - n, "%%%02X", (unsigned char)*p);
-        else
-            buf[n++] = *p;
-    }
-    int k = snprintf(buf + n, cap - n, "?%s", query);
-    return k < 0 || (size_t)k >= cap - n ? -ENAMETOOLONG : 0;
-}
-
 /* ident: `s` is a plain SQL identifier (the recording's table and column names all are). */
 static bool ident(const char *s)
 {
@@ -112,7 +93,7 @@ typedef struct {
 static int attach(sqlite3 *db, const char *path, char *err, size_t cap)
 {
     char u[PATH_MAX * 3 + 32];
-    if (uri(u, sizeof(u), path, "mode=ro&immutable=1") < 0) {
+    if (recording_uri(u, sizeof(u), path, "mode=ro&immutable=1") < 0) {
         set_err(err, cap, "%s: path too long", path);
         return -ENAMETOOLONG;
     }
@@ -563,7 +544,7 @@ bool merge_is_merged(const char *path)
     char u[PATH_MAX * 3 + 32];
     sqlite3 *db = NULL;
     bool merged = false;
-    if (uri(u, sizeof(u), path, "mode=ro&immutable=1") == 0 &&
+    if (recording_uri(u, sizeof(u), path, "mode=ro&immutable=1") == 0 &&
         sqlite3_open_v2(u, &db, SQLITE_OPEN_READONLY | SQLITE_OPEN_URI | SQLITE_OPEN_NOMUTEX, NULL) == SQLITE_OK)
         merged = meta_i64(db, "main", "merged", 0) == 1;
     sqlite3_close(db);
@@ -574,7 +555,7 @@ static int open_ro(const char *path, sqlite3 **db, char *err, size_t errlen)
 {
     char u[PATH_MAX * 3 + 32];
     *db = NULL;
-    if (uri(u, sizeof(u), path, "mode=ro&immutable=1") < 0) {
+    if (recording_uri(u, sizeof(u), path, "mode=ro&immutable=1") < 0) {
         set_err(err, errlen, "%s: path too long", path);
         return -ENAMETOOLONG;
     }

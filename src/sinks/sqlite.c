@@ -693,8 +693,7 @@ static int prepare_table(js_recording_t *r, size_t i)
     return ret;
 }
 
-/* uri_append: `path` as the path part of an SQLite URI (%, ? and # percent-encoded). 0 or -ENAMETOOLONG. */
-static int uri_of(char *buf, size_t cap, const char *path, const char *query)
+int recording_uri(char *buf, size_t cap, const char *path, const char *query)
 {
     size_t n = 0;
     const char *pre = path[0] == '/' ? "file:" : "file:./";
@@ -752,7 +751,7 @@ static int open_private_copy(js_recording_t *r, const char *path, const char *wa
     }
     if (side_path(dbc, sizeof(dbc), r->tmpdir, "/recording.db") < 0 ||
         side_path(walc, sizeof(walc), r->tmpdir, "/recording.db-wal") < 0 || copy_file(path, dbc) < 0 ||
-        copy_file(walp, walc) < 0 || uri_of(uri, sizeof(uri), dbc, "mode=ro") < 0)
+        copy_file(walp, walc) < 0 || recording_uri(uri, sizeof(uri), dbc, "mode=ro") < 0)
         return -EIO;
     sqlite3_close(r->db);
     r->db = NULL;
@@ -814,7 +813,7 @@ int recording_open(const char *path, js_recording_t **ret, char *err, size_t err
     struct stat ws;
     bool wal_data = n >= 20 && hdr[18] == 2 && stat(walp, &ws) == 0 && ws.st_size > 0;
     bool shm_existed = access(shmp, F_OK) == 0;
-    if (uri_of(uri, sizeof(uri), path, wal_data ? "mode=ro" : "immutable=1") < 0) {
+    if (recording_uri(uri, sizeof(uri), path, wal_data ? "mode=ro" : "immutable=1") < 0) {
         set_err(err, errlen, path, "path too long");
         return -ENAMETOOLONG;
     }
