@@ -24,6 +24,7 @@
 
 #include <dirent.h>
 #include <errno.h>
+#include <stddef.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -477,6 +478,27 @@ static int push_pid(int32_t **arr, size_t *n, size_t *cap, int32_t pid)
         *cap = c;
     }
     (*arr)[(*n)++] = pid;
+    return 0;
+}
+
+/* forget_unseen: delete from `m` every entry whose sample stamp (the uint64_t at `seen_off` in the entry) is not
+ * this sample's: the processes gone since the last listing. Collected first, since deletion moves entries.
+ * Returns 0 or -ENOMEM (nothing deleted then). */
+static int forget_unseen(tree_state_t *st, js_pidmap_t *m, size_t seen_off)
+{
+    st->nstale = 0;
+    for (size_t i = 0; i < m->cap; i++) {
+        void *e;
+        int32_t pid = pidmap_at(m, i, &e);
+        uint64_t seen;
+        if (!pid)
+            continue;
+        memcpy(&seen, (const char *)e + seen_off, sizeof(seen));
+        if (seen != st->stamp && push_pid(&st->stale, &st->nstale, &st->stale_cap, pid) < 0)
+            return -ENOMEM;
+    }
+    for (size_t i = 0; i < st->nstale; i++)
+        pidmap_del(m, st->stale[i]);
     return 0;
 }
 
@@ -1166,16 +1188,7 @@ static int stepd_refresh(tree_state_t *st, const js_ctx_t *ctx, js_rows_t *srows
     if (r < 0)
         return r;
     /* forget processes gone since the last listing */
-    st->nstale = 0;
-    for (size_t i = 0; i < st->stepds.cap; i++) {
-        sent_t *e;
-        int32_t pid = pidmap_at(&st->stepds, i, (void **)&e);
-        if (pid && e->seen != st->stamp && push_pid(&st->stale, &st->nstale, &st->stale_cap, pid) < 0)
-            return -ENOMEM;
-    }
-    for (size_t i = 0; i < st->nstale; i++)
-        pidmap_del(&st->stepds, st->stale[i]);
-    return 0;
+    return forget_unseen(st, &st->stepds, offsetof(sent_t, seen));
 }
 
 /* drop_member: take `pid`'s row out of this sample's proc rows and members (it was reaped meanwhile). */
@@ -1383,15 +1396,8 @@ static int collect_user(tree_state_t *st, js_ctx_t *ctx, js_rows_t *proc, js_row
             st->queue[nmember++] = pid; /* compacted in place: the members, in /proc order */
     }
     /* forget the processes that are gone (collected first: deletion moves entries) */
-    st->nstale = 0;
-    for (size_t i = 0; i < st->uids.cap; i++) {
-        uent_t *u;
-        int32_t pid = pidmap_at(&st->uids, i, (void **)&u);
-        if (pid && u->seen != st->stamp && push_pid(&st->stale, &st->nstale, &st->stale_cap, pid) < 0)
-            return -ENOMEM;
-    }
-    for (size_t i = 0; i < st->nstale; i++)
-        pidmap_del(&st->uids, st->stale[i]);
+    if (forget_unseen(st, &st->uids, offsetof(uent_t, seen)) < 0)
+        return -ENOMEM;
     st->nqueue = nmember;
     return collect_list(st, ctx, st->queue, nmember, proc, info);
 }
