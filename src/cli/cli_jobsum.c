@@ -257,9 +257,11 @@ int cli_merged_summary(const char *path, bool json)
             snprintf(fl[nf++].node, sizeof(fl[0].node), "%s", x->name);
         }
         if (x->ngpus > 0 && !isnan(x->gpu_util) && x->gpu_util < GPU_IDLE) {
-            snprintf(fl[nf].text, sizeof(fl[nf].text), "GPUs idle on node %s: %d GPU%s%s%s busy %.1f%% of the time",
-                     x->name, x->ngpus, x->ngpus > 1 ? "s" : "", x->gpus_alloc[0] ? " allocated " : "",
-                     x->gpus_alloc, 100 * x->gpu_util);
+            /* a long list of allocated GPUs is cut at the flag's size (it is only a message) */
+            if (snprintf(fl[nf].text, sizeof(fl[nf].text), "GPUs idle on node %s: %d GPU%s%s%s busy %.1f%% of the time",
+                         x->name, x->ngpus, x->ngpus > 1 ? "s" : "", x->gpus_alloc[0] ? " allocated " : "",
+                         x->gpus_alloc, 100 * x->gpu_util) < 0)
+                fl[nf].text[0] = '\0';
             fl[nf].kind = "gpu_idle";
             snprintf(fl[nf++].node, sizeof(fl[0].node), "%s", x->name);
         }

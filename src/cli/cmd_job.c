@@ -131,7 +131,7 @@ int job_resolve(const job_args_t *a, js_ctx_t *ctx, js_cgroup_t **ret_cg, job_pl
         snprintf(p->b.node, sizeof(p->b.node), "%s", a->node);
     }
     if (!p->b.node[0])
-        snprintf(p->b.node, sizeof(p->b.node), "%s", host[0] ? host : "node");
+        snprintf(p->b.node, sizeof(p->b.node), "%.*s", (int)sizeof(p->b.node) - 1, host[0] ? host : "node");
     if (a->step && (!safe_name(a->step) || strlen(a->step) >= sizeof(p->step_watched)))
         return cli_usage_error("job ", "invalid --step '%s'", a->step);
     snprintf(p->step_watched, sizeof(p->step_watched), "%s", a->step ? a->step : "all");
