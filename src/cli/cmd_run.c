@@ -175,6 +175,7 @@ static const char job_usage[] =
     "      --force              replace DIR/JOBID-NODE.db if it exists\n"
     "      --summary-json FILE  also write the node's summary as JSON to FILE\n"
     "      --summary FILE       write the node's text summary to FILE\n"
+    "      --report[=FILE]      write the node's HTML report at the end (default: DIR/JOBID-NODE.html)\n"
     "  -q, --quiet              nothing on stderr but errors\n"
     "      --uss-every N        read USS/PSS (smaps_rollup) at least every N samples; 0 = never (default 30)\n"
     "      --status-every N     read /proc/PID/status every N samples (default 5)\n"
@@ -237,6 +238,7 @@ static const struct option job_opts[] = {
     {"no-merge", no_argument, NULL, OPT_NO_MERGE},
     {"node-local", no_argument, NULL, OPT_NODE_LOCAL},
     {"redact-cmdline", required_argument, NULL, OPT_REDACT},
+    {"report", optional_argument, NULL, OPT_REPORT},
     {"help", no_argument, NULL, 'h'},
     {NULL, 0, NULL, 0},
 };
@@ -893,6 +895,13 @@ int cmd_run(int argc, char **argv)
         status = EXIT_FAIL;
         o.scope = mon.ctx.scope.kind;
         o.output = plan.write_path;
+        static char job_report[4096]; /* --report: beside the node's recording in DIR, even when it is written
+                                       * node-local first (an HTML file is safe on a network file system) */
+        size_t flen = strlen(plan.final_path);
+        if (o.report && !o.report_path && flen > 3 && !strcmp(plan.final_path + flen - 3, ".db") &&
+            snprintf(job_report, sizeof(job_report), "%.*s.html", (int)(flen - 3), plan.final_path) <
+                (int)sizeof(job_report))
+            o.report_path = job_report;
         if (!o.gpus && plan.b.gpus[0])
             o.gpus = plan.b.gpus; /* SLURM_JOB_GPUS: the job's GPUs on this node */
         o.user_quiet = o.quiet;

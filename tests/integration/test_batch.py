@@ -379,6 +379,25 @@ def test_job_node_local_moved_and_killed(js, tmp_path):
 
 
 @pytest.mark.skipif(os.geteuid() != 0, reason="watches root's processes as a PBS job's user")
+def test_job_report_beside_the_recording(js, tmp_path):
+    """--report (the SPANK plugin's `report` option): the node's HTML report lands in DIR beside its recording,
+    also when the recording is written node-local first."""
+    local = tmp_path / "local"
+    local.mkdir()
+    out = tmp_path / "out"
+    out.mkdir()
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("SLURM_", "PBS_", "OAR_"))}
+    env.update({"SLURM_JOB_ID": "93", "SLURMD_NODENAME": "nr", "SLURM_JOB_NODELIST": "nr", "TMPDIR": str(local)})
+    proc = subprocess.run([js.binary, "job", "-d", str(out), "--node-local", "--report", "--duration", "1",
+                           "-i", "0.25"], env=env, capture_output=True, text=True, timeout=60)
+    assert proc.returncode == 0, proc.stderr
+    page = out / "93-nr.html"
+    assert page.exists(), sorted(p.name for p in out.iterdir())
+    text = page.read_text()
+    assert text.startswith("<!DOCTYPE html>") and "</html>" in text
+    assert not list(local.iterdir())  # nothing left node-local
+
+
 def test_merged_summary_flags(js, tmp_path):
     """The job's summary flags: node `busy` (a PBS job's view: the user's processes, here root's, with a
     busy loop among them) over a 1 MiB memory limit, node `idle` (a SLURM job with no step here): idle,
