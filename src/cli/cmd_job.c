@@ -45,16 +45,6 @@ static const char *remote_fs_of(const char *dir)
     return NULL;
 }
 
-static bool safe_name(const char *s)
-{
-    if (!*s || !strcmp(s, ".") || !strcmp(s, ".."))
-        return false;
-    for (; *s; s++)
-        if (*s == '/' || (unsigned char)*s < 0x20 || *s == 0x7f)
-            return false;
-    return true;
-}
-
 /* plan_files: DIR/JOBID-NODE.db, and a node-local place when DIR is on a network file system. */
 static int plan_files(const job_args_t *a, job_plan_t *p)
 {
@@ -114,7 +104,7 @@ int job_resolve(const job_args_t *a, js_ctx_t *ctx, js_cgroup_t **ret_cg, job_pl
     if (env_job && p->b.kind == JS_BATCH_SLURM)
         snprintf(p->own_step, sizeof(p->own_step), "%s", p->b.step);
     if (a->job) {
-        if (!safe_name(a->job) || strlen(a->job) >= sizeof(p->b.job))
+        if (!batch_safe_name(a->job) || strlen(a->job) >= sizeof(p->b.job))
             return cli_usage_error("job ", "invalid --job '%s'", a->job);
         if (env_job && strcmp(a->job, p->b.job) != 0)
             p->own_step[0] = '\0'; /* the environment is another job's */
@@ -126,13 +116,13 @@ int job_resolve(const job_args_t *a, js_ctx_t *ctx, js_cgroup_t **ret_cg, job_pl
         return EXIT_FAIL;
     }
     if (a->node) {
-        if (!safe_name(a->node) || strlen(a->node) >= sizeof(p->b.node))
+        if (!batch_safe_name(a->node) || strlen(a->node) >= sizeof(p->b.node))
             return cli_usage_error("job ", "invalid --node '%s'", a->node);
         snprintf(p->b.node, sizeof(p->b.node), "%s", a->node);
     }
     if (!p->b.node[0])
         snprintf(p->b.node, sizeof(p->b.node), "%.*s", (int)sizeof(p->b.node) - 1, host[0] ? host : "node");
-    if (a->step && (!safe_name(a->step) || strlen(a->step) >= sizeof(p->step_watched)))
+    if (a->step && (!batch_safe_name(a->step) || strlen(a->step) >= sizeof(p->step_watched)))
         return cli_usage_error("job ", "invalid --step '%s'", a->step);
     snprintf(p->step_watched, sizeof(p->step_watched), "%s", a->step ? a->step : "all");
     bool all = strcmp(p->step_watched, "all") == 0;

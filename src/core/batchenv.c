@@ -336,8 +336,7 @@ static int from_nodefile(js_batch_job_t *ret, const char *file, const char *host
     return 0;
 }
 
-/* safe_id: a job id or node name usable in a file name: no '/', no control character, not "." or "..". */
-static bool safe_id(const char *s)
+bool batch_safe_name(const char *s)
 {
     if (!*s || !strcmp(s, ".") || !strcmp(s, ".."))
         return false;
@@ -351,7 +350,7 @@ static int parse_slurm(char *const *envp, const char *host, js_batch_job_t *ret,
 {
     const char *job = env_first(envp, "SLURM_JOB_ID", "SLURM_JOBID");
     ret->kind = JS_BATCH_SLURM;
-    if (copy(ret->job, sizeof(ret->job), job) < 0 || !safe_id(ret->job)) {
+    if (copy(ret->job, sizeof(ret->job), job) < 0 || !batch_safe_name(ret->job)) {
         why_set(why, whylen, "invalid SLURM_JOB_ID '%.64s'", job);
         return -EINVAL;
     }
@@ -363,7 +362,7 @@ static int parse_slurm(char *const *envp, const char *host, js_batch_job_t *ret,
     const char *node = env_first(envp, "SLURMD_NODENAME", NULL);
     if (!node)
         node = host;
-    if (node && (copy(ret->node, sizeof(ret->node), node) < 0 || !safe_id(ret->node))) {
+    if (node && (copy(ret->node, sizeof(ret->node), node) < 0 || !batch_safe_name(ret->node))) {
         why_set(why, whylen, "invalid node name '%.64s'", node);
         return -EINVAL;
     }
@@ -444,7 +443,7 @@ int batchenv_parse(char *const *envp, const char *host, js_batch_job_t *ret, cha
     if (!job)
         return -ENOENT;
     ret->kind = kind;
-    if (copy(ret->job, sizeof(ret->job), job) < 0 || !safe_id(ret->job)) {
+    if (copy(ret->job, sizeof(ret->job), job) < 0 || !batch_safe_name(ret->job)) {
         why_set(why, whylen, "invalid %s '%.64s'", kind == JS_BATCH_PBS ? "PBS_JOBID" : "OAR_JOB_ID", job);
         return -EINVAL;
     }
@@ -455,7 +454,7 @@ int batchenv_parse(char *const *envp, const char *host, js_batch_job_t *ret, cha
     } else if (host) {
         snprintf(ret->node, sizeof(ret->node), "%s", host);
     }
-    if (!safe_id(ret->node)) {
+    if (!batch_safe_name(ret->node)) {
         why_set(why, whylen, "invalid node name '%.64s'", ret->node);
         return -EINVAL;
     }

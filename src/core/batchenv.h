@@ -14,6 +14,7 @@
 #ifndef JOBSCOPE_BATCHENV_H
 #define JOBSCOPE_BATCHENV_H
 
+#include <stdbool.h>
 #include <stddef.h>
 
 typedef enum { JS_BATCH_NONE, JS_BATCH_SLURM, JS_BATCH_PBS, JS_BATCH_OAR } js_batch_kind_t;
@@ -65,5 +66,9 @@ int nodefile_parse(const char *text, const char *host, char *nodes, size_t cap, 
  * "slurmstepd: [1234.batch]", "slurmstepd: [1234.extern]"; NUL or blank padding after it is allowed) of `len`
  * bytes. Returns 0, or -EINVAL when it is not one. */
 int stepd_parse_cmdline(const char *buf, size_t len, char *job, size_t jobcap, char *step, size_t stepcap);
+
+/* batch_safe_name: whether `s` (a job id, step or node name) is usable in a file name: not empty, not "." or
+ * "..", no '/', no control character. */
+bool batch_safe_name(const char *s);
 
 #endif
