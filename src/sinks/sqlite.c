@@ -485,13 +485,22 @@ static int step_once(sqlite3_stmt *st)
     return rc == SQLITE_DONE ? 0 : sql_errno(rc);
 }
 
+static void insert_prepare(js_recorder_t *w, size_t i, int k, sqlite3_stmt **slot);
+
 /* insert_stmt: the prepared statement inserting slot_rows(k) rows into table i (prepared now if it is the
  * first use), or NULL when it cannot be prepared. */
 static sqlite3_stmt *insert_stmt(js_recorder_t *w, size_t i, int k)
 {
     sqlite3_stmt **slot = &w->ins[i * JS_INS_SLOTS + (size_t)k];
-    if (*slot)
-        return *slot;
+    if (*slot == NULL)
+        insert_prepare(w, i, k, slot);
+    return *slot;
+}
+
+/* insert_prepare: prepare the statement inserting slot_rows(k) rows into table i into *slot (NULL when it cannot
+ * be prepared). */
+static void insert_prepare(js_recorder_t *w, size_t i, int k, sqlite3_stmt **slot)
+{
     const js_table_t *t = w->tables[i];
     js_buf_t sql = {0};
     int e = buf_printf(&sql, "INSERT INTO %s VALUES ", t->name);
@@ -504,7 +513,6 @@ static sqlite3_stmt *insert_stmt(js_recorder_t *w, size_t i, int k)
     if (!e && sqlite3_prepare_v3(w->db, sql.p, -1, SQLITE_PREPARE_PERSISTENT, slot, NULL) != SQLITE_OK)
         *slot = NULL;
     buf_free(&sql);
-    return *slot;
 }
 
 /* bind_row: row `v` of `rows` as the parameters from `first` on (sample number, then the columns). */
