@@ -633,8 +633,9 @@ static void test_real_held_child(void **state)
     assert_true(exact_time); /* software: never multiplexed */
     /* task-clock misses the held child's time before exec, and each task's exit from the moment its counters
      * are folded into its parent's (on Linux 6.18, before its address space is torn down): a few ms for
-     * these 3 processes */
-    assert_true(task <= cpu + 0.002);
+     * these 3 processes; on a loaded machine task-clock also ran up to ~1% ahead of the rusage split of the
+     * same runtime (0.3027 s against 0.2996 s seen with both cores busy) */
+    assert_true(task <= cpu * 1.02 + 0.002);
     assert_true(task >= cpu - 0.015);
     assert_true(counted <= faults);
     assert_true(counted >= faults - 100); /* the faults of the forked copy before exec are not counted */
