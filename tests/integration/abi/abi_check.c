@@ -43,11 +43,12 @@ int main(int argc, char **argv)
 {
     /* the layout a binding (ctypes, Fortran) relies on */
     if (sizeof(js_monitor_opts_t) != 40 || offsetof(js_monitor_opts_t, interval_s) != 8 ||
-        offsetof(js_monitor_opts_t, output) != 16 || offsetof(js_monitor_opts_t, set_environment) != 32) {
+        offsetof(js_monitor_opts_t, output) != 16 || offsetof(js_monitor_opts_t, set_environment) != 32 ||
+        offsetof(js_monitor_opts_t, pid) != 36) {
         fprintf(stderr, "unexpected js_monitor_opts_t layout: size %zu\n", sizeof(js_monitor_opts_t));
         return 2;
     }
-    if (JS_API_VERSION != 1 || strcmp(js_version(), "0.1.0") != 0) {
+    if (JS_API_VERSION != 2 || strcmp(js_version(), "0.1.0") != 0) {
         fprintf(stderr, "version %s\n", js_version());
         return 3;
     }
