@@ -53,6 +53,7 @@ import pickle
 import shlex
 import signal
 import sys
+import time
 
 USAGE = __doc__[__doc__.index("Usage:"):]
 PROG = "gpu-tracker"
@@ -234,6 +235,7 @@ def track(opts, command):
     old_int = signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C reaches the command; we wait for it
     try:
         try:
+            tracker._from_time = time.time()  # the first sample saw the fork, not the command: not counted
             release()
         except OSError as e:
             os.waitpid(pid, 0)

@@ -18,54 +18,64 @@ def ram_split(procs, root_pid):
     """gpu_tracker's RSS figures of one sample: {"main" | "descendants" | "combined": (total, private, shared)}
     in bytes, None where unknown.
 
-    `procs` are the sample's rows of the `process` view (pid, rss_bytes, uss_bytes, pss_bytes). Per process:
-    private = USS (pages mapped by that process alone: smaps_rollup Private_*), shared = RSS - USS (pages it
-    shares with at least one other process). For a group of processes (descendants, combined): private = the
-    sum of the USS (each such page belongs to one process: exact), shared = the larger of two lower bounds of
-    the group's shared pages counted once: the largest single member's shared pages, and the group's
-    proportional share of them, sum(PSS - USS) (a page shared by k processes, all in the group, counts k x 1/k
-    = once). It is exact when the members' shared pages nest (forked workers sharing their parent's pages and
-    the same libraries) or are shared only inside the group, and never counts a page twice. total = private +
-    shared (gpu_tracker's definition). A member whose USS could not be read (another user's process) makes the
-    group's private and shared unknown; total is then the sum of RSS (an upper bound).
+    `procs` are the sample's rows of the `process` view (pid, rss_bytes, shared_bytes, uss_bytes, pss_bytes).
+    Per process: private = USS (pages mapped by that process alone: smaps_rollup Private_*), shared = the pages
+    it shares with at least one other process, RSS - USS. RSS (statm) and USS (smaps_rollup) are two reads a
+    moment apart, so a process freeing memory between them (one exiting) would show its freed pages as
+    shared: RSS - USS is capped at what can be shared, the resident file-backed and shmem pages (statm) plus
+    twice its proportional share of shared pages (2 x (PSS - USS): anonymous pages shared after fork), both
+    consistent with one read. For a group (descendants, combined): private = the sum of the USS (each such
+    page belongs to one process: exact); shared = the larger of two lower bounds of the group's shared pages
+    counted once: the largest single member's, and the group's proportional share, sum(PSS - USS) (a page
+    shared by k processes, all in the group, counts k x 1/k = once). It is exact when the members' shared pages
+    nest (forked workers sharing their parent's pages, interpreters sharing the same libraries) or are shared
+    only inside the group, and never counts a page twice. total = private + shared, gpu_tracker's definition.
+    A member whose USS could not be read (another user's process, one exiting) makes the group's private and
+    shared unknown; total is then the sum of RSS (an upper bound).
 
     The lead may switch this to the summary's private/shared split once the C summary has it; nothing else
     in the drop-in computes memory.
     """
     main = None
-    members = []
     for r in procs:
         if r.get("pid") is not None and int(r["pid"]) == root_pid:
             main = r
-        members.append(r)
-    desc = [r for r in members if r is not main]
+    desc = [r for r in procs if r is not main]
+
+    def parts(r):
+        """(rss, private, shared, proportional shared) of one process, None where unknown"""
+        rss, uss, pss = r.get("rss_bytes"), r.get("uss_bytes"), r.get("pss_bytes")
+        if rss is None or uss is None or pss is None:
+            return rss, None, None, None
+        uss = min(uss, rss)
+        prop = max(pss - uss, 0.0)
+        shared = rss - uss
+        if r.get("shared_bytes") is not None:
+            shared = min(shared, r["shared_bytes"] + 2 * prop)
+        return rss, uss, shared, prop
 
     def one(r):
-        rss, uss = r.get("rss_bytes"), r.get("uss_bytes")
-        if rss is None:
-            return (None, None, None)
-        if uss is None:
+        rss, private, shared, _ = parts(r)
+        if private is None:
             return (rss, None, None)
-        uss = min(uss, rss)
-        return (rss, uss, rss - uss)
+        return (private + shared, private, shared)
 
     def group(rs):
         if not rs:
             return (0.0, 0.0, 0.0)
-        if any(r.get("rss_bytes") is None for r in rs):
+        ps = [parts(r) for r in rs]
+        if any(p[0] is None for p in ps):
             return (None, None, None)
-        if any(r.get("uss_bytes") is None or r.get("pss_bytes") is None for r in rs):
-            return (sum(r["rss_bytes"] for r in rs), None, None)
-        private = sum(min(r["uss_bytes"], r["rss_bytes"]) for r in rs)
-        largest = max(r["rss_bytes"] - min(r["uss_bytes"], r["rss_bytes"]) for r in rs)
-        proportional = sum(max(r["pss_bytes"] - r["uss_bytes"], 0.0) for r in rs)
-        shared = max(largest, proportional)
+        if any(p[1] is None for p in ps):
+            return (sum(p[0] for p in ps), None, None)
+        private = sum(p[1] for p in ps)
+        shared = max(max(p[2] for p in ps), sum(p[3] for p in ps))
         return (private + shared, private, shared)
 
     return {
         "main": one(main) if main is not None else (0.0, 0.0, 0.0),
         "descendants": group(desc),
-        "combined": group(members),
+        "combined": group(list(procs)),
     }
 
 

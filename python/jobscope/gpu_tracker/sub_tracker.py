@@ -160,8 +160,9 @@ class SubTrackingAnalyzer:
         for i in range(0, len(t), 2):
             a, b = t.iloc[i], t.iloc[i + 1] if i + 1 < len(t) else None
             if b is None:
-                raise ValueError(f"Sub-tracking file is invalid. Detected a start at {float(a.timestamp)} of process "
-                                 f"ID {int(a.process_id)} without a stop.")
+                what = "start" if a.position == START else "stop"
+                raise ValueError(f"Sub-tracking file is invalid. Detected a {what} at {float(a.timestamp)} of process "
+                                 f"ID {int(a.process_id)} without its pair.")
             start, stop = float(a.timestamp), float(b.timestamp)
             prefix = f"Sub-tracking file is invalid. Detected timestamp pair ({start}, {stop})"
             if int(a.process_id) != int(b.process_id):

@@ -315,6 +315,7 @@ class Tracker:
         self._atexit = None
         self._stopped_by_helper = False
         self._brand = gpu_brand
+        self._from_time = None  # the CLI: samples before the command was released are not the command's
 
     def __repr__(self):
         return f"State: {self.state.name}"
@@ -444,6 +445,8 @@ class Tracker:
         self._timepoints, ncpu = _timepoints.load(
             self._recording, summary, self._root_pid(summary), embedded=not self.process_id, gpu_brand=self._brand,
             gpu_uuids=self.gpu_uuids, stop_helper=joined and self._stopped_by_helper)
+        if self._from_time is not None:
+            self._timepoints = [t for t in self._timepoints if t["timestamp"] is None or t["timestamp"] >= self._from_time]
         self.resource_usage = self._usage(summary, self._timepoints, ncpu)
         if self._tracking is not None:
             self._tracking.write_tracking(*self._tracking_rows(ncpu))
@@ -516,9 +519,9 @@ class Tracker:
         n_gpus = len(self.gpu_uuids) if self.gpu_uuids else len(devices)
         gsum = [t["gpu_sum_utilization_percent"] for t in tps]
         gmax, gmean = _or0(_max(gsum)), _or0(_mean(gsum))
-        wall = s.get("wall_time_s")
+        wall = sp.get("wall_s")  # the span the CPU means are over: mean_sum_percent x time = CPU time
         if wall is None:
-            wall = sp.get("wall_s")
+            wall = s.get("wall_time_s")
         threads = {w: _max(t[f"{w}_n_threads"] for t in tps) for w in ("main", "descendants", "combined")}
         return ResourceUsage(
             max_ram=MaxRAM(unit=self.ram_unit,
