@@ -28,9 +28,10 @@ def _cell(key, value):
         return value
 
 
-def rows(path, view):
+def rows(path, view, columns=None):
     """The rows of `view` of the recording at `path`: a list of dicts (column -> float, str or None); [] when
-    this build has no such view. Raises OSError when the recording cannot be read."""
+    this build has no such view. `columns`: only these (and `sample`) are kept. Raises OSError when the
+    recording cannot be read."""
     lib = _lib.lib()
     with tempfile.TemporaryDirectory(prefix="jobscope-view-") as d:
         out = os.path.join(d, "view.csv")
@@ -39,7 +40,10 @@ def rows(path, view):
             return []
         _lib.check(rc, f"{path}: view {view}")
         with open(out, newline="") as f:
-            return [{k: _cell(k, v) for k, v in r.items()} for r in csv.DictReader(f)]
+            reader = csv.reader(f)
+            header = next(reader, [])
+            keep = [(i, k) for i, k in enumerate(header) if columns is None or k in columns or k == "sample"]
+            return [{k: _cell(k, r[i] if i < len(r) else None) for i, k in keep} for r in reader]
 
 
 def by_sample(view_rows):

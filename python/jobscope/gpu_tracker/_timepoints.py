@@ -79,6 +79,12 @@ def ram_split(procs, root_pid):
     }
 
 
+PROCESS_COLUMNS = {"pid", "rss_bytes", "shared_bytes", "uss_bytes", "pss_bytes", "threads", "utime_s", "stime_s"}
+TREE_COLUMNS = {"unix_s", "dt_s", "cpu_cores"}
+GPU_COLUMNS = {"vendor", "gpu", "util_fraction", "mem_used_bytes", "mem_total_bytes", "job_mem_bytes",
+               "job_mem_main_bytes", "job_mem_descendants_bytes"}
+
+
 def _num(v):
     return None if v is None else float(v)
 
@@ -104,10 +110,11 @@ def load(path, summary, root_pid, embedded, gpu_brand=None, gpu_uuids=None, stop
     the monitor, whose thread (and, at the closing sample, the thread waiting in stop() when `stop_helper`)
     is not counted; `gpu_brand` keeps that vendor's GPUs; `gpu_uuids` the GPUs whose utilisation is summed.
     Values that could not be measured are None."""
-    procs = _views.by_sample(_views.rows(path, "process"))
-    tree = {int(r["sample"]): r for r in _views.rows(path, "tree") if r.get("sample") is not None}
+    procs = _views.by_sample(_views.rows(path, "process", PROCESS_COLUMNS))
+    tree = {int(r["sample"]): r for r in _views.rows(path, "tree", TREE_COLUMNS) if r.get("sample") is not None}
     system = {int(r["sample"]): r for r in _views.rows(path, "system") if r.get("sample") is not None}
-    gpus = _views.by_sample(_views.rows(path, "gpu"))
+    has_gpus = bool(((summary or {}).get("gpu") or {}).get("devices"))
+    gpus = _views.by_sample(_views.rows(path, "gpu", GPU_COLUMNS)) if has_gpus else {}
     final = {int(s) for (s,) in _views.query(path, "SELECT sample FROM samples WHERE final = 1")}
     mon = {}
     if embedded:  # the monitor thread's CPU (self table, µs), taken off the main process's
