@@ -282,14 +282,18 @@ def test_threads_exclude_the_monitor(gput):
         x.start()
     try:
         with gput.Tracker(sleep_time=0.1, disable_logs=True) as t:
-            time.sleep(0.4)
+            time.sleep(0.3)
+            seen = psutil.Process().num_threads()  # psutil: every thread, the monitor's included
+            time.sleep(0.2)
     finally:
         stop.set()
         for x in extra:
             x.join()
     c = t.resource_usage.cpu_utilization
-    assert c.main_n_threads == 1 + 3  # this thread and three others, not the monitor's nor stop()'s
-    assert c.combined_n_threads == 4 and c.descendants_n_threads == 0
+    print(f"main threads {c.main_n_threads}, psutil {seen} (the monitor's included)")
+    assert c.main_n_threads == seen - 1  # not the monitor's, nor stop()'s at the closing sample
+    assert c.main_n_threads >= 4  # this thread and the three others (native libraries may add theirs)
+    assert c.combined_n_threads == c.main_n_threads and c.descendants_n_threads == 0
 
 
 def test_backup_pickle(gput, tmp_path, monkeypatch):
