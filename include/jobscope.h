@@ -81,10 +81,10 @@ typedef struct {
     int overwrite;        /* replace `output` when it exists */
     unsigned uss_every;   /* read USS/PSS every N samples (0: never; default when unset: 30) */
     int set_environment;  /* export JOBSCOPE_SOCKET (setenv) so children mark to this monitor: 1 yes, 0 no */
-    /* version 2 */
-    int pid;              /* 0: this process and its descendants; > 0: that process and its descendants instead
-                           * (attach mode: figures count from the first sample, the monitor's process is not a
-                           * member, marks still go to this monitor) */
+    /* version 2. pid: 0 watches this process and its descendants; > 0 that process and its descendants
+     * instead (attach mode: figures count from the first sample, the monitor's process is not a member, marks
+     * still go to this monitor) */
+    int pid;
 } js_monitor_opts_t;
 
 /* js_monitor_start: start monitoring this process and its descendants (or those of opts->pid) on a new

@@ -103,7 +103,8 @@ static int build_summary(bool final)
         .command_shell = em.shell.p,
         .host = em.hi.host,
         .mode = em.target ? "attach" : "embedded",
-        .scope = em.target ? "process tree of an attached process (embedded monitor)" : "process tree (embedded monitor)",
+        .scope = em.target ? "process tree of an attached process (embedded monitor)"
+                           : "process tree (embedded monitor)",
         .state = final ? "complete" : "in progress",
         .recording = em.have_output ? em.output : NULL,
     };
@@ -349,7 +350,7 @@ JS_API int js_monitor_start(const js_monitor_opts_t *opts)
         goto fail;
     em.mon.ctx.mode = JS_MODE_ATTACH;
     em.mon.ctx.scope.kind = JS_SCOPE_TREE;
-    /* this process: nothing to skip, the monitor is a thread of the root; attached: this process is no member */
+    /* own tree: nothing to skip (the monitor is a thread of the root); attached: this process is no member */
     em.mon.ctx.monitor_pid = target ? getpid() : 0;
     em.mon.ctx.root_pid = target ? target : getpid();
     em.mon.ctx.embedded = true;

@@ -11,8 +11,8 @@
  * inside user and nice), idle = idle + iowait, fraction = Δbusy / (Δbusy + Δidle). Fields a kernel lacks
  * (steal before 2.6.11, ...) are left out of both sums, but only if absent from both samples. Summing idle
  * and iowait before the delta also absorbs the kernel's iowait going backwards while idle goes forward.
- * user_fraction (user + nice) and idle_fraction (idle alone) are shares of the same total, aggregate line only
- * (pytyche's run monitor reports these two).
+ * user_fraction (user + nice) and idle_fraction (idle alone) are shares of the same total, aggregate line
+ * only (pytyche's run monitor reports these two).
  */
 #include "model/model_system.h"
 #include "model/part.h"
@@ -270,8 +270,11 @@ static cpu_acc_t cpu_reduce(const js_value_t *row)
 {
     static const int required[] = {CPU_USER_TICKS, CPU_NICE_TICKS, CPU_SYSTEM_TICKS, CPU_IDLE_TICKS};
     static const int optional_busy[] = {CPU_IRQ_TICKS, CPU_SOFTIRQ_TICKS, CPU_STEAL_TICKS};
-    cpu_acc_t a = {.present = false, .iowait = missing_value(), .steal = missing_value(),
-                   .user_nice = missing_value(), .idle_only = missing_value()};
+    cpu_acc_t a = {.present = false,
+                   .iowait = missing_value(),
+                   .steal = missing_value(),
+                   .user_nice = missing_value(),
+                   .idle_only = missing_value()};
     if (!row)
         return a;
     for (size_t i = 0; i < sizeof(required) / sizeof(required[0]); i++)
