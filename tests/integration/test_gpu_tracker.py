@@ -320,6 +320,24 @@ def test_backup_pickle(gput, tmp_path, monkeypatch):
     assert (tmp_path / "backup.jobscope.db").exists()  # the recording stays beside it
 
 
+def test_join_timeout_bounds_stop(gput, tmp_path, caplog):
+    """n_join_attempts x join_timeout bound stop(): past it, the figures recorded so far (the backup kept)."""
+    t = gput.Tracker(sleep_time=0.1, n_join_attempts=2, join_timeout=1e-6, disable_logs=True,
+                     resource_usage_file=tmp_path / "j.pkl")
+    t.start()
+    time.sleep(0.4)
+    with caplog.at_level("WARNING"):
+        t.stop()  # the closing sample takes milliseconds: longer than 2 x 1 us
+    assert "still alive after 2 attempts to join" in caplog.text
+    assert t.state is gput.Tracker.State.STOPPED
+    assert t.resource_usage.compute_time.time > 0.3 / 3600
+    assert (tmp_path / "j.pkl").exists()
+    time.sleep(0.5)  # the monitor finishes its stop on its own: the next tracker starts
+    with gput.Tracker(sleep_time=0.1, disable_logs=True) as t2:
+        pass
+    assert t2.resource_usage is not None
+
+
 def _example(tmp_path, import_line):
     """gpu_tracker's tutorial usage: a context manager with units, a child process, SubTracker blocks and a
     decorated function, a tracking file, the analysis, the text and JSON outputs."""
