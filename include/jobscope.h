@@ -39,7 +39,7 @@ extern "C" {
 #define JS_API
 #endif
 
-#define JS_API_VERSION 1
+#define JS_API_VERSION 2
 
 /* Limits of one mark (bytes, UTF-8 recommended; names are stored as given and escaped on output). */
 #define JS_MARK_NAME_MAX 256
@@ -81,11 +81,18 @@ typedef struct {
     int overwrite;        /* replace `output` when it exists */
     unsigned uss_every;   /* read USS/PSS every N samples (0: never; default when unset: 30) */
     int set_environment;  /* export JOBSCOPE_SOCKET (setenv) so children mark to this monitor: 1 yes, 0 no */
+    /* version 2. pid: 0 watches this process and its descendants; > 0 that process and its descendants
+     * instead (attach mode: figures count from the first sample, the monitor's process is not a member, marks
+     * still go to this monitor) */
+    int pid;
 } js_monitor_opts_t;
 
-/* js_monitor_start: start monitoring this process and its descendants on a new thread. Takes the first
- * sample before returning. At most one embedded monitor per process. Returns 0, -EBUSY (one is running),
- * -EINVAL (bad options), -EEXIST (output exists and not overwrite), or another -errno. */
+/* js_monitor_start: start monitoring this process and its descendants (or those of opts->pid) on a new
+ * thread. Takes the first sample before returning. At most one embedded monitor per process. With `pid`, the
+ * monitor ends by itself when that process and every descendant have exited (js_monitor_stop then returns at
+ * once, with the whole run's summary). `size` may be that of version 1 (no `pid`). Returns 0, -EBUSY (one is
+ * running), -EINVAL (bad options), -ESRCH (no process `pid`), -EEXIST (output exists and not overwrite), or
+ * another -errno. */
 JS_API int js_monitor_start(const js_monitor_opts_t *opts);
 
 /* js_monitor_sample: take a sample now (off schedule) and wait until it is recorded and in the summary.

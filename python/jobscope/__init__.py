@@ -20,6 +20,11 @@
 
 In IPython or Jupyter: %load_ext jobscope, then %jobscope start (see jobscope.ipython).
 
+Drop-ins (docs/PYTHON.md): jobscope.gpu_tracker (gpu_tracker's Tracker, SubTracker, analysis and command line),
+jobscope.run_monitor (pytyche's RunLog, HWMonitor, build_resource_summary), and jobscope.compat.install() /
+`python3 -m jobscope.compat script.py` so that `import gpu_tracker` and `pytyche.diagnostics.run_monitor`
+resolve to them.
+
 Pure Python over libjobscope.so.0 (ctypes): found through $JOBSCOPE_LIBRARY or the system's loader path.
 """
 from ._lib import LibraryNotFound, available

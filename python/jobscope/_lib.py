@@ -20,7 +20,7 @@ class LibraryNotFound(ImportError):
 
 
 class MonitorOpts(ctypes.Structure):
-    """js_monitor_opts_t (version 1: 40 bytes on LP64)."""
+    """js_monitor_opts_t (version 2: 40 bytes on LP64; `pid` is version 2's)."""
 
     _fields_ = [
         ("size", ctypes.c_size_t),
@@ -29,6 +29,7 @@ class MonitorOpts(ctypes.Structure):
         ("overwrite", ctypes.c_int),
         ("uss_every", ctypes.c_uint),
         ("set_environment", ctypes.c_int),
+        ("pid", ctypes.c_int),
     ]
 
 

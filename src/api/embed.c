@@ -13,6 +13,11 @@
  * an off-schedule sample through monitor_request() and waits for one taken after its request. The marks the
  * process itself sends go to this monitor (client_point), and so do its children's when set_environment
  * exports JOBSCOPE_SOCKET.
+ *
+ * With opts->pid (API version 2) the scope is another process and its descendants instead: attach mode as
+ * `jobscope attach PID` runs it (figures from the first sample, the root's exit wakes the loop, the loop ends
+ * by itself when the scope is over), still on a thread of this process, whose own process is then skipped if
+ * it is a member. The model is not told `embedded` then: the monitor thread is not in the root's CPU.
  */
 #include "api/api.h"
 #include "config.h"
@@ -30,8 +35,10 @@
 #include "sys/parse.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <pthread.h>
 #include <signal.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -57,6 +64,7 @@ typedef struct {
     bool have_output;
     bool env_set, env_had;
     char *env_saved;
+    pid_t target; /* opts->pid: the attached process, 0 for this process */
     /* shared with the monitor thread (mu) */
     bool done;
     int loop_rc;
@@ -94,8 +102,9 @@ static int build_summary(bool final)
         .command_json = em.cmd.p ? em.cmd.p : "[]",
         .command_shell = em.shell.p,
         .host = em.hi.host,
-        .mode = "embedded",
-        .scope = "process tree (embedded monitor)",
+        .mode = em.target ? "attach" : "embedded",
+        .scope = em.target ? "process tree of an attached process (embedded monitor)"
+                           : "process tree (embedded monitor)",
         .state = final ? "complete" : "in progress",
         .recording = em.have_output ? em.output : NULL,
     };
@@ -164,12 +173,13 @@ static int64_t clock_ns(clockid_t id)
     return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
 }
 
-/* self_facts: this process's command line (JSON and shell-quoted) and its start time in ticks. */
-static int64_t self_facts(const js_fsroot_t *root)
+/* self_facts: the command line of the root (`pid`: this process, or the attached one; JSON and
+ * shell-quoted) and this process's start time in ticks. */
+static int64_t self_facts(const js_fsroot_t *root, pid_t pid)
 {
     char path[32];
     js_buf_t raw = {0};
-    snprintf(path, sizeof(path), "%d/cmdline", (int)getpid());
+    snprintf(path, sizeof(path), "%d/cmdline", (int)pid);
     em.cmd.len = em.shell.len = 0;
     if (fs_read(root->proc, path, &raw) == 0 && raw.len && proc_cmdline_json(raw.p, raw.len, &em.cmd) == 0) {
         char *av[256];
@@ -193,8 +203,10 @@ static int64_t self_facts(const js_fsroot_t *root)
 static void write_start_meta(const js_monitor_opts_t *o, int64_t start_ticks)
 {
     meta_str("jobscope_version", JOBSCOPE_VERSION);
-    meta_str("mode", "embedded");
-    meta_str("scope", "process tree (embedded monitor)");
+    /* attached: read back as attach mode (replay), the monitor thread is not in the root's CPU */
+    meta_str("mode", em.target ? "attach" : "embedded");
+    meta_str("scope", em.target ? "process tree of an attached process (embedded monitor)"
+                                : "process tree (embedded monitor)");
     meta_str("command", em.cmd.p);
     meta_str("command_shell", em.shell.p);
     meta_str("host", em.hi.host);
@@ -286,11 +298,17 @@ static void teardown(void)
 
 JS_API int js_monitor_start(const js_monitor_opts_t *opts)
 {
-    if (!opts || opts->size < sizeof(js_monitor_opts_t))
+    /* version 1 ends at set_environment; later fields are read only when `size` covers them */
+    if (!opts || opts->size < offsetof(js_monitor_opts_t, set_environment) + sizeof(opts->set_environment))
         return -EINVAL;
     double iv = opts->interval_s > 0 ? opts->interval_s : 1.0;
     if (!(iv >= 0.01 && iv <= 3600))
         return -EINVAL;
+    pid_t target = opts->size >= offsetof(js_monitor_opts_t, pid) + sizeof(opts->pid) ? opts->pid : 0;
+    if (target < 0)
+        return -EINVAL;
+    if (target == getpid())
+        target = 0;
     pthread_mutex_lock(&em.api);
     if (!em.atfork_set && pthread_atfork(NULL, NULL, after_fork_child) == 0)
         em.atfork_set = true;
@@ -315,16 +333,26 @@ JS_API int js_monitor_start(const js_monitor_opts_t *opts)
         r = -ENAMETOOLONG;
         goto fail;
     }
+    em.target = target;
     if ((r = fsroot_open(&em.mon.ctx.root, NULL, NULL)) < 0)
         goto fail;
-    hostinfo_read(&em.mon.ctx.root, 0, &em.hi);
-    int64_t start_ticks = self_facts(&em.mon.ctx.root);
+    if (target) {
+        char path[32];
+        snprintf(path, sizeof(path), "%d/stat", (int)target);
+        if (faccessat(em.mon.ctx.root.proc, path, F_OK, 0) < 0) {
+            r = -ESRCH;
+            goto fail;
+        }
+    }
+    hostinfo_read(&em.mon.ctx.root, target, &em.hi); /* the root's affinity: its cores */
+    int64_t start_ticks = self_facts(&em.mon.ctx.root, target ? target : getpid());
     if (em.have_output && (r = recorder_open(em.output, opts->overwrite != 0, &em.rec, err, sizeof(err))) < 0)
         goto fail;
     em.mon.ctx.mode = JS_MODE_ATTACH;
     em.mon.ctx.scope.kind = JS_SCOPE_TREE;
-    em.mon.ctx.monitor_pid = 0; /* nothing to skip: the monitor is a thread of the root */
-    em.mon.ctx.root_pid = getpid();
+    /* own tree: nothing to skip (the monitor is a thread of the root); attached: this process is no member */
+    em.mon.ctx.monitor_pid = target ? getpid() : 0;
+    em.mon.ctx.root_pid = target ? target : getpid();
     em.mon.ctx.embedded = true;
     em.mon.ctx.uss_every = opts->uss_every ? opts->uss_every : 30;
     em.mon.ctx.status_every = 5;
@@ -344,10 +372,10 @@ JS_API int js_monitor_start(const js_monitor_opts_t *opts)
     em.mon.start_unix_ns = clock_ns(CLOCK_REALTIME);
     js_model_cfg_t cfg = {
         .mode = JS_MODE_ATTACH,
-        .embedded = true,
+        .embedded = !target,
         .clk_tck = em.hi.clk_tck,
         .monitor_pid = getpid(),
-        .root_pid = getpid(),
+        .root_pid = em.mon.ctx.root_pid,
         .interval_ns = em.mon.interval_ns,
         .start_mono_ns = em.mon.start_mono_ns,
         .cores_available = em.hi.cores_available,
@@ -374,7 +402,8 @@ JS_API int js_monitor_start(const js_monitor_opts_t *opts)
     pthread_mutex_lock(&em.mu);
     while (!em.last_t && !em.done)
         pthread_cond_wait(&em.cv, &em.mu);
-    bool failed = em.done;
+    /* attached, the scope may be over at the first sample already: monitored, not failed */
+    bool failed = em.done && (em.loop_rc < 0 || !em.last_t);
     r = em.loop_rc;
     pthread_mutex_unlock(&em.mu);
     if (failed) {

@@ -348,7 +348,8 @@ int monitor_loop(js_monitor_t *mon)
         r = -errno;
         goto out;
     }
-    if (mon->ctx.mode == JS_MODE_ATTACH && !mon->embedded) /* pollable exit of the watched process (>= 5.3) */
+    /* pollable exit of the watched process (>= 5.3); embedded, only when it is another process */
+    if (mon->ctx.mode == JS_MODE_ATTACH && (!mon->embedded || mon->ctx.root_pid != getpid()))
         root_pidfd = (int)syscall(SYS_pidfd_open, mon->ctx.root_pid, 0);
     if (!mon->start_mono_ns) {
         mon->start_mono_ns = now_ns(CLOCK_MONOTONIC);

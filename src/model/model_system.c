@@ -11,6 +11,8 @@
  * inside user and nice), idle = idle + iowait, fraction = Δbusy / (Δbusy + Δidle). Fields a kernel lacks
  * (steal before 2.6.11, ...) are left out of both sums, but only if absent from both samples. Summing idle
  * and iowait before the delta also absorbs the kernel's iowait going backwards while idle goes forward.
+ * user_fraction (user + nice) and idle_fraction (idle alone) are shares of the same total, aggregate line
+ * only (pytyche's run monitor reports these two).
  */
 #include "model/model_system.h"
 #include "model/part.h"
@@ -44,6 +46,8 @@ enum {
     F_PSI_MEMORY_FULL,
     F_PSI_IO_SOME,
     F_PSI_IO_FULL,
+    F_USER,
+    F_IDLE,
     F__MAX
 };
 
@@ -64,6 +68,8 @@ static const char *const fixed_names[F__MAX] = {
     [F_PSI_MEMORY_FULL] = "psi_memory_full_fraction",
     [F_PSI_IO_SOME] = "psi_io_some_fraction",
     [F_PSI_IO_FULL] = "psi_io_full_fraction",
+    [F_USER] = "user_fraction",
+    [F_IDLE] = "idle_fraction",
 };
 
 /* system-table counter behind each psi_*_fraction column */
@@ -83,6 +89,8 @@ typedef struct {
     uint64_t idle; /* ticks, idle + iowait */
     js_value_t iowait;
     js_value_t steal;
+    js_value_t user_nice; /* user + nice */
+    js_value_t idle_only; /* idle without iowait */
 } cpu_acc_t;
 
 /* Previous values of one interface or disk: rx/tx bytes, or sectors read/written. */
@@ -251,12 +259,22 @@ static js_value_t missing_value(void)
     return v;
 }
 
+static js_value_t u64_value(uint64_t u)
+{
+    js_value_t v = {.present = true, .i = (int64_t)u};
+    return v;
+}
+
 /* Reduce a cpu-table row (or NULL) to busy/idle sums. */
 static cpu_acc_t cpu_reduce(const js_value_t *row)
 {
     static const int required[] = {CPU_USER_TICKS, CPU_NICE_TICKS, CPU_SYSTEM_TICKS, CPU_IDLE_TICKS};
     static const int optional_busy[] = {CPU_IRQ_TICKS, CPU_SOFTIRQ_TICKS, CPU_STEAL_TICKS};
-    cpu_acc_t a = {.present = false, .iowait = missing_value(), .steal = missing_value()};
+    cpu_acc_t a = {.present = false,
+                   .iowait = missing_value(),
+                   .steal = missing_value(),
+                   .user_nice = missing_value(),
+                   .idle_only = missing_value()};
     if (!row)
         return a;
     for (size_t i = 0; i < sizeof(required) / sizeof(required[0]); i++)
@@ -277,13 +295,9 @@ static cpu_acc_t cpu_reduce(const js_value_t *row)
     }
     a.iowait = row[CPU_IOWAIT_TICKS];
     a.steal = row[CPU_STEAL_TICKS];
+    a.user_nice = u64_value((uint64_t)row[CPU_USER_TICKS].i + (uint64_t)row[CPU_NICE_TICKS].i);
+    a.idle_only = row[CPU_IDLE_TICKS];
     return a;
-}
-
-static js_value_t u64_value(uint64_t u)
-{
-    js_value_t v = {.present = true, .i = (int64_t)u};
-    return v;
 }
 
 /* Δbusy, Δtotal of two reductions. Returns 0, or -ENODATA / -ERANGE when there is no usable interval. */
@@ -458,6 +472,10 @@ int model_system_feed(model_system_t *m, const js_sample_t *s)
                 ok ? tick_fraction(&prev->iowait, &cur.iowait, total) : cell_missing();
             m->row[col_fixed(m, F_STEAL)] =
                 ok ? tick_fraction(&prev->steal, &cur.steal, total) : cell_missing();
+            m->row[col_fixed(m, F_USER)] =
+                ok ? tick_fraction(&prev->user_nice, &cur.user_nice, total) : cell_missing();
+            m->row[col_fixed(m, F_IDLE)] =
+                ok ? tick_fraction(&prev->idle_only, &cur.idle_only, total) : cell_missing();
         }
         m->prev_cpu[i] = cur;
     }

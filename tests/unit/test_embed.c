@@ -4,7 +4,9 @@
  * children alone (a signal reaches the host's handler, waitpid gets the child's status), its totals match the
  * kernel's rusage of the host and its children less the monitor thread's own CPU, marks from the host and a
  * child land in phases, summaries while running and after, the recording it writes reads back (summary and
- * export through the public API), and its errors (-EBUSY, -ESRCH, -EINVAL, -EEXIST).
+ * export through the public API), and its errors (-EBUSY, -ESRCH, -EINVAL, -EEXIST). With `pid` (API
+ * version 2): another process and its descendants, in attach mode, against the kernel's rusage of that child
+ * (the host's own CPU is not counted), ending by itself when the attached tree is over.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -12,6 +14,8 @@
 #include <stdint.h>
 
 #include <cmocka.h>
+
+#include <sys/types.h>
 
 #include "config.h"
 #include "jobscope.h"
@@ -173,6 +177,93 @@ static void test_embedded_run(void **state)
     rmdir(dir);
 }
 
+/* test_attached_pid: opts.pid = a child held on a pipe until the monitor has started; it burns 0.3 s and
+ * reaps a grandchild that burns 0.2 s; the host burns 0.2 s meanwhile, which is not the scope's. */
+static void test_attached_pid(void **state)
+{
+    (void)state;
+    int go[2];
+    assert_int_equal(pipe(go), 0);
+    pid_t kid = fork();
+    assert_true(kid >= 0);
+    if (kid == 0) {
+        char c;
+        close(go[1]);
+        if (read(go[0], &c, 1) != 1)
+            _exit(1);
+        burn(0.3);
+        pid_t g = fork();
+        if (g == 0) {
+            burn(0.2);
+            _exit(0);
+        }
+        int gst;
+        waitpid(g, &gst, 0);
+        _exit(3);
+    }
+    close(go[0]);
+    js_monitor_opts_t o = {.size = sizeof(o), .interval_s = 0.05, .pid = kid};
+    assert_int_equal(js_monitor_start(&o), 0);
+    assert_null(getenv("JOBSCOPE_SOCKET")); /* set_environment 0 */
+    double kids0 = ru_s(RUSAGE_CHILDREN);
+    assert_int_equal(write(go[1], "x", 1), 1);
+    close(go[1]);
+    burn(0.2); /* the host's: not in the attached tree */
+    siginfo_t si;
+    memset(&si, 0, sizeof(si));
+    /* exited, not reaped: the closing sample still reads its times */
+    assert_int_equal(waitid(P_PID, (id_t)kid, &si, WEXITED | WNOWAIT), 0);
+    assert_int_equal(js_monitor_stop(), 0);
+    int st;
+    assert_int_equal(waitpid(kid, &st, 0), kid);
+    assert_true(WIFEXITED(st) && WEXITSTATUS(st) == 3);
+    double kernel = ru_s(RUSAGE_CHILDREN) - kids0;
+    char *sum = js_monitor_summary();
+    assert_non_null(sum);
+    assert_non_null(strstr(sum, "\"mode\": \"attach\""));
+    assert_non_null(strstr(sum, "\"state\": \"complete\""));
+    double total = json_num(sum, "\"cpu\": {", "total_s");
+    print_message("attached tree %.3f s, kernel (RUSAGE_CHILDREN) %.3f s\n", total, kernel);
+    assert_true(kernel > 0.45);
+    assert_true(fabs(total - kernel) < 0.05); /* a clock tick per process, and the child's few instructions */
+    js_free(sum);
+
+    /* the scope over before stop: the monitor ended by itself, stop returns at once */
+    pid_t quick = fork();
+    assert_true(quick >= 0);
+    if (quick == 0) {
+        usleep(100000);
+        _exit(0);
+    }
+    o.pid = quick;
+    o.interval_s = 10; /* the root's exit wakes the loop (pidfd), not the next deadline */
+    assert_int_equal(js_monitor_start(&o), 0);
+    assert_int_equal(waitpid(quick, &st, 0), quick);
+    struct timespec a, b;
+    clock_gettime(CLOCK_MONOTONIC, &a);
+    assert_int_equal(js_monitor_stop(), 0);
+    clock_gettime(CLOCK_MONOTONIC, &b);
+    assert_true((double)(b.tv_sec - a.tv_sec) + (b.tv_nsec - a.tv_nsec) / 1e9 < 5);
+
+    /* errors: no such process, a negative PID; this process's own PID is the default scope */
+    o.interval_s = 0.05;
+    o.pid = quick; /* reaped: gone */
+    assert_int_equal(js_monitor_start(&o), -ESRCH);
+    o.pid = -2;
+    assert_int_equal(js_monitor_start(&o), -EINVAL);
+    o.pid = getpid();
+    assert_int_equal(js_monitor_start(&o), 0);
+    assert_int_equal(js_monitor_stop(), 0);
+    sum = js_monitor_summary();
+    assert_non_null(strstr(sum, "\"mode\": \"embedded\""));
+    js_free(sum);
+    /* a version-1 caller (size without `pid`) is accepted and watches itself */
+    o.size = offsetof(js_monitor_opts_t, pid);
+    o.pid = -2; /* not read */
+    assert_int_equal(js_monitor_start(&o), 0);
+    assert_int_equal(js_monitor_stop(), 0);
+}
+
 static void test_bad_options(void **state)
 {
     (void)state;
@@ -195,6 +286,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_bad_options),
         cmocka_unit_test(test_embedded_run),
+        cmocka_unit_test(test_attached_pid),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -530,7 +530,7 @@ static void test_model_system(void **state)
 
     assert_int_equal(model_system_feed(m, &s), 0);
     size_t n = model_system_columns(m, &cols);
-    assert_int_equal(n, 3 + 16 + 2 + 2);
+    assert_int_equal(n, 3 + 18 + 2 + 2);
     assert_string_equal(cols[0], "cpu_util_fraction");
     assert_string_equal(cols[1], "cpu0_util_fraction");
     assert_string_equal(cols[2], "cpu1_util_fraction");
@@ -569,6 +569,8 @@ static void test_model_system(void **state)
     assert_cell_real(&row[col_of(m, "cpu_util_fraction")], 0.4);
     assert_cell_real(&row[col_of(m, "iowait_fraction")], 0.1);
     assert_cell_real(&row[col_of(m, "steal_fraction")], 0.0);
+    assert_cell_real(&row[col_of(m, "user_fraction")], 0.3); /* user + nice: 60 of 200 */
+    assert_cell_real(&row[col_of(m, "idle_fraction")], 0.5); /* idle alone: 100 of 200 */
     assert_int_equal(row[col_of(m, "cpu0_util_fraction")].type, CELL_MISSING);
     assert_int_equal(row[col_of(m, "cpu1_util_fraction")].type, CELL_MISSING);
     assert_cell_real(&row[col_of(m, "ctxt_per_s")], 1000.0);
@@ -623,7 +625,7 @@ static void test_model_system_fixture(void **state)
     }
     const char *const *cols;
     size_t n = model_system_columns(m, &cols);
-    assert_int_equal(n, 3 + 16 + 2 * 4 + 2 * 2);
+    assert_int_equal(n, 3 + 18 + 2 * 4 + 2 * 2);
     const js_cell_t *row = model_system_row(m);
     assert_int_equal(row[col_of(m, "mem_total_bytes")].i, 24684092LL * 1024);
     assert_int_equal(row[col_of(m, "mem_used_bytes")].i, (24684092LL - 24396032LL) * 1024);
