@@ -360,13 +360,20 @@ _magics = None
 
 
 def load_ipython_extension(ip):
+    """%load_ext jobscope: %jobscope, and JUmPER's magics (jobscope.jumper)."""
     global _magics
+    from . import jumper
+
     _magics = JobscopeMagics(ip)
     ip.register_magics(_magics)
+    jumper.load_ipython_extension(ip)
 
 
 def unload_ipython_extension(ip):
     global _magics
+    from . import jumper
+
+    jumper.unload_ipython_extension(ip)
     if _magics is not None:
         _magics.cleanup()
         _magics = None
