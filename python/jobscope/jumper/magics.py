@@ -176,7 +176,12 @@ class JumperAdapter:
 
     def _args(self, name, line):
         try:
-            return PARSERS[name].parse_args(shlex.split(line or ""))
+            argv = shlex.split(line or "")
+            # a negative range ("--cell -3:-1") is the option's value, not an option of its own
+            argv = [f"--cell={argv[i + 1]}" if a == "--cell" and i + 1 < len(argv) and argv[i + 1][:1] == "-"
+                    else a for i, a in enumerate(argv)
+                    if not (i and argv[i - 1] == "--cell" and a[:1] == "-")]
+            return PARSERS[name].parse_args(argv)
         except (ArgError, ValueError) as e:
             print(f"{PREFIX} {str(e).strip() or 'invalid arguments'}")
             return None

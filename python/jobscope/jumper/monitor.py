@@ -36,7 +36,8 @@ import time
 from pathlib import Path
 
 from .. import _lib
-from ..recording import Recording
+from ..recording import Recording, _meta
+from ..recording import view as read_view
 from ..tracker import Tracker
 
 GiB = 1024.0**3
@@ -264,9 +265,10 @@ def _gpu_columns(out, src, gpu, ngpu, job):
             out[f"gpu_{m}_{i}"] = piv.iloc[:, i] if i < piv.shape[1] else float("nan")
 
 
-def frames_from_recording(rec, levels, num_cpus, num_system_cpus, num_gpus=0):
-    """JUmPER's data frames (level -> DataFrame) from a jobscope Recording."""
-    meta = rec.meta
+def frames_from_recording(path, levels, num_cpus, num_system_cpus, num_gpus=0):
+    """JUmPER's data frames (level -> DataFrame, None where the recording has no data) from the jobscope
+    recording at `path`: each level's view is read (replayed through the model) once."""
+    meta = _meta(path)
     off = (float(meta.get("start_unix_ns", 0)) - float(meta.get("start_mono_ns", 0))) / 1e9
 
     def mono(df):
@@ -275,23 +277,61 @@ def frames_from_recording(rec, levels, num_cpus, num_system_cpus, num_gpus=0):
             df["mono_s"] = df["unix_s"] - off
         return df
 
-    gpu = rec.gpus if num_gpus else None
+    gpu = read_view(path, "gpu") if num_gpus else None
     frames = {}
+    lvv = None
     for lv in levels:
         if lv == "process":
-            src = mono(rec.tree)
+            src = mono(read_view(path, "tree"))
             frames[lv] = _level_frame(src, num_cpus, num_cpus, "pss_bytes", gpu, num_gpus) if not src.empty else None
         elif lv == "system":
-            src = mono(rec.system)
+            src = mono(read_view(path, "system"))
             frames[lv] = _system_frame(src, num_system_cpus) if not src.empty else None
             if frames[lv] is not None:
                 _gpu_columns(frames[lv], src[src["cpu_util_fraction"].notna()].reset_index(drop=True), gpu,
                              num_gpus, job=False)
         else:
-            lvv = rec.view("levels")
+            if lvv is None:
+                lvv = read_view(path, "levels")
             src = mono(lvv[lvv["level"] == LEVEL_OF[lv]]) if not lvv.empty else lvv
             frames[lv] = _level_frame(src, num_cpus, num_cpus, "pss_bytes", gpu, num_gpus) if not src.empty else None
     return frames
+
+
+class _LiveData(PerformanceData):
+    """PerformanceData whose frames are read from the monitor's recording when first asked for after a
+    sample (view, export), one level at a time; `data` (every level) reads them all."""
+
+    def __init__(self, monitor, *a):
+        super().__init__(*a)
+        self._mon = monitor
+        self._have = {}
+
+    def _ensure(self, levels):
+        stamp = self._mon._stamp
+        want = [lv for lv in levels if self._have.get(lv) != stamp]
+        if want and getattr(self._mon, "recording", None):
+            for lv, df in frames_from_recording(self._mon.recording, want, self.num_cpus, self.num_system_cpus,
+                                                self.num_gpus).items():
+                if df is not None:
+                    self.__dict__["data"][lv] = df
+                self._have[lv] = stamp
+
+    def __getattribute__(self, name):
+        if name == "data":
+            d = object.__getattribute__(self, "__dict__")
+            if "_mon" in d:
+                object.__getattribute__(self, "_ensure")(d["levels"])
+        return object.__getattribute__(self, name)
+
+    def view(self, level="process", slice_=None, cell_history=None):
+        level = level or "process"
+        self._validate_level(level)
+        self._ensure([level])
+        df = self.__dict__["data"][level]
+        if slice_ is not None:
+            df = df.iloc[slice_[0]:slice_[1] + 1]
+        return self._attach_cell_index(df, cell_history) if cell_history is not None else df
 
 
 # ---- the monitors ----------------------------------------------------------------------------------------
@@ -318,8 +358,8 @@ class PerformanceMonitor:
         self.uss_every = uss_every
         self.tracker = None
         self._tmp = None
+        self._stamp = 0
         self._data = PerformanceData(self.num_cpus, self.num_system_cpus, 0, self.levels)
-        self._data_at = None
         self.memory_limits = self._memory_limits({})
         self.metrics = ["cpu", "memory", "io_read", "io_write", "io_read_count", "io_write_count"]
 
@@ -356,14 +396,14 @@ class PerformanceMonitor:
         s = self.tracker.jobscope_summary
         self.n_measurements = int((s.get("samples") or {}).get("taken") or 0)
         self.n_missed_measurements = int((s.get("samples") or {}).get("missed") or 0)
-        self._data_at = None
+        self._stamp += 1
         print(f"[JUmPER]: Performance monitoring stopped (ran for {self.stop_time - self.start_time:.2f} seconds)")
 
     def sample(self):
         """Take a sample now (at a cell's start and end: its figures are then complete)."""
         if self.running:
             self.tracker.sample()
-            self._data_at = None
+            self._stamp += 1
 
     @property
     def summary(self):
@@ -382,7 +422,7 @@ class PerformanceMonitor:
             self.gpu_memory = _gib(devices[0].get("memory_total_bytes") or 0)
             self.gpu_name = ", ".join(str(d.get("name", "")) for d in devices)
         self.memory_limits = self._memory_limits(inv)
-        self._data = PerformanceData(self.num_cpus, self.num_system_cpus, self.num_gpus, self.levels)
+        self._data = _LiveData(self, self.num_cpus, self.num_system_cpus, self.num_gpus, self.levels)
 
     def _memory_limits(self, inv):
         """Per level, GiB (2 decimals), as JUmPER reads them, tightened where jobscope knows a lower bound:
@@ -409,19 +449,8 @@ class PerformanceMonitor:
 
     @property
     def data(self):
-        """PerformanceData of everything recorded so far (read from the recording when it changed)."""
-        if not getattr(self, "recording", None):
-            return self._data
-        if self.running:  # read up to now: a sample is taken first
-            self.tracker.sample()
-            self._data_at = None
-        if self._data_at is None:
-            rec = Recording(self.recording)
-            frames = frames_from_recording(rec, self.levels, self.num_cpus, self.num_system_cpus, self.num_gpus)
-            for lv, df in frames.items():
-                if df is not None:
-                    self._data.data[lv] = df
-            self._data_at = True
+        """PerformanceData of what was recorded up to the last sample (monitor.sample(): each cell's start
+        and end), read from the recording when a level is first asked for after it."""
         return self._data
 
 

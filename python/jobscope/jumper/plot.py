@@ -159,6 +159,7 @@ class LivePlot:
         self._thread = None
 
     def _draw(self, update):
+        self.monitor.sample()
         perf = self.monitor.data.view(level=self.level)
         now = time.perf_counter()
         perf = perf[perf["time"] >= now - self.window].copy()
