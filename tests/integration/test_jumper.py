@@ -502,3 +502,43 @@ def test_slurm_level_is_the_jobs_processes(slurm):
     assert f"SLURM job {job}" in out[4]["text"] and "slurmstepd" in out[4]["text"]
     df = pd.read_csv(work / "slurm.csv")
     assert {"cpu_util_avg", "memory", "cell_index"} <= set(df.columns) and len(df) >= 2
+
+
+# ---- the C API's levels, from Python ------------------------------------------------------------------------------
+
+@needs_lib
+def test_tracker_levels_live_and_replayed(tmp_path):
+    """JS_LEVEL_USER through the Tracker: the summary's levels section, and the recording replayed gives the
+    same figures; JS_LEVEL_JOB outside a job is refused with a clear error."""
+    code = f"""
+import json, os, sys
+sys.path.insert(0, {str(PYDIR)!r})
+os.environ.pop('SLURM_JOB_ID', None)
+import jobscope
+t = jobscope.Tracker(interval=0.1, output={str(tmp_path / 'l.db')!r}, levels=['user'], uss_every=1).start()
+import time
+t0 = time.thread_time()
+while time.thread_time() - t0 < 0.3:
+    pass
+t.stop()
+print(json.dumps(t.jobscope_summary['levels']))
+try:
+    jobscope.Tracker(levels=['job']).start()
+except RuntimeError as e:
+    print('REFUSED', e)
+"""
+    env = {**os.environ, "JOBSCOPE_LIBRARY": str(LIB)}
+    env.pop("JOBSCOPE_SOCKET", None)
+    p = subprocess.run([PYTHON, "-c", code], env=env, capture_output=True, text=True, timeout=60)
+    assert p.returncode == 0, p.stderr
+    live = json.loads(p.stdout.splitlines()[0])
+    assert "REFUSED level 'job': not inside a SLURM job" in p.stdout
+    u = live["user"]
+    assert u["scope"].startswith(f"uid {os.getuid()}") and u["processes"]["max"] >= 1
+    assert u["cpu"]["total_s"] >= 0.25
+    import jobscope
+
+    os.environ["JOBSCOPE_LIBRARY"] = str(LIB)
+    replayed = jobscope.read(tmp_path / "l.db").summary["levels"]["user"]
+    assert replayed["cpu"]["total_s"] == pytest.approx(u["cpu"]["total_s"], abs=1e-9)
+    assert replayed["processes"] == u["processes"]
