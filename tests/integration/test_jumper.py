@@ -186,6 +186,7 @@ def test_cell_reports_against_the_workload(notebook):
     # the report after the cell is about that cell: jobscope's exact CPU time, and JUmPER's table
     assert "JUmPER Performance Report" in cpu_cell and "(1 cell)" in cpu_cell
     js_cpu = figure(cpu_cell, "CPU time")
+    print(f"process level: oracle {oracle:.3f} s, jobscope {js_cpu:.3f} s")
     assert oracle - 0.05 <= js_cpu <= oracle + 0.3, (oracle, js_cpu)
     # memory: the 300 MiB buffer (PSS, GiB)
     mem = table(out[4]["text"], "Memory (GB)")
@@ -444,6 +445,8 @@ def test_user_level_counts_the_users_processes_only(two_users, shared_dir):
     oracle = figure(out[2]["text"], "ORACLE")
     reps = out[4]["text"].split("JUmPER Performance Report")[1:]
     user1, proc1, user2, proc2 = (figure(r, "CPU time") for r in reps)
+    print(f"user level: oracle {oracle:.3f} s, user {user1:.3f} - process {proc1:.3f} = {user1 - proc1:.3f}; "
+          f"other user's {figure(out[3]['text'], 'BCPU'):.3f} s, user - process {user2 - proc2:.3f}")
     # cell 1: the user's process outside the kernel's tree is the user level's, not the process level's
     assert oracle - 0.15 <= user1 - proc1 <= oracle + 0.3, (oracle, user1, proc1)
     # cell 2: the other user burned a core's worth; none of it is this user's
@@ -498,6 +501,7 @@ def test_slurm_level_is_the_jobs_processes(slurm):
     oracle = figure(out[2]["text"], "ORACLE")
     reps = out[3]["text"].split("JUmPER Performance Report")[1:]
     job_cpu, proc_cpu = (figure(r, "CPU time") for r in reps)
+    print(f"slurm level: oracle {oracle:.3f} s, job {job_cpu:.3f} - process {proc_cpu:.3f} = {job_cpu - proc_cpu:.3f}")
     assert oracle - 0.15 <= job_cpu - proc_cpu <= oracle + 0.3, (oracle, job_cpu, proc_cpu)
     assert f"SLURM job {job}" in out[4]["text"] and "slurmstepd" in out[4]["text"]
     df = pd.read_csv(work / "slurm.csv")
