@@ -67,8 +67,8 @@ typedef struct {
     bool env_set, env_had;
     char *env_saved;
     /* levels (resolve_levels): what the context's level scopes point to */
-    char level_what[JS_LV_MAX][768];
-    char job_id[64], job_node[128], job_cgroup[512];
+    char level_what[JS_LV_MAX][1024];
+    char job_id[64], job_node[256], job_cgroup[512];
     js_cgroup_t *job_cg;
     /* shared with the monitor thread (mu) */
     bool done;

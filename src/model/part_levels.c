@@ -159,6 +159,7 @@ static int start_levels(levels_t *p, const js_sample_t *s)
         level_t *l = &p->lv[i];
         js_model_cfg_t c = p->cfg;
         c.mode = JS_MODE_WATCH;
+        c.root_pid = 0; /* as the levels source's instances: no root process */
         c.scope = !strcmp(kind, "user")     ? JS_SCOPE_USER
                   : !strcmp(kind, "cgroup") ? JS_SCOPE_CGROUP
                                             : JS_SCOPE_TREE;

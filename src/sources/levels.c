@@ -95,6 +95,8 @@ static int levels_init(const js_ctx_t *ctx, void **ret_state)
         l->ctx.mode = JS_MODE_WATCH;
         l->ctx.scope = ctx->levels[i].scope;
         l->ctx.backend = JS_BACKEND_PROCFS;
+        l->ctx.root_pid = 0; /* a level has no root process: its members are its scope's (a job without
+                              * slurmstepd found has none, not the caller's tree) */
         l->ctx.reaped = NULL;
         l->ctx.nreaped = 0;
         memset(l->ctx.levels, 0, sizeof(l->ctx.levels));

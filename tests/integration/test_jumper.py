@@ -458,16 +458,18 @@ def test_user_level_counts_the_users_processes_only(two_users, shared_dir):
 
 # ---- the slurm level, inside a job of the test cluster -----------------------------------------------------------
 
-@pytest.fixture(scope="module")
-def slurm(tmp_path_factory):
+@pytest.fixture(scope="module", params=["linuxproc", "cgroup"])
+def slurm(request, tmp_path_factory):
     if slurm_missing():
         pytest.skip(slurm_missing())
-    with slurm_cluster(tmp_path_factory.mktemp("slurm"), nodes=1, proctrack="linuxproc") as c:
+    with slurm_cluster(tmp_path_factory.mktemp("slurm"), nodes=1, proctrack=request.param) as c:
         yield c
 
 
 @needs_lib
 def test_slurm_level_is_the_jobs_processes(slurm):
+    """The job level: with proctrack/linuxproc the tasks of the job's slurmstepd, with task/cgroup the job's
+    cgroup (exact CPU); either way a process of the job outside the kernel's tree is the level's."""
     d = slurm.shared_dir(f"jumper{os.getpid()}")
     env = stage(d / "stage")
     burner = d / "burner.py"
@@ -501,9 +503,10 @@ def test_slurm_level_is_the_jobs_processes(slurm):
     oracle = figure(out[2]["text"], "ORACLE")
     reps = out[3]["text"].split("JUmPER Performance Report")[1:]
     job_cpu, proc_cpu = (figure(r, "CPU time") for r in reps)
-    print(f"slurm level: oracle {oracle:.3f} s, job {job_cpu:.3f} - process {proc_cpu:.3f} = {job_cpu - proc_cpu:.3f}")
+    print(f"slurm level ({slurm.proctrack}): oracle {oracle:.3f} s, job {job_cpu:.3f} - process {proc_cpu:.3f} = {job_cpu - proc_cpu:.3f}")
     assert oracle - 0.15 <= job_cpu - proc_cpu <= oracle + 0.3, (oracle, job_cpu, proc_cpu)
-    assert f"SLURM job {job}" in out[4]["text"] and "slurmstepd" in out[4]["text"]
+    assert f"SLURM job {job}" in out[4]["text"]
+    assert ("slurmstepd" if slurm.proctrack == "linuxproc" else "cgroup") in out[4]["text"], out[4]["text"]
     df = pd.read_csv(work / "slurm.csv")
     assert {"cpu_util_avg", "memory", "cell_index"} <= set(df.columns) and len(df) >= 2
 
@@ -530,6 +533,11 @@ try:
     jobscope.Tracker(levels=['job']).start()
 except RuntimeError as e:
     print('REFUSED', e)
+t = jobscope.Tracker(interval=0.1, levels=['job'], job_id='999999').start()
+subprocess = __import__('subprocess')
+subprocess.run([sys.executable, '-c', 'pass'])
+t.stop()
+print('NOJOB', json.dumps(t.jobscope_summary['levels']['job']['processes']))
 """
     env = {**os.environ, "JOBSCOPE_LIBRARY": str(LIB)}
     env.pop("JOBSCOPE_SOCKET", None)
@@ -537,6 +545,8 @@ except RuntimeError as e:
     assert p.returncode == 0, p.stderr
     live = json.loads(p.stdout.splitlines()[0])
     assert "REFUSED level 'job': not inside a SLURM job" in p.stdout
+    # a job that has nothing on this node: no process (not the caller's tree)
+    assert 'NOJOB {"total": 0, "max": 0}' in p.stdout
     u = live["user"]
     assert u["scope"].startswith(f"uid {os.getuid()}") and u["processes"]["max"] >= 1
     assert u["cpu"]["total_s"] >= 0.25
