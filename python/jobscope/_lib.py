@@ -20,7 +20,7 @@ class LibraryNotFound(ImportError):
 
 
 class MonitorOpts(ctypes.Structure):
-    """js_monitor_opts_t (version 2: 64 bytes on LP64)."""
+    """js_monitor_opts_t (version 2: 56 bytes on LP64; version 1 was 40)."""
 
     _fields_ = [
         ("size", ctypes.c_size_t),
