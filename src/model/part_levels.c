@@ -61,7 +61,6 @@ typedef struct {
 static const char *const view_names[2] = {"levels", "level_phases"};
 static const char *const level_view_of[2] = {"tree", "phases"};
 
-static int make_views(levels_t *p, const js_model_t *m);
 
 static int levels_init(const js_model_cfg_t *cfg, void **ret_state)
 {
@@ -71,19 +70,6 @@ static int levels_init(const js_model_cfg_t *cfg, void **ret_state)
     if (!p)
         return -ENOMEM;
     p->cfg = *cfg;
-    /* the views' columns are a level model's: take them from one made for the purpose, so the views are
-     * listed (and exportable, empty) whether or not the recording has levels */
-    js_model_cfg_t c = *cfg;
-    c.level = true;
-    js_model_t *m = model_new(&c);
-    int r = m ? make_views(p, m) : -ENOMEM;
-    model_free(m);
-    if (r < 0) {
-        free(p->vcols[0]);
-        free(p->vcols[1]);
-        free(p);
-        return r;
-    }
     *ret_state = p;
     return 0;
 }
@@ -214,6 +200,19 @@ static int levels_feed(void *state, const js_feed_t *f)
 static const js_table_t *levels_view_table(void *state, size_t i)
 {
     levels_t *p = state;
+    if (i < 2 && !p->src_view[0]) {
+        /* the views' columns are a level model's: a level's own, else one made for the purpose (only when a
+         * view is asked for), so the views are listed, and exportable empty, whether or not there are levels */
+        js_model_t *m = NULL;
+        for (int k = 0; k < JS_LV_MAX && !m; k++)
+            m = p->lv[k].m;
+        js_model_cfg_t c = p->cfg;
+        c.level = true;
+        js_model_t *tmp = m ? NULL : model_new(&c);
+        if (m || tmp)
+            make_views(p, m ? m : tmp);
+        model_free(tmp);
+    }
     return i < 2 && p->src_view[i] ? &p->vt[i] : NULL;
 }
 
