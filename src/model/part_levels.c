@@ -61,7 +61,6 @@ typedef struct {
 static const char *const view_names[2] = {"levels", "level_phases"};
 static const char *const level_view_of[2] = {"tree", "phases"};
 
-
 static int levels_init(const js_model_cfg_t *cfg, void **ret_state)
 {
     if (cfg->level)
@@ -202,7 +201,8 @@ static const js_table_t *levels_view_table(void *state, size_t i)
     levels_t *p = state;
     if (i < 2 && !p->src_view[0]) {
         /* the views' columns are a level model's: a level's own, else one made for the purpose (only when a
-         * view is asked for), so the views are listed, and exportable empty, whether or not there are levels */
+         * view is asked for), so the views are listed, and exportable empty, whether or not there are levels
+         */
         js_model_t *m = NULL;
         for (int k = 0; k < JS_LV_MAX && !m; k++)
             m = p->lv[k].m;

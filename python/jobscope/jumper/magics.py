@@ -23,7 +23,6 @@ figures under JUmPER's table. The monitor is PerformanceMonitor (monitor.py): on
 user and job levels; every cell is also a phase "jumper cell N" in its recording.
 """
 import argparse
-import os
 import shlex
 import tempfile
 
