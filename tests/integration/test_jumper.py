@@ -593,3 +593,57 @@ print('NOJOB', json.dumps(t.jobscope_summary['levels']['job']['processes']))
     replayed = jobscope.read(tmp_path / "l.db").summary["levels"]["user"]
     assert replayed["cpu"]["total_s"] == pytest.approx(u["cpu"]["total_s"], abs=1e-9)
     assert replayed["processes"] == u["processes"]
+
+
+# ---- GPU columns, with the fake NVML of tests/fakes (no GPU here) ---------------------------------------------
+
+FAKE_NVML = lib_path().parent.parent / "tests" / "fakes" / "nvml" / "libnvidia-ml.so.1"
+
+
+@needs_lib
+@pytest.mark.skipif(not FAKE_NVML.exists(), reason="fake NVML not built")
+def test_gpu_columns(tmp_path):
+    """JUmPER's gpu_{util,band,mem}_{avg,min,max,I} where GPUs exist: the process level from the kernel's
+    processes on the GPU, the system level from the device."""
+    pidfile = tmp_path / "main.pid"
+    (tmp_path / "nvml.scn").write_text(f"""driver_version 550.90.07
+nvml_version 12.550.90.07
+cuda_version 12040
+device 0
+name "NVIDIA H100 80GB HBM3"
+uuid GPU-11111111-2222-3333-4444-555555555555
+pci 00000000:19:00.0
+memory_total 80GiB
+value gpu_util_pct 90
+value mem_util_pct 40
+value mem_used_bytes 30GiB
+proc compute file:{pidfile} used 20GiB
+putil file:{pidfile} sm 60 mem 30 enc 0 dec 0 every 0.1
+""")
+    code = f"""
+import os, sys, time
+sys.path.insert(0, {str(PYDIR)!r})
+open({str(pidfile)!r}, 'w').write(str(os.getpid()))
+from jobscope.jumper import PerformanceMonitor
+m = PerformanceMonitor()
+m.start(0.1)
+time.sleep(0.6)
+m.sample()
+p, s = m.data.view('process'), m.data.view('system')
+m.stop()
+print('NGPU', m.num_gpus, m.gpu_memory)
+print('P', p[['gpu_util_avg', 'gpu_band_avg', 'gpu_mem_avg', 'gpu_mem_0']].tail(2).to_json(orient='records'))
+print('S', s[['gpu_util_avg', 'gpu_mem_avg', 'gpu_util_0']].tail(2).to_json(orient='records'))
+"""
+    env = {**os.environ, "JOBSCOPE_LIBRARY": str(LIB), "JOBSCOPE_NVML_LIBRARY": str(FAKE_NVML),
+           "FAKE_NVML_SCENARIO": str(tmp_path / "nvml.scn")}
+    env.pop("JOBSCOPE_SOCKET", None)
+    r = subprocess.run([PYTHON, "-c", code], env=env, capture_output=True, text=True, timeout=120)
+    assert r.returncode == 0, r.stderr
+    print(r.stdout)
+    assert "NGPU 1 80.0" in r.stdout
+    proc = json.loads(r.stdout.split("P ", 1)[1].splitlines()[0])[-1]
+    system = json.loads(r.stdout.split("S ", 1)[1].splitlines()[0])[-1]
+    assert proc["gpu_mem_avg"] == pytest.approx(20.0) and proc["gpu_mem_0"] == pytest.approx(20.0)
+    assert proc["gpu_util_avg"] == pytest.approx(60.0)
+    assert system["gpu_util_avg"] == pytest.approx(90.0) and system["gpu_mem_avg"] == pytest.approx(30.0)
