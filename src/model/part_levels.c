@@ -321,9 +321,11 @@ static int levels_summary_text(void *state, js_buf_t *b)
         model_summary(l->m, &su);
         char label[32];
         snprintf(label, sizeof(label), "level %s", level_names[i]);
-        err |= buf_printf(b, "  %-17s %.2f s CPU (%s), mean %.2f cores, peak RSS %.0f MiB; %s\n", label,
-                          su.total_s, su.exact_cpu ? "exact" : "sampled", su.mean_cores,
-                          su.peak_rss / 1048576.0, l->what);
+        char peak[32] = "n/a";
+        if (!isnan(su.peak_rss))
+            snprintf(peak, sizeof(peak), "%.0f MiB", su.peak_rss / 1048576.0);
+        err |= buf_printf(b, "  %-17s %.2f s CPU (%s), mean %.2f cores, peak RSS %s; %s\n", label, su.total_s,
+                          su.exact_cpu ? "exact" : "sampled", su.mean_cores, peak, l->what);
     }
     return err ? -ENOMEM : 0;
 }

@@ -120,7 +120,9 @@ CELLS = [
     "%perfmonitor_plot --metrics cpu_summary,memory,io_read --cell 3:4 --level process "
     "--save-jpeg plot.jpg --pickle plot.pkl",                                               # 10
     "%perfmonitor_plot\n%perfmonitor_plot --metrics cpu_all --level system --cell 3",      # 11
-    "%perfmonitor_plot --live 0.3 30 --metrics cpu_summary,memory\ntime.sleep(1.5)",       # 12
+    "%perfmonitor_plot --live 0.3 30 --metrics cpu_summary,memory\nimport jobscope.jumper as J\n"
+    "lp = J._magics.adapter.live[0]\nt_end = time.monotonic() + 120\n"
+    "while lp.updates < 3 and time.monotonic() < t_end:\n    time.sleep(0.1)",          # 12: redrawn meanwhile
     "import jobscope.jumper as J\nlp = J._magics.adapter.live[0]\nprint('LIVE', lp.updates, lp.alive)",  # 13
     "%perfmonitor_export_perfdata --file perf.csv --level process\n"
     "%perfmonitor_export_perfdata --file sys.json --level system\n"
@@ -632,8 +634,8 @@ m.sample()
 p, s = m.data.view('process'), m.data.view('system')
 m.stop()
 print('NGPU', m.num_gpus, m.gpu_memory)
-print('P', p[['gpu_util_avg', 'gpu_band_avg', 'gpu_mem_avg', 'gpu_mem_0']].tail(2).to_json(orient='records'))
-print('S', s[['gpu_util_avg', 'gpu_mem_avg', 'gpu_util_0']].tail(2).to_json(orient='records'))
+print('P', p[['gpu_util_avg', 'gpu_band_avg', 'gpu_mem_avg', 'gpu_mem_0']].max().to_json())
+print('S', s[['gpu_util_avg', 'gpu_mem_avg', 'gpu_util_0']].max().to_json())
 """
     env = {**os.environ, "JOBSCOPE_LIBRARY": str(LIB), "JOBSCOPE_NVML_LIBRARY": str(FAKE_NVML),
            "FAKE_NVML_SCENARIO": str(tmp_path / "nvml.scn")}
@@ -642,8 +644,8 @@ print('S', s[['gpu_util_avg', 'gpu_mem_avg', 'gpu_util_0']].tail(2).to_json(orie
     assert r.returncode == 0, r.stderr
     print(r.stdout)
     assert "NGPU 1 80.0" in r.stdout
-    proc = json.loads(r.stdout.split("P ", 1)[1].splitlines()[0])[-1]
-    system = json.loads(r.stdout.split("S ", 1)[1].splitlines()[0])[-1]
+    proc = json.loads(r.stdout.split("\nP ", 1)[1].splitlines()[0])  # the largest of the rows
+    system = json.loads(r.stdout.split("\nS ", 1)[1].splitlines()[0])
     assert proc["gpu_mem_avg"] == pytest.approx(20.0) and proc["gpu_mem_0"] == pytest.approx(20.0)
     assert proc["gpu_util_avg"] == pytest.approx(60.0)
     assert system["gpu_util_avg"] == pytest.approx(90.0) and system["gpu_mem_avg"] == pytest.approx(30.0)
