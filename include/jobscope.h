@@ -18,7 +18,8 @@
  *     and keeping the same summary (js_monitor_summary, JSON). The host's signals and children are left
  *     alone: nothing is reaped (children the host waits for are counted through its own cutime), no signal
  *     is blocked or handled outside the monitor thread. The monitor thread's own CPU is not counted as the
- *     host's. The Python module (python/jobscope) is built on this.
+ *     host's. Levels (JS_LEVEL_*) add the caller's user's processes and its batch job's beside the tree, each
+ *     a scope of its own in the same recording. The Python module (python/jobscope) is built on this.
  *
  * Versioning: the soname is libjobscope.so.0; symbols carry the version node JOBSCOPE_0. JS_API_VERSION
  * counts compatible additions.
@@ -81,18 +82,31 @@ typedef struct {
     int overwrite;        /* replace `output` when it exists */
     unsigned uss_every;   /* read USS/PSS every N samples (0: never; default when unset: 30) */
     int set_environment;  /* export JOBSCOPE_SOCKET (setenv) so children mark to this monitor: 1 yes, 0 no */
-    /* version 2. pid: 0 watches this process and its descendants; > 0 that process and its descendants
-     * instead (attach mode: figures count from the first sample, the monitor's process is not a member, marks
-     * still go to this monitor) */
-    int pid;
+    /* version 2 */
+    int pid; /* 0 watches this process and its descendants; > 0 that process and its descendants instead
+              * (attach mode: figures count from the first sample, the monitor's process is not a member,
+              * marks still go to this monitor) */
+    unsigned levels;    /* JS_LEVEL_* bits: scopes monitored beside the tree (0: none), see below */
+    const char *job_id; /* JS_LEVEL_JOB: the SLURM job; NULL: $SLURM_JOB_ID of the caller */
 } js_monitor_opts_t;
+
+/* Levels: scopes read by the same monitor beside the watched tree, each recorded in tables of its own and
+ * modelled as a scope of its own (the recording's `levels` view and the summary's `levels` section: CPU time
+ * and rate, memory, I/O, processes, per phase too). JS_LEVEL_USER is every process of the caller's real UID
+ * (as `jobscope watch --user`); JS_LEVEL_JOB is the batch job the caller runs in, on this node: the job's
+ * cgroup where SLURM's task/cgroup made one (exact CPU, the cgroup's memory), else the tasks of the job's
+ * slurmstepd processes and their descendants (as `jobscope job --track stepd`). The node itself needs no
+ * level: every recording holds the host's figures (the `system` view). */
+#define JS_LEVEL_USER 1u
+#define JS_LEVEL_JOB 2u
 
 /* js_monitor_start: start monitoring this process and its descendants (or those of opts->pid) on a new
  * thread. Takes the first sample before returning. At most one embedded monitor per process. With `pid`, the
  * monitor ends by itself when that process and every descendant have exited (js_monitor_stop then returns at
- * once, with the whole run's summary). `size` may be that of version 1 (no `pid`). Returns 0, -EBUSY (one is
- * running), -EINVAL (bad options), -ESRCH (no process `pid`), -EEXIST (output exists and not overwrite), or
- * another -errno. */
+ * once, with the whole run's summary). `size` may be that of version 1 (the fields up to set_environment);
+ * later fields are then taken as zero. Returns 0, -EBUSY (one is running), -EINVAL (bad options: an unknown
+ * level bit, a negative pid, a bad job id), -ESRCH (no process `pid`), -EEXIST (output exists and not
+ * overwrite), -ENOENT (JS_LEVEL_JOB outside a SLURM job and no job_id), or another -errno. */
 JS_API int js_monitor_start(const js_monitor_opts_t *opts);
 
 /* js_monitor_sample: take a sample now (off schedule) and wait until it is recorded and in the summary.

@@ -20,7 +20,7 @@ class LibraryNotFound(ImportError):
 
 
 class MonitorOpts(ctypes.Structure):
-    """js_monitor_opts_t (version 2: 40 bytes on LP64; `pid` is version 2's)."""
+    """js_monitor_opts_t (version 2: 56 bytes on LP64; version 1 was 40)."""
 
     _fields_ = [
         ("size", ctypes.c_size_t),
@@ -29,8 +29,16 @@ class MonitorOpts(ctypes.Structure):
         ("overwrite", ctypes.c_int),
         ("uss_every", ctypes.c_uint),
         ("set_environment", ctypes.c_int),
+        # version 2
         ("pid", ctypes.c_int),
+        ("levels", ctypes.c_uint),
+        ("job_id", ctypes.c_char_p),
     ]
+
+
+# levels of the embedded monitor (include/jobscope.h JS_LEVEL_*)
+LEVEL_USER = 1
+LEVEL_JOB = 2
 
 
 def _candidates():

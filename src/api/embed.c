@@ -18,11 +18,18 @@
  * `jobscope attach PID` runs it (figures from the first sample, the root's exit wakes the loop, the loop ends
  * by itself when the scope is over), still on a thread of this process, whose own process is then skipped if
  * it is a member. The model is not told `embedded` then: the monitor thread is not in the root's CPU.
+ *
+ * Levels (JS_LEVEL_*, resolve_levels): the caller's user (scope USER, its real UID) and its SLURM job on this
+ * node (the job's cgroup when jobs_cgroup_find finds one, else its slurmstepd tasks, as `jobscope job`
+ * resolves a job) are resolved here into the context's levels, which the `levels` source reads and the
+ * `levels` model part models; the monitor's summary and recording then carry them.
  */
 #include "api/api.h"
 #include "config.h"
 
+#include "core/batchenv.h"
 #include "core/hostinfo.h"
+#include "core/jobs.h"
 #include "core/json.h"
 #include "core/marks.h"
 #include "core/monitor.h"
@@ -32,6 +39,7 @@
 #include "sinks/recording.h"
 #include "sinks/tabsink.h"
 #include "sources/proc_tree.h"
+#include "sys/cgroupfs.h"
 #include "sys/parse.h"
 
 #include <errno.h>
@@ -65,6 +73,10 @@ typedef struct {
     bool env_set, env_had;
     char *env_saved;
     pid_t target; /* opts->pid: the attached process, 0 for this process */
+    /* levels (resolve_levels): what the context's level scopes point to */
+    char level_what[JS_LV_MAX][1024];
+    char job_id[64], job_node[256], job_cgroup[512];
+    js_cgroup_t *job_cg;
     /* shared with the monitor thread (mu) */
     bool done;
     int loop_rc;
@@ -292,15 +304,79 @@ static void teardown(void)
     model_free(em.model);
     em.model = NULL;
     free(em.mon.ctx.reaped);
+    cgroupfs_free(em.job_cg);
+    em.job_cg = NULL;
     memset(&em.mon, 0, sizeof(em.mon));
     em.mon.wake_fd = -1;
 }
 
+extern char **environ;
+
+/* resolve_levels: the levels asked for (JS_LEVEL_* in `levels`) into em.mon.ctx.levels. The job level needs
+ * `job_id` or $SLURM_JOB_ID. Returns 0, -EINVAL (an unknown bit, a malformed job id or environment) or
+ * -ENOENT (the job level outside a SLURM job). */
+static int resolve_levels(unsigned levels, const char *job_id)
+{
+    js_ctx_t *ctx = &em.mon.ctx;
+    if (levels & ~(JS_LEVEL_USER | JS_LEVEL_JOB))
+        return -EINVAL;
+    if (levels & JS_LEVEL_USER) {
+        js_level_scope_t *l = &ctx->levels[JS_LV_USER];
+        l->on = true;
+        l->scope.kind = JS_SCOPE_USER;
+        l->scope.uid = getuid();
+        l->monitor_inside = true;
+        snprintf(em.level_what[JS_LV_USER], sizeof(em.level_what[0]), "uid %u: every process of the user",
+                 (unsigned)getuid());
+        l->what = em.level_what[JS_LV_USER];
+    }
+    if (!(levels & JS_LEVEL_JOB))
+        return 0;
+    char host[256] = "", why[512] = "";
+    if (gethostname(host, sizeof(host) - 1) < 0)
+        host[0] = '\0';
+    js_batch_job_t b;
+    int r = batchenv_parse(environ, host, &b, why, sizeof(why));
+    bool env_job = r == 0 && b.kind == JS_BATCH_SLURM;
+    if (!job_id && !env_job)
+        return r == -EINVAL ? -EINVAL : -ENOENT;
+    if (job_id && (!batch_safe_name(job_id) || strlen(job_id) >= sizeof(em.job_id)))
+        return -EINVAL;
+    snprintf(em.job_id, sizeof(em.job_id), "%s", job_id ? job_id : b.job);
+    js_level_scope_t *l = &ctx->levels[JS_LV_JOB];
+    l->monitor_inside = env_job && !strcmp(b.job, em.job_id);
+    snprintf(em.job_node, sizeof(em.job_node), "%s", env_job && b.node[0] ? b.node : host[0] ? host : "node");
+    uid_t uid = getuid() == 0 ? (uid_t)-1 : getuid();
+    l->on = true;
+    if (jobs_cgroup_find(&ctx->root, em.job_id, NULL, em.job_node, uid, em.job_cgroup,
+                         sizeof(em.job_cgroup)) == 0 &&
+        cgroupfs_open_path(&ctx->root, em.job_cgroup, &em.job_cg, why, sizeof(why)) == 0) {
+        l->scope.kind = JS_SCOPE_CGROUP;
+        l->scope.cgroup = em.job_cg;
+        l->scope.cgroup_whole = true;
+        snprintf(em.level_what[JS_LV_JOB], sizeof(em.level_what[0]), "SLURM job %s on %s: cgroup %s",
+                 em.job_id, em.job_node, em.job_cgroup);
+    } else {
+        l->scope.kind = JS_SCOPE_TREE;
+        l->scope.stepd_job = em.job_id;
+        l->scope.stepd_node = em.job_node;
+        snprintf(em.level_what[JS_LV_JOB], sizeof(em.level_what[0]),
+                 "SLURM job %s on %s: the tasks of its slurmstepd processes", em.job_id, em.job_node);
+    }
+    l->what = em.level_what[JS_LV_JOB];
+    return 0;
+}
+
+/* the size of version 1 of js_monitor_opts_t (up to set_environment) */
+#define OPTS_V1_SIZE (offsetof(js_monitor_opts_t, set_environment) + sizeof(int))
+
 JS_API int js_monitor_start(const js_monitor_opts_t *opts)
 {
-    /* version 1 ends at set_environment; later fields are read only when `size` covers them */
-    if (!opts || opts->size < offsetof(js_monitor_opts_t, set_environment) + sizeof(opts->set_environment))
+    if (!opts || opts->size < OPTS_V1_SIZE)
         return -EINVAL;
+    bool v2 = opts->size >= offsetof(js_monitor_opts_t, job_id) + sizeof(const char *);
+    unsigned levels = v2 ? opts->levels : 0;
+    const char *job_id = v2 ? opts->job_id : NULL;
     double iv = opts->interval_s > 0 ? opts->interval_s : 1.0;
     if (!(iv >= 0.01 && iv <= 3600))
         return -EINVAL;
@@ -356,6 +432,8 @@ JS_API int js_monitor_start(const js_monitor_opts_t *opts)
     em.mon.ctx.embedded = true;
     em.mon.ctx.uss_every = opts->uss_every ? opts->uss_every : 30;
     em.mon.ctx.status_every = 5;
+    if ((r = resolve_levels(levels, job_id)) < 0)
+        goto fail;
     em.mon.interval_ns = (int64_t)(iv * 1e9 + 0.5);
     em.mon.embedded = true;
     if ((em.mon.wake_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK)) < 0) {

@@ -22,6 +22,7 @@
     X(thermal)                                                                                                 \
     X(cgroup)                                                                                                  \
     X(perf)                                                                                                    \
+    X(levels)                                                                                                  \
     X(nvml)                                                                                                    \
     X(rocm)                                                                                                    \
     X(self)
@@ -56,6 +57,9 @@ static const js_column_t inventory_cols[INV__MAX] = {
 };
 const js_table_t table_inventory = {"inventory", "the hardware and the allocation, once per run (sample 0)",
                                     INV__MAX, inventory_cols};
+const js_table_t table_level_job_inventory = {
+    "level_job_inventory", "level job: what its cgroup source knows (sample 0; sources/levels.c)", INV__MAX,
+    inventory_cols};
 
 int inventory_add(js_rows_t *inv, const char *source, const char *key, const char *value)
 {

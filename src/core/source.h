@@ -66,6 +66,23 @@ typedef struct {
     bool cgroup_whole;
 } js_scope_t;
 
+/* The embedded monitor's levels (include/jobscope.h, JS_LEVEL_*): scopes read beside the monitored one by the
+ * `levels` source, each with its own instance of proc_tree (and of cgroup, for a job with a cgroup) writing
+ * into tables of its own (level_user_*, level_job_*), and modelled by part_levels as a scope of its own. */
+typedef enum {
+    JS_LV_USER, /* scope USER: every process of scope.uid */
+    JS_LV_JOB,  /* scope CGROUP (the job's, cgroup_whole) or TREE with stepd_job (the job's slurmstepd tasks)
+                 */
+    JS_LV_MAX
+} js_level_ix_t;
+
+typedef struct {
+    bool on;
+    js_scope_t scope;    /* borrowed strings and cgroup: they outlive the monitor */
+    const char *what;    /* how the scope was resolved, for the inventory ("uid 1000", "cgroup /slurm/...") */
+    bool monitor_inside; /* the monitored process (the embedded monitor's host) is one of the level's */
+} js_level_scope_t;
+
 /* One child reaped by the monitor (wait4), handed to the proc_tree source for the `exits` table. */
 typedef struct {
     pid_t pid;
@@ -111,6 +128,8 @@ typedef struct {
     uint64_t marks_received, marks_rejected;
     /* --redact-cmdline: every match in a recorded command-line argument becomes "***" (NULL: none) */
     const regex_t *redact_cmdline;
+    /* the embedded monitor's levels (js_level_scope_t); none on elsewhere */
+    js_level_scope_t levels[JS_LV_MAX];
 } js_ctx_t;
 
 typedef struct js_source {
@@ -149,6 +168,7 @@ enum { INV_SOURCE, INV_KEY, INV_VALUE, INV__MAX };
 extern const js_table_t table_samples;
 extern const js_table_t table_source_stats;
 extern const js_table_t table_inventory; /* written with the first sample only */
+extern const js_table_t table_level_job_inventory; /* its twin for the embedded monitor's job level */
 
 /* inventory_add: append the inventory row (source, key, value). Returns 0 or -ENOMEM. */
 int inventory_add(js_rows_t *inv, const char *source, const char *key, const char *value);

@@ -34,6 +34,8 @@ struct js_model_cfg {
                              * monitor thread's CPU (the self table) is taken off the tree's */
     bool stepd_roots;       /* jobscope job without a cgroup: the tree's roots are slurmstepd processes (the
                              * stepd table), whose reaped CPU is the job's; counted from the tasks' start */
+    bool level;             /* the model of one of the embedded monitor's levels (part_levels): no levels of
+                             * its own */
 };
 
 enum { IO_RCHAR, IO_WCHAR, IO_SYSCR, IO_SYSCW, IO_READ, IO_WRITE, IO__MAX };

@@ -91,6 +91,13 @@ static const js_column_t cgroup_io_cols[CGIO__MAX] = {
     [CGIO_DISCARD_IOS] = IOC("discard_ios", "count", "discard requests (v2 dios; v1 Discard)"),
 };
 const js_table_t table_cgroup_io = {"cgroup_io", "the scope's cgroup: block I/O per device", CGIO__MAX, cgroup_io_cols};
+/* twins for the embedded monitor's job level (sources/levels.c runs a second instance of this source) */
+const js_table_t table_level_job_cgroup = {
+    "level_job_cgroup", "level job: the job's cgroup: CPU, tasks, pressure", CG__MAX, cgroup_cols};
+const js_table_t table_level_job_cgroup_memory = {
+    "level_job_cgroup_memory", "level job: the job's cgroup: memory", CGM__MAX, cgroup_memory_cols};
+const js_table_t table_level_job_cgroup_io = {"level_job_cgroup_io", "level job: the job's cgroup: block I/O",
+                                              CGIO__MAX, cgroup_io_cols};
 
 /* ---- parsers ---- */
 

@@ -154,6 +154,25 @@ const js_table_t table_stepd = {"stepd", "jobscope job without a cgroup: one row
 const js_table_t table_exits = {"exits", "one row per child reaped by the monitor (wait4 rusage)", EXIT__MAX,
                                 exit_cols};
 
+/* The same tables for the embedded monitor's levels (sources/levels.c runs a second instance of this source
+ * over each level's scope): recorded apart, so the monitored scope's own tables hold only its members. */
+#define LEVEL_TWIN(var, name, help, n, cols) const js_table_t var = {name, help, n, cols};
+LEVEL_TWIN(table_level_user_proc, "level_user_proc", "level user: one row per sample and process of the user",
+           PROC__MAX, proc_cols)
+LEVEL_TWIN(table_level_user_proc_info, "level_user_proc_info",
+           "level user: a process first seen, or after an exec", INFO__MAX, info_cols)
+LEVEL_TWIN(table_level_user_tree, "level_user_tree", "level user: one row per sample (membership)", TREE__MAX,
+           tree_cols)
+LEVEL_TWIN(table_level_job_proc, "level_job_proc",
+           "level job: one row per sample and process of the batch job", PROC__MAX, proc_cols)
+LEVEL_TWIN(table_level_job_proc_info, "level_job_proc_info",
+           "level job: a process first seen, or after an exec", INFO__MAX, info_cols)
+LEVEL_TWIN(table_level_job_tree, "level_job_tree", "level job: one row per sample (membership)", TREE__MAX,
+           tree_cols)
+LEVEL_TWIN(table_level_job_stepd, "level_job_stepd",
+           "level job without a cgroup: one row per sample and slurmstepd", STEPD__MAX, stepd_cols)
+#undef LEVEL_TWIN
+
 /* ---- parsers --------------------------------------------------------------------------------------- */
 
 int proc_parse_io(const char *text, js_pid_io_t *ret)

@@ -3,7 +3,8 @@
 executing a small notebook: every cell is a phase, so each cell gets its own samples and figures (a CPU
 cell, a memory cell, a cell whose child process does the work); the report and the plot render (a table and
 a PNG); the session exports as a recording and a per-sample CSV with the cell of each sample; the saved
-recording loads back for offline analysis; JUmPER's levels map (process, system) or say why not (user).
+recording loads back for offline analysis; JUmPER's levels: process, system, user (an orphan of the kernel is
+the user's, not the process's), slurm refused outside a SLURM job.
 """
 import os
 import sys
@@ -45,8 +46,12 @@ CELLS = [
     "%jobscope stop",                                                             # 11
     "%jobscope load session.db\n%jobscope report",                                # 12
     "%jobscope plot --cell 4",                                                    # 13
-    "try:\n    get_ipython().run_line_magic('jobscope', 'start --level user')\nexcept Exception as e:\n"
+    "try:\n    get_ipython().run_line_magic('jobscope', 'start --level slurm')\nexcept Exception as e:\n"
     "    print('refused:', e)",                                                   # 14
+    "%jobscope start 0.1 --level user --output lvl.db",                           # 15
+    "import subprocess, sys\nsubprocess.run(['sh', '-c', sys.executable + ' -c \"import time\\nt=time.process_time()"
+    "\\nwhile time.process_time()-t<0.4: pass\\ntime.sleep(0.6)\" &'])\ntime.sleep(0.8)",  # 16: an orphan
+    "%jobscope report --level user\n%jobscope report --level process\n%jobscope stop",  # 17
 ]
 
 
@@ -140,4 +145,21 @@ def test_offline_load_and_levels(executed):
     assert "loaded session.db" in loaded and "cells" in loaded
     assert outputs(nb.cells[11], "text/html")
     assert outputs(nb.cells[12], "image/png")  # a plot of one cell, from the saved recording
-    assert "refused:" in text_of(nb.cells[13]) and "level 'user'" in text_of(nb.cells[13])
+    assert "refused:" in text_of(nb.cells[13]) and "not inside a SLURM job" in text_of(nb.cells[13])
+
+
+def test_user_level(executed):
+    """%jobscope start --level user: the cell's orphan (not the kernel's descendant any more) is the user's."""
+    nb, work = executed
+    assert len(outputs(nb.cells[16], "text/html")) == 2  # a table per level
+    sys.path.insert(0, str(PYDIR))
+    os.environ["JOBSCOPE_LIBRARY"] = str(LIB)
+    import jobscope
+
+    rec = jobscope.read(work / "lvl.db")
+    ph = rec.view("level_phases")
+    n = nb.cells[15].get("execution_count")
+    last = ph[(ph["sample"] == ph["sample"].max()) & (ph["phase"] == f"cell {n}")].set_index("level")
+    user = last.loc["user", "cpu_s"]
+    proc = rec.cells.loc[n, "cpu_s"]
+    assert user - proc >= 0.3, (user, proc)  # the orphan burned 0.4 s
