@@ -848,11 +848,17 @@ static int resolve_watch(const run_opts_t *o, js_ctx_t *ctx, js_cgroup_t **ret_c
 
 int cmd_run(int argc, char **argv)
 {
+    return cmd_run_hooks(argc, argv, NULL);
+}
+
+int cmd_run_hooks(int argc, char **argv, const job_hooks_t *hooks)
+{
     run_opts_t o = {.kind = !strcmp(argv[0], "attach")                              ? CMD_ATTACH
                             : !strcmp(argv[0], "watch") || !strcmp(argv[0], "job") ? CMD_WATCH
                                                                                    : CMD_RUN};
     o.attach = o.kind != CMD_RUN;
     o.job = !strcmp(argv[0], "job");
+    o.ja.hooks = o.job ? hooks : NULL;
     int r = parse_args(argc, argv, &o);
     if (r) {
         if (o.redact_set)
@@ -1049,6 +1055,12 @@ int cmd_run(int argc, char **argv)
     }
     if (cli_export_add(&o.exp, &mon))
         goto out;
+    if (o.job && ((o.ja.hooks && o.ja.hooks->sink &&
+                   (r = monitor_add_sink(&mon, o.ja.hooks->sink, o.ja.hooks->sink_state)) < 0) ||
+                  (r = job_end_arm(&o.ja, &plan, &mon.ctx.root, &mon)) < 0)) {
+        cli_error("cannot start monitoring: %s", strerror(-r));
+        goto out;
+    }
     bool gpu_on = false;
     for (size_t i = 0; i < mon.sampler.nsources; i++) { /* a disabled source is a fact of the run */
         const char *why = gpu_reason(js_sources[i]->name); /* a GPU source says why in words */
@@ -1233,6 +1245,8 @@ out:
     fsroot_close(&mon.ctx.root);
     buf_free(&cmd);
     buf_free(&shell);
+    if (o.job)
+        job_end_free(&plan);
     if (o.job && job_state > 0) { /* after the recording is closed: move, mark, merge */
         int jr = job_finish(&o.ja, &plan, job_state == 2 && status == 0, o.user_quiet);
         if (jr && status == 0)
