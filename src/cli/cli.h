@@ -28,6 +28,7 @@ int cmd_mark(int argc, char **argv);
 int cmd_report(int argc, char **argv);
 int cmd_compare(int argc, char **argv);
 int cmd_merge(int argc, char **argv);
+int cmd_perfmon(int argc, char **argv);
 
 /* The terminal status line (status.c), a live sink: state is a js_status_t. */
 typedef struct {

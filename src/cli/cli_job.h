@@ -28,6 +28,7 @@ typedef struct {
     const js_live_sink_t *sink; /* a live sink after the recording (perfmon's metrics and check points) */
     void *sink_state;
     const char *ipc_file; /* stop when this file says FINISHED (perfmon's .ipc-JOBID), whenever it appears */
+    const char *ipc_file2; /* and this one (NULL: none) */
     /* after this node's recording is complete and marked: `merged` is the job recording when this node merged
      * every node's (the last to finish), else NULL. Returns 0 or EXIT_FAIL after its own message. */
     int (*finished)(void *arg, const job_plan_t *plan, const char *merged);

@@ -429,7 +429,8 @@ static bool job_stop_check(void *arg, const char **why)
 {
     job_plan_t *p = arg;
     const job_hooks_t *h = p->args ? p->args->hooks : NULL;
-    if (h && h->ipc_file && monitor_file_finished(h->ipc_file)) {
+    if (h && ((h->ipc_file && monitor_file_finished(h->ipc_file)) ||
+              (h->ipc_file2 && monitor_file_finished(h->ipc_file2)))) {
         *why = "ipc-file";
         return true;
     }
