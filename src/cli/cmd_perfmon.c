@@ -37,7 +37,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -539,32 +538,6 @@ static int feed(void *arg, const js_recording_t *r, js_model_t *m, const js_samp
     return pm_host_feed(((feed_t *)arg)->h, m, s) < 0 ? -ENOMEM : 0;
 }
 
-/* summary_text: the job's text summary (`jobscope summary JOBID.db`), for the PDF's first page. */
-static char *job_summary_text(const char *merged)
-{
-    fflush(stdout);
-    int mfd = memfd_create("summary", MFD_CLOEXEC), saved = dup(STDOUT_FILENO);
-    if (mfd < 0 || saved < 0 || dup2(mfd, STDOUT_FILENO) < 0) {
-        if (mfd >= 0)
-            close(mfd);
-        if (saved >= 0)
-            close(saved);
-        return NULL;
-    }
-    cli_merged_summary(merged, false);
-    fflush(stdout);
-    dup2(saved, STDOUT_FILENO);
-    close(saved);
-    off_t len = lseek(mfd, 0, SEEK_END);
-    char *text = len >= 0 ? calloc(1, (size_t)len + 1) : NULL;
-    if (text && pread(mfd, text, (size_t)len, 0) != len) {
-        free(text);
-        text = NULL;
-    }
-    close(mfd);
-    return text;
-}
-
 /* python_export: pickle, parquet, feather, orc: pandas through jobscope's Python package (python -m
  * jobscope.perfmon convert), from the dataframes as CSV in a private folder. */
 static int python_export(pm_run_t *run, pm_host_t *const *hosts, size_t n)
@@ -749,7 +722,7 @@ static int post_process(pm_run_t *run, const job_plan_t *plan, const char *merge
         const char *user = getenv("USER");
         snprintf(title, sizeof(title), "Job ID: %s   User: %s   # Nodes: %zu   Date: %s", run->job,
                  user ? user : "-", n, date);
-        char *sum = job_summary_text(merged);
+        char *sum = cli_summary_text(merged);
         int np = pm_plots(hp, n, plots, pdf, title, sum, err, sizeof(err));
         free(sum);
         if (np < 0) {

@@ -199,38 +199,6 @@ static int write_png(const js_svgdoc_t *d, const char *dir, char *err, size_t er
     return r;
 }
 
-/* summary_doc: the job's summary lines as an SVG document (a PDF page's text). */
-static int summary_doc(js_buf_t *b, const char *title, const char *text)
-{
-    size_t lines = 1;
-    for (const char *p = text; p && *p; p++)
-        lines += *p == '\n';
-    double h = 40 + 13.0 * (double)lines;
-    js_html_t o = {.buf = b};
-    html_printf(
-        &o,
-        "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<svg xmlns=\"http://www.w3.org/2000/svg\" "
-        "width=\"800\" height=\"%d\" viewBox=\"0 0 800 %d\"><rect width=\"800\" height=\"%d\" "
-        "fill=\"#ffffff\"/><text x=\"0\" y=\"18\" font-family=\"DejaVu Sans, sans-serif\" font-size=\"16\" "
-        "font-weight=\"bold\" fill=\"#1a1a1a\">",
-        (int)h, (int)h, (int)h);
-    html_text(&o, title);
-    html_raw(&o,
-             "</text>\n<g font-family=\"DejaVu Sans Mono, monospace\" font-size=\"10.5\" fill=\"#1a1a1a\" "
-             "xml:space=\"preserve\">\n");
-    double y = 44;
-    for (const char *p = text; p && *p;) {
-        const char *nl = strchr(p, '\n');
-        size_t len = nl ? (size_t)(nl - p) : strlen(p);
-        html_printf(&o, "<text x=\"0\" y=\"%d\">", (int)y);
-        html_textn(&o, p, len);
-        html_raw(&o, "</text>\n");
-        y += 13;
-        p = nl ? nl + 1 : p + len;
-    }
-    return html_raw(&o, "</g></svg>\n");
-}
-
 /* header_doc: perfmon's page header line (job, user, nodes, date). */
 static int header_doc(js_buf_t *b, const char *title)
 {
@@ -363,7 +331,7 @@ int pm_plots(pm_host_t *const *hosts, size_t n, const char *dir, const char *pdf
             r = -errno;
             snprintf(err, errlen, "%s: %s", tmp, strerror(errno));
         } else if ((r = raster_pdf_open(fd, title, &pdf, err, errlen)) == 0) {
-            if (header_doc(&head, title) < 0 || summary_doc(&sum, "Job summary", summary ? summary : "") < 0)
+            if (header_doc(&head, title) < 0 || svg_text_doc(&sum, "Job summary", summary ? summary : "") < 0)
                 r = -ENOMEM;
             if (r == 0)
                 r = raster_pdf_draw(pdf, head.p, head.len, 0, err, errlen);

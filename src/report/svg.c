@@ -999,3 +999,49 @@ int svg_heatmap(js_html_t *h, const js_heatmap_t *c)
     free(cell);
     return html_raw(h, "</figure>\n");
 }
+
+int svg_text_doc(js_buf_t *out, const char *title, const char *text)
+{
+    size_t lines = 1, width = 0, w = 0;
+    for (const char *p = text; p && *p; p++) {
+        if (*p == '\n') {
+            lines++;
+            w = 0;
+        } else if (((unsigned char)*p & 0xc0) != 0x80 && ++w > width) {
+            width = w;
+        }
+    }
+    /* 800 units wide, or wider for long lines (6.4 units a character of 10.5-unit DejaVu Sans Mono) */
+    double wd = fmax(800, 6.4 * (double)width + 8), ht = 40 + 13.0 * (double)lines;
+    js_html_t o = {.buf = out};
+    html_raw(
+        &o, "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"");
+    num(&o, wd);
+    html_raw(&o, "\" height=\"");
+    num(&o, ht);
+    html_raw(&o, "\" viewBox=\"0 0 ");
+    num(&o, wd);
+    html_raw(&o, " ");
+    num(&o, ht);
+    html_raw(
+        &o,
+        "\"><rect width=\"100%\" height=\"100%\" fill=\"#ffffff\"/><text x=\"0\" y=\"18\" "
+        "font-family=\"DejaVu Sans, sans-serif\" font-size=\"16\" font-weight=\"bold\" fill=\"#1a1a1a\">");
+    html_text(&o, title);
+    html_raw(&o,
+             "</text>\n<g font-family=\"DejaVu Sans Mono, monospace\" font-size=\"10.5\" fill=\"#1a1a1a\" "
+             "xml:space=\"preserve\">\n");
+    double y = 44;
+    for (const char *p = text; p && *p;) {
+        const char *nl = strchr(p, '\n');
+        size_t len = nl ? (size_t)(nl - p) : strlen(p);
+        html_raw(&o, "<text x=\"0\" y=\"");
+        num(&o, y);
+        html_raw(&o, "\">");
+        html_textn(&o, p, len);
+        html_raw(&o, "</text>\n");
+        y += 13;
+        p = nl ? nl + 1 : p + len;
+    }
+    return html_raw(&o, "</g></svg>\n");
+}
