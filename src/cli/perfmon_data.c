@@ -326,6 +326,8 @@ int pm_host_feed(pm_host_t *h, js_model_t *m, const js_sample_t *s)
     r |= put(h, PM_CPU, "net_io_counters", "packets_recv", "Network packets received", h->net[3]);
     r |= put(h, PM_CPU, "", "num_threads", "Number of threads", p->threads);
     r |= put(h, PM_CPU, "", "num_fds", "Number of file descriptors", p->fds);
+    series(h, PM_CPU, "ib_io_counters", "", NULL); /* every key of perfmon's schema: empty without IB, RAPL */
+    series(h, PM_CPU, "rapl_powercap", "", NULL);
     if (view(m, "infiniband", &v) && v.rows->nrows) {
         double x = 0, rcv = 0, xp = 0, rp = 0;
         for (size_t i = 0; i < v.rows->nrows; i++) {

@@ -242,33 +242,6 @@ static uint64_t find_socket(js_jobend_t *e)
     return e->sock;
 }
 
-/* is_launcher: whether the subtree of `pid` (a child of the batch shell) holds this monitor, or the srun
- * listening on its launcher port: the monitor's own launcher, whose wait is the job's idiom. */
-static bool is_launcher(js_jobend_t *e, int32_t pid, uint64_t start)
-{
-    if (pid == e->launcher && start == e->launcher_start)
-        return true;
-    int32_t *q = malloc(MAX_TREE * sizeof(*q));
-    if (!q)
-        return false;
-    size_t n = 0, head = 0;
-    q[n++] = pid;
-    uint64_t sock = find_socket(e);
-    bool found = false;
-    while (head < n && !found) {
-        int32_t p = q[head++];
-        found = p == e->self || (sock && has_socket(e, p, sock));
-        if (!found)
-            n += children(e, p, q + n, MAX_TREE - n);
-    }
-    free(q);
-    if (found) {
-        e->launcher = pid;
-        e->launcher_start = start;
-    }
-    return found;
-}
-
 /* ---- SLURM ---- */
 
 /* find_batch: look for the job's `slurmstepd: [JOB.batch]` and whether its script runs on this node (its
@@ -320,40 +293,87 @@ static void find_batch(js_jobend_t *e, int64_t now)
         e->batch = 0; /* the script runs on another host: only the shared verdict ends this monitor */
 }
 
-/* slurm_idle: whether the batch shell sleeps in wait with the monitor's launcher as its only live child. */
+/* find_launcher: the monitor's launcher in the batch step's process tree: the srun listening on the
+ * monitor's SLURM_SRUN_COMM_PORT (an srun first, then any process), else the monitor itself (launched from
+ * the script without srun). Cached while it lives. */
+static int32_t find_launcher(js_jobend_t *e)
+{
+    js_pid_stat_t ps;
+    if (e->launcher && read_stat(e, e->launcher, &ps) == 0 && ps.starttime == e->launcher_start)
+        return e->launcher;
+    e->launcher = 0;
+    int32_t *q = malloc(MAX_TREE * sizeof(*q));
+    if (!q)
+        return 0;
+    size_t n = children(e, e->stepd, q, MAX_TREE);
+    for (size_t i = 0; i < n && n < MAX_TREE; i++)
+        n += children(e, q[i], q + n, MAX_TREE - n);
+    uint64_t sock = find_socket(e);
+    for (int pass = 0; pass < 3 && !e->launcher; pass++)
+        for (size_t i = 0; i < n && !e->launcher; i++) {
+            if (read_stat(e, q[i], &ps) < 0)
+                continue;
+            bool hit = pass == 0   ? sock && !strcmp(ps.comm, "srun") && has_socket(e, q[i], sock)
+                       : pass == 1 ? sock && strcmp(ps.comm, "srun") != 0 && has_socket(e, q[i], sock)
+                                   : q[i] == e->self;
+            if (hit) {
+                e->launcher = q[i];
+                e->launcher_start = ps.starttime;
+            }
+        }
+    free(q);
+    return e->launcher;
+}
+
+/* slurm_idle: whether the batch script only waits for the monitor's launcher. The processes from the batch
+ * step's task down to the launcher (the script's shell, and wrappers such as time(1) above it) must each
+ * sleep in wait(2) with no live child but the next one on that path, down to the first that does not wait
+ * (the launcher: srun, or mpirun above it); each must stay in the same wait while this is read. */
 static bool slurm_idle(js_jobend_t *e)
 {
     js_pid_stat_t ps;
     if (read_stat(e, e->stepd, &ps) < 0 || ps.starttime != e->stepd_start)
         return false; /* the batch step is gone: the job is ending anyway */
-    int32_t sh[4];
-    size_t nsh = children(e, e->stepd, sh, 4);
-    int32_t shell = 0;
-    for (size_t i = 0; i < nsh && !shell; i++)
-        if (read_stat(e, sh[i], &ps) == 0 && ps.state != 'Z' && ps.state != 'X')
-            shell = sh[i];
-    if (!shell)
+    int32_t l = find_launcher(e);
+    if (!l)
         return false;
-    uint64_t v1 = voluntary(e, shell);
-    int w1 = waits(e, shell);
-    if (read_stat(e, shell, &ps) < 0 || ps.state != 'S' || w1 == 0)
-        return false;
-    int32_t kids[64];
-    size_t nk = children(e, shell, kids, 64);
-    size_t launchers = 0;
-    for (size_t i = 0; i < nk; i++) {
-        js_pid_stat_t cs;
-        if (read_stat(e, kids[i], &cs) < 0 || cs.state == 'Z' || cs.state == 'X')
-            continue; /* exited: the wait reaps it */
-        if (!is_launcher(e, kids[i], cs.starttime))
-            return false; /* other work: a command in the foreground, a step in the background */
-        launchers++;
+    int32_t chain[32];
+    size_t n = 0;
+    for (int32_t p = l; p != e->stepd; p = ps.ppid) { /* from the launcher up to the batch step */
+        if (n == 32 || p <= 1 || read_stat(e, p, &ps) < 0)
+            return false;
+        chain[n++] = p;
     }
-    uint64_t v2 = voluntary(e, shell);
-    int w2 = waits(e, shell);
-    /* the same wait throughout (no voluntary switch in between), which the kernel says is wait(2) or does
-     * not name */
-    return launchers > 0 && v1 != UINT64_MAX && v1 == v2 && w2 != 0;
+    uint64_t vcsw[32];
+    size_t waiting = 0;
+    for (size_t k = n; k-- > 0;) { /* top down: chain[n-1] is the batch step's task */
+        int32_t p = chain[k];
+        if (p == l)
+            break;
+        vcsw[waiting] = voluntary(e, p);
+        int w = waits(e, p);
+        if (read_stat(e, p, &ps) < 0 || ps.state != 'S' || w == 0 || vcsw[waiting] == UINT64_MAX) {
+            if (k == n - 1)
+                return false; /* the script itself does not wait */
+            break;            /* the launcher (mpirun polls) and what is below it */
+        }
+        int32_t kids[64];
+        size_t nk = children(e, p, kids, 64);
+        for (size_t i = 0; i < nk; i++) {
+            js_pid_stat_t cs;
+            if (kids[i] == chain[k - 1] || read_stat(e, kids[i], &cs) < 0 || cs.state == 'Z' || cs.state == 'X')
+                continue; /* the path, or exited (the wait reaps it) */
+            return false; /* other work: a command in the foreground, a step in the background */
+        }
+        waiting++;
+    }
+    if (!waiting)
+        return false;
+    /* the same waits throughout: no voluntary switch in between, and still in wait(2) */
+    for (size_t k = n, i = 0; k-- > 0 && i < waiting; i++)
+        if (voluntary(e, chain[k]) != vcsw[i] || waits(e, chain[k]) == 0)
+            return false;
+    return true;
 }
 
 /* ---- PBS and OAR ---- */
