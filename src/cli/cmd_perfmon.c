@@ -577,7 +577,8 @@ static int python_export(pm_run_t *run, pm_host_t *const *hosts, size_t n)
             }
         }
     }
-    for (size_t i = 0; i < run->o.nexport && !rc; i++) {
+    bool frames = rc == 0; /* every format is tried: each says for itself why it failed */
+    for (size_t i = 0; i < run->o.nexport && frames; i++) {
         int bit = run->o.export_order[i];
         size_t k = 0;
         while (k < NEXPORTS && exports[k].bit != bit)
@@ -859,6 +860,10 @@ int cmd_perfmon(int argc, char **argv)
     close(lfd);
     pmlog("INFO", "jobscope perfmon: job %s, folder %s, sampling every %g s, check points every %g s%s", id,
           run.dir, (double)run.o.interval_ns / 1e9, run.o.check_point_s, run.o.report ? ", report" : "");
+    if (run.o.system || run.o.partition || run.o.env || run.o.name)
+        pmlog("INFO", "SDP benchmark: system %s, partition %s, env %s, name %s",
+              run.o.system ? run.o.system : "-", run.o.partition ? run.o.partition : "-",
+              run.o.env ? run.o.env : "-", run.o.name ? run.o.name : "-");
     if (run.o.launcher)
         pmlog("DEBUG", "launcher %s (jobscope finds the job's work from the scheduler)", run.o.launcher);
     if (run.o.verbose)

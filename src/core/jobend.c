@@ -337,7 +337,7 @@ static bool slurm_idle(js_jobend_t *e)
     int32_t l = find_launcher(e);
     if (!l)
         return false;
-    int32_t chain[32];
+    int32_t chain[32] = {0};
     size_t n = 0;
     for (int32_t p = l; p != e->stepd; p = ps.ppid) { /* from the launcher up to the batch step */
         if (n == 32 || p <= 1 || read_stat(e, p, &ps) < 0)
