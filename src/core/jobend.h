@@ -11,21 +11,24 @@
  * own, the job would hang until its time limit. The work is over when the batch script has nothing left to do
  * but wait for the monitor:
  *
- *   SLURM, on the job's batch node (the node whose `slurmstepd: [JOB.batch]` runs the script): the script's
- *     shell sleeps in wait (wchan do_wait) and its only child that has not exited is the monitor's launcher
- *     (the process whose subtree holds the srun listening on this monitor's SLURM_SRUN_COMM_PORT, or the
- *     monitor itself). The shell must stay in that one wait while its children are read (its voluntary
- *     context switches are read before and after), and it must be so at two checks in a row: a shell between
- *     two commands is never taken for one that waits. No step but the monitor's own is then being launched
- *     from the script. Other nodes cannot see the batch shell: the caller shares the verdict (a file in the
- *     shared directory, cmd_job.c).
+ *   SLURM, on the job's batch node (the node whose `slurmstepd: [JOB.batch]` runs the script): the monitor's
+ *     launcher is found in the batch step's process tree (the srun listening on this monitor's
+ *     SLURM_SRUN_COMM_PORT, or the monitor itself when the script started it without srun). Every process
+ *     on the path from the batch step's task (the script's shell, or a wrapper such as time(1) above it)
+ *     down to the launcher sleeps in wait (wchan do_wait) with no live child but the next one on that path,
+ *     down to the first that does not wait (srun itself, or an mpirun above it: the launcher). Each must
+ *     stay in that one wait while its children are read (its voluntary context switches are read before and
+ *     after), and it must be so at two checks in a row: a shell between two commands is never taken for one
+ *     that waits. No step but the monitor's own is then being launched from the script. Other nodes cannot
+ *     see the batch shell: the caller shares the verdict (a file in the shared directory, cmd_job.c).
  *   PBS and OAR, on every node: the processes that carry the job in their environment (PBS_JOBID,
  * OAR_JOB_ID), other than the monitor, its descendants and its ancestors (the launcher chain up to the batch
  * shell), were seen once and are gone at two checks in a row, and none of those ancestors is running.
  *
  * Everything is read through the procfs root (tests point it at a fixture tree); nothing is signalled,
- * nothing printed. A check costs a few small reads (the batch shell's stat, wchan, status and children);
- * the job's slurmstepd is looked for in a listing of the procfs root until it is found.
+ * nothing printed. A check costs a few small reads per process on that path (stat, wchan, status, children);
+ * the job's slurmstepd is looked for in a listing of the procfs root until it is found (at most 10 listings,
+ * one a second), the launcher once in the batch step's tree (its descriptors read for the socket).
  */
 #ifndef JOBSCOPE_JOBEND_H
 #define JOBSCOPE_JOBEND_H
