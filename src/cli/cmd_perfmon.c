@@ -562,7 +562,11 @@ static int python_export(pm_run_t *run, pm_host_t *const *hosts, size_t n)
     const char *py = getenv("JOBSCOPE_PYTHON");
     py = py && *py ? py : "python3";
     char exe[PATH_MAX], pkg[PATH_MAX + 32], pypath[2 * PATH_MAX + 64];
-    ssize_t el = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+    js_fsroot_t fr = {.proc = -1, .sys = -1};
+    ssize_t el = fsroot_open(&fr, NULL, NULL) == 0 && fsroot_is_live(&fr) > 0
+                     ? readlinkat(fr.proc, "self/exe", exe, sizeof(exe) - 1)
+                     : -1;
+    fsroot_close(&fr);
     pypath[0] = '\0';
     if (el > 0) {
         exe[el] = '\0';
