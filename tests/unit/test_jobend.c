@@ -4,7 +4,7 @@
  * temporary directory: a SLURM batch step whose shell runs a step in the foreground (not over), then only
  * waits for the monitor's launcher srun (over at the second check, not before 0.4 s), the same behind a
  * time(1) wrapper, a shell that reads instead of waiting, another node's batch script (never over here), and
- * a PBS job whose processes were seen and are gone. Also the wchan names and /proc/net/tcp parsing.
+ * PBS and OAR jobs whose processes were seen and are gone. Also the wchan names and /proc/net/tcp parsing.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -250,6 +250,25 @@ static void test_pbs_nothing_seen(void **state)
     close(fr.proc);
 }
 
+static void test_oar(void **state)
+{
+    (void)state;
+    static const char env_job[] = "OAR_JOB_ID=5.pbs";
+    proc(200, "bash", 'S', 1, "do_wait", 4, env_job, sizeof(env_job), NULL, 0, "999 201");
+    proc(999, "jobscope", 'S', 200, "do_poll", 12, env_job, sizeof(env_job), NULL, 0, "");
+    proc(201, "app", 'R', 200, "0", 1, env_job, sizeof(env_job), NULL, 0, "");
+    js_fsroot_t fr;
+    js_jobend_t *e = checker(&fr, JS_BATCH_OAR, "vm");
+    assert_int_equal(jobend_check(e, 1 * SEC), 0);
+    char cmd[300];
+    snprintf(cmd, sizeof(cmd), "rm -rf '%s/201'", root);
+    assert_int_equal(system(cmd), 0);
+    assert_int_equal(jobend_check(e, 2 * SEC), 0);
+    assert_int_equal(jobend_check(e, 3 * SEC), 1);
+    jobend_free(e);
+    close(fr.proc);
+}
+
 static void test_parsers(void **state)
 {
     (void)state;
@@ -273,6 +292,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_slurm_other_node, setup, teardown),
         cmocka_unit_test_setup_teardown(test_pbs, setup, teardown),
         cmocka_unit_test_setup_teardown(test_pbs_nothing_seen, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_oar, setup, teardown),
         cmocka_unit_test(test_parsers),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
