@@ -9,7 +9,8 @@ pkgs=(gcc meson ninja-build pkg-config libsqlite3-dev sqlite3 libcmocka-dev libm
       slurmctld slurmd slurm-client munge libslurm-dev prometheus prometheus-node-exporter openssl curl util-linux
       libpfm4-dev clang libclang-rt-14-dev bpftool libbpf-dev cppcheck
       libhdf5-dev python3-h5py chromium
-      gfortran python3-venv python3-ipykernel python3-nbclient python3-nbformat python3-matplotlib)
+      gfortran python3-venv python3-ipykernel python3-nbclient python3-nbformat python3-matplotlib
+      librsvg2-2 poppler-utils python3-jsonschema python3-pil)
 missing=()
 for p in "${pkgs[@]}"; do
     dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

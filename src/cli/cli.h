@@ -28,6 +28,7 @@ int cmd_mark(int argc, char **argv);
 int cmd_report(int argc, char **argv);
 int cmd_compare(int argc, char **argv);
 int cmd_merge(int argc, char **argv);
+int cmd_perfmon(int argc, char **argv);
 
 /* The terminal status line (status.c), a live sink: state is a js_status_t. */
 typedef struct {
@@ -84,6 +85,11 @@ void cli_summarize(const js_recording_t *r, const char *path, const js_model_t *
 typedef int (*cli_each_fn)(void *arg, const js_recording_t *r, js_model_t *m, const js_sample_t *s);
 int cli_read_recording(const char *path, js_recording_t **ret_rec, js_model_t **ret_model, cli_each_fn each,
                        void *arg);
+
+/* cli_summary_text: the text summary of the recording at `path` (what `jobscope summary PATH` prints: a
+ * merged job's nodes and job, or one run's), as a string (malloc'ed, caller frees); NULL when it cannot be
+ * made (a message was printed). */
+char *cli_summary_text(const char *path);
 
 /* cli_report_fd: read the recording at `recording` and write its report page to `fd` (`out` names it in
  * messages). Returns 0, or EXIT_FAIL after printing one line. */

@@ -11,6 +11,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 #include <stdarg.h>
@@ -154,4 +155,30 @@ int cli_read_recording(const char *path, js_recording_t **ret_rec, js_model_t **
     if (rc < 0 && err[0])
         cli_error("%s", err); /* a callback's failure was reported by the callback */
     return rc < 0 ? EXIT_FAIL : 0;
+}
+
+char *cli_summary_text(const char *path)
+{
+    fflush(stdout);
+    int mfd = memfd_create("summary", MFD_CLOEXEC), saved = dup(STDOUT_FILENO);
+    if (mfd < 0 || saved < 0 || dup2(mfd, STDOUT_FILENO) < 0) {
+        if (mfd >= 0)
+            close(mfd);
+        if (saved >= 0)
+            close(saved);
+        return NULL;
+    }
+    char *argv[] = {"summary", (char *)path, NULL};
+    int rc = cmd_summary(2, argv);
+    fflush(stdout);
+    dup2(saved, STDOUT_FILENO);
+    close(saved);
+    off_t len = lseek(mfd, 0, SEEK_END);
+    char *text = rc == 0 && len >= 0 ? calloc(1, (size_t)len + 1) : NULL;
+    if (text && pread(mfd, text, (size_t)len, 0) != len) {
+        free(text);
+        text = NULL;
+    }
+    close(mfd);
+    return text;
 }

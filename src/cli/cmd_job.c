@@ -20,6 +20,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/statfs.h>
+#include <time.h>
 #include <unistd.h>
 
 extern char **environ;
@@ -323,10 +324,12 @@ static int on_node(void *arg, const char *name)
 }
 
 /* auto_merge: when every node of the job has its marker, the first monitor to see it claims the merge
- * (DIR/.JOBID.merge, O_EXCL) and writes DIR/JOBID.db. Quietly nothing when a node is missing. Returns 0, or
- * EXIT_FAIL after one line (the claim stays: `jobscope merge` by hand then). */
-static int auto_merge(const job_plan_t *p, bool quiet)
+ * (DIR/.JOBID.merge, O_EXCL) and writes DIR/JOBID.db (its path into `merged`, "" when this monitor did not
+ * merge). Quietly nothing when a node is missing. Returns 0, or EXIT_FAIL after one line (the claim stays:
+ * `jobscope merge` by hand then). */
+static int auto_merge(const job_plan_t *p, bool quiet, char *merged, size_t cap)
 {
+    merged[0] = '\0';
     const char *list = p->b.nodelist;
     if (!list[0])
         return 0;
@@ -372,8 +375,10 @@ static int auto_merge(const job_plan_t *p, bool quiet)
             if (m < 0) {
                 cli_error("job %s: automatic merge failed: %s", p->b.job, err);
                 rc = EXIT_FAIL;
-            } else if (!quiet) {
-                fprintf(stderr, "jobscope: job %s: %zu nodes merged into %s\n", p->b.job, ns.n, out);
+            } else {
+                snprintf(merged, cap, "%s", out);
+                if (!quiet)
+                    fprintf(stderr, "jobscope: job %s: %zu nodes merged into %s\n", p->b.job, ns.n, out);
             }
         }
     }
@@ -406,9 +411,78 @@ int job_finish(const job_args_t *a, job_plan_t *p, bool ok, bool quiet)
         }
         close(fd);
     }
-    if (!quiet)
+    const job_hooks_t *h = a->hooks;
+    if (!quiet && !(h && h->quiet_end))
         fprintf(stderr, "jobscope: job %s on %s: %s\n", p->b.job, p->b.node, p->final_path);
-    if (!a->no_merge)
-        auto_merge(p, quiet); /* a failed merge is said; this node's recording is complete all the same */
+    char merged[4200] = "";
+    if (!a->no_merge) /* a failed merge is said; this node's recording is complete all the same */
+        auto_merge(p, quiet || (h && h->quiet_end), merged, sizeof(merged));
+    if (h && h->finished)
+        return h->finished(h->arg, p, merged[0] ? merged : NULL);
     return 0;
+}
+
+/* ---- the end of the job's work ---- */
+
+/* job_stop_check: the monitor's stop check (monitor.h) for a whole-job watch. */
+static bool job_stop_check(void *arg, const char **why)
+{
+    job_plan_t *p = arg;
+    const job_hooks_t *h = p->args ? p->args->hooks : NULL;
+    if (h && ((h->ipc_file && monitor_file_finished(h->ipc_file)) ||
+              (h->ipc_file2 && monitor_file_finished(h->ipc_file2)))) {
+        *why = "ipc-file";
+        return true;
+    }
+    if (!p->end)
+        return false;
+    struct stat st;
+    if (p->end_marker[0] && stat(p->end_marker, &st) == 0) {
+        *why = "job ended";
+        return true;
+    }
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    if (jobend_check(p->end, (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec) != 1)
+        return false;
+    if (p->end_marker[0]) { /* the batch node tells the others (the directory is shared, as for the merge) */
+        int fd = open(p->end_marker, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
+        if (fd >= 0) {
+            static const char word[] = "FINISHED\n";
+            cli_write_all(fd, word, sizeof(word) - 1);
+            close(fd);
+        }
+    }
+    *why = "job ended";
+    return true;
+}
+
+int job_end_arm(const job_args_t *a, job_plan_t *p, const js_fsroot_t *root, js_monitor_t *mon)
+{
+    p->args = a;
+    bool whole = !strcmp(p->step_watched, "all") && a->stepd_pid <= 0;
+    if (whole && p->b.kind != JS_BATCH_NONE) {
+        const char *port = getenv("SLURM_SRUN_COMM_PORT");
+        js_jobend_cfg_t cfg = {.kind = p->b.kind,
+                               .job = p->b.job,
+                               .node = p->b.node,
+                               .srun_port = port ? atoi(port) : 0,
+                               .self = getpid()};
+        if (jobend_new(root, &cfg, &p->end) < 0)
+            return -ENOMEM;
+        if (p->b.kind == JS_BATCH_SLURM && snprintf(p->end_marker, sizeof(p->end_marker), "%s/.%s.end",
+                                                    p->dir, p->b.job) >= (int)sizeof(p->end_marker))
+            p->end_marker[0] = '\0';
+    }
+    if (p->end || (a->hooks && a->hooks->ipc_file)) {
+        mon->stop_check = job_stop_check;
+        mon->stop_arg = p;
+    }
+    return 0;
+}
+
+void job_end_free(job_plan_t *p)
+{
+    jobend_free(p->end);
+    p->end = NULL;
 }

@@ -9,24 +9,31 @@
 #include "sinks/merge.h"
 
 #include "core/json.h"
+#include "report/raster.h"
 #include "report/report.h"
+#include "report/svg.h"
 
 #include <errno.h>
 #include <getopt.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 static const char report_usage[] =
-    "Usage: jobscope report [-o FILE] [--force] RECORDING\n"
+    "Usage: jobscope report [-o FILE] [--format html|pdf|png] [--force] RECORDING\n"
     "\n"
     "Write the report of a recording: one HTML file that opens without a network and prints to PDF,\n"
     "with the run's facts, advice (each with its evidence and threshold), the summary as tables, charts\n"
     "of every source the recording holds (values on hover, drag to zoom), the hardware inventory and the\n"
     "monitor's own cost. A recording whose monitor was killed is reported up to its last sample.\n"
-    "  -o, --output FILE  the page (default: RECORDING with .html in place of .db); created like every\n"
-    "                     jobscope output: not over an existing file unless --force, never through a\n"
-    "                     symbolic link, never over the recording\n"
+    "  -o, --output FILE  the page (default: RECORDING with .html, .pdf, or -charts for png, in place of\n"
+    "                     .db); created like every jobscope output: not over an existing file unless\n"
+    "                     --force, never through a symbolic link, never over the recording\n"
+    "  -f, --format FMT   html (default); pdf: the summary, then the same charts, on A4 pages; png: the\n"
+    "                     same charts, one image each (NN-NAME.png) in the folder FILE (made if missing).\n"
+    "                     pdf and png are drawn by librsvg and cairo, loaded when needed (Debian: "
+    "librsvg2-2)\n"
     "      --force        replace FILE if it exists\n"
     "  -h, --help         show this help\n";
 
@@ -175,6 +182,7 @@ int cli_report_fd(const char *recording, int fd, const char *out)
 
 typedef struct {
     const char *out;
+    const char *format; /* report: html, pdf or png */
     bool force;
     const char *in[2];
     size_t nin;
@@ -184,16 +192,24 @@ static int parse(int argc, char **argv, const char *cmd, const char *usage, size
 {
     enum { OPT_FORCE = 256 };
     static const struct option opts[] = {{"output", required_argument, NULL, 'o'},
+                                         {"format", required_argument, NULL, 'f'},
                                          {"force", no_argument, NULL, OPT_FORCE},
                                          {"help", no_argument, NULL, 'h'},
                                          {NULL, 0, NULL, 0}};
     optind = 1;
     opterr = 0;
     int c;
-    while ((c = getopt_long(argc, argv, ":o:h", opts, NULL)) != -1) {
+    while ((c = getopt_long(argc, argv, nin == 1 ? ":o:f:h" : ":o:h", opts, NULL)) != -1) {
         switch (c) {
         case 'o':
             a->out = optarg;
+            break;
+        case 'f':
+            if (nin != 1)
+                return cli_usage_error(cmd, "unknown option '%s'", argv[optind - 1]);
+            if (strcmp(optarg, "html") && strcmp(optarg, "pdf") && strcmp(optarg, "png"))
+                return cli_usage_error(cmd, "unknown format '%s' (html, pdf or png)", optarg);
+            a->format = optarg;
             break;
         case OPT_FORCE:
             a->force = true;
@@ -251,6 +267,99 @@ static int finish(int fd, const char *out, int rc)
     return rc;
 }
 
+/* report_pictures: the report's charts as a PDF (its summary first) or as PNG files in folder a->out. */
+static int report_pictures(const args_t *a, bool pdf)
+{
+    char err[1024];
+    if (raster_load(err, sizeof(err)) < 0) { /* before any output is made */
+        cli_error("%s", err);
+        return EXIT_FAIL;
+    }
+    int fd = -1;
+    if (pdf) {
+        if ((fd = open_output(a, a->out)) < 0)
+            return EXIT_FAIL;
+    } else {
+        js_recording_t *probe;
+        if (recording_open(a->in[0], &probe, err, sizeof(err)) < 0) {
+            cli_error("%s", err);
+            return EXIT_FAIL;
+        }
+        recording_close(probe);
+        if (mkdir(a->out, 0755) < 0 && errno != EEXIST) {
+            cli_error("%s: %s", a->out, strerror(errno));
+            return EXIT_FAIL;
+        }
+    }
+    js_report_t *rep = NULL;
+    js_svgdocs_t docs = {0};
+    js_buf_t page = {0};
+    int rc = load(a->in[0], &rep);
+    int r = rc ? 0 : report_html_docs(rep, &page, &docs);
+    if (!rc && r < 0) {
+        cli_error("cannot build the report: %s", strerror(-r));
+        rc = EXIT_FAIL;
+    }
+    buf_free(&page);
+    if (!rc && pdf) {
+        js_pdf_t *p = NULL;
+        char *sum = cli_summary_text(a->in[0]);
+        js_buf_t text = {0};
+        const char *base = strrchr(a->in[0], '/');
+        char title[512];
+        snprintf(title, sizeof(title), "jobscope report: %s", base ? base + 1 : a->in[0]);
+        r = raster_pdf_open(fd, title, &p, err, sizeof(err));
+        if (r == 0 && (r = svg_text_doc(&text, title, sum ? sum : "")) < 0)
+            snprintf(err, sizeof(err), "out of memory");
+        if (r == 0)
+            r = raster_pdf_draw(p, text.p, text.len, 0.75, err, sizeof(err));
+        raster_pdf_break(p);
+        for (size_t i = 0; i < docs.n && r == 0; i++)
+            r = raster_pdf_draw(p, docs.v[i].svg.p, docs.v[i].svg.len, 0, err, sizeof(err));
+        int c = raster_pdf_close(p);
+        if (r == 0 && c < 0)
+            snprintf(err, sizeof(err), "cannot write %s: %s", a->out, strerror(-c));
+        if (r < 0 || c < 0) {
+            cli_error("%s", err);
+            rc = EXIT_FAIL;
+        }
+        buf_free(&text);
+        free(sum);
+    }
+    for (size_t i = 0; !rc && !pdf && i < docs.n; i++) {
+        char path[4400];
+        if (snprintf(path, sizeof(path), "%s/%02zu-%s.png", a->out, i + 1, docs.v[i].id) >=
+            (int)sizeof(path)) {
+            cli_error("%s: name too long", a->out);
+            rc = EXIT_FAIL;
+            break;
+        }
+        js_file_id_t in;
+        int pfd = cli_output_open(path, a->force, &in, cli_file_id(a->in[0], &in) == 0 ? 1 : 0, NULL);
+        if (pfd < 0) {
+            rc = EXIT_FAIL;
+            break;
+        }
+        r = raster_png(docs.v[i].svg.p, docs.v[i].svg.len, 2.0, pfd, err, sizeof(err));
+        if (close(pfd) < 0 && r == 0) {
+            r = -errno;
+            snprintf(err, sizeof(err), "cannot write %.900s: %s", path, strerror(errno));
+        }
+        if (r < 0) {
+            cli_error("%s", err);
+            unlink(path);
+            rc = EXIT_FAIL;
+        }
+    }
+    svgdocs_free(&docs);
+    report_free(rep);
+    if (pdf)
+        return finish(fd, a->out, rc);
+    if (!rc)
+        printf("%s\n", a->out);
+    return rc;
+}
+
 int cmd_report(int argc, char **argv)
 {
     args_t a = {0};
@@ -258,11 +367,19 @@ int cmd_report(int argc, char **argv)
     if (rc)
         return rc < 0 ? 0 : rc;
     char def[4096];
+    const char *fmt = a.format ? a.format : "html";
     if (!a.out) {
-        if (default_output(a.in[0], def, sizeof(def)) < 0)
+        size_t n = strlen(a.in[0]);
+        int stem_len = n > 3 && strcmp(a.in[0] + n - 3, ".db") == 0 ? (int)(n - 3) : (int)n;
+        int w = !strcmp(fmt, "html")  ? (default_output(a.in[0], def, sizeof(def)) < 0 ? -1 : 0)
+                : !strcmp(fmt, "pdf") ? snprintf(def, sizeof(def), "%.*s.pdf", stem_len, a.in[0])
+                                      : snprintf(def, sizeof(def), "%.*s-charts", stem_len, a.in[0]);
+        if (w < 0 || (size_t)w >= sizeof(def))
             return cli_usage_error("report ", "RECORDING's name is too long for a default output; use -o");
         a.out = def;
     }
+    if (strcmp(fmt, "html") != 0)
+        return report_pictures(&a, !strcmp(fmt, "pdf"));
     int fd = open_output(&a, a.out);
     if (fd < 0)
         return EXIT_FAIL;

@@ -145,9 +145,14 @@ static const char job_usage[] =
     "Usage: jobscope job [-d DIR] [OPTIONS]\n"
     "\n"
     "Monitor this node's share of the batch job it runs in (SLURM, PBS or OAR, found from the environment) until\n"
-    "the job's work on this node ends, --until-file, --duration, or SIGTERM (SLURM's end of a step or job); a\n"
-    "closing sample is always taken. Run one per node beside the job's work, e.g. in a SLURM batch script:\n"
+    "the job's work is over, --until-file, --duration, or SIGTERM (SLURM's end of a step or job); a closing\n"
+    "sample is always taken. Run one per node beside the job's work, e.g. in a SLURM batch script:\n"
     "    srun --ntasks-per-node=1 --overlap jobscope job -d \"$SCRATCH/mon\" &\n"
+    "    srun ./app\n"
+    "    wait\n"
+    "The work is over when the batch script only waits for the monitors (its shell in wait with the monitors'\n"
+    "srun as its only child): the batch node's monitor sees it and leaves DIR/.JOBID.end for the others (PBS,\n"
+    "OAR: each node, once the job's processes on it are gone).\n"
     "Watched: the job's cgroup (SLURM's task/cgroup; exact, daemons that left the tree included), else the\n"
     "tasks of the job's slurmstepd processes and their descendants (this monitor excluded), else (PBS, OAR)\n"
     "the user's processes. No scheduler command is run.\n"
@@ -848,11 +853,17 @@ static int resolve_watch(const run_opts_t *o, js_ctx_t *ctx, js_cgroup_t **ret_c
 
 int cmd_run(int argc, char **argv)
 {
+    return cmd_run_hooks(argc, argv, NULL);
+}
+
+int cmd_run_hooks(int argc, char **argv, const job_hooks_t *hooks)
+{
     run_opts_t o = {.kind = !strcmp(argv[0], "attach")                              ? CMD_ATTACH
                             : !strcmp(argv[0], "watch") || !strcmp(argv[0], "job") ? CMD_WATCH
                                                                                    : CMD_RUN};
     o.attach = o.kind != CMD_RUN;
     o.job = !strcmp(argv[0], "job");
+    o.ja.hooks = o.job ? hooks : NULL;
     int r = parse_args(argc, argv, &o);
     if (r) {
         if (o.redact_set)
@@ -1049,6 +1060,12 @@ int cmd_run(int argc, char **argv)
     }
     if (cli_export_add(&o.exp, &mon))
         goto out;
+    if (o.job && ((o.ja.hooks && o.ja.hooks->sink &&
+                   (r = monitor_add_sink(&mon, o.ja.hooks->sink, o.ja.hooks->sink_state)) < 0) ||
+                  (r = job_end_arm(&o.ja, &plan, &mon.ctx.root, &mon)) < 0)) {
+        cli_error("cannot start monitoring: %s", strerror(-r));
+        goto out;
+    }
     bool gpu_on = false;
     for (size_t i = 0; i < mon.sampler.nsources; i++) { /* a disabled source is a fact of the run */
         const char *why = gpu_reason(js_sources[i]->name); /* a GPU source says why in words */
@@ -1233,6 +1250,8 @@ out:
     fsroot_close(&mon.ctx.root);
     buf_free(&cmd);
     buf_free(&shell);
+    if (o.job)
+        job_end_free(&plan);
     if (o.job && job_state > 0) { /* after the recording is closed: move, mark, merge */
         int jr = job_finish(&o.ja, &plan, job_state == 2 && status == 0, o.user_quiet);
         if (jr && status == 0)

@@ -304,12 +304,8 @@ static void wpids_close(wpids_t *ws)
 
 enum { UNTIL_NONE, UNTIL_APPEARS, UNTIL_FINISHED };
 
-/* until_file_says_stop: the stop file's verdict (its mode was fixed at the start). The file is the user's,
- * anywhere (a shared directory of a batch job): plain open and read of its first 4 KiB. */
-static bool until_file_says_stop(const char *path, int mode)
+bool monitor_file_finished(const char *path)
 {
-    if (mode == UNTIL_APPEARS)
-        return access(path, F_OK) == 0;
     int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
     if (fd < 0)
         return false;
@@ -324,6 +320,15 @@ static bool until_file_says_stop(const char *path, int mode)
             !isalnum((unsigned char)p[8]) && p[8] != '_')
             return true;
     return false;
+}
+
+/* until_file_says_stop: the stop file's verdict (its mode was fixed at the start). The file is the user's,
+ * anywhere (a shared directory of a batch job): plain open and read of its first 4 KiB. */
+static bool until_file_says_stop(const char *path, int mode)
+{
+    if (mode == UNTIL_APPEARS)
+        return access(path, F_OK) == 0;
+    return monitor_file_finished(path);
 }
 
 int monitor_loop(js_monitor_t *mon)
@@ -382,15 +387,15 @@ int monitor_loop(js_monitor_t *mon)
             goto out;
         }
         /* a negative fd is ignored by poll: the signalfd (not embedded), the pidfd (attach), the mark socket
-         * (when there is one) and the host's wake-up eventfd (embedded) are each optional; a stop file is
-         * looked at twice a second, whatever the interval */
+         * (when there is one) and the host's wake-up eventfd (embedded) are each optional; a stop file and
+         * the stop check are looked at twice a second, whatever the interval */
         struct pollfd pf[5 + JS_WATCH_PIDS_MAX] = {{.fd = tfd, .events = POLLIN}, {.fd = sfd, .events = POLLIN},
                                {.fd = root_pidfd, .events = POLLIN},
                                {.fd = mon->marks ? marks_fd(mon->marks) : -1, .events = POLLIN},
                                {.fd = mon->embedded ? mon->wake_fd : -1, .events = POLLIN}};
         for (size_t i = 0; i < wp.n; i++) /* watched tasks: read them the moment one exits */
             pf[5 + i] = (struct pollfd){.fd = wp.w[i].fd, .events = POLLIN};
-        if (poll(pf, 5 + wp.n, until != UNTIL_NONE ? 500 : -1) < 0) {
+        if (poll(pf, 5 + wp.n, until != UNTIL_NONE || mon->stop_check ? 500 : -1) < 0) {
             if (errno == EINTR)
                 continue;
             r = -errno;
@@ -460,6 +465,11 @@ int monitor_loop(js_monitor_t *mon)
         if (!stop && until != UNTIL_NONE && until_file_says_stop(mon->until_file, until)) {
             stop = true;
             mon->stop_reason = "until-file";
+        }
+        const char *why = NULL;
+        if (!stop && mon->stop_check && mon->stop_check(mon->stop_arg, &why)) {
+            stop = true;
+            mon->stop_reason = why ? why : "stop check";
         }
         bool due = now >= deadline;
         if (!due && !event_sample && !stop)

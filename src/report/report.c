@@ -2223,7 +2223,7 @@ static void node_charts(page_t *pg, const src_t *src, size_t nsrc, bool with_top
     for (size_t k = 0; k < sizeof(sections) / sizeof(sections[0]); k++) {
         /* the section's charts go to a buffer of their own: a section with nothing drawn is left out */
         js_buf_t body = {0};
-        js_html_t sub = {.buf = &body, .ids = h->ids};
+        js_html_t sub = {.buf = &body, .ids = h->ids, .docs = h->docs};
         pg->h = &sub;
         for (size_t i = 0; i < NSPECS; i++)
             if (strcmp(chart_specs[i].section, sections[k].id) == 0)
@@ -2296,6 +2296,11 @@ static void nodes_section(page_t *pg)
 
 int report_html(js_report_t *r, js_buf_t *out)
 {
+    return report_html_docs(r, out, NULL);
+}
+
+int report_html_docs(js_report_t *r, js_buf_t *out, js_svgdocs_t *docs)
+{
     if (!r->nnodes)
         return -EINVAL;
     for (size_t i = 0; i < r->nnodes; i++)
@@ -2304,7 +2309,7 @@ int report_html(js_report_t *r, js_buf_t *out)
     const js_facts_t *f = report_facts(r);
     if (!f)
         return -ENOMEM;
-    js_html_t h = {.buf = out};
+    js_html_t h = {.buf = out, .docs = docs};
     page_t pg = {.h = &h, .r = r, .idp = "", .facts = f};
     const rnode_t *n0 = &r->nodes[0];
     char title[256];

@@ -132,6 +132,11 @@ typedef struct {
  * Returns h->err (-EINVAL also for rows NULL with nrows > 0, or a row with NULL arrays). */
 int svg_heatmap(js_html_t *h, const js_heatmap_t *c);
 
+/* svg_text_doc: a standalone SVG document (html.h's js_svgdoc_t form: white background) holding `title` in
+ * bold and below it `text`, one line per line in a monospace font (a summary page of a PDF report). Appends
+ * to `out`; returns 0 or -ENOMEM. */
+int svg_text_doc(js_buf_t *out, const char *title, const char *text);
+
 /* svg_colour: the "#rrggbb" of palette colour `c`; AUTO and out-of-range values give the colour of position
  * `i` in a chart. */
 const char *svg_colour(js_colour_t c, size_t i);

@@ -415,45 +415,62 @@ int hdf5_meta(js_h5_t *w, const char *key, const char *value)
     return attr_str(w, w->f, key, value);
 }
 
+/* write_rows: buffer `rows` (of tb's table) as sample `seq`, flushing full chunks. */
+static int write_rows(js_h5_t *w, h5tab_t *tb, int64_t seq, const js_rows_t *rows)
+{
+    for (size_t r = 0; rows && r < rows->nrows; r++) {
+        const js_value_t *v = rows_row(rows, r);
+        size_t i = tb->n;
+        tb->seq[i] = seq;
+        for (size_t c = 0; c < tb->t->ncols; c++) {
+            h5col_t *hc = &tb->cols[c];
+            const js_value_t *x = &v[c];
+            if (hc->type == JS_REAL) {
+                hc->d[i] = x->present ? x->d : NAN;
+                continue;
+            }
+            hc->m[i] = !x->present;
+            if (hc->type == JS_INT) {
+                hc->i[i] = x->present ? x->i : 0;
+            } else if (!(hc->s[i] = strdup(x->present ? rows_str(rows, x) : ""))) {
+                tb->n = i; /* the strings of this row so far are freed with the buffer */
+                for (size_t d = 0; d < c; d++)
+                    if (tb->cols[d].s) {
+                        free(tb->cols[d].s[i]);
+                        tb->cols[d].s[i] = NULL;
+                    }
+                return w->err = -ENOMEM;
+            }
+        }
+        if (++tb->n == CHUNK) {
+            int rc = flush_table(w, tb);
+            if (rc < 0)
+                return w->err = rc;
+        }
+    }
+    return 0;
+}
+
 int hdf5_write_sample(js_h5_t *w, int64_t seq, const js_sample_t *s)
 {
     if (w->err)
         return w->err;
     for (size_t k = 0; k < w->ntabs; k++) {
-        h5tab_t *tb = &w->tabs[k];
-        const js_rows_t *rows = sample_rows_named(s, tb->t->name);
-        for (size_t r = 0; rows && r < rows->nrows; r++) {
-            const js_value_t *v = rows_row(rows, r);
-            size_t i = tb->n;
-            tb->seq[i] = seq;
-            for (size_t c = 0; c < tb->t->ncols; c++) {
-                h5col_t *hc = &tb->cols[c];
-                const js_value_t *x = &v[c];
-                if (hc->type == JS_REAL) {
-                    hc->d[i] = x->present ? x->d : NAN;
-                    continue;
-                }
-                hc->m[i] = !x->present;
-                if (hc->type == JS_INT) {
-                    hc->i[i] = x->present ? x->i : 0;
-                } else if (!(hc->s[i] = strdup(x->present ? rows_str(rows, x) : ""))) {
-                    tb->n = i; /* the strings of this row so far are freed with the buffer */
-                    for (size_t d = 0; d < c; d++)
-                        if (tb->cols[d].s) {
-                            free(tb->cols[d].s[i]);
-                            tb->cols[d].s[i] = NULL;
-                        }
-                    return w->err = -ENOMEM;
-                }
-            }
-            if (++tb->n == CHUNK) {
-                int rc = flush_table(w, tb);
-                if (rc < 0)
-                    return w->err = rc;
-            }
-        }
+        int rc = write_rows(w, &w->tabs[k], seq, sample_rows_named(s, w->tabs[k].t->name));
+        if (rc < 0)
+            return rc;
     }
     return 0;
+}
+
+int hdf5_write_rows(js_h5_t *w, int64_t seq, const js_rows_t *rows)
+{
+    if (w->err)
+        return w->err;
+    for (size_t k = 0; k < w->ntabs; k++)
+        if (w->tabs[k].t == rows->table)
+            return write_rows(w, &w->tabs[k], seq, rows);
+    return -EINVAL;
 }
 
 int hdf5_close(js_h5_t *w)
