@@ -13,7 +13,7 @@ ninja -C build-quickstart >/dev/null
 rm -f jobscope-quickstart.db jobscope-quickstart.db-wal jobscope-quickstart.db-shm
 # python3 is there: Meson runs on it
 build-quickstart/jobscope run -i 250ms --uss-every 4 -o jobscope-quickstart.db -- sh -c '
-  for w in 1 2; do python3 -c "import time; t = time.process_time() + 3; exec(\"while time.process_time() < t: pass\")" & done
+  for w in 1 2; do python3 -c "import time; t = time.monotonic() + 3; exec(\"while time.monotonic() < t: pass\")" & done
   python3 -c "b = bytearray(256 << 20); b[::4096] = b\"x\" * len(b[::4096]); import time; time.sleep(2)" &
   for i in 1 2 3 4 5 6 7 8 9 10; do /bin/true; done
   wait'

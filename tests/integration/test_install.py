@@ -111,7 +111,7 @@ def test_unit_verifies_and_is_hardened(jobscope_bin, tmp_path):
                        capture_output=True, text=True)
     m = re.search(r"Overall exposure level for \S+: ([0-9.]+)", p.stdout + p.stderr)
     assert m, p.stdout + p.stderr
-    # 2.4 when written ("OK"); a unit without the sandboxing scores 9.6 ("UNSAFE")
+    # 2.2 as written ("OK"); the same unit without its sandboxing scores 9.6 ("UNSAFE")
     assert float(m.group(1)) <= 3.0, p.stdout
     text = unit.read_text()
     for key in ("DynamicUser=yes", "NoNewPrivileges=yes", "ProtectSystem=strict", "ProtectHome=yes",
