@@ -58,7 +58,8 @@ def test_completion_commands_and_options(jobscope_bin):
     helptext = subprocess.run([str(jobscope_bin), "run", "--help"], capture_output=True, text=True).stdout
     run_opts = set(complete(jobscope_bin, "run", "--"))
     assert {"--interval", "--output", "--listen", "--cgroup", "--backend", "--report", "--"} <= run_opts
-    assert {o for o in run_opts if o != "--"} == set(re.findall(r"^\s+(?:-\w, )?(--[a-z][a-z0-9-]*)", helptext, re.M))
+    listed = set(re.findall(r"^\s+(?:-\w, )?(--[a-z][a-z0-9-]*)", helptext, re.M))
+    assert {o for o in run_opts if o != "--"} == listed
     assert set(complete(jobscope_bin, "export", "--f")) == {"--format", "--force"}
 
 
@@ -76,7 +77,7 @@ def test_completion_values(jobscope_bin, tmp_path):
     (tmp_path / "notes.txt").write_text("")
     here = str(tmp_path) + "/"
     assert complete(jobscope_bin, "run", "--cgroup", "=", "o") == ["off"]
-    assert set(complete(jobscope_bin, "run", "--report", "=", here)) == {here + "sub", here + "a.db", here + "notes.txt"}
+    assert set(complete(jobscope_bin, "run", "--report", "=", here)) == {here + n for n in ("sub", "a.db", "notes.txt")}
     # recordings for summary: *.db and folders
     assert set(complete(jobscope_bin, "summary", here)) == {here + "a.db", here + "sub"}
     # the option value is skipped when counting: after `run -o x.db` the next word is the command
@@ -223,7 +224,8 @@ def test_every_python_module_is_installed():
     import json
     installed = json.loads(p.stdout)
     src = REPO / "python"
-    tree = {f.relative_to(src).as_posix() for f in (src / "jobscope").rglob("*.py") if "__pycache__" not in f.parts}
+    tree = {f.relative_to(src).as_posix() for f in (src / "jobscope").rglob("*.py")
+            if "__pycache__" not in f.parts}
     got = {}
     for source, dest in installed.items():
         if source.startswith(str(src / "jobscope") + "/"):
