@@ -3,8 +3,9 @@
 # The whole test suite, as CI runs it: installs what is missing, builds with warnings as errors, runs the unit
 # tests (cmocka) and the integration tests (pytest, real workloads) in a normal build, the unit tests again
 # under AddressSanitizer + UndefinedBehaviorSanitizer at -O0 and at -O2 (the optimiser finds other warnings,
-# such as -Wformat-truncation), a seconds-long smoke run of the benchmark, static analysis and the fuzzers'
-# short run (docs/RELIABILITY.md).
+# such as -Wformat-truncation), a seconds-long smoke run of the benchmark, the packages (the wheel and the
+# .debs, built and smoke-tested installed: scripts/packages.sh), static analysis and the fuzzers' short run
+# (docs/RELIABILITY.md).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/deps.sh
@@ -36,6 +37,11 @@ ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=halt_on_error=1:print
 meson test -C build --suite integration --print-errorlogs --verbose
 
 bench/run.sh --smoke --no-build
+
+# the wheel and the Debian packages, built from a copy of the tree into build-packages/ and smoke-tested from
+# their installed files (two venvs; dpkg inside an overlay mount namespace, so nothing stays installed to
+# shadow build/'s library or binary in the steps before or after); docs/INSTALL.md
+scripts/packages.sh
 
 # hardening (docs/RELIABILITY.md): static analysis (cppcheck, gcc -fanalyzer; findings listed with their reasons
 # in scripts/*.supp), then each fuzz target 20 s on its corpus (scripts/fuzz.sh -t 3600 is the long form)
