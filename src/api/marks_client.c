@@ -4,7 +4,17 @@
  * process reads JOBSCOPE_SOCKET; without it every mark is a no-op (one atomic load and a branch). With it,
  * the process connects once (non-blocking, SOCK_SEQPACKET) and sends one packet per mark with MSG_DONTWAIT:
  * a full queue drops the mark (counted, and the count travels with the next mark), a monitor that has gone
- * turns every later mark into a no-op. Nothing here blocks, prints or raises a signal (MSG_NOSIGNAL).
+ * turns every later mark into a counted -EPIPE. Nothing here blocks, prints or raises a signal
+ * (MSG_NOSIGNAL), except at exit: a process whose last marks were dropped waits up to CLIENT_EXIT_FLUSH_MS
+ * for room to report how many (a `drops` packet, core/markwire.h), so that the monitor's count of dropped
+ * marks is complete.
+ *
+ * Marks go only to a monitor of this user: JOBSCOPE_SOCKET must be an absolute path (a monitor's socket in
+ * its private directory, core/marks.h; abstract "@names", which anyone can bind once freed, are refused), and
+ * after connecting the listener's credentials (SO_PEERCRED, set by the kernel when it called listen) must be
+ * this process's effective user or root. A path that another user made again after the monitor left (in
+ * /tmp, where anyone may create names) is refused before a byte is sent; the monitor is then "gone" for this
+ * process, with the reason kept for `jobscope mark` to print (client_gone_errno).
  *
  * The socket's descriptor number never changes once made: a reconnection (an embedded monitor started or
  * stopped) builds the new connection aside and dup3()s it over the old number, so a thread sending at that
@@ -16,6 +26,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <poll.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdio.h>
@@ -29,6 +40,7 @@
 enum { ST_UNINIT, ST_OFF, ST_ON, ST_GONE };
 
 #define SNDBUF_WANTED (1 << 20) /* queued marks before drops; the kernel caps it at net.core.wmem_max */
+#define CLIENT_EXIT_FLUSH_MS 200 /* the longest an exiting process waits to report its last drops */
 
 static struct {
     pthread_mutex_t lock;    /* taken only to connect or redirect */
@@ -38,6 +50,8 @@ static struct {
     char host[MARKWIRE_HOST_MAX + 1];
     size_t host_len;
     atomic_uint_fast64_t dropped;
+    atomic_uint_fast64_t reported; /* the highest drop count a packet that was sent carried */
+    int gone_errno;                /* why the announced monitor cannot be reached (state ST_GONE) */
     bool redirected;         /* client_point() gave an address */
     char addr[128];
     bool atfork_set;
@@ -49,25 +63,19 @@ static void after_fork_child(void)
 {
     tls_tid = 0;
     atomic_store(&cl.dropped, 0);
+    atomic_store(&cl.reported, 0);
     pthread_mutex_init(&cl.lock, NULL); /* the forking thread may not have held it; nothing else exists */
 }
 
 int marks_address_parse(const char *value, struct sockaddr_un *ret, socklen_t *ret_len)
 {
-    if (!value || !*value)
+    if (!value || value[0] != '/')
         return -EINVAL;
     size_t n = strlen(value);
+    if (n >= sizeof(ret->sun_path))
+        return -EINVAL;
     memset(ret, 0, sizeof(*ret));
     ret->sun_family = AF_UNIX;
-    if (value[0] == '@') { /* abstract: a leading NUL, the name, no terminator */
-        if (n - 1 > sizeof(ret->sun_path) - 1 || n < 2)
-            return -EINVAL;
-        memcpy(ret->sun_path + 1, value + 1, n - 1);
-        *ret_len = (socklen_t)(offsetof(struct sockaddr_un, sun_path) + n);
-        return 0;
-    }
-    if (value[0] != '/' || n >= sizeof(ret->sun_path))
-        return -EINVAL;
     memcpy(ret->sun_path, value, n + 1);
     *ret_len = (socklen_t)(offsetof(struct sockaddr_un, sun_path) + n + 1);
     return 0;
@@ -89,6 +97,13 @@ static int32_t rank_from_env(void)
     return -1;
 }
 
+/* gone: the announced monitor cannot be reached, for reason `e` (an errno). */
+static int gone(int e)
+{
+    cl.gone_errno = e;
+    return ST_GONE;
+}
+
 /* connect_locked: read the address and connect; the new state. Called with cl.lock held. */
 static int connect_locked(void)
 {
@@ -100,7 +115,7 @@ static int connect_locked(void)
     struct sockaddr_un sa;
     socklen_t salen;
     if (marks_address_parse(addr, &sa, &salen) < 0)
-        return ST_OFF;
+        return gone(EINVAL); /* announced, but not a monitor's private socket path */
     int fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
     if (fd < 0)
         return ST_UNINIT; /* out of descriptors: try again at the next mark */
@@ -110,7 +125,14 @@ static int connect_locked(void)
         int e = errno;
         close(fd);
         /* a full accept queue: drop this mark, try again at the next; anything else: no monitor there */
-        return e == EAGAIN || e == EINTR ? ST_UNINIT : ST_GONE;
+        return e == EAGAIN || e == EINTR ? ST_UNINIT : gone(e);
+    }
+    /* the listener must be this user's (or root's): never send to a stranger who took the name */
+    struct ucred uc;
+    socklen_t ul = sizeof(uc);
+    if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &uc, &ul) < 0 || (uc.uid != geteuid() && uc.uid != 0)) {
+        close(fd);
+        return gone(EPERM);
     }
     if (cl.fd < 0) {
         /* the first connection: the facts every mark carries, written once, before the state that
@@ -123,8 +145,9 @@ static int connect_locked(void)
         }
         cl.fd = fd;
     } else if (dup3(fd, cl.fd, O_CLOEXEC) < 0) {
+        int e = errno;
         close(fd);
-        return ST_GONE;
+        return gone(e);
     } else {
         close(fd);
     }
@@ -169,26 +192,21 @@ static int dropped(int rc)
     return rc;
 }
 
-int client_mark(int kind, const char *name, const char *data)
+/* note_reported: a packet carrying drop count `d` was sent: the monitor knows of d drops at least. */
+static void note_reported(uint64_t d)
 {
-    if (!name)
-        return -EINVAL;
-    size_t nl = strnlen(name, MARKWIRE_NAME_MAX + 1);
-    size_t dl = data ? strnlen(data, MARKWIRE_DATA_MAX + 1) : 0;
-    if (nl == 0 || nl > MARKWIRE_NAME_MAX || dl > MARKWIRE_DATA_MAX)
-        return -EINVAL;
-    int st = atomic_load_explicit(&cl.state, memory_order_acquire);
-    if (st == ST_OFF)
-        return 0;
-    if (st == ST_UNINIT && (st = client_state()) == ST_OFF)
-        return 0;
-    if (st == ST_GONE)
-        return dropped(-EPIPE);
-    if (st == ST_UNINIT)
-        return dropped(-EAGAIN);
+    uint64_t r = atomic_load_explicit(&cl.reported, memory_order_relaxed);
+    while (d > r && !atomic_compare_exchange_weak_explicit(&cl.reported, &r, d, memory_order_relaxed,
+                                                           memory_order_relaxed))
+        ;
+}
+
+/* encode: the packet of one mark (or drops report) with this process's facts; its length or -EINVAL. */
+static int encode(int kind, const char *name, size_t nl, const char *data, size_t dl, uint64_t d,
+                  unsigned char *buf, size_t cap)
+{
     if (!tls_tid)
         tls_tid = (pid_t)syscall(SYS_gettid);
-    uint64_t d = atomic_load_explicit(&cl.dropped, memory_order_relaxed);
     markwire_t m = {
         .kind = kind,
         .rank = cl.rank,
@@ -203,22 +221,92 @@ int client_mark(int kind, const char *name, const char *data)
         .data = data,
         .data_len = dl,
     };
+    return markwire_encode(&m, buf, cap);
+}
+
+int client_mark(int kind, const char *name, const char *data)
+{
+    if (!name)
+        return -EINVAL;
+    size_t nl = strnlen(name, MARKWIRE_NAME_MAX + 1);
+    size_t dl = data ? strnlen(data, MARKWIRE_DATA_MAX + 1) : 0;
+    if (nl == 0 || nl > MARKWIRE_NAME_MAX || dl > MARKWIRE_DATA_MAX || kind < 0 || kind >= MARKWIRE_DROPS)
+        return -EINVAL;
+    int st = atomic_load_explicit(&cl.state, memory_order_acquire);
+    if (st == ST_OFF)
+        return 0;
+    if (st == ST_UNINIT && (st = client_state()) == ST_OFF)
+        return 0;
+    if (st == ST_GONE)
+        return dropped(-EPIPE);
+    if (st == ST_UNINIT)
+        return dropped(-EAGAIN);
+    uint64_t d = atomic_load_explicit(&cl.dropped, memory_order_relaxed);
     unsigned char buf[MARKWIRE_MAX];
-    int n = markwire_encode(&m, buf, sizeof(buf));
+    int n = encode(kind, name, nl, data, dl, d, buf, sizeof(buf));
     if (n < 0)
         return n;
     ssize_t w;
     do
         w = send(cl.fd, buf, (size_t)n, MSG_DONTWAIT | MSG_NOSIGNAL);
     while (w < 0 && errno == EINTR);
-    if (w == n)
+    if (w == n) {
+        note_reported(d);
         return 0;
+    }
     if (w < 0 && (errno == EAGAIN || errno == ENOBUFS || errno == ENOMEM))
         return dropped(-EAGAIN);
     /* EPIPE, ECONNRESET, EBADF (a child closed every descriptor), ENOTSOCK: the monitor is gone for us */
+    int e = w < 0 ? errno : EPIPE;
     int expect = ST_ON;
-    atomic_compare_exchange_strong(&cl.state, &expect, ST_GONE);
+    if (atomic_compare_exchange_strong(&cl.state, &expect, ST_GONE))
+        cl.gone_errno = e;
     return dropped(-EPIPE);
+}
+
+int client_flush(int timeout_ms)
+{
+    if (atomic_load_explicit(&cl.state, memory_order_acquire) != ST_ON)
+        return 0;
+    uint64_t d = atomic_load_explicit(&cl.dropped, memory_order_relaxed);
+    if (d <= atomic_load_explicit(&cl.reported, memory_order_relaxed))
+        return 0; /* the monitor knows them all */
+    unsigned char buf[MARKWIRE_HDR + MARKWIRE_HOST_MAX];
+    int n = encode(MARKWIRE_DROPS, NULL, 0, NULL, 0, d, buf, sizeof(buf));
+    if (n < 0)
+        return n;
+    struct timespec t0;
+    clock_gettime(CLOCK_MONOTONIC, &t0);
+    for (;;) {
+        ssize_t w = send(cl.fd, buf, (size_t)n, MSG_DONTWAIT | MSG_NOSIGNAL);
+        if (w == n) {
+            note_reported(d);
+            return 0;
+        }
+        if (w >= 0 || (errno != EAGAIN && errno != EINTR && errno != ENOBUFS && errno != ENOMEM))
+            return -EPIPE;
+        struct timespec t1;
+        clock_gettime(CLOCK_MONOTONIC, &t1);
+        long left = timeout_ms - ((t1.tv_sec - t0.tv_sec) * 1000L + (t1.tv_nsec - t0.tv_nsec) / 1000000L);
+        if (left <= 0)
+            return -EAGAIN;
+        struct pollfd pf = {.fd = cl.fd, .events = POLLOUT};
+        poll(&pf, 1, (int)left); /* room in the queue, or the time is up */
+    }
+}
+
+/* At exit (exit(), a return from main, Python's interpreter exit; not _exit, exec or a signal): report the
+ * drops no sent mark carried. */
+__attribute__((destructor)) static void client_at_exit(void)
+{
+    client_flush(CLIENT_EXIT_FLUSH_MS);
+}
+
+int client_gone_errno(void)
+{
+    if (atomic_load_explicit(&cl.state, memory_order_acquire) != ST_GONE)
+        return 0;
+    return cl.gone_errno ? cl.gone_errno : EPIPE;
 }
 
 JS_API int js_phase_begin(const char *name)
