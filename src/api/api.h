@@ -27,12 +27,6 @@ int marks_address_parse(const char *value, struct sockaddr_un *ret, socklen_t *r
  * -EPIPE (the announced monitor cannot be reached: client_gone_errno says why). */
 int client_mark(int kind, const char *name, const char *data);
 
-/* client_flush: when this process dropped marks since the last packet it sent, report the count to the
- * monitor (a drops packet), waiting up to timeout_ms for room in the queue. Runs at exit by itself; the
- * embedded monitor calls it before its closing sample. Returns 0 (reported, or nothing to report), -EAGAIN
- * (still no room) or -EPIPE. */
-int client_flush(int timeout_ms);
-
 /* client_gone_errno: why the announced monitor cannot be reached (ENOENT: it ended; ECONNREFUSED: it was
  * killed; EACCES: not this user's; EPERM: the listener there is another user's; EINVAL: JOBSCOPE_SOCKET is
  * not an absolute path; EPIPE: it went away during the run), or 0 while marks reach it or none is announced.

@@ -430,7 +430,6 @@ JS_API int js_monitor_stop(void)
         pthread_mutex_unlock(&em.api);
         return -ESRCH;
     }
-    client_flush(200); /* this process's last drops, if any, reach its monitor before the closing sample */
     monitor_request(&em.mon, MONITOR_REQ_STOP);
     pthread_join(em.thread, NULL);
     em.running = false;

@@ -5,9 +5,8 @@
  * the process connects once (non-blocking, SOCK_SEQPACKET) and sends one packet per mark with MSG_DONTWAIT:
  * a full queue drops the mark (counted, and the count travels with the next mark), a monitor that has gone
  * turns every later mark into a counted -EPIPE. Nothing here blocks, prints or raises a signal
- * (MSG_NOSIGNAL), except at exit: a process whose last marks were dropped waits up to CLIENT_EXIT_FLUSH_MS
- * for room to report how many (a `drops` packet, core/markwire.h), so that the monitor's count of dropped
- * marks is complete.
+ * (MSG_NOSIGNAL). Each drop is also added to the monitor's drops counter (the file beside its socket, mapped
+ * shared: core/marks.h), so the monitor knows every drop, even those no later mark could carry.
  *
  * Marks go only to a monitor of this user: JOBSCOPE_SOCKET must be an absolute path (a monitor's socket in
  * its private directory, core/marks.h; abstract "@names", which anyone can bind once freed, are refused), and
@@ -18,10 +17,12 @@
  *
  * The socket's descriptor number never changes once made: a reconnection (an embedded monitor started or
  * stopped) builds the new connection aside and dup3()s it over the old number, so a thread sending at that
- * moment uses either connection, never a closed or reused descriptor. A forked child shares the connection
- * (the monitor tells senders apart by the kernel's credentials) and starts its own drop count.
+ * moment uses either connection, never a closed or reused descriptor; the drops counter's page is likewise
+ * mapped over the same address (MAP_FIXED), never unmapped. A forked child shares the connection (the monitor
+ * tells senders apart by the kernel's credentials) and the counter's page, and starts its own drop count.
  */
 #include "api/api.h"
+#include "core/marks.h"
 #include "core/markwire.h"
 
 #include <errno.h>
@@ -32,7 +33,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
@@ -40,7 +43,6 @@
 enum { ST_UNINIT, ST_OFF, ST_ON, ST_GONE };
 
 #define SNDBUF_WANTED (1 << 20) /* queued marks before drops; the kernel caps it at net.core.wmem_max */
-#define CLIENT_EXIT_FLUSH_MS 200 /* the longest an exiting process waits to report its last drops */
 
 static struct {
     pthread_mutex_t lock;    /* taken only to connect or redirect */
@@ -50,7 +52,8 @@ static struct {
     char host[MARKWIRE_HOST_MAX + 1];
     size_t host_len;
     atomic_uint_fast64_t dropped;
-    atomic_uint_fast64_t reported; /* the highest drop count a packet that was sent carried */
+    js_marks_shared_t *_Atomic shared; /* the monitor's drops counter, mapped (NULL: none) */
+    char shared_for[128];               /* the address it belongs to */
     int gone_errno;                /* why the announced monitor cannot be reached (state ST_GONE) */
     bool redirected;         /* client_point() gave an address */
     char addr[128];
@@ -63,7 +66,6 @@ static void after_fork_child(void)
 {
     tls_tid = 0;
     atomic_store(&cl.dropped, 0);
-    atomic_store(&cl.reported, 0);
     pthread_mutex_init(&cl.lock, NULL); /* the forking thread may not have held it; nothing else exists */
 }
 
@@ -104,6 +106,37 @@ static int gone(int e)
     return ST_GONE;
 }
 
+/* map_shared: map the drops counter beside the socket at `addr` (once per address): a regular file of this
+ * user or root, in the monitor's private directory. Without it (an older monitor, a stranger's file) drops
+ * are counted by this process only. Called with cl.lock held. */
+static void map_shared(const char *addr)
+{
+    if (!strcmp(cl.shared_for, addr))
+        return;
+    snprintf(cl.shared_for, sizeof(cl.shared_for), "%s", addr);
+    char path[sizeof(cl.shared_for) + sizeof(MARKS_DROPS_NAME)];
+    snprintf(path, sizeof(path), "%s", addr);
+    char *slash = strrchr(path, '/');
+    js_marks_shared_t *old = atomic_load(&cl.shared);
+    atomic_store(&cl.shared, NULL);
+    if (!slash)
+        return;
+    snprintf(slash + 1, sizeof(path) - (size_t)(slash + 1 - path), "%s", MARKS_DROPS_NAME);
+    int fd = open(path, O_RDWR | O_NOFOLLOW | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
+    struct stat st;
+    if (fd < 0)
+        return;
+    if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && (st.st_uid == geteuid() || st.st_uid == 0) &&
+        st.st_size >= MARKS_SHARED_SIZE) {
+        /* over the old page when there is one: a thread counting a drop at this moment writes to either
+         * counter, never to an unmapped address */
+        void *p = mmap(old, MARKS_SHARED_SIZE, PROT_READ | PROT_WRITE, MAP_SHARED | (old ? MAP_FIXED : 0), fd, 0);
+        if (p != MAP_FAILED)
+            atomic_store(&cl.shared, (js_marks_shared_t *)p);
+    }
+    close(fd);
+}
+
 /* connect_locked: read the address and connect; the new state. Called with cl.lock held. */
 static int connect_locked(void)
 {
@@ -116,6 +149,7 @@ static int connect_locked(void)
     socklen_t salen;
     if (marks_address_parse(addr, &sa, &salen) < 0)
         return gone(EINVAL); /* announced, but not a monitor's private socket path */
+    map_shared(addr);
     int fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
     if (fd < 0)
         return ST_UNINIT; /* out of descriptors: try again at the next mark */
@@ -132,6 +166,7 @@ static int connect_locked(void)
     socklen_t ul = sizeof(uc);
     if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &uc, &ul) < 0 || (uc.uid != geteuid() && uc.uid != 0)) {
         close(fd);
+        atomic_store(&cl.shared, NULL); /* not our monitor's either */
         return gone(EPERM);
     }
     if (cl.fd < 0) {
@@ -189,19 +224,13 @@ static int64_t clock_ns(clockid_t id)
 static int dropped(int rc)
 {
     atomic_fetch_add_explicit(&cl.dropped, 1, memory_order_relaxed);
+    js_marks_shared_t *sh = atomic_load_explicit(&cl.shared, memory_order_acquire);
+    if (sh)
+        atomic_fetch_add_explicit(&sh->dropped, 1, memory_order_relaxed);
     return rc;
 }
 
-/* note_reported: a packet carrying drop count `d` was sent: the monitor knows of d drops at least. */
-static void note_reported(uint64_t d)
-{
-    uint64_t r = atomic_load_explicit(&cl.reported, memory_order_relaxed);
-    while (d > r && !atomic_compare_exchange_weak_explicit(&cl.reported, &r, d, memory_order_relaxed,
-                                                           memory_order_relaxed))
-        ;
-}
-
-/* encode: the packet of one mark (or drops report) with this process's facts; its length or -EINVAL. */
+/* encode: the packet of one mark with this process's facts; its length or -EINVAL. */
 static int encode(int kind, const char *name, size_t nl, const char *data, size_t dl, uint64_t d,
                   unsigned char *buf, size_t cap)
 {
@@ -230,7 +259,7 @@ int client_mark(int kind, const char *name, const char *data)
         return -EINVAL;
     size_t nl = strnlen(name, MARKWIRE_NAME_MAX + 1);
     size_t dl = data ? strnlen(data, MARKWIRE_DATA_MAX + 1) : 0;
-    if (nl == 0 || nl > MARKWIRE_NAME_MAX || dl > MARKWIRE_DATA_MAX || kind < 0 || kind >= MARKWIRE_DROPS)
+    if (nl == 0 || nl > MARKWIRE_NAME_MAX || dl > MARKWIRE_DATA_MAX || kind < 0 || kind >= MARKWIRE_KIND_MAX)
         return -EINVAL;
     int st = atomic_load_explicit(&cl.state, memory_order_acquire);
     if (st == ST_OFF)
@@ -250,10 +279,8 @@ int client_mark(int kind, const char *name, const char *data)
     do
         w = send(cl.fd, buf, (size_t)n, MSG_DONTWAIT | MSG_NOSIGNAL);
     while (w < 0 && errno == EINTR);
-    if (w == n) {
-        note_reported(d);
+    if (w == n)
         return 0;
-    }
     if (w < 0 && (errno == EAGAIN || errno == ENOBUFS || errno == ENOMEM))
         return dropped(-EAGAIN);
     /* EPIPE, ECONNRESET, EBADF (a child closed every descriptor), ENOTSOCK: the monitor is gone for us */
@@ -262,44 +289,6 @@ int client_mark(int kind, const char *name, const char *data)
     if (atomic_compare_exchange_strong(&cl.state, &expect, ST_GONE))
         cl.gone_errno = e;
     return dropped(-EPIPE);
-}
-
-int client_flush(int timeout_ms)
-{
-    if (atomic_load_explicit(&cl.state, memory_order_acquire) != ST_ON)
-        return 0;
-    uint64_t d = atomic_load_explicit(&cl.dropped, memory_order_relaxed);
-    if (d <= atomic_load_explicit(&cl.reported, memory_order_relaxed))
-        return 0; /* the monitor knows them all */
-    unsigned char buf[MARKWIRE_HDR + MARKWIRE_HOST_MAX];
-    int n = encode(MARKWIRE_DROPS, NULL, 0, NULL, 0, d, buf, sizeof(buf));
-    if (n < 0)
-        return n;
-    struct timespec t0;
-    clock_gettime(CLOCK_MONOTONIC, &t0);
-    for (;;) {
-        ssize_t w = send(cl.fd, buf, (size_t)n, MSG_DONTWAIT | MSG_NOSIGNAL);
-        if (w == n) {
-            note_reported(d);
-            return 0;
-        }
-        if (w >= 0 || (errno != EAGAIN && errno != EINTR && errno != ENOBUFS && errno != ENOMEM))
-            return -EPIPE;
-        struct timespec t1;
-        clock_gettime(CLOCK_MONOTONIC, &t1);
-        long left = timeout_ms - ((t1.tv_sec - t0.tv_sec) * 1000L + (t1.tv_nsec - t0.tv_nsec) / 1000000L);
-        if (left <= 0)
-            return -EAGAIN;
-        struct pollfd pf = {.fd = cl.fd, .events = POLLOUT};
-        poll(&pf, 1, (int)left); /* room in the queue, or the time is up */
-    }
-}
-
-/* At exit (exit(), a return from main, Python's interpreter exit; not _exit, exec or a signal): report the
- * drops no sent mark carried. */
-__attribute__((destructor)) static void client_at_exit(void)
-{
-    client_flush(CLIENT_EXIT_FLUSH_MS);
 }
 
 int client_gone_errno(void)

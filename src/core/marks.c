@@ -7,7 +7,6 @@
 #include "core/json.h"
 #include "core/jsoncheck.h"
 #include "core/markwire.h"
-#include "core/pidmap.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -15,7 +14,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <stdatomic.h>
 #include <sys/epoll.h>
+#include <sys/mman.h>
 #include <sys/random.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
@@ -60,13 +61,12 @@ struct js_marks {
     size_t nconns, conns_cap;
     js_rows_t pending, spare;
     uint64_t received, rejected;
-    js_pidmap_t senders; /* pid -> uint32_t, the highest drop count its packets carried */
-    uint64_t senders_dropped;
+    js_marks_shared_t *shared; /* the drops file, mapped (NULL: none) */
+    bool made_shared;
     js_buf_t data; /* a mark's data as stored */
     unsigned char pkt[MARKWIRE_MAX + 1];
 };
 
-#define MARKS_SOCKET_NAME "marks"
 
 static uint64_t random64(const void *salt)
 {
@@ -117,6 +117,25 @@ static int make_dir(js_marks_t *mk, const char *parent)
     return -EEXIST;
 }
 
+/* make_shared: the drops file beside the socket, made new (O_EXCL), mode 0600, mapped. 0 or -errno. */
+static int make_shared(js_marks_t *mk)
+{
+    char path[sizeof(mk->dir) + sizeof(MARKS_DROPS_NAME) + 1];
+    snprintf(path, sizeof(path), "%s/" MARKS_DROPS_NAME, mk->dir);
+    int fd = open(path, O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+    if (fd < 0)
+        return -errno;
+    mk->made_shared = true;
+    void *p = MAP_FAILED;
+    if (ftruncate(fd, MARKS_SHARED_SIZE) == 0)
+        p = mmap(NULL, MARKS_SHARED_SIZE, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+    int r = p == MAP_FAILED ? -errno : 0;
+    close(fd);
+    if (r == 0)
+        mk->shared = p; /* zero-filled by ftruncate */
+    return r;
+}
+
 int marks_open(js_marks_t **ret)
 {
     js_marks_t *mk = calloc(1, sizeof(*mk));
@@ -127,7 +146,6 @@ int marks_open(js_marks_t **ret)
     mk->allowed = geteuid();
     rows_init(&mk->pending, &table_marks);
     rows_init(&mk->spare, &table_marks);
-    pidmap_init(&mk->senders, sizeof(uint32_t));
     int r;
     const char *xdg = getenv("XDG_RUNTIME_DIR");
     r = private_parent(xdg) ? make_dir(mk, xdg) : -ENOENT;
@@ -142,6 +160,8 @@ int marks_open(js_marks_t **ret)
         r = -ENAMETOOLONG; /* not reached: make_dir left room */
         goto fail_r;
     }
+    if ((r = make_shared(mk)) < 0)
+        goto fail_r;
     struct sockaddr_un sa = {.sun_family = AF_UNIX};
     memcpy(sa.sun_path, mk->addr, strlen(mk->addr) + 1);
     int one = 1;
@@ -233,19 +253,6 @@ static int accept_some(js_marks_t *mk, int budget)
         mk->conns[mk->nconns++] = c;
     }
     return done;
-}
-
-/* note_dropped: the sender `pid` says it had dropped `dropped` marks: keep the highest count per sender. */
-static void note_dropped(js_marks_t *mk, pid_t pid, uint32_t dropped)
-{
-    if (!dropped)
-        return;
-    int isnew;
-    uint32_t *d = pidmap_put(&mk->senders, (int32_t)pid, &isnew);
-    if (d && dropped > *d) {
-        mk->senders_dropped += dropped - *d;
-        *d = dropped;
-    }
 }
 
 /* keep: one decoded mark from (pid, uid): to the callback, and into the pending rows. */
@@ -363,9 +370,6 @@ static int read_conn(js_marks_t *mk, conn_t *c, int64_t seq, marks_fn fn, void *
             mk->rejected++;
             continue;
         }
-        note_dropped(mk, pid, w.dropped);
-        if (w.kind == MARKWIRE_DROPS) /* a report, not a mark */
-            continue;
         int k = keep(mk, &w, pid, uid, seq, fn, arg);
         if (k < 0)
             return k;
@@ -486,7 +490,7 @@ void marks_counts(const js_marks_t *mk, uint64_t *ret_received, uint64_t *ret_re
 
 uint64_t marks_senders_dropped(const js_marks_t *mk)
 {
-    return mk->senders_dropped;
+    return mk->shared ? atomic_load_explicit(&mk->shared->dropped, memory_order_relaxed) : 0;
 }
 
 void marks_close(js_marks_t *mk)
@@ -503,9 +507,15 @@ void marks_close(js_marks_t *mk)
         close(mk->lfd);
     if (mine && mk->bound)
         unlink(mk->addr);
+    if (mk->shared)
+        munmap(mk->shared, MARKS_SHARED_SIZE);
+    if (mine && mk->made_shared) {
+        char path[sizeof(mk->dir) + sizeof(MARKS_DROPS_NAME) + 1];
+        snprintf(path, sizeof(path), "%s/" MARKS_DROPS_NAME, mk->dir);
+        unlink(path);
+    }
     if (mine && mk->made_dir)
         rmdir(mk->dir);
-    pidmap_free(&mk->senders);
     rows_free(&mk->pending);
     rows_free(&mk->spare);
     buf_free(&mk->data);

@@ -22,9 +22,13 @@
  * `marks` table (marks_take), so a recording and a live model see them in sample order. At most
  * MARKS_PENDING_MAX are kept between two samples (more are rejected and counted), and at most MARKS_CONN_MAX
  * connections are open at once (a further one is closed at once: its marks are dropped on the sender's side
- * and counted there). Every valid packet, kept or not, and every drops report (markwire.h) updates the
- * highest drop count seen from its sender (by PID): their sum is what the job's processes dropped
- * (marks_senders_dropped).
+ * and counted there).
+ *
+ * Beside the socket, the directory holds MARKS_DROPS_NAME, a small file (mode 0600) that every sender maps
+ * (MAP_SHARED) and in which it adds each mark it drops to one atomic counter: the monitor reads the job's
+ * exact count of dropped marks there (marks_senders_dropped), including the drops after a process's last
+ * delivered mark, of a process that left by _exit or a signal, or that never got connected (the per-mark
+ * `sender_dropped` count cannot carry those).
  */
 #ifndef JOBSCOPE_MARKS_H
 #define JOBSCOPE_MARKS_H
@@ -40,6 +44,14 @@
 #define MARKS_ACCEPT_BUDGET 64 /* connections accepted per marks_receive */
 #define MARKS_READ_BUDGET 8192 /* packets read per marks_receive (about 5 ms of work) */
 #define MARKS_CONN_BUDGET 512  /* packets read from one connection per round, so each gets its turn */
+
+/* The run's directory holds the socket and the drops file (a page mapped by the monitor and every sender). */
+#define MARKS_SOCKET_NAME "marks"
+#define MARKS_DROPS_NAME "drops"
+#define MARKS_SHARED_SIZE 4096
+typedef struct {
+    _Atomic uint64_t dropped; /* marks the senders dropped (their queue was full, or the monitor's backlog) */
+} js_marks_shared_t;
 
 /* The core `marks` table: one row per mark, written with the sample the mark falls before. */
 enum {
@@ -88,12 +100,11 @@ int marks_take(js_marks_t *mk, js_rows_t *rows, int64_t until_mono_ns, bool all)
  * the limits). */
 void marks_counts(const js_marks_t *mk, uint64_t *ret_received, uint64_t *ret_rejected);
 
-/* marks_senders_dropped: marks the job's processes dropped so far, as they reported: the sum over senders
- * (PIDs) of the highest drop count any of their packets carried, kept or rejected, drops reports included. */
+/* marks_senders_dropped: marks the job's processes dropped so far (the drops file's counter). */
 uint64_t marks_senders_dropped(const js_marks_t *mk);
 
-/* marks_close: close every descriptor and free; in the process that opened it, also remove the socket file
- * and its directory. Accepts NULL. */
+/* marks_close: close every descriptor and free; in the process that opened it, also remove the socket, the
+ * drops file and their directory. Accepts NULL. */
 void marks_close(js_marks_t *mk);
 
 #endif

@@ -5,7 +5,6 @@
 #include "core/markwire.h"
 
 #include <errno.h>
-#include <stdbool.h>
 #include <string.h>
 
 static void put16(unsigned char *p, uint16_t v)
@@ -46,10 +45,9 @@ static int64_t get64(const unsigned char *p)
 
 int markwire_encode(const markwire_t *m, unsigned char *buf, size_t cap)
 {
-    bool drops = m->kind == MARKWIRE_DROPS;
-    if (m->kind < 0 || m->kind >= MARKWIRE_KIND_MAX || (drops ? m->name_len || m->data_len : !m->name_len) ||
-        (m->name_len && !m->name) || m->name_len > MARKWIRE_NAME_MAX || m->data_len > MARKWIRE_DATA_MAX ||
-        m->host_len > MARKWIRE_HOST_MAX || (m->data_len && !m->data) || (m->host_len && !m->host))
+    if (m->kind < 0 || m->kind >= MARKWIRE_KIND_MAX || !m->name || m->name_len == 0 ||
+        m->name_len > MARKWIRE_NAME_MAX || m->data_len > MARKWIRE_DATA_MAX || m->host_len > MARKWIRE_HOST_MAX ||
+        (m->data_len && !m->data) || (m->host_len && !m->host))
         return -EINVAL;
     size_t len = MARKWIRE_HDR + m->name_len + m->host_len + m->data_len;
     if (len > cap)
@@ -68,8 +66,7 @@ int markwire_encode(const markwire_t *m, unsigned char *buf, size_t cap)
     buf[36] = (unsigned char)m->host_len;
     buf[37] = buf[38] = buf[39] = 0;
     unsigned char *p = buf + MARKWIRE_HDR;
-    if (m->name_len)
-        memcpy(p, m->name, m->name_len);
+    memcpy(p, m->name, m->name_len);
     p += m->name_len;
     if (m->host_len)
         memcpy(p, m->host, m->host_len);
@@ -84,9 +81,7 @@ int markwire_decode(const unsigned char *p, size_t len, markwire_t *ret)
     if (len < MARKWIRE_HDR || p[0] != 'J' || p[1] != 'S' || p[2] != MARKWIRE_VERSION || p[3] >= MARKWIRE_KIND_MAX)
         return -EPROTO;
     size_t nl = get16(p + 32), dl = get16(p + 34), hl = p[36];
-    bool drops = p[3] == MARKWIRE_DROPS;
-    if ((drops ? nl || dl : !nl) || nl > MARKWIRE_NAME_MAX || dl > MARKWIRE_DATA_MAX ||
-        MARKWIRE_HDR + nl + hl + dl != len)
+    if (nl == 0 || nl > MARKWIRE_NAME_MAX || dl > MARKWIRE_DATA_MAX || MARKWIRE_HDR + nl + hl + dl != len)
         return -EPROTO;
     const char *s = (const char *)p + MARKWIRE_HDR;
     if (memchr(s, '\0', nl + hl + dl)) /* the strings are stored as text */
@@ -108,6 +103,6 @@ int markwire_decode(const unsigned char *p, size_t len, markwire_t *ret)
 
 const char *markwire_kind_name(int kind)
 {
-    static const char *const names[MARKWIRE_KIND_MAX] = {"begin", "end", "event", "drops"};
+    static const char *const names[MARKWIRE_KIND_MAX] = {"begin", "end", "event"};
     return kind >= 0 && kind < MARKWIRE_KIND_MAX ? names[kind] : NULL;
 }

@@ -14,24 +14,19 @@
  *   off size field
  *     0    2 magic 'J' 'S'
  *     2    1 version (1)
- *     3    1 kind: 0 begin, 1 end, 2 event, 3 drops (see below)
+ *     3    1 kind: 0 begin, 1 end, 2 event
  *     4    4 rank (int32; -1: none)
  *     8    8 t_mono_ns (CLOCK_MONOTONIC when the mark was made)
  *    16    8 t_unix_ns (CLOCK_REALTIME)
  *    24    4 tid (the sending thread)
  *    28    4 dropped (marks this process dropped before this one, saturating)
- *    32    2 name length, 1..256 (0 for drops)
+ *    32    2 name length, 1..256
  *    34    2 data length, 0..4096
  *    36    1 host length, 0..255
  *    37    3 zero
  *
  * A packet whose length is not exactly 40 + the three lengths, or whose magic, version or kind is unknown,
- * is rejected (counted by the monitor). A zero-length packet is rejected likewise.
- *
- * A `drops` packet is not a mark: it only reports the sender's drop count (the `dropped` field, the other
- * fields as for a mark, name and data empty). A process whose last marks were dropped (its queue to the
- * monitor was full) sends one when it exits, so that the monitor learns of drops no later mark carried.
- * Pure encoding and decoding here: no I/O.
+ * is rejected (counted by the monitor), and so is an empty one. Pure encoding and decoding here: no I/O.
  */
 #ifndef JOBSCOPE_MARKWIRE_H
 #define JOBSCOPE_MARKWIRE_H
@@ -46,7 +41,7 @@
 #define MARKWIRE_HOST_MAX 255
 #define MARKWIRE_MAX (MARKWIRE_HDR + MARKWIRE_NAME_MAX + MARKWIRE_DATA_MAX + MARKWIRE_HOST_MAX)
 
-enum { MARKWIRE_BEGIN, MARKWIRE_END, MARKWIRE_EVENT, MARKWIRE_DROPS, MARKWIRE_KIND_MAX };
+enum { MARKWIRE_BEGIN, MARKWIRE_END, MARKWIRE_EVENT, MARKWIRE_KIND_MAX };
 
 /* One decoded mark; the strings point into the packet (not NUL-terminated). */
 typedef struct {
@@ -59,15 +54,14 @@ typedef struct {
 } markwire_t;
 
 /* markwire_encode: write the packet for `m` into buf (at least MARKWIRE_MAX bytes). Returns its length, or
- * -EINVAL when a length is out of range (a mark's name empty or too long, a drops report's not empty, data
- * or host too long, data with a drops report) or kind unknown. */
+ * -EINVAL when a length is out of range (name empty or too long, data or host too long) or kind unknown. */
 int markwire_encode(const markwire_t *m, unsigned char *buf, size_t cap);
 
 /* markwire_decode: parse the packet `p` of `len` bytes into *ret (pointing into p). Returns 0, or -EPROTO
  * for a malformed packet (ret untouched). */
 int markwire_decode(const unsigned char *p, size_t len, markwire_t *ret);
 
-/* markwire_kind_name: "begin", "end", "event", "drops", or NULL. */
+/* markwire_kind_name: "begin", "end", "event", or NULL. */
 const char *markwire_kind_name(int kind);
 
 #endif
