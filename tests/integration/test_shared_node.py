@@ -1,0 +1,256 @@
+# SPDX-License-Identifier: MIT
+"""Safe on a shared node: what another local user can do to a run, tried as that user (a user made for the
+test, with a name holding this process's PID, removed at the end; the attacks are workloads/neighbour.py).
+docs/RELIABILITY.md "Shared node" lists each guarantee with its test and figures.
+
+- mark socket, flood (1): another user cannot even connect to a run's mark socket (it is in a directory
+  only the run's user can enter), so a connect() flood of theirs costs the run no sample and no mark;
+- mark socket, hijack (2): once the monitor is gone (kill -9, or its normal end while the job goes on),
+  another user can neither take its socket's name (the directory left by kill -9 is closed to them) nor get
+  a mark by making the path again (the client checks the listener's credentials); the mark exits 1 with one
+  line, and not a byte reaches the other user;
+- small ones (12): an empty mark packet does not cost the connection its later marks; dropped_by_senders
+  counts every mark the job dropped, also after its last delivered one and from a process that left by
+  _exit.
+"""
+import json
+import os
+import pwd
+import shutil
+import sqlite3
+import stat
+import subprocess
+import time
+from pathlib import Path
+
+import pytest
+
+from conftest import PYTHON, WORKLOADS, kill_quietly, wait_for
+
+NEIGHBOUR = WORKLOADS / "neighbour.py"
+
+
+class User:
+    def __init__(self, name):
+        pw = pwd.getpwnam(name)
+        self.name, self.uid, self.gid = name, pw.pw_uid, pw.pw_gid
+
+    def argv(self, *args):
+        """argv running ARGS as this user (no groups, no privilege)."""
+        return ["setpriv", f"--reuid={self.uid}", f"--regid={self.gid}", "--clear-groups", *map(str, args)]
+
+
+@pytest.fixture(scope="module")
+def other_user():
+    """A second local user, made for these tests and removed after (its name holds this process's PID)."""
+    if os.geteuid() != 0:
+        pytest.skip("making a second local user needs root")
+    if not shutil.which("useradd"):
+        pytest.skip("useradd not installed")
+    name = f"jsnb{os.getpid()}"
+    subprocess.run(["useradd", "--no-create-home", "--shell", "/usr/sbin/nologin", "--user-group", name],
+                   check=True, capture_output=True)
+    try:
+        yield User(name)
+    finally:
+        subprocess.run(["userdel", name], capture_output=True)
+
+
+def neighbour(user, *args):
+    """Start workloads/neighbour.py ARGS as `user`."""
+    return subprocess.Popen(user.argv(PYTHON, NEIGHBOUR, *args), stdin=subprocess.DEVNULL,
+                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, start_new_session=True)
+
+
+def finish(p, timeout=60):
+    try:
+        _, err = p.communicate(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        kill_quietly(p.pid)
+        p.communicate()
+        pytest.fail("the neighbour did not finish")
+    assert p.returncode == 0, err.decode(errors="replace")
+
+
+def run_env():
+    """The environment of a run whose mark socket goes to /tmp (where other users may create names too)."""
+    env = dict(os.environ)
+    env.pop("XDG_RUNTIME_DIR", None)
+    env.pop("JOBSCOPE_SOCKET", None)
+    return env
+
+
+def summary(js, rec):
+    return js.summary_json(rec)
+
+
+def test_mark_flood_from_another_user(js, other_user, shared_dir):
+    """Item 1: another user floods connect() at the run's mark socket (its address is public in
+    /proc/net/unix) while the job marks 200 times: the neighbour never gets a connection, every mark is
+    recorded."""
+    d = shared_dir
+    job = d / "job.sh"
+    job.write_text(f"""#!/bin/sh
+echo "$JOBSCOPE_SOCKET" > {d}/addr
+while [ ! -e {d}/go ]; do sleep 0.02; done
+i=0
+while [ $i -lt 200 ]; do {js.binary} mark event e$i || echo "mark $i: $?" >> {d}/fail; i=$((i+1)); done
+while [ ! -e {d}/done ]; do sleep 0.05; done
+""")
+    job.chmod(0o755)
+    rec = js.path("flood.db")
+    p = js.popen("run", "-q", "-i", "0.1", "-o", rec, "--", job, env=run_env())
+    try:
+        addr = wait_for(lambda: (d / "addr").exists() and (d / "addr").read_text().strip(), 30, what="address")
+        out = str(d / "flood.json")
+        vis = str(d / "visible.json")
+        finish(neighbour(other_user, "visible", addr, vis))
+        assert json.loads(Path(vis).read_text())["visible"], "the address is public: the attack is fair"
+        attacker = neighbour(other_user, "flood", addr, 6, out)
+        time.sleep(0.5)
+        (d / "go").write_text("")
+        finish(attacker)
+        (d / "done").write_text("")
+        p.communicate(timeout=120)
+    finally:
+        kill_quietly(p.pid)
+    assert p.returncode == 0
+    flood = json.loads(Path(out).read_text())
+    assert flood["connected"] == 0, flood
+    assert set(flood["errors"]) == {"EACCES"}, flood
+    assert not (d / "fail").exists(), (d / "fail").read_text()
+    s = summary(js, rec)
+    assert s["phases"]["marks"] == 200
+    assert s["phases"]["rejected_by_monitor"] == 0
+    print(f"flood: {sum(flood['errors'].values())} connect() refused; samples taken {s['samples']['taken']}, "
+          f"missed {s['samples']['missed']}; marks {s['phases']['marks']}")
+
+
+@pytest.mark.parametrize("how", ["kill9", "exit"])
+def test_mark_hijack_after_monitor_gone(js, other_user, shared_dir, how):
+    """Item 2: the monitor is killed (kill -9), or ends while the job goes on (--until-main-exits); another
+    user then tries to take the socket's address and listen there. The job's next mark, with a secret in its
+    data, must fail with one line and exit 1, and nothing may reach the other user."""
+    d = shared_dir
+    job = d / "job.sh"
+    job.write_text(f"""#!/bin/sh
+echo "$JOBSCOPE_SOCKET" > {d}/addr
+while [ ! -e {d}/go ]; do sleep 0.02; done
+{js.binary} mark event secret --data '{{"db_password": "hunter2"}}' 2> {d}/err
+echo $? > {d}/rc
+""")
+    job.chmod(0o755)
+    rec = js.path("hijack.db")
+    # (the job outlives the monitor: its output goes to no pipe the test would wait on)
+    quiet = {"env": run_env(), "stdout": subprocess.DEVNULL, "stderr": subprocess.DEVNULL}
+    if how == "kill9":
+        p = js.popen("run", "-q", "-i", "0.2", "-o", rec, "--", job, **quiet)
+    else:  # the command starts the job in the background and exits: the monitor ends with it
+        p = js.popen("run", "-q", "-i", "0.2", "-o", rec, "--until-main-exits", "--", "sh", "-c",
+                     f"{job} & while [ ! -s {d}/addr ]; do sleep 0.02; done", **quiet)
+    squat_dir = None
+    try:
+        addr = wait_for(lambda: (d / "addr").exists() and (d / "addr").read_text().strip(), 30, what="address")
+        if how == "kill9":
+            p.kill()
+        p.wait(timeout=60)
+        if not addr.startswith("@"):
+            squat_dir = Path(addr).parent
+        out = str(d / "squat.json")
+        attacker = neighbour(other_user, "squat", addr, 4, out)
+        wait_for(lambda: Path(out + ".ready").exists(), 30, what="the neighbour's try")
+        (d / "go").write_text("")
+        wait_for(lambda: (d / "rc").exists() and (d / "rc").read_text().strip(), 30, what="the mark")
+        finish(attacker)
+    finally:
+        kill_quietly(p.pid)
+    squat = json.loads(Path(out).read_text())
+    rc = int((d / "rc").read_text())
+    err = (d / "err").read_text()
+    try:
+        assert squat["bytes"] == 0 and "hunter2" not in squat["data"], squat
+        assert rc == 1, (rc, err)
+        assert len(err.strip().splitlines()) == 1 and addr in err, err
+        if how == "kill9":
+            # the killed monitor's directory stays, closed to the other user: they could not take the name
+            assert not squat["bound"] and squat["bind_error"] == "EACCES", squat
+            st = squat_dir.lstat()
+            assert stat.S_ISDIR(st.st_mode) and stat.S_IMODE(st.st_mode) == 0o700 and st.st_uid == os.geteuid()
+            assert "Connection refused" in err, err
+        else:
+            # removed at the monitor's end: the other user made the path again, and got a connection that
+            # carried nothing (the client saw the listener was not its user's)
+            assert squat["bound"], squat
+            assert "another user's" in err, err
+    finally:
+        if squat_dir is not None and squat_dir.exists():
+            shutil.rmtree(squat_dir)
+
+
+def test_empty_packet_keeps_the_connection(js, shared_dir):
+    """Item 12: a zero-length packet is rejected and counted; the connection's later marks still arrive
+    (it used to be taken for the end of the connection)."""
+    script = shared_dir / "empty.py"
+    script.write_text('''import os, socket, struct, time
+
+
+def mark_packet(name, t_mono_ns):
+    """One event mark (src/core/markwire.h): the 40-byte header, then the name."""
+    raw = name.encode()
+    return struct.pack("=2sBBiqqIIHHB3x", b"JS", 1, 2, -1, t_mono_ns, time.time_ns(), os.getpid(), 0, len(raw), 0,
+                       0) + raw
+
+
+s = socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+addr = os.environ["JOBSCOPE_SOCKET"]
+s.connect("\\0" + addr[1:] if addr.startswith("@") else addr)  # (abstract names: older monitors)
+s.send(mark_packet("before", time.monotonic_ns()))
+s.send(b"")
+s.send(mark_packet("after", time.monotonic_ns()))
+time.sleep(0.5)
+''')
+    r = js.run([PYTHON, script], interval="0.1s")
+    assert r.returncode == 0, r.proc.stderr
+    con = sqlite3.connect(f"file:{r.recording}?mode=ro", uri=True)
+    names = [n for (n,) in con.execute("SELECT name FROM marks ORDER BY t_mono_ns")]
+    con.close()
+    assert names == ["before", "after"]
+    assert r.summary["phases"]["rejected_by_monitor"] == 1
+
+
+def test_dropped_by_senders_counts_every_drop(js, shared_dir, jobscope_bin):
+    """Item 12: the job's monitor is stopped (SIGSTOP) while the job marks: its queue fills, marks are
+    dropped, and the job leaves by _exit right after the monitor resumes, so no later mark carries the
+    count. dropped_by_senders is still exactly what the job counted (it used to be what its last delivered
+    mark carried: 0 here)."""
+    lib = Path(jobscope_bin).parent / "lib" / "libjobscope.so.0"
+    if not lib.exists():
+        pytest.skip(f"{lib} not built")
+    script = shared_dir / "drops.py"
+    out = shared_dir / "dropped"
+    script.write_text(f"""import ctypes, os, signal
+lib = ctypes.CDLL({str(lib)!r})
+lib.js_marks_dropped.restype = ctypes.c_uint64
+assert lib.js_event(b"warm", None) == 0
+os.kill(os.getppid(), signal.SIGSTOP)
+try:
+    full = False
+    for i in range(1000000):
+        if lib.js_event(b"fill", None) == -11:
+            full = True
+            break
+    for i in range(100):
+        lib.js_event(b"dropped", None)
+    d = lib.js_marks_dropped()
+finally:
+    os.kill(os.getppid(), signal.SIGCONT)
+with open({str(out)!r}, "w") as f:
+    f.write(f"{{int(full)}} {{d}}\\n")
+os._exit(0)
+""")
+    r = js.run([PYTHON, script], interval="0.1s")
+    assert r.returncode == 0, r.proc.stderr
+    full, dropped = map(int, out.read_text().split())
+    assert full and dropped >= 101
+    assert r.summary["phases"]["dropped_by_senders"] == dropped
+    assert js.summary_json(r.recording)["phases"]["dropped_by_senders"] == dropped
