@@ -9,14 +9,23 @@ docs/RELIABILITY.md "Shared node" lists each guarantee with its test and figures
   another user can neither take its socket's name (the directory left by kill -9 is closed to them) nor get
   a mark by making the path again (the client checks the listener's credentials); the mark exits 1 with one
   line, and not a byte reaches the other user;
+- HTTP slow clients (3): 130 connections of another user from 127.0.0.2 and 127.0.0.3, each sending its
+  request a byte a second, keep no scrape out and are all closed at the headers' deadline;
+- other users' processes (4): `serve --listen-processes` gives per-process series of other users (their
+  /proc/PID/io, fd counts) only to an authenticated scraper; without authentication a root daemon exposes
+  no process and a user's daemon only that user's own; an empty basic-auth password is refused;
 - small ones (12): an empty mark packet does not cost the connection its later marks; dropped_by_senders
   counts every mark the job dropped, also after its last delivered one and from a process that left by
-  _exit.
+  _exit; a symbolic link or file another user made in advance at the textfile's temporary name does not
+  stop the textfile (nor is it written through); a --listen port in use does not stop the job.
 """
 import json
 import os
+import socket
+import urllib.request
 import pwd
 import shutil
+import signal
 import sqlite3
 import stat
 import subprocess
@@ -254,3 +263,204 @@ os._exit(0)
     assert full and dropped >= 101
     assert r.summary["phases"]["dropped_by_senders"] == dropped
     assert js.summary_json(r.recording)["phases"]["dropped_by_senders"] == dropped
+
+
+def free_port():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def scrape(url, timeout=5):
+    """The status of one GET of url (None when it failed or took longer than timeout)."""
+    try:
+        with urllib.request.urlopen(url, timeout=timeout) as r:
+            r.read()
+            return r.status
+    except OSError:
+        return None
+
+
+def test_http_slow_clients_from_another_user(js, other_user, shared_dir):
+    """Item 3: another user opens 130 connections to a run's /metrics from 127.0.0.2 and 127.0.0.3 (every
+    local user owns all of 127/8), each sending its request a byte a second, for 20 s. Every scrape meanwhile
+    is answered, and the server closes each slow connection at the headers' deadline (5 s; 15 s allowed on a
+    busy machine): none is left open."""
+    port = free_port()
+    url = f"http://127.0.0.1:{port}/metrics"
+    run = js.popen("run", "-q", "-i", "0.5", "-o", js.path("slow.db"), "--listen", f"127.0.0.1:{port}", "--",
+                   "sleep", "40", stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        wait_for(lambda: scrape(url) == 200, 20, 0.1, "the endpoint")
+        out = str(shared_dir / "slow.json")
+        attacker = neighbour(other_user, "slow", f"127.0.0.1:{port}", 130, 20, out)
+        time.sleep(2)  # the connections are open
+        answers = []
+        for _ in range(6):
+            answers.append(scrape(url))
+            time.sleep(2)
+        finish(attacker)
+    finally:
+        kill_quietly(run.pid, signal.SIGTERM)
+        run.wait(timeout=60)
+    slow = json.loads(Path(out).read_text())
+    print(f"slow clients: opened {slow['opened']}, closed by the server after {slow['closed_at'][:1]}.."
+          f"{slow['closed_at'][-1:]} s, still open {slow['still_open']}; scrapes {answers}")
+    assert answers == [200] * 6, answers
+    assert slow["opened"] >= 120, slow
+    assert slow["still_open"] == 0, slow
+    assert max(slow["closed_at"]) <= 15, slow
+
+
+def series_pids(body):
+    """The pids of the jobscope_process_* series in an exposition."""
+    import re
+
+    return {int(m) for m in re.findall(r'^jobscope_process_[a-z_]+\{[^}]*pid="(\d+)"', body, re.M)}
+
+
+def test_listen_processes_of_other_users(js, other_user, shared_dir):
+    """Item 4: a process of another user (and root's own) is in `serve --listen-processes`'s per-process
+    series only for an authenticated scraper."""
+    import base64
+
+    victim = subprocess.Popen(other_user.argv("sleep", "120"), start_new_session=True)
+    creds = shared_dir / "users"
+    creds.write_text("prom:s3cret\n")
+    creds.chmod(0o600)
+    port = free_port()
+    url = f"http://127.0.0.1:{port}/metrics"
+    auth = {"Authorization": "Basic " + base64.b64encode(b"prom:s3cret").decode()}
+    procs = []
+
+    def serve(user=None, *extra):
+        argv = [js.binary, "serve", "-i", "0.3", "--listen", f"127.0.0.1:{port}", "--listen-processes", "1000",
+                *extra]
+        p = subprocess.Popen(user.argv(*argv) if user else argv, stdin=subprocess.DEVNULL,
+                             stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, start_new_session=True)
+        procs.append(p)
+        return p
+
+    def body(headers=None):
+        def get():
+            try:
+                with urllib.request.urlopen(urllib.request.Request(url, headers=headers or {}), timeout=5) as r:
+                    text = r.read().decode()
+                    return text if "jobscope_samples_total" in text and r.status == 200 else None
+            except OSError:
+                return None
+        return wait_for(get, 30, 0.1, "a scrape")
+
+    def stop(p):
+        p.send_signal(signal.SIGTERM)
+        _, err = p.communicate(timeout=60)
+        return err.decode()
+
+    try:
+        # root's daemon, no authentication: no process at all (root's are other users' processes too)
+        p = serve()
+        time.sleep(1)
+        pids = series_pids(body())
+        err = stop(p)
+        assert pids == set(), sorted(pids)[:10]
+        assert sum("--listen-processes: no per-process series" in line for line in err.splitlines()) == 1, err
+        # with basic auth: everything, for the authenticated scraper only
+        p = serve(None, "--listen-basic-auth", creds)
+        time.sleep(1)
+        pids = series_pids(body(auth))
+        stop(p)
+        assert victim.pid in pids and 1 in pids
+        # the other user's own daemon, no authentication: its own processes, not root's
+        own = subprocess.Popen(other_user.argv("sleep", "120"), start_new_session=True)
+        procs.append(own)
+        p = serve(other_user)
+        time.sleep(1)
+        pids = series_pids(body())
+        stop(p)
+        assert own.pid in pids and victim.pid in pids, pids
+        assert 1 not in pids and os.getpid() not in pids
+        # an empty password is refused, before anything is served
+        bad = shared_dir / "bad"
+        bad.write_text("prom:\n")
+        r = subprocess.run([js.binary, "serve", "--listen", f"127.0.0.1:{port}", "--listen-basic-auth", bad],
+                           capture_output=True, text=True, timeout=60)
+        assert r.returncode != 0 and "empty password" in r.stderr and len(r.stderr.splitlines()) == 1, r.stderr
+    finally:
+        for p in procs + [victim]:
+            kill_quietly(p.pid)
+            p.wait()
+
+
+def test_textfile_temporary_name_taken(js, other_user, shared_dir):
+    """Item 12: in a folder others can write in, another user makes in advance a symbolic link (to a file of
+    theirs) and a writable file at NAME.prom.tmp.PID, the temporary name jobscope used to write: the textfile
+    is written all the same, and neither of theirs is written through or replaced."""
+    d = shared_dir
+    d.chmod(0o1777)
+    prom = d / "job.prom"
+    target = d / "theirs"
+    subprocess.run(other_user.argv("sh", "-c", f"echo mine > {target}; chmod 666 {target}"), check=True)
+    rfd, wfd = os.pipe()
+    pid = os.fork()
+    if pid == 0:  # the monitor-to-be: its PID is known before it runs, as a neighbour could guess it
+        os.close(wfd)
+        os.read(rfd, 1)
+        try:
+            os.execv(js.binary, [js.binary, "run", "-q", "-i", "0.1", "-o", str(js.path("tf.db")), "--textfile",
+                                 str(prom), "--", "sleep", "2"])
+        finally:
+            os._exit(127)
+    os.close(rfd)
+    link, planted = Path(f"{prom}.tmp.{pid}"), Path(f"{prom}.tmp.{pid}.0")
+    subprocess.run(other_user.argv("ln", "-s", target, link), check=True)
+    subprocess.run(other_user.argv("sh", "-c", f"echo planted > {planted}; chmod 666 {planted}"), check=True)
+    os.write(wfd, b"g")
+    os.close(wfd)
+    seen = []
+    deadline = time.monotonic() + 60
+    while True:
+        done, status = os.waitpid(pid, os.WNOHANG)
+        if prom.exists():
+            try:
+                seen.append(prom.read_text())
+            except FileNotFoundError:
+                pass
+        if done or time.monotonic() > deadline:
+            break
+        time.sleep(0.05)
+    if not done:
+        kill_quietly(pid)
+        os.waitpid(pid, 0)
+        pytest.fail("the run did not end")
+    assert os.waitstatus_to_exitcode(status) == 0
+    assert any("jobscope_samples_total" in text for text in seen), "the textfile was never written"
+    assert target.read_text() == "mine\n" and planted.read_text() == "planted\n"
+    assert link.is_symlink() and os.lstat(link).st_uid == other_user.uid
+    assert not prom.exists()  # removed at the end, as ever
+    assert not [p for p in d.iterdir() if p.name.startswith("job.prom.tmp.") and p not in (link, planted)]
+
+
+def test_listen_port_taken_by_another_user(js, other_user, shared_dir):
+    """Item 12: another user holds the port `run --listen` asks for: the job runs all the same, monitored and
+    recorded without the endpoint; one line on stderr and the recording (meta listen_error) say why."""
+    port = free_port()
+    holder = subprocess.Popen(other_user.argv(PYTHON, "-c", "import socket, sys, time\n"
+                                              "s = socket.socket(); s.bind(('127.0.0.1', int(sys.argv[1])))\n"
+                                              "s.listen(1); print('ok', flush=True); time.sleep(60)", port),
+                              stdout=subprocess.PIPE, start_new_session=True)
+    try:
+        assert holder.stdout.readline().strip() == b"ok"
+        marker = shared_dir / "ran"
+        rec = js.path("taken.db")
+        r = js("run", "-q", "-o", rec, "--listen", f"127.0.0.1:{port}", "--", "touch", marker)
+    finally:
+        kill_quietly(holder.pid)
+        holder.wait()
+    assert r.returncode == 0, r.stderr
+    assert marker.exists()
+    lines = r.stderr.splitlines()
+    assert len(lines) == 1 and "Address already in use" in lines[0] and "without the endpoint" in lines[0], lines
+    con = sqlite3.connect(f"file:{rec}?mode=ro", uri=True)
+    why = con.execute("SELECT value FROM meta WHERE key = 'listen_error'").fetchone()
+    con.close()
+    assert why and "Address already in use" in why[0]
