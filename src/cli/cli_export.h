@@ -38,10 +38,11 @@ enum {
     "      --listen [ADDR:]PORT serve Prometheus metrics at http://ADDR:PORT/metrics while monitoring (ADDR\n"    \
     "                           127.0.0.1 unless given: an address other than loopback must be explicit)\n"     \
     "      --listen-auth-token FILE    require 'Authorization: Bearer TOKEN', TOKEN the file's first line\n"   \
-    "      --listen-basic-auth FILE    require HTTP basic auth, FILE of user:password lines\n"                 \
+    "      --listen-basic-auth FILE    require HTTP basic auth, FILE of user:password lines (no empty one)\n"  \
     "      --listen-tls-cert FILE      serve HTTPS with this PEM certificate (with --listen-tls-key)\n"         \
     "      --listen-tls-key FILE       the certificate's PEM private key (unencrypted)\n"                       \
-    "      --listen-processes N        also expose the N busiest processes (default 0: the scope only)\n"      \
+    "      --listen-processes N        also expose the N busiest processes (default 0: the scope only);\n"     \
+    "                           without authentication only your own (none as root)\n"                        \
     "      --textfile FILE      keep FILE (NAME.prom, for node_exporter's textfile collector) replaced\n"       \
     "                           atomically with each sample's metrics; removed at the end\n"
 
