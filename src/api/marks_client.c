@@ -53,6 +53,7 @@ static struct {
     size_t host_len;
     atomic_uint_fast64_t dropped;
     js_marks_shared_t *_Atomic shared; /* the monitor's drops counter, mapped (NULL: none) */
+    void *page;                         /* where it is mapped (kept: a new one is mapped over it) */
     char shared_for[128];               /* the address it belongs to */
     int gone_errno;                /* why the announced monitor cannot be reached (state ST_GONE) */
     bool redirected;         /* client_point() gave an address */
@@ -117,7 +118,6 @@ static void map_shared(const char *addr)
     char path[sizeof(cl.shared_for) + sizeof(MARKS_DROPS_NAME)];
     snprintf(path, sizeof(path), "%s", addr);
     char *slash = strrchr(path, '/');
-    js_marks_shared_t *old = atomic_load(&cl.shared);
     atomic_store(&cl.shared, NULL);
     if (!slash)
         return;
@@ -130,9 +130,12 @@ static void map_shared(const char *addr)
         st.st_size >= MARKS_SHARED_SIZE) {
         /* over the old page when there is one: a thread counting a drop at this moment writes to either
          * counter, never to an unmapped address */
-        void *p = mmap(old, MARKS_SHARED_SIZE, PROT_READ | PROT_WRITE, MAP_SHARED | (old ? MAP_FIXED : 0), fd, 0);
-        if (p != MAP_FAILED)
+        void *p = mmap(cl.page, MARKS_SHARED_SIZE, PROT_READ | PROT_WRITE, MAP_SHARED | (cl.page ? MAP_FIXED : 0),
+                       fd, 0);
+        if (p != MAP_FAILED) {
+            cl.page = p;
             atomic_store(&cl.shared, (js_marks_shared_t *)p);
+        }
     }
     close(fd);
 }
