@@ -53,9 +53,9 @@ static struct {
     size_t host_len;
     atomic_uint_fast64_t dropped;
     js_marks_shared_t *_Atomic shared; /* the monitor's drops counter, mapped (NULL: none) */
-    void *page;                         /* where it is mapped (kept: a new one is mapped over it) */
-    char shared_for[128];               /* the address it belongs to */
-    int gone_errno;                /* why the announced monitor cannot be reached (state ST_GONE) */
+    void *page;                        /* where it is mapped (kept: a new one is mapped over it) */
+    char shared_for[128];              /* the address it belongs to */
+    int gone_errno;                    /* why the announced monitor cannot be reached (state ST_GONE) */
     bool redirected;         /* client_point() gave an address */
     char addr[128];
     bool atfork_set;
@@ -130,8 +130,8 @@ static void map_shared(const char *addr)
         st.st_size >= MARKS_SHARED_SIZE) {
         /* over the old page when there is one: a thread counting a drop at this moment writes to either
          * counter, never to an unmapped address */
-        void *p = mmap(cl.page, MARKS_SHARED_SIZE, PROT_READ | PROT_WRITE, MAP_SHARED | (cl.page ? MAP_FIXED : 0),
-                       fd, 0);
+        void *p = mmap(cl.page, MARKS_SHARED_SIZE, PROT_READ | PROT_WRITE,
+                       MAP_SHARED | (cl.page ? MAP_FIXED : 0), fd, 0);
         if (p != MAP_FAILED) {
             cl.page = p;
             atomic_store(&cl.shared, (js_marks_shared_t *)p);

@@ -104,13 +104,13 @@ int cli_export_open(cli_export_t *x, const char *host, const char *scope, bool t
             x->http = NULL;
             /* the port (taken, not this host's, privileged) or the library is this machine's state; a server
              * that does not start (its TLS files) is what was asked for */
-            bool environment = r == -EADDRINUSE || r == -EADDRNOTAVAIL || r == -EACCES || r == -ENOENT ||
-                               r == -ENOTSUP;
+            bool environment =
+                r == -EADDRINUSE || r == -EADDRNOTAVAIL || r == -EACCES || r == -ENOENT || r == -ENOTSUP;
             if (!x->endpoint_optional || !environment) {
                 cli_error("%s", err);
                 return EXIT_FAIL;
             }
-            /* the job matters more than its live view: it runs, monitored and recorded, without the endpoint */
+            /* the job matters more than its live view: it runs, monitored and recorded, without it */
             snprintf(x->listen_error, sizeof(x->listen_error), "%s", err);
             cli_error("--listen %s: %s: monitoring goes on without the endpoint", x->listen, err);
             x->listen = NULL;
@@ -120,13 +120,14 @@ int cli_export_open(cli_export_t *x, const char *host, const char *scope, bool t
         /* any local user can read an endpoint without authentication: other users' processes are theirs */
         if (geteuid() == 0) {
             p->top_processes = 0;
-            cli_error("--listen-processes: no per-process series: any local user can read an endpoint without "
-                      "--listen-auth-token or --listen-basic-auth");
+            cli_error("--listen-processes: no per-process series: any local user can read an endpoint "
+                      "without --listen-auth-token or --listen-basic-auth");
         } else {
             p->own_processes_only = true;
             p->own_uid = (unsigned)geteuid();
             cli_error("--listen-processes: the processes of uid %u only: any local user can read an endpoint "
-                      "without --listen-auth-token or --listen-basic-auth", (unsigned)geteuid());
+                      "without --listen-auth-token or --listen-basic-auth",
+                      (unsigned)geteuid());
         }
     }
     if (x->http) {

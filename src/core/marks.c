@@ -67,7 +67,6 @@ struct js_marks {
     unsigned char pkt[MARKWIRE_MAX + 1];
 };
 
-
 static uint64_t random64(const void *salt)
 {
     uint64_t rnd = 0;

@@ -472,7 +472,7 @@ static void on_connection(void *cls, struct MHD_Connection *c, void **socket_con
     *socket_context = x;
 }
 
-/* phase: the connection of `c` starts a new phase now (sending a response, or waiting for the next request). */
+/* phase: the connection of `c` starts a new phase now (sending its response, or awaiting a request). */
 static void phase(js_http_t *h, struct MHD_Connection *c, bool sending)
 {
     const union MHD_ConnectionInfo *ci = MHD_get_connection_info(c, MHD_CONNECTION_INFO_SOCKET_CONTEXT);
@@ -507,8 +507,8 @@ static void *guard_thread(void *arg)
         for (hconn_t *c = h->conns; c; c = c->next) {
             if (c->closing)
                 continue;
-            int64_t due = c->since_ns + (int64_t)(c->sending ? HTTP_SEND_DEADLINE_S : HTTP_HEADER_DEADLINE_S) *
-                                            1000000000;
+            int64_t due = c->since_ns +
+                          (int64_t)(c->sending ? HTTP_SEND_DEADLINE_S : HTTP_HEADER_DEADLINE_S) * 1000000000;
             if (due <= now)
                 shut(h, c, &h->slow_closed);
             else if (due < next)
@@ -696,8 +696,8 @@ int http_listen(js_http_t *h, const char *listen, char *err, size_t errlen)
                             MHD_OPTION_CONNECTION_LIMIT, HTTP_MAX_CONNECTIONS + HTTP_MHD_HEADROOM,
                             MHD_OPTION_PER_IP_CONNECTION_LIMIT, HTTP_MAX_PER_IP + HTTP_MHD_HEADROOM,
                             MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)HTTP_CONN_MEMORY,
-                            MHD_OPTION_CONNECTION_TIMEOUT, HTTP_IDLE_TIMEOUT_S, MHD_OPTION_STRICT_FOR_CLIENT, 1,
-                            MHD_OPTION_NOTIFY_CONNECTION, on_connection, h, MHD_OPTION_NOTIFY_COMPLETED,
+                            MHD_OPTION_CONNECTION_TIMEOUT, HTTP_IDLE_TIMEOUT_S, MHD_OPTION_STRICT_FOR_CLIENT,
+                            1, MHD_OPTION_NOTIFY_CONNECTION, on_connection, h, MHD_OPTION_NOTIFY_COMPLETED,
                             on_completed, h, h->tls ? MHD_OPTION_HTTPS_MEM_KEY : MHD_OPTION_END, h->key,
                             MHD_OPTION_HTTPS_MEM_CERT, h->cert, MHD_OPTION_END);
     if (!h->d) {

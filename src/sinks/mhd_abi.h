@@ -105,8 +105,8 @@ typedef enum MHD_Result (*MHD_AccessHandlerCallback)(void *cls, struct MHD_Conne
 typedef void (*MHD_ContentReaderFreeCallback)(void *cls);
 typedef void (*MHD_RequestCompletedCallback)(void *cls, struct MHD_Connection *connection, void **con_cls,
                                              int toe);
-typedef void (*MHD_NotifyConnectionCallback)(void *cls, struct MHD_Connection *connection, void **socket_context,
-                                             int toe);
+typedef void (*MHD_NotifyConnectionCallback)(void *cls, struct MHD_Connection *connection,
+                                             void **socket_context, int toe);
 
 /* The entry points (all required), bound by dlib_resolve into one struct. enum parameters are int-sized. */
 typedef struct {
