@@ -492,11 +492,26 @@ uint64_t marks_senders_dropped(const js_marks_t *mk)
     return mk->shared ? atomic_load_explicit(&mk->shared->dropped, memory_order_relaxed) : 0;
 }
 
+void marks_unlink(js_marks_t *mk)
+{
+    if (!mk || mk->owner != getpid()) /* a forked child's copy: the socket and directory are its parent's */
+        return;
+    if (mk->bound)
+        unlink(mk->addr);
+    if (mk->made_shared) {
+        char path[sizeof(mk->dir) + sizeof(MARKS_DROPS_NAME) + 1];
+        snprintf(path, sizeof(path), "%s/" MARKS_DROPS_NAME, mk->dir);
+        unlink(path);
+    }
+    if (mk->made_dir)
+        rmdir(mk->dir);
+    mk->bound = mk->made_shared = mk->made_dir = false;
+}
+
 void marks_close(js_marks_t *mk)
 {
     if (!mk)
         return;
-    bool mine = mk->owner == getpid(); /* a forked child's copy: the socket and directory are its parent's */
     while (mk->nconns)
         conn_drop(mk, mk->conns[mk->nconns - 1]);
     free(mk->conns);
@@ -504,17 +519,9 @@ void marks_close(js_marks_t *mk)
         close(mk->efd);
     if (mk->lfd >= 0)
         close(mk->lfd);
-    if (mine && mk->bound)
-        unlink(mk->addr);
+    marks_unlink(mk);
     if (mk->shared)
         munmap(mk->shared, MARKS_SHARED_SIZE);
-    if (mine && mk->made_shared) {
-        char path[sizeof(mk->dir) + sizeof(MARKS_DROPS_NAME) + 1];
-        snprintf(path, sizeof(path), "%s/" MARKS_DROPS_NAME, mk->dir);
-        unlink(path);
-    }
-    if (mine && mk->made_dir)
-        rmdir(mk->dir);
     rows_free(&mk->pending);
     rows_free(&mk->spare);
     buf_free(&mk->data);

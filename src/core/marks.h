@@ -103,6 +103,11 @@ void marks_counts(const js_marks_t *mk, uint64_t *ret_received, uint64_t *ret_re
 /* marks_senders_dropped: marks the job's processes dropped so far (the drops file's counter). */
 uint64_t marks_senders_dropped(const js_marks_t *mk);
 
+/* marks_unlink: in the process that opened it, remove the socket, the drops file and their directory now;
+ * the socket goes on serving the senders already connected. For a process that exits without marks_close
+ * (an embedded monitor its host never stopped). Idempotent; marks_close does it too. */
+void marks_unlink(js_marks_t *mk);
+
 /* marks_close: close every descriptor and free; in the process that opened it, also remove the socket, the
  * drops file and their directory. Accepts NULL. */
 void marks_close(js_marks_t *mk);

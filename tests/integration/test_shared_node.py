@@ -464,3 +464,24 @@ def test_listen_port_taken_by_another_user(js, other_user, shared_dir):
     why = con.execute("SELECT value FROM meta WHERE key = 'listen_error'").fetchone()
     con.close()
     assert why and "Address already in use" in why[0]
+
+
+def test_embedded_monitor_directory_removed_at_exit(jobscope_bin, shared_dir):
+    """Item 2 (cleanup): a Python process that exits with its Tracker still running (never stopped) leaves no
+    mark socket directory behind; a stopped one neither."""
+    lib = Path(jobscope_bin).parent / "lib" / "libjobscope.so.0"
+    if not lib.exists():
+        pytest.skip(f"{lib} not built")
+    env = run_env()
+    env["JOBSCOPE_LIBRARY"] = str(lib)
+    env["PYTHONPATH"] = str(Path(__file__).resolve().parents[2] / "python")
+    for stop in ("", "t.stop()"):
+        out = shared_dir / "addr"
+        r = subprocess.run([PYTHON, "-c", "import os, jobscope\n"
+                            "t = jobscope.Tracker(set_environment=True); t.start()\n"
+                            f"open({str(out)!r}, 'w').write(os.environ['JOBSCOPE_SOCKET'])\n" + stop],
+                           env=env, capture_output=True, text=True, timeout=60)
+        assert r.returncode == 0, r.stderr
+        addr = Path(out.read_text())
+        assert addr.name == "marks" and addr.parent.name.startswith("jobscope-"), addr
+        assert not addr.parent.exists(), f"{addr.parent} left behind ({stop or 'not stopped'})"
