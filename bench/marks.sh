@@ -68,7 +68,7 @@ paced figures include the two `clock_gettime` calls that time each call (about 2
 mark is one `send` on a Unix SOCK_SEQPACKET socket, about 2 us of the caller's CPU on a VM where system calls
 are costly. Back to back, the wall time exceeds the CPU time because the caller and the monitor (and any
 other load) share the CPUs; the caller never waits on the monitor (`MSG_DONTWAIT`): when the connection's
-queue is full the mark is dropped, counted, and the count reported with the sender's next delivered mark
-(drops after its last delivered mark stay unknown to the monitor). A high 99th centile in the paced run is
+queue is full the mark is dropped and counted, in a page the sender shares with the monitor (so the monitor
+knows every drop) and with the sender's next delivered mark. A high 99th centile in the paced run is
 the caller being preempted on a busy machine, not the mark.""")
 PY

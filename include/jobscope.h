@@ -51,8 +51,10 @@ extern "C" {
 /* js_phase_begin: phase `name` (1..JS_MARK_NAME_MAX bytes, no NUL) begins now. Phases with the same name
  * may overlap (threads, ranks): the phase is active while more have begun than ended.
  * Returns 0 when the mark was sent or when no monitor is present (nothing to do); -EINVAL for a bad name;
- * -EAGAIN when the monitor's queue was full (the mark is dropped and counted); -EPIPE when the monitor has
- * gone (every later mark is a no-op). */
+ * -EAGAIN when the monitor's queue was full (the mark is dropped and counted); -EPIPE when the monitor that
+ * JOBSCOPE_SOCKET announces has gone or cannot be reached (every later mark is a counted no-op). Marks go
+ * only to a monitor of this process's effective user (or root): JOBSCOPE_SOCKET must be the absolute path
+ * of its socket, and a listener of another user there is refused before anything is sent. */
 JS_API int js_phase_begin(const char *name);
 
 /* js_phase_end: phase `name` ends now. Returns as js_phase_begin. */
@@ -68,7 +70,8 @@ JS_API int js_event(const char *name, const char *json);
 JS_API int js_marks_active(void);
 
 /* js_marks_dropped: marks this process dropped so far because the monitor's queue was full or it had gone
- * (each mark also carries this count, so the monitor records it). */
+ * (each drop is also added to the monitor's own count, in a page shared with it, and each mark carries this
+ * process's count). */
 JS_API uint64_t js_marks_dropped(void);
 
 /* ---- embedding -------------------------------------------------------------------------------------- */

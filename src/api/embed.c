@@ -576,6 +576,14 @@ JS_API const char *js_monitor_address(void)
     return r;
 }
 
+/* At exit (or unload) with a monitor still running (its host never called js_monitor_stop): its mark socket's
+ * directory goes, as at a stop; the thread itself ends with the process. */
+__attribute__((destructor)) static void embed_at_exit(void)
+{
+    if (em.running)
+        marks_unlink(em.marks);
+}
+
 JS_API void js_free(void *p)
 {
     free(p);

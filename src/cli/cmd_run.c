@@ -938,6 +938,7 @@ int cmd_run_hooks(int argc, char **argv, const job_hooks_t *hooks)
     static const char *const scope_label[] = {[JS_SCOPE_TREE] = "tree", [JS_SCOPE_USER] = "user",
                                               [JS_SCOPE_CGROUP] = "cgroup", [JS_SCOPE_NODE] = "node"};
     const char *label = scope_label[o.kind == CMD_WATCH ? o.scope : JS_SCOPE_TREE];
+    o.exp.endpoint_optional = true; /* a taken port is said, and the command runs (listen_error below) */
     if ((status = cli_export_open(&o.exp, hi.host, label, true)) != 0) /* the port is taken before anything */
         goto out;
     status = EXIT_FAIL;
@@ -1079,6 +1080,8 @@ int cmd_run_hooks(int argc, char **argv, const job_hooks_t *hooks)
     }
     if (o.gpus)
         recorder_meta(rec, "gpus", o.gpus);
+    if (o.exp.listen_error[0]) /* --listen failed: the run has no endpoint, and its recording says why */
+        recorder_meta(rec, "listen_error", o.exp.listen_error);
     if (o.gpus && !gpu_on && !o.gpus_none) /* asked for GPUs, got none: say it once */
         cli_error("--gpus %s: no GPU monitored (nvml: %s; rocm: %s)", o.gpus,
                   gpu_reason("nvml") ? gpu_reason("nvml") : "not built", gpu_reason("rocm") ? gpu_reason("rocm") : "not built");

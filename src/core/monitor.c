@@ -7,6 +7,7 @@
 
 #include "core/marks.h"
 #include "model/model.h"
+#include "sources/self.h"
 
 #include <ctype.h>
 #include <errno.h>
@@ -174,11 +175,16 @@ static int mark_to_sinks(void *arg, const js_mark_t *mk)
     return 0;
 }
 
-/* receive_marks: every mark waiting on the job's socket, to the sinks and kept for the next sample. */
-static void receive_marks(js_monitor_t *mon)
+/* receive_marks: the marks waiting on the job's socket (a bounded amount of work, so a flood never delays a
+ * sample; `all`, for the closing sample: until none is left, within 64 times that), to the sinks and kept
+ * for the next sample. */
+static void receive_marks(js_monitor_t *mon, bool all)
 {
-    marks_receive(mon->marks, (int64_t)mon->ctx.seq, mark_to_sinks, mon);
+    for (int i = 0; i < (all ? 64 : 1); i++)
+        if (marks_receive(mon->marks, (int64_t)mon->ctx.seq, mark_to_sinks, mon) <= 0)
+            break;
     marks_counts(mon->marks, &mon->ctx.marks_received, &mon->ctx.marks_rejected);
+    mon->ctx.marks_senders_dropped = marks_senders_dropped(mon->marks);
 }
 
 /* commit: the model consumes the sample, then every live sink in order; each sink is timed and its failures
@@ -188,7 +194,8 @@ static void commit(js_monitor_t *mon, js_sample_t *s, bool final)
     if (final)
         sampler_mark_final(s);
     if (mon->marks) { /* the marks made before this sample was taken become its rows (all of them at the end) */
-        receive_marks(mon);
+        receive_marks(mon, final);
+        self_marks_update(s, &mon->ctx); /* the sample's mark counts are those of the marks it takes */
         const js_rows_t *sr = sample_rows(s, &table_samples);
         int64_t t = sr->nrows ? rows_row(sr, 0)[SAMPLES_T_MONO].i : INT64_MAX;
         marks_take(mon->marks, sample_rows(s, &table_marks), t, final);
@@ -409,7 +416,7 @@ int monitor_loop(js_monitor_t *mon)
                 event_sample = true; /* a task exited: its parent still lives, read both now */
             }
         if (pf[3].revents & POLLIN)
-            receive_marks(mon);
+            receive_marks(mon, false);
         if (pf[4].revents & POLLIN) {
             uint64_t one;
             ssize_t rd = read(mon->wake_fd, &one, sizeof(one)); /* clears the eventfd */

@@ -124,8 +124,9 @@ typedef struct {
     /* embedded (js_monitor_start): the monitor is one thread of root_pid; monitor_pid is then 0 (nothing is
      * skipped in the tree) and the monitor's own cost is its thread's (the self source) */
     bool embedded;
-    /* the job's marks so far (core/marks.h), for the self source */
-    uint64_t marks_received, marks_rejected;
+    /* the job's marks so far (core/marks.h), for the self source: received, rejected, and the drops its
+     * processes reported */
+    uint64_t marks_received, marks_rejected, marks_senders_dropped;
     /* --redact-cmdline: every match in a recorded command-line argument becomes "***" (NULL: none) */
     const regex_t *redact_cmdline;
     /* the embedded monitor's levels (js_level_scope_t); none on elsewhere */

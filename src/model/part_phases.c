@@ -98,8 +98,9 @@ typedef struct {
     size_t nsnd, sndcap;
     int64_t marks, begins, ends, events, unmatched;
     int64_t rejected; /* the monitor's count, from the self table */
+    int64_t self_dropped; /* the drops the senders reported, the monitor's count (self table; -1: none) */
     bool self_resolved;
-    int self_rejected_col;
+    int self_rejected_col, self_dropped_col;
     /* the last fed sample */
     const js_rows_t *last_marks;
     mark_row_t *mr;
@@ -197,12 +198,15 @@ static int sender_note(phases_t *p, int32_t pid, uint32_t dropped)
     return 0;
 }
 
+/* senders_dropped: the marks the job's processes dropped: the monitor's count (which also has the drops that
+ * only a rejected packet or a process's report at its exit carried), or, in a recording made before it was
+ * kept, the sum over the marks' senders of the highest count their marks carried. */
 static uint64_t senders_dropped(const phases_t *p)
 {
     uint64_t d = 0;
     for (size_t i = 0; i < p->nsnd; i++)
         d += p->snd[i].dropped;
-    return d;
+    return p->self_dropped > 0 && (uint64_t)p->self_dropped > d ? (uint64_t)p->self_dropped : d;
 }
 
 /* innermost: the phase index + 1 of the innermost active phase, 0 when none */
@@ -350,11 +354,14 @@ static int phases_feed(void *state, const js_feed_t *f)
     if (self && self->nrows) {
         if (!p->self_resolved) {
             p->self_rejected_col = table_column(self->table, "marks_rejected");
+            p->self_dropped_col = table_column(self->table, "marks_senders_dropped");
             p->self_resolved = true;
         }
         const js_value_t *sv = rows_row(self, 0);
         if (p->self_rejected_col >= 0 && sv[p->self_rejected_col].present)
             p->rejected = sv[p->self_rejected_col].i;
+        if (p->self_dropped_col >= 0 && sv[p->self_dropped_col].present)
+            p->self_dropped = sv[p->self_dropped_col].i;
     }
 
     double c[C__MAX] = {pt->cpu_s, pt->io[IO_READ], pt->io[IO_WRITE], pt->io[IO_RCHAR], pt->io[IO_WCHAR], NAN, NAN};
@@ -722,7 +729,7 @@ static int phases_init(const js_model_cfg_t *cfg, void **ret_state)
         return -ENOMEM;
     acc_init(&p->outside);
     p->outside_peak_rss = p->peak_rss = NAN;
-    p->self_rejected_col = -1;
+    p->self_rejected_col = p->self_dropped_col = -1;
     for (int k = 0; k < C__MAX; k++)
         p->run_c[k] = NAN;
     *ret_state = p;

@@ -54,6 +54,13 @@ typedef struct {
     size_t nlabels;
     bool tree;               /* expose the scope's `tree` view (off for serve's node scope) */
     unsigned top_processes;  /* the `process` view, for the N busiest processes only (0: not exposed) */
+    /* own_processes_only: the process view holds only processes whose procfs entry (PID under the
+     * directory proc_dirfd) belongs to own_uid; for an endpoint any local user can read (no authentication):
+     * other users' per-process figures are theirs (the kernel refuses them /proc/PID/io, hidepid hides the
+     * processes themselves) */
+    bool own_processes_only;
+    int proc_dirfd;
+    unsigned own_uid;
     const prom_extra_t *extra; /* more tables (may be NULL) */
     size_t nextra;
     double render_s;         /* how long the previous render took (set by the sink), exposed as a series */

@@ -30,6 +30,8 @@ static const js_column_t self_cols[SELF__MAX] = {
     [SELF_MARKS_REJECTED] = {"marks_rejected", "count", JS_INT, JS_COUNTER, 64,
                              "mark packets or connections rejected so far (malformed, another user's, over the "
                              "limits)"},
+    [SELF_MARKS_SENDERS_DROPPED] = {"marks_senders_dropped", "count", JS_INT, JS_COUNTER, 64,
+                                    "marks the job's processes dropped (queue full), as they reported"},
 };
 const js_table_t table_self = {"self", "one row per sample: the monitor's own cost", SELF__MAX, self_cols};
 
@@ -84,7 +86,19 @@ static int self_collect(void *state, js_ctx_t *ctx, js_rows_t *const *rows)
     val_int(&v[SELF_WRITE_ERRORS], (int64_t)ctx->write_errors);
     val_int(&v[SELF_MARKS], (int64_t)ctx->marks_received);
     val_int(&v[SELF_MARKS_REJECTED], (int64_t)ctx->marks_rejected);
+    val_int(&v[SELF_MARKS_SENDERS_DROPPED], (int64_t)ctx->marks_senders_dropped);
     return 0;
+}
+
+void self_marks_update(js_sample_t *s, const js_ctx_t *ctx)
+{
+    js_rows_t *r = sample_rows(s, &table_self);
+    if (!r->nrows)
+        return;
+    js_value_t *v = rows_row(r, 0);
+    val_int(&v[SELF_MARKS], (int64_t)ctx->marks_received);
+    val_int(&v[SELF_MARKS_REJECTED], (int64_t)ctx->marks_rejected);
+    val_int(&v[SELF_MARKS_SENDERS_DROPPED], (int64_t)ctx->marks_senders_dropped);
 }
 
 static void self_fini(void *state)

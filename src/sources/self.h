@@ -5,6 +5,7 @@
 #ifndef JOBSCOPE_SELF_H
 #define JOBSCOPE_SELF_H
 
+#include "core/sample.h"
 #include "core/table.h"
 
 enum {
@@ -16,9 +17,14 @@ enum {
     SELF_WRITE_ERRORS,
     SELF_MARKS,
     SELF_MARKS_REJECTED,
+    SELF_MARKS_SENDERS_DROPPED,
     SELF__MAX
 };
 
 extern const js_table_t table_self;
+
+/* self_marks_update: set the mark counters of the sample's self row (if it has one) to ctx's, read after the
+ * monitor received the marks the sample takes (the row was collected before). */
+void self_marks_update(js_sample_t *s, const js_ctx_t *ctx);
 
 #endif

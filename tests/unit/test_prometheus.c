@@ -446,6 +446,17 @@ static void test_http_start_errors(void **state)
     o = (http_opts_t){.listen = "127.0.0.1:0", .token_file = "/nonexistent/token", .prom = &cfg};
     assert_int_equal(http_start(&o, &h, err, sizeof(err)), -ENOENT);
     assert_non_null(strstr(err, "/nonexistent/token"));
+    /* a user without a password is refused (an empty password would let anyone in as that user) */
+    char creds[] = "/tmp/js-creds-XXXXXX";
+    int cfd = mkstemp(creds);
+    assert_true(cfd >= 0);
+    assert_int_equal(write(cfd, "alice:wonder\nbob:\n", 19), 19);
+    close(cfd);
+    o = (http_opts_t){.listen = "127.0.0.1:0", .basic_auth_file = creds, .prom = &cfg};
+    assert_int_equal(http_start(&o, &h, err, sizeof(err)), -EINVAL);
+    assert_non_null(strstr(err, ":2: user bob has an empty password"));
+    assert_null(h);
+    unlink(creds);
     /* a port taken */
     o = (http_opts_t){.listen = "127.0.0.1:0", .prom = &cfg};
     assert_int_equal(http_start(&o, &h, err, sizeof(err)), 0);
