@@ -7,6 +7,7 @@
 
 #include "core/marks.h"
 #include "model/model.h"
+#include "sys/fsroot.h"
 
 #include <ctype.h>
 #include <errno.h>
@@ -310,7 +311,7 @@ static bool until_file_says_stop(const char *path, int mode)
 {
     if (mode == UNTIL_APPEARS)
         return access(path, F_OK) == 0;
-    int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
+    int fd = fs_open(AT_FDCWD, path);
     if (fd < 0)
         return false;
     char buf[4097];

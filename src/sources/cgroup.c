@@ -466,9 +466,9 @@ static void open_files(cgroup_state_t *st)
         if (st->run && !(st->joined & (1u << h)))
             continue;
         const char *name = files[f].name;
-        int fd = openat(dir, name, O_RDONLY | O_CLOEXEC);
+        int fd = fs_open(dir, name);
         if (fd < 0 && files[f].alt)
-            fd = openat(dir, name = files[f].alt, O_RDONLY | O_CLOEXEC);
+            fd = fs_open(dir, name = files[f].alt);
         if (fd < 0)
             continue;
         st->fd[f] = fd;

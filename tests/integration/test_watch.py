@@ -5,6 +5,7 @@ both forms, a signal, a removed cgroup). Needs root (cgroups, users)."""
 import json
 import os
 import pwd
+import shutil
 import signal
 import subprocess
 import time
@@ -12,10 +13,11 @@ from pathlib import Path
 
 import pytest
 
-from conftest import PYTHON, assert_clean_error, assert_no_crash, kill_quietly, needs_stress_ng, wait_for
+from conftest import PYTHON, REPO, assert_clean_error, assert_no_crash, kill_quietly, needs_stress_ng, wait_for
 
 needs_root = pytest.mark.skipif(os.geteuid() != 0, reason="makes cgroups and users: needs root")
 CG = Path("/sys/fs/cgroup")
+FIXTURES = REPO / "tests" / "fixtures"
 BURN = "import time\nt=time.process_time()+{s}\nwhile time.process_time()<t: pass\n"
 
 
@@ -215,6 +217,33 @@ def test_watch_duration_and_until_file(js, tmp_path):
         s = summary(js, js.path(f))
         assert s["state"] == "complete" and s["samples"]["taken"] >= 2, s["samples"]
         assert s["stop_reason"] == "until-file"
+
+
+def test_watch_node_fifo_in_procfs_does_not_hang(js, tmp_path):
+    """A fixture procfs whose `loadavg` is a FIFO: every open outside src/sys/ goes through the path module,
+    which never blocks (it hung forever before, in an open SIGTERM could not interrupt); the figure is missing,
+    the rest is read, and the watch ends on time."""
+    proc = tmp_path / "proc"
+    shutil.copytree(FIXTURES / "system", proc)
+    (proc / "loadavg").unlink()
+    os.mkfifo(proc / "loadavg")
+    t0 = time.monotonic()
+    r = js("watch", "--node", "--procfs", proc, "-q", "-i", "0.2", "--duration", "1s", "-o", js.path("fifo.db"),
+           "--summary-json", js.path("fifo.json"), timeout=30)
+    assert r.returncode == 0, r.stderr
+    assert time.monotonic() - t0 < 10
+    s = json.loads(js.path("fifo.json").read_text())
+    assert s["samples"]["taken"] >= 4, s["samples"]
+    rows = [json.loads(l) for l in js("export", "-f", "jsonl", "-s", "system", js.path("fifo.db"),
+                                      check=True).stdout.splitlines()]
+    assert rows and all(r.get("load1") is None for r in rows), rows[:2]
+    # and a stop signal ends it at once, whatever it reads
+    w = js.popen("watch", "--node", "--procfs", proc, "-q", "-i", "0.1", "-o", js.path("fifo2.db"))
+    wait_for(lambda: js.path("fifo2.db").exists(), 10, what="the recording")
+    time.sleep(0.3)
+    w.send_signal(signal.SIGTERM)
+    w.communicate(timeout=10)
+    assert w.returncode == 0
 
 
 def test_attach_duration(js):
