@@ -16,7 +16,7 @@ int fs_create(const char *path, int flags, mode_t mode)
 {
     int fd = sys_openat(AT_FDCWD, path, flags | O_CLOEXEC | O_NOCTTY | O_NONBLOCK, mode);
     if (fd < 0)
-        return -errno;
+        return errno == ENXIO ? -EINVAL : -errno; /* ENXIO: a FIFO without a reader, a device without one */
     struct stat st;
     int fl;
     if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) || (fl = fcntl(fd, F_GETFL)) < 0 ||
