@@ -1744,12 +1744,15 @@ static int tree_collect(void *state, js_ctx_t *ctx, js_rows_t *const *rows)
     st->stamp++;
     st->nqueue = 0;
     st->nzombies = 0;
-    st->nprocs = 0;
     budget_update(st);
     st->unread = 0;
     bool root_alive = false;
     st->backend = "procfs";
-    if (bpf_wanted(st, ctx, st->live)) {
+    /* auto: whether to switch to BPF is judged on the last sample's size (st->nprocs for a user or the node),
+     * so the count is reset only after the check */
+    bool bpf = bpf_wanted(st, ctx, st->live);
+    st->nprocs = 0;
+    if (bpf) {
         size_t proc_rows = proc->nrows, info_rows = info->nrows;
         r = collect_bpf(st, ctx, proc, info, &root_alive);
         if (r == -ENOMEM)
