@@ -90,6 +90,7 @@ struct js_model {
     js_pidmap_t stepds;
     double stepd_gone_user, stepd_gone_sys;
     bool lost_any; /* a member vanished with nobody seen to reap it: its last interval is missing */
+    double window_ticks; /* start_ticks clock (CLOCK_BOOTTIME, in ticks) at the first sample; NAN unknown */
     const js_rows_t *last_proc_rows; /* the proc rows being fed (their strings) */
     mcomm_t *comms;
     size_t ncomms, comms_cap;
@@ -158,6 +159,7 @@ js_model_t *model_new(const js_model_cfg_t *cfg)
     s->peak_uss = s->peak_pss = NAN;
     s->mon_cpu_s = s->mon_max_rss = NAN;
     m->reaped_maxrss = NAN;
+    m->window_ticks = NAN;
     while (js_model_parts[m->nparts])
         m->nparts++;
     m->part_state = calloc(m->nparts + 1, sizeof(*m->part_state));
@@ -384,8 +386,12 @@ static int feed_proc(js_model_t *m, const js_value_t *v, double dt, js_proc_poin
     e->zombie = v[PROC_STATE].present && m->last_proc_rows && rows_str(m->last_proc_rows, &v[PROC_STATE])[0] == 'Z';
     e->ppid = v[PROC_PPID].present ? (int32_t)v[PROC_PPID].i : 0;
     if (!isnan(own)) {
-        if (fresh && m->cfg.mode != JS_MODE_RUN && m->nfed == 0 && !m->cfg.stepd_roots)
-            e->base_own = own; /* attach/watch: what it used before monitoring began is not ours */
+        /* attach/watch: what it used before monitoring began is not ours: a process of the first sample, or one
+         * older than it first seen later (watch --node --top: it became a top process) counts from its first
+         * row (what it used between the first sample and that row is not known: not counted) */
+        if (fresh && m->cfg.mode != JS_MODE_RUN && !m->cfg.stepd_roots &&
+            (m->nfed == 0 || (double)start < m->window_ticks))
+            e->base_own = own;
         e->own = own;
         e->max_own = fmax_nan(e->max_own, own);
         e->user_all = ut + (isnan(cut) ? 0 : cut);
@@ -550,6 +556,8 @@ static void read_reaped(js_model_t *m, const js_value_t *tv, reaped_t *r, js_tre
             m->sum.unread_max = tv[TREE_UNREAD].i;
     }
     pt->root_alive = tv[TREE_ROOT_ALIVE].present && tv[TREE_ROOT_ALIVE].i;
+    if (m->nfed == 0 && tv[TREE_T_BOOT].present)
+        m->window_ticks = (double)tv[TREE_T_BOOT].i / 1e9 * (double)m->cfg.clk_tck;
 }
 
 /* node_cumulate: the node scope: totals are the host's own accounting, exact (the aggregate `cpu` line of

@@ -121,6 +121,9 @@ static const js_column_t tree_cols[TREE__MAX] = {
     [TREE_REAPED_READ_BYTES] = {"reaped_read_bytes", "bytes", JS_INT, JS_COUNTER, 64, "read_bytes, likewise"},
     [TREE_REAPED_WRITE_BYTES] = {"reaped_write_bytes", "bytes", JS_INT, JS_COUNTER, 64,
                                  "write_bytes, likewise"},
+    [TREE_T_BOOT] = {"t_boot_ns", "ns", JS_INT, JS_GAUGE, 0,
+                     "CLOCK_BOOTTIME when the sample began, the clock of start_ticks (live procfs only): a process "
+                     "that started before the first sample's is older than the monitoring"},
 };
 const js_table_t table_tree = {"tree", "one row per sample: scope membership and the monitor's reaped totals",
                                TREE__MAX, tree_cols};
@@ -1748,6 +1751,8 @@ static int tree_collect(void *state, js_ctx_t *ctx, js_rows_t *const *rows)
     st->unread = 0;
     bool root_alive = false;
     st->backend = "procfs";
+    struct timespec boot;
+    bool have_boot = st->live && clock_gettime(CLOCK_BOOTTIME, &boot) == 0;
     /* auto: whether to switch to BPF is judged on the last sample's size (st->nprocs for a user or the node),
      * so the count is reset only after the check */
     bool bpf = bpf_wanted(st, ctx, st->live);
@@ -1825,6 +1830,8 @@ done:
     rows_set_str(tree, &t[TREE_DISCOVERY], how, strlen(how));
     rows_set_str(tree, &t[TREE_BACKEND], st->backend, strlen(st->backend));
     val_int(&t[TREE_UNREAD], (int64_t)st->unread);
+    if (have_boot)
+        val_int(&t[TREE_T_BOOT], (int64_t)boot.tv_sec * 1000000000 + boot.tv_nsec);
     if (ctx->mode == JS_MODE_RUN)
         reaped_totals(st, ctx, t);
     emit_exits(ctx, exits); /* last: an interrupted sample keeps them queued for the next */

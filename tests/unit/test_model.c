@@ -551,6 +551,46 @@ static void test_top_lists(void **state)
     sample_free(&s);
 }
 
+/* watch --node --top: a process that was running before the watch and becomes a top process later counts from
+ * its first row, not from its start (it showed 4.49 s where the node's whole window was 2.31 s); one that
+ * started during the watch counts whole. The window's start comes from the tree row's t_boot_ns. */
+static void test_top_counts_the_window_only(void **state)
+{
+    (void)state;
+    js_sample_t s;
+    sample_init(&s);
+    js_model_cfg_t cfg = {.mode = JS_MODE_WATCH, .scope = JS_SCOPE_NODE, .clk_tck = 100, .monitor_pid = 1,
+                          .interval_ns = SEC, .cores_available = 2};
+    js_model_t *m = model_new(&cfg);
+    /* the window starts at boot + 1000 s (tick 100000) */
+    fake_proc_t other = {20, 1, 5000, 100, 0, 0, 0, 1000, -1, -1};
+    add_sample(&s, 1 * SEC, &other, 1, -1, 0);
+    add_info(&s, 20, 5000, "daemon");
+    val_int(&rows_row(sample_rows(&s, &table_tree), 0)[TREE_T_BOOT], 1000 * SEC);
+    model_feed(m, 0, &s);
+    /* hog.sh (started at tick 90000, before the watch, 449 ticks so far) and new (started during it) */
+    fake_proc_t p[2] = {{30, 1, 90000, 449, 0, 0, 0, 1000, -1, -1}, {31, 1, 100050, 40, 0, 0, 0, 1000, -1, -1}};
+    add_sample(&s, 2 * SEC, p, 2, -1, 0);
+    add_info(&s, 30, 90000, "hog.sh");
+    add_info(&s, 31, 100050, "new");
+    val_int(&rows_row(sample_rows(&s, &table_tree), 0)[TREE_T_BOOT], 1001 * SEC);
+    model_feed(m, 1, &s);
+    p[0].ut = 480;
+    p[1].ut = 60;
+    add_sample(&s, 3 * SEC, p, 2, -1, 0);
+    val_int(&rows_row(sample_rows(&s, &table_tree), 0)[TREE_T_BOOT], 1002 * SEC);
+    model_feed(m, 2, &s);
+    js_summary_t su;
+    model_summary(m, &su);
+    assert_int_equal(su.ntop_cpu, 2);
+    assert_string_equal(su.top_cpu[0].comm, "new");
+    assert_float_equal(su.top_cpu[0].cpu_s, 0.60, 1e-9); /* all of it: it started in the window */
+    assert_string_equal(su.top_cpu[1].comm, "hog.sh");
+    assert_float_equal(su.top_cpu[1].cpu_s, 0.31, 1e-9); /* from its first row, not 4.80 s */
+    model_free(m);
+    sample_free(&s);
+}
+
 /* Members that could not be read (descriptor limit) make the totals inexact, and say so. */
 static void test_unread_members(void **state)
 {
@@ -593,7 +633,7 @@ int main(void)
         cmocka_unit_test(test_summary_arithmetic),    cmocka_unit_test(test_empty_summary),
         cmocka_unit_test(test_sigchld_ignored),       cmocka_unit_test(test_io_unreadable_is_missing),
         cmocka_unit_test(test_short_closing_row),     cmocka_unit_test(test_attach_baseline),
-        cmocka_unit_test(test_top_lists),             cmocka_unit_test(test_unread_members),
+        cmocka_unit_test(test_top_lists),             cmocka_unit_test(test_top_counts_the_window_only),             cmocka_unit_test(test_unread_members),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
