@@ -120,12 +120,16 @@ int summary_json(js_buf_t *b, const js_run_info_t *info, const js_summary_t *s, 
     jw_num(&w, "wall_time_s", s->wall_s);
     jw_str(&w, "recording", info->recording);
 
+    bool node = s->scope == JS_SCOPE_NODE; /* the host's own accounting, not a process tree */
     jw_open(&w, "cpu");
     jw_num(&w, "user_s", s->user_s);
     jw_num(&w, "system_s", s->system_s);
     jw_num(&w, "total_s", s->total_s);
-    jw_str(&w, "total_method", s->cpu_from_cgroup ? "cgroup: the kernel's accounting of every task in the scope's cgroup"
-                               : "process tree: live members' stat plus what they and the monitor reaped");
+    jw_str(&w, "total_method",
+           node ? "node: the host's accounting of every CPU (/proc/stat busy time: user + nice + system + irq + "
+                  "softirq + steal)"
+           : s->cpu_from_cgroup ? "cgroup: the kernel's accounting of every task in the scope's cgroup"
+                                : "process tree: live members' stat plus what they and the monitor reaped");
     if (s->cpu_file)
         jw_str(&w, "total_file", s->cpu_file);
     jw_num(&w, "tree_total_s", s->tree_total_s);
@@ -141,11 +145,15 @@ int summary_json(js_buf_t *b, const js_run_info_t *info, const js_summary_t *s, 
 
     jw_open(&w, "memory");
     jw_num(&w, "peak_rss_bytes", s->peak_rss);
-    jw_str(&w, "peak_rss_method", "sampled: largest sum of the members' RSS at one sample");
+    jw_str(&w, "peak_rss_method", node ? "sampled: the node's largest memory in use (MemTotal - MemAvailable) at one "
+                                         "sample"
+                                       : "sampled: largest sum of the members' RSS at one sample");
     jw_num(&w, "peak_rss_kernel_bytes", s->peak_rss_kernel);
     jw_str(&w, "peak_rss_kernel_method",
-           "kernel: the largest single process's high-water mark (VmHWM of members, ru_maxrss of reaped "
-           "children, at least its largest sampled RSS); per process, not a sum");
+           node ? "kernel: the largest high-water mark (VmHWM) of the top processes that had rows (--top N); per "
+                  "process, not a sum"
+                : "kernel: the largest single process's high-water mark (VmHWM of members, ru_maxrss of reaped "
+                  "children, at least its largest sampled RSS); per process, not a sum");
     jw_open(&w, "largest_process");
     if (s->peak_kernel_pid)
         jw_int(&w, "pid", s->peak_kernel_pid);
@@ -162,7 +170,7 @@ int summary_json(js_buf_t *b, const js_run_info_t *info, const js_summary_t *s, 
     jw_num(&w, "peak_uss_bytes", s->peak_uss);
     jw_num(&w, "peak_pss_bytes", s->peak_pss);
     jw_int(&w, "uss_samples", s->uss_samples);
-    jw_str(&w, "uss_method", uss_method);
+    jw_str(&w, "uss_method", node ? NULL : uss_method);
     jw_close(&w);
 
     jw_open(&w, "io");
@@ -183,14 +191,17 @@ int summary_json(js_buf_t *b, const js_run_info_t *info, const js_summary_t *s, 
     jw_open(&w, "context_switches");
     jw_num(&w, "voluntary", s->vol_ctxsw);
     jw_num(&w, "involuntary", s->invol_ctxsw);
-    jw_str(&w, "method", "live members' /proc status (status cadence) plus what the monitor reaped; children "
-                         "reaped by other members are not included");
+    jw_str(&w, "method", node ? NULL
+                              : "live members' /proc status (status cadence) plus what the monitor reaped; "
+                                "children reaped by other members are not included");
     jw_close(&w);
 
     jw_open(&w, "processes");
     jw_int(&w, "total", s->procs_total);
-    jw_str(&w, "total_method", "sampled: processes seen at a sample; ones that lived between samples are not "
-                               "counted (their CPU and I/O are)");
+    jw_str(&w, "total_method", node ? "node: max_concurrent counts the node's processes at a sample; total, the "
+                                      "top processes that had rows (--top N)"
+                                    : "sampled: processes seen at a sample; ones that lived between samples are "
+                                      "not counted (their CPU and I/O are)");
     jw_int(&w, "reaped_by_monitor", s->procs_reaped);
     jw_int(&w, "max_concurrent", s->procs_max);
     jw_int(&w, "max_threads", s->threads_max);
@@ -230,6 +241,7 @@ int summary_json(js_buf_t *b, const js_run_info_t *info, const js_summary_t *s, 
     jw_bool(&w, "cpu", s->exact_cpu);
     jw_bool(&w, "peak_rss", s->exact_peak_rss);
     jw_str(&w, "cpu_reason", !s->exact_cpu        ? s->inexact_cpu_reason
+                             : node               ? "the host's own accounting (/proc/stat) covers every CPU"
                              : s->cpu_from_cgroup ? "the scope's cgroup: kernel accounting of every task in it"
                                                   : "kernel accounting covers every process of the scope");
     jw_close(&w);

@@ -182,6 +182,21 @@ def test_watch_node_top(js):
     assert s["processes"]["max_concurrent"] > 10  # the node's processes, not only the rows
 
 
+def test_watch_node_methods_describe_the_node(js):
+    """watch --node --json: the method strings say where the node's figures come from (the host's own
+    accounting), not the process tree's sums they used to describe."""
+    r = js("watch", "--node", "-q", "-i", "0.2", "--duration", "0.6s", "-o", js.path("m.db"), "--summary-json",
+           js.path("m.json"), timeout=30)
+    assert r.returncode == 0, r.stderr
+    for s in (json.loads(js.path("m.json").read_text()), summary(js, js.path("m.db"))):
+        assert "/proc/stat" in s["cpu"]["total_method"], s["cpu"]
+        assert "MemAvailable" in s["memory"]["peak_rss_method"], s["memory"]
+        assert "/proc/stat" in s["exact"]["cpu_reason"], s["exact"]
+        strings = [v for sec in ("cpu", "memory", "processes", "context_switches", "exact")
+                   for k, v in s[sec].items() if isinstance(v, str) and ("method" in k or "reason" in k)]
+        assert not any("tree" in v or "members" in v for v in strings), strings
+
+
 def test_watch_duration_and_until_file(js, tmp_path):
     t0 = time.monotonic()
     r = js("watch", "--node", "-q", "-i", "0.5", "--duration", "1.2s", "-o", js.path("d.db"), timeout=30)
