@@ -29,7 +29,8 @@ typedef struct {
     double own_prev, dt_prev;          /* own CPU at the row before the last one, and that row's interval */
     double io[IO__MAX];
     uint8_t io_ok;   /* bit per IO_* known */
-    bool io_missing; /* its io could not be read at some sample */
+    bool io_missing; /* its io could not be read at some sample (while not a zombie) */
+    bool uss_missing; /* its smaps_rollup could never be read while others' could (not a zombie) */
     double minflt, majflt;
     double uss, pss;     /* last read (smaps_rollup is read adaptively), NAN before the first */
     double vcsw, ivcsw;  /* last read (status cadence), NAN before the first */
@@ -90,6 +91,7 @@ struct js_model {
     js_pidmap_t stepds;
     double stepd_gone_user, stepd_gone_sys;
     bool lost_any; /* a member vanished with nobody seen to reap it: its last interval is missing */
+    bool io_seen;  /* a member's I/O counters were read at some sample */
     double window_ticks; /* start_ticks clock (CLOCK_BOOTTIME, in ticks) at the first sample; NAN unknown */
     const js_rows_t *last_proc_rows; /* the proc rows being fed (their strings) */
     mcomm_t *comms;
@@ -329,6 +331,7 @@ enum { OPT_ANON, OPT_FILE, OPT_SHMEM, OPT_SWAP, OPT_HWM, OPT_FDS };
 /* What the monitor has reaped so far (run mode), from the tree row. */
 typedef struct {
     double user, sys, io[IO__MAX], minflt, majflt;
+    bool have_io; /* the monitor's reaped I/O was read (run mode) */
 } reaped_t;
 
 #define SIGCHLD_BIT (UINT64_C(1) << 16) /* SIGCHLD is 17 on Linux: bit 16 of the sigignore mask */
@@ -410,7 +413,11 @@ static int feed_proc(js_model_t *m, const js_value_t *v, double dt, js_proc_poin
             ls->io_have[k]++;
         }
     }
-    if (!io_read && !e->io_missing) { /* unreadable is not zero: the I/O totals become missing */
+    m->io_seen |= io_read;
+    /* unreadable is not zero: such a process is left out of the I/O totals and counted; a zombie's own file
+     * may be gone, but its I/O arrives in its reaper's counters when it is reaped */
+    if (!io_read && !e->io_missing && !e->zombie && !(v[PROC_STATE].present && m->last_proc_rows &&
+                                                      rows_str(m->last_proc_rows, &v[PROC_STATE])[0] == 'X')) {
         e->io_missing = true;
         m->sum.io_unreadable++;
     }
@@ -479,6 +486,21 @@ static int feed_proc(js_model_t *m, const js_value_t *v, double dt, js_proc_poin
     return 0;
 }
 
+/* count_uss_unreadable: the live members of this sample with no USS/PSS ever read while others' were (another
+ * user's smaps_rollup): counted once each; the sums leave them out (tree_levels). A zombie or a process with
+ * no resident memory (a kernel thread) leaves nothing out. */
+static void count_uss_unreadable(js_model_t *m)
+{
+    for (size_t i = 0; i < m->procs.cap; i++) {
+        mproc_t *e;
+        if (pidmap_at(&m->procs, i, (void **)&e) && e->stamp == m->stamp && isnan(e->uss) && !e->zombie &&
+            !e->uss_missing && e->peak_rss != 0) { /* no RSS (a kernel thread): nothing left out */
+            e->uss_missing = true;
+            m->sum.uss_unreadable++;
+        }
+    }
+}
+
 /* forget_vanished: members not in this sample have gone; account for them and drop their state. */
 static int forget_vanished(js_model_t *m)
 {
@@ -538,8 +560,10 @@ static void read_reaped(js_model_t *m, const js_value_t *tv, reaped_t *r, js_tre
     if (tv[TREE_REAPED_STIME].present)
         r->sys = (double)tv[TREE_REAPED_STIME].i / 1e6;
     for (int k = 0; k < IO__MAX; k++)
-        if (tv[TREE_REAPED_RCHAR + k].present)
+        if (tv[TREE_REAPED_RCHAR + k].present) {
             r->io[k] = (double)tv[TREE_REAPED_RCHAR + k].i;
+            r->have_io = true;
+        }
     if (tv[TREE_REAPED_MINFLT].present)
         r->minflt = (double)tv[TREE_REAPED_MINFLT].i;
     if (tv[TREE_REAPED_MAJFLT].present)
@@ -631,7 +655,7 @@ static void cumulate(js_model_t *m, js_tree_point_t *pt, const live_sums_t *ls, 
     c_sys -= m->mon_sys;
     double c_io[IO__MAX];
     for (int k = 0; k < IO__MAX; k++) /* unknown when a member's io could not be read, now or before */
-        c_io[k] = ls->io_have[k] == ls->n && !m->sum.io_unreadable ? ls->io[k] + r->io[k] + m->lost_io[k] : NAN;
+        c_io[k] = m->io_seen || r->have_io ? ls->io[k] + r->io[k] + m->lost_io[k] : NAN; /* unreadable ones left out */
     double c_min = ls->minflt + r->minflt + m->lost_minflt, c_maj = ls->majflt + r->majflt + m->lost_majflt;
     if (!m->have_base) {
         m->have_base = true;
@@ -688,8 +712,10 @@ static void tree_levels(js_tree_point_t *pt, const live_sums_t *ls)
     pt->swap = all_or_nan(ls->opt[OPT_SWAP], ls->opt_have[OPT_SWAP], n);
     /* the kernel's per-process high-water mark is at least the largest RSS sampled of one process */
     pt->hwm_max = fmax_nan(ls->opt_have[OPT_HWM] ? ls->opt[OPT_HWM] : NAN, ls->max_proc_rss);
-    pt->uss = all_or_nan(ls->uss, ls->have_uss, n);
-    pt->pss = all_or_nan(ls->pss, ls->have_pss, n);
+    /* the members whose smaps_rollup could be read: one that cannot (another user's) is left out and counted
+     * (uss_unreadable), not allowed to void the sum; nothing read at all (USS off) is missing */
+    pt->uss = ls->have_uss ? ls->uss : (n ? NAN : 0);
+    pt->pss = ls->have_pss ? ls->pss : (n ? NAN : 0);
     pt->fds = all_or_nan(ls->opt[OPT_FDS], ls->opt_have[OPT_FDS], n);
     pt->members = (double)n;
     pt->threads = ls->threads;
@@ -851,6 +877,8 @@ int model_feed(js_model_t *m, int64_t seq, const js_sample_t *s)
     for (size_t i = 0; i < ls.n; i++)
         if ((r = feed_proc(m, rows_row(proc, i), pt->dt_s, &m->pp[i], &ls)) < 0)
             return r;
+    if (ls.have_uss && ls.have_uss < ls.n)
+        count_uss_unreadable(m);
     remember_comms(m, sample_rows(s, &table_proc_info));
     if (m->cfg.stepd_roots && (r = feed_stepds(m, sample_rows(s, &table_stepd))) < 0)
         return r;
@@ -996,7 +1024,7 @@ void model_summary(const js_model_t *m, js_summary_t *ret)
     ret->max_cores = fmax_nan(m->cpu_rate.max_rate, ret->mean_cores);
     ret->efficiency = ret->cores_available > 0 ? ret->mean_cores / ret->cores_available : NAN;
     for (int k = 0; k < IO__MAX; k++)
-        ret->io[k] = ret->io_unreadable ? NAN : pt->io[k];
+        ret->io[k] = pt->io[k];
     ret->peak_rss_kernel = fmax_nan(ret->peak_rss_kernel, m->reaped_maxrss);
     if (!isnan(m->reaped_maxrss) && m->reaped_maxrss >= ret->peak_rss_kernel) {
         ret->peak_kernel_pid = 0;

@@ -170,6 +170,7 @@ int summary_json(js_buf_t *b, const js_run_info_t *info, const js_summary_t *s, 
     jw_num(&w, "peak_uss_bytes", s->peak_uss);
     jw_num(&w, "peak_pss_bytes", s->peak_pss);
     jw_int(&w, "uss_samples", s->uss_samples);
+    jw_int(&w, "uss_unreadable_processes", s->uss_unreadable);
     jw_str(&w, "uss_method", node ? NULL : uss_method);
     jw_close(&w);
 
@@ -371,14 +372,18 @@ int summary_text(js_buf_t *b, const js_run_info_t *info, const js_summary_t *s, 
         if (!isnan(s->peak_kernel_tree))
             err |= buf_printf(b, "  peak, all procs  %s (the cgroup's kernel high-water mark: every process together)\n",
                               fmt_bytes(a, sizeof(a), s->peak_kernel_tree));
-        err |= buf_printf(b, "  peak USS / PSS   %s / %s (at %lld of %lld samples); peak swap %s\n",
-                          fmt_bytes(a, sizeof(a), s->peak_uss), fmt_bytes(c, sizeof(c), s->peak_pss),
-                          (long long)s->uss_samples, (long long)s->taken, fmt_bytes(d, sizeof(d), s->peak_swap));
+        err |= buf_printf(b, "  peak USS / PSS   %s / %s (at %lld of %lld samples", fmt_bytes(a, sizeof(a), s->peak_uss),
+                          fmt_bytes(c, sizeof(c), s->peak_pss), (long long)s->uss_samples, (long long)s->taken);
+        if (s->uss_unreadable)
+            err |= buf_printf(b, "; %lld process%s unreadable, not in the sums", (long long)s->uss_unreadable,
+                              s->uss_unreadable == 1 ? "" : "es");
+        err |= buf_printf(b, "); peak swap %s\n", fmt_bytes(d, sizeof(d), s->peak_swap));
         err |= buf_printf(b, "  I/O              read %s, written %s (storage); %s / %s (read/write calls)",
                           fmt_bytes(a, sizeof(a), s->io[IO_READ]), fmt_bytes(c, sizeof(c), s->io[IO_WRITE]),
                           fmt_bytes(d, sizeof(d), s->io[IO_RCHAR]), fmt_bytes(e, sizeof(e), s->io[IO_WCHAR]));
         if (s->io_unreadable)
-            err |= buf_printf(b, " [%lld processes unreadable: no total]", (long long)s->io_unreadable);
+            err |= buf_printf(b, " [%lld process%s unreadable: not in the total]", (long long)s->io_unreadable,
+                              s->io_unreadable == 1 ? "" : "es");
         err |= buf_printf(b, "\n");
         err |= buf_printf(b, "  page faults      %s minor, %s major\n", num(a, sizeof(a), "%.0f", s->minflt),
                           num(c, sizeof(c), "%.0f", s->majflt));

@@ -101,6 +101,45 @@ def test_3_unreadable_io_is_missing_not_zero(js, shared_dir):
     assert "read 0 B" not in text and "unreadable" in text, text
 
 
+UNREADABLE_CHILD = r"""
+import ctypes, os, sys, time
+out = sys.argv[1]
+with open(out + ".p", "wb") as f:           # the parent's own writes: 1 MiB
+    f.write(b"p" * (1 << 20))
+pid = os.fork()
+if pid == 0:
+    ctypes.CDLL(None).prctl(4, 0, 0, 0, 0)  # PR_SET_DUMPABLE 0: its /proc files are root's now
+    with open(out + ".c", "wb") as f:       # 2 MiB nobody can see in its io file
+        f.write(b"c" * (2 << 20))
+    x = bytearray(8 << 20)                  # and memory its smaps_rollup hides
+    time.sleep(1.0)
+    os._exit(0)
+os.waitpid(pid, 0)                          # reaped: its I/O is in the parent's counters now
+time.sleep(0.3)
+"""
+
+
+@needs_root
+def test_3_one_unreadable_process_does_not_void_the_totals(js, shared_dir):
+    """One member whose io and smaps_rollup cannot be read (a non-dumpable child, for a monitor without
+    CAP_SYS_PTRACE) is left out and counted; the totals of the rest stay (they were all n/a). Reaped by its
+    readable parent, its I/O is in the total anyway: oracle, the bytes the workload wrote."""
+    script = shared_dir / "w.py"
+    script.write_text(UNREADABLE_CHILD)
+    out = run_as_nobody(js, "run", "-q", "-i", "0.1", "--cgroup", "off", "-o", "u.db", "--summary-json", "u.json",
+                        "--", PYTHON, script, shared_dir / "data", cwd=shared_dir)
+    assert out.returncode == 0, out.stderr
+    s = json.loads((shared_dir / "u.json").read_text())
+    io, mem = s["io"], s["memory"]
+    assert io["unreadable_processes"] == 1, io
+    assert io["write_chars"] is not None and io["write_chars"] >= 3 * MiB, io  # 1 MiB + the child's 2 MiB
+    assert io["write_chars"] < 3 * MiB + 256 * 1024, io
+    assert mem["uss_unreadable_processes"] == 1, mem
+    assert mem["peak_uss_bytes"] is not None and mem["peak_pss_bytes"] is not None, mem
+    text = js("summary", shared_dir / "u.db", check=True).stdout
+    assert "1 process unreadable: not in the total" in text, text
+
+
 # ---- 4. unfinished recordings look unfinished --------------------------------------------------------------
 
 def test_4_in_progress_recording_says_so(js):

@@ -304,16 +304,25 @@ static void test_missing_and_monotone(void **state)
     assert_float_equal(pt->cpu_s, 1.0, 1e-9);
     assert_float_equal(pt->cpu_cores, 0, 1e-9);
     assert_float_equal(pt->uss, 5000, 0); /* not read this sample: the last reading stands */
-    /* two members, one without a readable io file: the tree's io is unknown, not a partial sum */
+    /* two members, one whose io and smaps_rollup cannot be read (another user's): one unreadable process does
+     * not void the totals (it did: n/a for the whole tree); it is left out and counted */
     fake_proc_t two[2] = {p, {12, 10, 700, 0, 0, 0, 0, 100, -1, -1}};
     add_sample(&s, 3 * SEC, two, 2, 0, 0);
     model_feed(m, 2, &s);
-    assert_true(isnan(model_point(m)->io[IO_WRITE]));
-    assert_true(isnan(model_point(m)->uss)); /* the new member has no USS reading yet */
+    assert_float_equal(model_point(m)->io[IO_WRITE], 1024, 0);
+    assert_float_equal(model_point(m)->uss, 5000, 0);
+    /* a zombie whose files are gone is no unreadable process: its reaper's counters take its I/O */
+    fake_proc_t three[3] = {p, two[1], {13, 10, 800, 0, 0, 0, 0, 0, -1, -1}};
+    add_sample(&s, 4 * SEC, three, 3, 0, 0);
+    rows_set_str(sample_rows(&s, &table_proc), &rows_row(sample_rows(&s, &table_proc), 2)[PROC_STATE], "Z", 1);
+    model_feed(m, 3, &s);
     js_summary_t su;
     model_summary(m, &su);
     assert_float_equal(su.peak_uss, 5000, 0);
     assert_float_equal(su.peak_rss, 200, 0);
+    assert_float_equal(su.io[IO_WRITE], 1024, 0);
+    assert_int_equal(su.io_unreadable, 1);
+    assert_int_equal(su.uss_unreadable, 1);
     model_free(m);
     sample_free(&s);
 }
