@@ -37,6 +37,13 @@ typedef struct {
     double peak_rss;
     uint32_t comm_ix;    /* index + 1 in the per-command table, 0 before its comm is known */
     bool zombie;         /* last seen exited (state Z): its totals were final */
+    /* what it reaped (cutime + cstime, seconds) at its last three rows, newest first, and their samples: a
+     * child that vanishes while its parent lives must show up there (check_reaped) */
+    double reaped[3];
+    uint64_t reaped_stamp[3];
+    double owed, owed_user; /* CPU of its children that vanished (as last seen), not yet found in `reaped` */
+    double owed_base;       /* its reaped CPU before the first of them vanished */
+    uint64_t owed_due;      /* the sample at which `reaped` must have grown by `owed` */
     char comm[64];       /* from proc_info, for the process view */
 } mproc_t;
 
@@ -261,9 +268,60 @@ static void lose_io(js_model_t *m, const mproc_t *e)
     m->lost_majflt += e->majflt;
 }
 
+/* check_reaped: parent `e` (just fed) owes the CPU of children that vanished while it lived: its reaped CPU
+ * must have grown by as much (the kernel adds a child's utime + cutime to its parent's cutime when the parent
+ * waits for it), within 3 ticks (each displayed figure is truncated) and 2%. When it has not, the parent's
+ * children were reaped without accounting: by the kernel itself, under a SIGCHLD handler with SA_NOCLDWAIT
+ * (which /proc does not show) or with SIGCHLD ignored. What sampling saw of them is added to the totals,
+ * which are sampled from then on, and the summary names the parent. */
+static void check_reaped(js_model_t *m, int32_t pid, mproc_t *e)
+{
+    if (!(e->owed > 0) || m->stamp < e->owed_due)
+        return;
+    double growth = e->reaped[0] - e->owed_base, tol = 3.0 / (double)m->cfg.clk_tck + 0.02 * e->owed;
+    double missing = e->owed - (growth > 0 ? growth : 0);
+    if (missing > tol) {
+        double user = missing * e->owed_user / e->owed;
+        m->lost_user += user;
+        m->lost_sys += missing - user;
+        m->lost_cpu += missing;
+        m->sum.autoreap_cpu_s += missing;
+        if (!m->sum.autoreap_pid) {
+            m->sum.autoreap_pid = pid;
+            snprintf(m->sum.autoreap_comm, sizeof(m->sum.autoreap_comm), "%s", e->comm);
+        }
+    }
+    e->owed = e->owed_user = 0;
+}
+
+/* owe: child `c` vanished while its parent `up` lives: `up` must have reaped it, and its reaped CPU must grow
+ * by the child's figures as last seen. The baseline is the parent's reaped CPU at a row read before the
+ * child's last one (a sample earlier; in a tree, where parents are read first, the same sample will do);
+ * it is checked one sample later, when a reap just after the parent's row has shown up. */
+static void owe(js_model_t *m, mproc_t *up, const mproc_t *c)
+{
+    int k = -1;
+    for (int i = 0; i < 3 && k < 0; i++)
+        if (up->reaped_stamp[i] && up->reaped_stamp[i] < c->stamp)
+            k = i;
+    for (int i = 0; i < 3 && k < 0 && m->cfg.scope == JS_SCOPE_TREE; i++)
+        if (up->reaped_stamp[i] && up->reaped_stamp[i] == c->stamp)
+            k = i;
+    if (k < 0 || !(c->cpu_all > 0))
+        return; /* no row of the parent before the child's last: nothing to compare with */
+    if (!(up->owed > 0) || up->reaped[k] < up->owed_base)
+        up->owed_base = up->reaped[k];
+    up->owed += c->cpu_all;
+    up->owed_user += c->user_all;
+    up->owed_due = m->stamp + 1;
+}
+
 /* vanish: a member is gone; decide whether someone we see accounts for its totals. */
 static void vanish(js_model_t *m, const mproc_t *e)
 {
+    mproc_t *parent = pidmap_get(&m->procs, e->ppid);
+    if (parent && parent->stamp == m->stamp && e->ppid != m->cfg.monitor_pid)
+        owe(m, parent, e);
     m->sampled_gone += own_used(e);
     if (e->comm_ix)
         m->comms[e->comm_ix - 1].cpu_gone += own_used_as(e);
@@ -400,6 +458,13 @@ static int feed_proc(js_model_t *m, const js_value_t *v, double dt, js_proc_poin
         e->user_all = ut + (isnan(cut) ? 0 : cut);
         e->sys_all = st + (isnan(cst) ? 0 : cst);
         e->cpu_all = e->user_all + e->sys_all;
+        if (!isnan(cut) && !isnan(cst)) {
+            memmove(&e->reaped[1], &e->reaped[0], 2 * sizeof(e->reaped[0]));
+            memmove(&e->reaped_stamp[1], &e->reaped_stamp[0], 2 * sizeof(e->reaped_stamp[0]));
+            e->reaped[0] = cut + cst;
+            e->reaped_stamp[0] = m->stamp;
+            check_reaped(m, pid, e);
+        }
     }
     bool io_read = false;
     for (int k = 0; k < IO__MAX; k++) {
@@ -1046,12 +1111,19 @@ void model_summary(const js_model_t *m, js_summary_t *ret)
                                                     "orphans are counted up to their last sample"
                                                   : "sampled: members that exited are counted up to their last sample";
     else if (ret->sigchld_pid)
-        ret->inexact_cpu_reason = "a member ignored SIGCHLD: its children were reaped by the kernel, unaccounted";
+        ret->inexact_cpu_reason =
+            "sampled: a member ignored SIGCHLD: its children were reaped by the kernel, "
+            "unaccounted (counted up to their last sample)";
+    else if (ret->autoreap_pid)
+        ret->inexact_cpu_reason = "sampled: a member's children were reaped by the kernel without accounting "
+                                  "(a SIGCHLD handler with SA_NOCLDWAIT): counted up to their last sample";
     else if (ret->unread_samples)
         ret->inexact_cpu_reason = "some members could not be read (descriptor limit)";
     if (ret->inexact_cpu_reason)
         ret->exact_cpu = false;
-    if (ret->unread_samples)
+    /* the largest process's figure rests on ru_maxrss of reaped children, which auto-reaped ones never reach
+     */
+    if (ret->unread_samples || ret->sigchld_pid || ret->autoreap_pid)
         ret->exact_peak_rss = false;
     ret->scope = m->cfg.scope;
     if (m->cfg.scope == JS_SCOPE_NODE) { /* the host's own accounting (node_cumulate) */
@@ -1061,7 +1133,7 @@ void model_summary(const js_model_t *m, js_summary_t *ret)
         ret->sampled_s = ret->unattributed_cpu_s = NAN;
         ret->peak_rss_main = ret->peak_rss_desc = ret->peak_uss = ret->peak_pss = ret->peak_swap = NAN;
         ret->vol_ctxsw = ret->invol_ctxsw = NAN;
-        ret->sigchld_pid = 0;
+        ret->sigchld_pid = ret->autoreap_pid = 0;
     }
     ret->tree_total_s = ret->total_s;
     ret->peak_kernel_tree = NAN;

@@ -87,6 +87,10 @@ typedef struct {
     int64_t unread_samples, unread_max; /* samples with members that could not be read, and the most in one */
     int32_t sigchld_pid; /* a member that ignored SIGCHLD (its children are reaped unaccounted), 0 if none */
     char sigchld_comm[64];
+    int32_t autoreap_pid; /* a member whose children vanished without their CPU reaching its cutime
+                           * (SA_NOCLDWAIT or SIGCHLD ignored), 0 if none */
+    char autoreap_comm[64];
+    double autoreap_cpu_s; /* what sampling saw of such children, added to the totals */
     js_top_t top_cpu[JS_TOP_N], top_rss[JS_TOP_N];
     int ntop_cpu, ntop_rss;
     double unattributed_cpu_s; /* exact total minus what the processes sampling saw used (short-lived ones) */

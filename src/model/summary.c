@@ -214,6 +214,16 @@ int summary_json(js_buf_t *b, const js_run_info_t *info, const js_summary_t *s, 
         jw_str(&w, "comm", s->sigchld_comm);
         jw_close(&w);
     }
+    if (s->autoreap_pid || s->autoreap_cpu_s > 0) {
+        jw_open(&w, "auto_reaped");
+        jw_int(&w, "pid", s->autoreap_pid);
+        jw_str(&w, "comm", s->autoreap_comm);
+        jw_num(&w, "sampled_cpu_s", s->autoreap_cpu_s);
+        jw_str(&w, "method",
+               "children that vanished while their parent lived, whose CPU never reached its "
+               "cutime (SA_NOCLDWAIT or SIGCHLD ignored): their CPU as last sampled is counted");
+        jw_close(&w);
+    }
     jw_close(&w);
 
     jw_open(&w, "top");
@@ -241,6 +251,13 @@ int summary_json(js_buf_t *b, const js_run_info_t *info, const js_summary_t *s, 
     jw_open(&w, "exact");
     jw_bool(&w, "cpu", s->exact_cpu);
     jw_bool(&w, "peak_rss", s->exact_peak_rss);
+    jw_str(
+        &w, "peak_rss_reason",
+        s->exact_peak_rss ? NULL
+        : s->sigchld_pid || s->autoreap_pid
+            ? "children were reaped by the kernel without accounting: their peak RSS never reached a reaper"
+        : s->unread_samples ? "some members could not be read (descriptor limit)"
+                            : "sampled: processes that exited between samples are not seen");
     jw_str(&w, "cpu_reason", !s->exact_cpu        ? s->inexact_cpu_reason
                              : node               ? "the host's own accounting (/proc/stat) covers every CPU"
                              : s->cpu_from_cgroup ? "the scope's cgroup: kernel accounting of every task in it"
@@ -368,7 +385,10 @@ int summary_text(js_buf_t *b, const js_run_info_t *info, const js_summary_t *s, 
             if (s->peak_kernel_pid)
                 err |= buf_printf(b, ", PID %d", (int)s->peak_kernel_pid);
         }
-        err |= buf_printf(b, ")\n");
+        err |= buf_printf(b, ")");
+        if (s->sigchld_pid || s->autoreap_pid)
+            err |= buf_printf(b, " [not exact: auto-reaped children are not in it]");
+        err |= buf_printf(b, "\n");
         if (!isnan(s->peak_kernel_tree))
             err |= buf_printf(b, "  peak, all procs  %s (the cgroup's kernel high-water mark: every process together)\n",
                               fmt_bytes(a, sizeof(a), s->peak_kernel_tree));
@@ -402,6 +422,14 @@ int summary_text(js_buf_t *b, const js_run_info_t *info, const js_summary_t *s, 
         err |= buf_printf(b, "  auto-reaping     PID %d (", (int)s->sigchld_pid);
         err |= text_escape(b, s->sigchld_comm, strlen(s->sigchld_comm));
         err |= buf_printf(b, ") ignores SIGCHLD: its children's usage is not in the totals\n");
+    }
+    if (s->autoreap_pid && !s->sigchld_pid) {
+        err |= buf_printf(b, "  auto-reaping     PID %d (", (int)s->autoreap_pid);
+        err |= text_escape(b, s->autoreap_comm, strlen(s->autoreap_comm));
+        err |= buf_printf(b,
+                          ") reaps its children without accounting (SA_NOCLDWAIT): %s s of theirs counted as "
+                          "sampled, the rest is missing\n",
+                          num(a, sizeof(a), "%.2f", s->autoreap_cpu_s));
     }
     if (s->ntop_cpu) {
         err |= buf_printf(b, "  top CPU          ");

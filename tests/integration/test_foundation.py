@@ -82,6 +82,47 @@ def test_2_sigchld_ignored_is_not_labelled_exact(js):
         assert c["total_s"] >= 4 * 0.3 * 0.97 and c["total_s"] > c["tree_total_s"] + 0.3, c
 
 
+def built_workload(jobscope_bin, name):
+    """A C workload built with the binary (tests/meson.build), or skip."""
+    build = os.environ.get("JOBSCOPE_BUILD")
+    for p in ([Path(build) / "tests" / name] if build else []) + [Path(jobscope_bin).parent / "tests" / name]:
+        if p.is_file() and os.access(p, os.X_OK):
+            return str(p)
+    pytest.skip(f"tests/{name} not built next to the jobscope binary")
+
+
+def test_2_sa_nocldwait_is_not_labelled_exact(js, jobscope_bin):
+    """A SIGCHLD handler installed with SA_NOCLDWAIT: the kernel reaps the children, no cutime carries their
+    CPU, and /proc shows nothing of it (SIGCHLD is caught, not ignored). The tree's own accounting catches it
+    (children vanished while their parent lived, and its cutime did not grow): not exact, what sampling saw
+    of them counted. Oracle: the children's CPU is 4 x 0.3 s (each burns its own CPU clock); perf's
+    task-clock of the whole tree, where perf counts, agrees. It was 0.3 s labelled exact."""
+    work = built_workload(jobscope_bin, "nocldwait_children")
+    r = js.run([work, "4", "300"], interval="0.1s", timeout=60, extra=["--cgroup", "off"])
+    assert r.returncode == 0, r.proc.stderr
+    s = r.summary
+    assert s["exact"]["cpu"] is False and "SA_NOCLDWAIT" in s["exact"]["cpu_reason"], s["exact"]
+    assert s["exact"]["peak_rss"] is False and s["exact"]["peak_rss_reason"], s["exact"]
+    assert s["processes"]["auto_reaped"]["pid"] > 0, s["processes"]
+    total = s["cpu"]["total_s"]
+    assert total >= 0.6 * 4 * 0.3, s["cpu"]  # each child is seen for at least 0.2 of its 0.3 s
+    assert total <= 4 * 0.3 * 1.05 + 0.1, s["cpu"]
+    tc = (s.get("perf") or {}).get("events", {}).get("task_clock_ns", {}).get("count")
+    if tc:
+        assert total <= tc / 1e9 * 1.02 + 0.02, (total, tc)
+    text = js("summary", r.recording, check=True).stdout
+    assert "SA_NOCLDWAIT" in text and "[exact" not in text, text
+    # the same parent waiting for its children (perf_children) stays exact, and so does the run's cgroup
+    plain = js.run([built_workload(jobscope_bin, "perf_children"), "4", "1", "300"], interval="0.1s",
+                   timeout=60, extra=["--cgroup", "off"])
+    assert plain.summary["exact"]["cpu"] is True, plain.summary["exact"]
+    assert "auto_reaped" not in plain.summary["processes"], plain.summary["processes"]
+    cg = js.run([work, "4", "300"], interval="0.1s", timeout=60)
+    if cg.summary["cpu"]["total_method"].startswith("cgroup"):
+        assert cg.summary["exact"]["cpu"] is True, cg.summary["exact"]
+        assert cg.summary["cpu"]["total_s"] >= 4 * 0.3 * 0.97, cg.summary["cpu"]
+
+
 # ---- 3. unreadable is not zero ----------------------------------------------------------------------------
 
 @needs_root

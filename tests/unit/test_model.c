@@ -453,6 +453,63 @@ static void test_sigchld_ignored(void **state)
     sample_free(&s);
 }
 
+/* A parent whose children vanish without their CPU reaching its cutime (a SIGCHLD handler with SA_NOCLDWAIT:
+ * /proc shows nothing of it) is caught by the accounting itself: not exact, and what sampling saw of the
+ * children is counted. A parent that reaps its child late (after its row of the sample where the child
+ * vanished) is not taken for one. */
+static void nocldwait_case(bool reaps, bool late, double *ret_total, bool *ret_exact, int32_t *ret_pid)
+{
+    js_sample_t s;
+    sample_init(&s);
+    js_model_t *m = new_model(JS_MODE_RUN, 2);
+    fake_proc_t p[2] = {{10, 1, 500, 5, 0, 0, 0, 100, -1, -1}, {11, 10, 600, 30, 0, 0, 0, 100, -1, -1}};
+    add_sample(&s, 1 * SEC, p, 1, 0, 0);
+    add_info(&s, 10, 500, "server");
+    model_feed(m, 0, &s);
+    add_sample(&s, 2 * SEC, p, 2, 0, 0);
+    model_feed(m, 1, &s);
+    p[1].ut = 60;
+    add_sample(&s, 3 * SEC, p, 2, 0, 0);
+    model_feed(m, 2, &s);
+    if (reaps && !late)
+        p[0].cut = 61; /* waited for: its utime (a tick more than last seen) is in the parent's cutime */
+    add_sample(&s, 4 * SEC, p, 1, 0, 0); /* the child is gone */
+    model_feed(m, 3, &s);
+    if (reaps)
+        p[0].cut = 61;
+    add_sample(&s, 5 * SEC, p, 1, 0, 0);
+    model_feed(m, 4, &s);
+    add_sample(&s, 6 * SEC, p, 1, 0, 0);
+    model_feed(m, 5, &s);
+    js_summary_t su;
+    model_summary(m, &su);
+    *ret_total = su.total_s;
+    *ret_exact = su.exact_cpu && su.exact_peak_rss;
+    *ret_pid = su.autoreap_pid;
+    model_free(m);
+    sample_free(&s);
+}
+
+static void test_nocldwait_detected(void **state)
+{
+    (void)state;
+    double total;
+    bool exact;
+    int32_t pid;
+    nocldwait_case(false, false, &total, &exact, &pid); /* auto-reaped: 0.60 s would be lost */
+    assert_false(exact);
+    assert_int_equal(pid, 10);
+    assert_float_equal(total, 0.05 + 0.60, 1e-9);      /* the child as last seen */
+    nocldwait_case(true, false, &total, &exact, &pid); /* reaped in time */
+    assert_true(exact);
+    assert_int_equal(pid, 0);
+    assert_float_equal(total, 0.05 + 0.61, 1e-9);
+    nocldwait_case(true, true, &total, &exact, &pid); /* reaped after the parent's row: seen a sample later */
+    assert_true(exact);
+    assert_int_equal(pid, 0);
+    assert_float_equal(total, 0.05 + 0.61, 1e-9);
+}
+
 /* Unreadable is not zero: a member whose io could not be read leaves the I/O totals missing, even after it
  * has gone (attach to another user's process, then it exits). */
 static void test_io_unreadable_is_missing(void **state)
@@ -635,14 +692,24 @@ static void test_empty_summary(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_rates_and_deltas),      cmocka_unit_test(test_run_mode_exact_short_children),
-        cmocka_unit_test(test_attach_mode_vanished), cmocka_unit_test(test_attach_chain_vanished),
-        cmocka_unit_test(test_stepd_roots),  cmocka_unit_test(test_missing_and_monotone),
-        cmocka_unit_test(test_pid_reuse),             cmocka_unit_test(test_rate_carry),
-        cmocka_unit_test(test_summary_arithmetic),    cmocka_unit_test(test_empty_summary),
-        cmocka_unit_test(test_sigchld_ignored),       cmocka_unit_test(test_io_unreadable_is_missing),
-        cmocka_unit_test(test_short_closing_row),     cmocka_unit_test(test_attach_baseline),
-        cmocka_unit_test(test_top_lists),             cmocka_unit_test(test_top_counts_the_window_only),             cmocka_unit_test(test_unread_members),
+        cmocka_unit_test(test_rates_and_deltas),
+        cmocka_unit_test(test_run_mode_exact_short_children),
+        cmocka_unit_test(test_attach_mode_vanished),
+        cmocka_unit_test(test_attach_chain_vanished),
+        cmocka_unit_test(test_stepd_roots),
+        cmocka_unit_test(test_missing_and_monotone),
+        cmocka_unit_test(test_pid_reuse),
+        cmocka_unit_test(test_rate_carry),
+        cmocka_unit_test(test_summary_arithmetic),
+        cmocka_unit_test(test_empty_summary),
+        cmocka_unit_test(test_sigchld_ignored),
+        cmocka_unit_test(test_nocldwait_detected),
+        cmocka_unit_test(test_io_unreadable_is_missing),
+        cmocka_unit_test(test_short_closing_row),
+        cmocka_unit_test(test_attach_baseline),
+        cmocka_unit_test(test_top_lists),
+        cmocka_unit_test(test_top_counts_the_window_only),
+        cmocka_unit_test(test_unread_members),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
