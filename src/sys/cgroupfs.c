@@ -518,7 +518,12 @@ int cgroupfs_hier(const js_cgroup_t *cg, js_cg_ctrl_t c)
     if (!cg || c >= JS_CG_CTRL_MAX)
         return -1;
     int h = cg->m.by_ctrl[c];
-    return h >= 0 && cg->path[h] ? h : -1;
+    if (h >= 0 && cg->path[h])
+        return h;
+    /* a hybrid host: a cgroup2 directory with no v1 counterpart (a user named it) still has its own cpu.stat
+     * usage and pressure, which every v2 cgroup has, and any controller its hierarchy carries */
+    int u = cg->m.unified;
+    return u >= 0 && u != h && cg->path[u] && (cg->m.h[u].ctrls & (1u << c)) ? u : -1;
 }
 
 int cgroupfs_dir(const js_cgroup_t *cg, js_cg_ctrl_t c, int *ret_version)

@@ -100,6 +100,42 @@ def test_watch_cgroup_totals_and_rows(js, test_cgroup):
 
 
 @needs_root
+@pytest.mark.skipif(not (CG / "unified" / "cgroup.procs").exists(), reason="no hybrid host (no cgroup2 at unified/)")
+def test_watch_cgroup2_dir_of_a_hybrid_host(js):
+    """A cgroup2 directory of a hybrid host (no v1 counterpart): its own cpu.stat is the exact CPU total (it
+    was ignored, and the tree's sampled figure reported instead). Oracle: cpu.stat itself around the burn."""
+    d = CG / "unified" / f"jobscope-hybrid-test-{os.getpid()}"
+    d.mkdir()
+    ready = js.path("ready")
+    p = subprocess.Popen([PYTHON, "-c", "import os,sys,time\nwhile not os.path.exists(sys.argv[1]): "
+                          "time.sleep(0.02)\n" + BURN.format(s=1.5), str(ready)])
+    try:
+        (d / "cgroup.procs").write_text(str(p.pid))
+        before = usage_ns([d])
+        w = js.popen("watch", "--cgroup", d, "-q", "-i", "0.25", "-o", js.path("h.db"), "--summary-json",
+                     js.path("h.json"))
+        wait_for(lambda: js.path("h.db").exists(), 10, what="the recording")
+        time.sleep(0.3)
+        ready.write_text("go")
+        p.wait(timeout=30)
+        time.sleep(0.3)
+        after = usage_ns([d])
+        w.send_signal(signal.SIGTERM)
+        out, err = w.communicate(timeout=30)
+        assert w.returncode == 0, err
+    finally:
+        kill_quietly(p.pid)
+        p.wait(timeout=10)
+        time.sleep(0.1)
+        d.rmdir()
+    s = json.loads(js.path("h.json").read_text())
+    assert s["cpu"]["total_method"].startswith("cgroup") and s["exact"]["cpu"] is True, s["cpu"]
+    assert s["cpu"]["total_file"] == "cpu.stat", s["cpu"]
+    assert s["cpu"]["total_s"] == pytest.approx((after - before) / 1e9, abs=0.03), s["cpu"]
+    assert s["cpu"]["total_s"] >= 1.5 * 0.97, s["cpu"]
+
+
+@needs_root
 def test_watch_cgroup_ends_when_removed(js, test_cgroup):
     name, dirs = test_cgroup
     w = js.popen("watch", "--cgroup", f"/{name}", "-q", "-i", "0.1", "-o", js.path("g.db"))
