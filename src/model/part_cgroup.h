@@ -26,8 +26,11 @@ typedef struct {
     double cpu_s, user_s, system_s;
     const char *cpu_file; /* the file behind cpu_s ("cpuacct.usage", "cpu.stat"); may be NULL */
     /* memory, bytes */
-    double peak_kernel_tree_bytes;   /* the cgroup's own high-water mark (memory.peak / max_usage_in_bytes) */
+    double peak_kernel_tree_bytes;   /* the cgroup's own high-water mark (memory.peak / max_usage_in_bytes)
+                                      * where   it is the monitoring window's (part_cgroup.c, peak_covers_window),
+                                      * else NAN */
     const char *peak_method;         /* how it was obtained, one sentence */
+    double peak_since_created_bytes; /* the mark where it is not the window's: since the cgroup was created */
     double anon_peak_bytes, file_peak_bytes, swap_peak_bytes; /* largest at a sample */
     double oom_kills, failcnt;       /* during monitoring (created: since creation) */
     /* the allocation (inventory; core/allocation.h) */

@@ -734,6 +734,28 @@ static int write_str(int dir, const char *file, const char *s)
     return rc;
 }
 
+int cgroupfs_open_peak_reset(int dir, const char *file)
+{
+    int fd = sys_openat(dir, file, O_RDWR | O_CLOEXEC | O_NONBLOCK | O_NOCTTY, 0);
+    if (fd < 0)
+        return -errno;
+    struct stat st;
+    if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode)) {
+        sys_close(fd);
+        return -EINVAL;
+    }
+    ssize_t w;
+    do
+        w = sys_write(fd, "reset\n", 6);
+    while (w < 0 && errno == EINTR);
+    if (w != 6) {
+        int r = w < 0 ? -errno : -EIO;
+        sys_close(fd);
+        return r;
+    }
+    return fd;
+}
+
 /* join: `a` "/" `b` into buf, "." parts dropped. */
 static int join(char *buf, size_t cap, const char *a, const char *b)
 {

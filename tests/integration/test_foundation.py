@@ -87,7 +87,7 @@ def built_workload(jobscope_bin, name):
     build = os.environ.get("JOBSCOPE_BUILD")
     for p in ([Path(build) / "tests" / name] if build else []) + [Path(jobscope_bin).parent / "tests" / name]:
         if p.is_file() and os.access(p, os.X_OK):
-            return str(p)
+            return str(p.resolve())
     pytest.skip(f"tests/{name} not built next to the jobscope binary")
 
 

@@ -99,6 +99,62 @@ def test_watch_cgroup_totals_and_rows(js, test_cgroup):
     assert {json.loads(r)["pid"] for r in con_rows} == {p.pid}
 
 
+PEAK_WORKLOAD = """
+import os, sys, time
+joined, started, go, big = sys.argv[1:5]
+while not os.path.exists(joined): time.sleep(0.02)
+b = b"x" * (300 << 20); del b             # before the watch: the cgroup's mark reaches 300 MiB
+open(started, "w").close()
+while not os.path.exists(go): time.sleep(0.02)
+b = b"y" * (int(big) << 20); time.sleep(0.8); del b
+"""
+
+
+@needs_root
+@pytest.mark.parametrize("big", [100, 420])
+def test_watch_cgroup_peak_is_the_windows(js, test_cgroup, big):
+    """watch --cgroup reports the window's peak, not the cgroup's all-time high-water mark (404.5 MiB for a
+    window whose peak was 211 MiB, labelled exact). Where the kernel mark cannot be reset for the watch (v1
+    max_usage_in_bytes is one mark shared with every reader: never written), it is the window's only when it
+    rose during it (420 MiB here); else the peak is the sampled usage and the mark is named as since the
+    cgroup's creation. (A v2 memory.peak is reset for jobscope's own descriptor on Linux 6.12+.)"""
+    name, dirs = test_cgroup
+    f = {k: js.path(k) for k in ("joined", "started", "go")}
+    p = subprocess.Popen([PYTHON, "-c", PEAK_WORKLOAD, *map(str, f.values()), str(big)])
+    try:
+        for d in dirs:
+            (d / "cgroup.procs").write_text(str(p.pid))
+        f["joined"].write_text("")
+        wait_for(f["started"].exists, 30, what="the workload's 300 MiB before the watch")
+        w = js.popen("watch", "--cgroup", f"/{name}", "-q", "-i", "0.2", "-o", js.path("p.db"), "--summary-json",
+                     js.path("p.json"))
+        wait_for(lambda: js.path("p.db").exists(), 10, what="the recording")
+        time.sleep(0.3)
+        f["go"].write_text("")
+        p.wait(timeout=60)
+        time.sleep(0.3)
+        w.send_signal(signal.SIGTERM)
+        out, err = w.communicate(timeout=30)
+        assert w.returncode == 0, err
+    finally:
+        kill_quietly(p.pid)
+    s = json.loads(js.path("p.json").read_text())
+    cgm = s["cgroup"]["memory"]
+    MiB = 1 << 20
+    if big < 300:  # the mark stays at the pre-watch 300 MiB: not the window's
+        assert s["memory"]["peak_kernel_tree_bytes"] is None, s["memory"]
+        assert s["exact"]["peak_rss"] is False, s["exact"]
+        assert cgm["peak_since_created_bytes"] >= 300 * MiB, cgm
+        assert big * MiB <= cgm["peak_kernel_tree_bytes"] < 250 * MiB, cgm  # sampled, the window's
+        assert cgm["peak_kernel_tree_method"].startswith("sampled") and "created" in cgm["peak_kernel_tree_method"]
+        text = js("summary", js.path("p.db"), check=True).stdout
+        assert "since the cgroup was created" in text, text
+    else:  # the mark rose during the watch: it is the window's, exactly
+        assert s["memory"]["peak_kernel_tree_bytes"] >= big * MiB, s["memory"]
+        assert cgm["peak_since_created_bytes"] is None, cgm
+        assert "during this watch" in cgm["peak_kernel_tree_method"], cgm
+
+
 @needs_root
 @pytest.mark.skipif(not (CG / "unified" / "cgroup.procs").exists(), reason="no hybrid host (no cgroup2 at unified/)")
 def test_watch_cgroup2_dir_of_a_hybrid_host(js):
