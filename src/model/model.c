@@ -1106,6 +1106,10 @@ void model_summary(const js_model_t *m, js_summary_t *ret)
     ret->inexact_cpu_reason = NULL;
     if (!reaped_all && m->cfg.stepd_roots)
         ret->inexact_cpu_reason = "a task and its slurmstepd ended within one interval: counted up to its last sample";
+    else if (!reaped_all && m->cfg.scope == JS_SCOPE_USER)
+        ret->inexact_cpu_reason = "sampled: the user's processes up to their last sample, with what they reaped; a "
+                                  "process whose parent is another user's (a root daemon, sudo, cron) is counted "
+                                  "only while sampling sees it, and missed whole if it ends between two samples";
     else if (!reaped_all)
         ret->inexact_cpu_reason = m->cfg.embedded ? "embedded: exact for the children the process waited for; "
                                                     "orphans are counted up to their last sample"

@@ -129,7 +129,10 @@ int summary_json(js_buf_t *b, const js_run_info_t *info, const js_summary_t *s, 
            node ? "node: the host's accounting of every CPU (/proc/stat busy time: user + nice + system + irq + "
                   "softirq + steal)"
            : s->cpu_from_cgroup ? "cgroup: the kernel's accounting of every task in the scope's cgroup"
-                                : "process tree: live members' stat plus what they and the monitor reaped");
+           : s->scope == JS_SCOPE_USER
+               ? "the user's processes: their stat at each sample plus what they reaped; processes reaped by another "
+                 "user's process (short commands a root daemon, sudo or cron starts for the user) are missed"
+               : "process tree: live members' stat plus what they and the monitor reaped");
     if (s->cpu_file)
         jw_str(&w, "total_file", s->cpu_file);
     jw_num(&w, "tree_total_s", s->tree_total_s);
