@@ -1036,7 +1036,7 @@ static int perf_inventory(void *state, const js_ctx_t *ctx, js_rows_t *inv)
     else
         bad |= inventory_add(inv, "perf", "perf.libpfm", st->pfm_why) < 0;
     bad |= inventory_add(inv, "perf", "perf.target", st->target_desc) < 0;
-    bad |= inventory_add(inv, "perf", "perf.user_only", st->user_only ? "1" : "0") < 0;
+    bad |= inventory_addf(inv, "perf", "perf.user_only", "%d", st->user_only ? 1 : 0) < 0;
     if (st->tasks_capped)
         bad |= inventory_addf(inv, "perf", "perf.tasks_capped", "%u", MAX_TASKS) < 0;
     /* each event once (uncore events once per name, over all their PMUs) */
