@@ -779,8 +779,8 @@ static void tree_levels(js_tree_point_t *pt, const live_sums_t *ls)
     pt->hwm_max = fmax_nan(ls->opt_have[OPT_HWM] ? ls->opt[OPT_HWM] : NAN, ls->max_proc_rss);
     /* the members whose smaps_rollup could be read: one that cannot (another user's) is left out and counted
      * (uss_unreadable), not allowed to void the sum; nothing read at all (USS off) is missing */
-    pt->uss = ls->have_uss ? ls->uss : (n ? NAN : 0);
-    pt->pss = ls->have_pss ? ls->pss : (n ? NAN : 0);
+    pt->uss = ls->have_uss ? ls->uss : NAN;
+    pt->pss = ls->have_pss ? ls->pss : NAN;
     pt->fds = all_or_nan(ls->opt[OPT_FDS], ls->opt_have[OPT_FDS], n);
     pt->members = (double)n;
     pt->threads = ls->threads;

@@ -57,6 +57,7 @@ def test_1_peak_uss_of_a_short_run(js):
 
 # ---- 2. auto-reaped children are not exact ----------------------------------------------------------------
 
+@pytest.mark.timing
 def test_2_sigchld_ignored_is_not_labelled_exact(js):
     """Tree accounting (--cgroup off) loses auto-reaped children and says so; the run's own cgroup (the
     default, where one can be made) counts them and is exact again."""
@@ -91,6 +92,7 @@ def built_workload(jobscope_bin, name):
     pytest.skip(f"tests/{name} not built next to the jobscope binary")
 
 
+@pytest.mark.timing
 def test_2_sa_nocldwait_is_not_labelled_exact(js, jobscope_bin):
     """A SIGCHLD handler installed with SA_NOCLDWAIT: the kernel reaps the children, no cutime carries their
     CPU, and /proc shows nothing of it (SIGCHLD is caught, not ignored). The tree's own accounting catches it
