@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: MIT
  *
  * The system-call layer for file I/O, with test-only fault injection. Every /proc, /sys and cgroup file read
- * (fsroot.c, sysattr.c; directory listings excepted), the textfile sink's writes and, through SQLite's unix VFS, the recording's opens, reads and writes go
- * through it, so a test can make them fail the way a real machine does: short reads and writes, EINTR,
+ * (fsroot.c, sysattr.c), every open of a file or a directory (the path module: fsroot.h, fsfile.h), the textfile
+ * sink's writes and, through SQLite's unix VFS, the recording's opens, reads and writes go through it, so a test can make them fail the way a real machine does: short reads and writes, EINTR,
  * EAGAIN, ESRCH or ENOENT in the middle of a read (a process that vanished), EACCES, EMFILE, ENOSPC, EIO.
  *
  * Off (the normal case) each wrapper is one predictable branch on a global flag and the plain libc call. On,

@@ -59,7 +59,7 @@ def perf_children(jobscope_bin):
         Path(jobscope_bin).parent / "tests" / "perf_children"
     ]:
         if p.is_file() and os.access(p, os.X_OK):
-            return str(p)
+            return str(p.resolve())
     pytest.skip("tests/perf_children not built next to the jobscope binary")
 
 
