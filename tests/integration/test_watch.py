@@ -216,14 +216,14 @@ def test_watch_bad_scope_is_one_line(js):
 
 @pytest.fixture
 def test_user():
-    name = "jswatch"
-    try:
-        pwd.getpwnam(name)
-    except KeyError:
-        r = subprocess.run(["useradd", "--system", "--no-create-home", name], capture_output=True, text=True)
-        if r.returncode != 0:
-            pytest.skip(f"cannot create a user: {r.stderr.strip()}")
-    return name
+    """A user of this test alone (its name holds the PID: tests of other checkouts running at the same time
+    must not add their processes to the watched user's), removed afterwards."""
+    name = f"jsw{os.getpid()}"
+    r = subprocess.run(["useradd", "--system", "--no-create-home", name], capture_output=True, text=True)
+    if r.returncode != 0:
+        pytest.skip(f"cannot create a user: {r.stderr.strip()}")
+    yield name
+    subprocess.run(["userdel", name], capture_output=True)
 
 
 @needs_root
