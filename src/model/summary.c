@@ -234,7 +234,7 @@ int summary_json(js_buf_t *b, const js_run_info_t *info, const js_summary_t *s, 
     jw_tops(&w, "by_memory", s->top_rss, s->ntop_rss);
     jw_num(&w, "unattributed_cpu_s", s->unattributed_cpu_s);
     jw_str(&w, "method", "per command name, from the processes sampling saw (own CPU while monitored, as last "
-                         "seen: a process older than the monitoring counts from its first sample; largest RSS of "
+                         "seen: a process older than the monitoring counts from its first row; largest RSS of "
                          "one process); unattributed: the exact total less all of those");
     jw_close(&w);
 
