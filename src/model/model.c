@@ -447,9 +447,9 @@ static int feed_proc(js_model_t *m, const js_value_t *v, double dt, js_proc_poin
     e->zombie = v[PROC_STATE].present && m->last_proc_rows && rows_str(m->last_proc_rows, &v[PROC_STATE])[0] == 'Z';
     e->ppid = v[PROC_PPID].present ? (int32_t)v[PROC_PPID].i : 0;
     if (!isnan(own)) {
-        /* attach/watch: what it used before monitoring began is not ours: a process of the first sample, or one
-         * older than it first seen later (watch --node --top: it became a top process) counts from its first
-         * row (what it used between the first sample and that row is not known: not counted) */
+        /* attach/watch: what it used before monitoring began is not ours: a process of the first sample, or
+         * one older than it first seen later (watch --node --top: it became a top process) counts from its
+         * first row (what it used between the first sample and that row is not known: not counted) */
         if (fresh && m->cfg.mode != JS_MODE_RUN && !m->cfg.stepd_roots &&
             (m->nfed == 0 || (double)start < m->window_ticks))
             e->base_own = own;
@@ -481,8 +481,9 @@ static int feed_proc(js_model_t *m, const js_value_t *v, double dt, js_proc_poin
     m->io_seen |= io_read;
     /* unreadable is not zero: such a process is left out of the I/O totals and counted; a zombie's own file
      * may be gone, but its I/O arrives in its reaper's counters when it is reaped */
-    if (!io_read && !e->io_missing && !e->zombie && !(v[PROC_STATE].present && m->last_proc_rows &&
-                                                      rows_str(m->last_proc_rows, &v[PROC_STATE])[0] == 'X')) {
+    if (!io_read && !e->io_missing && !e->zombie &&
+        !(v[PROC_STATE].present && m->last_proc_rows &&
+          rows_str(m->last_proc_rows, &v[PROC_STATE])[0] == 'X')) {
         e->io_missing = true;
         m->sum.io_unreadable++;
     }
@@ -720,7 +721,8 @@ static void cumulate(js_model_t *m, js_tree_point_t *pt, const live_sums_t *ls, 
     c_sys -= m->mon_sys;
     double c_io[IO__MAX];
     for (int k = 0; k < IO__MAX; k++) /* unknown when a member's io could not be read, now or before */
-        c_io[k] = m->io_seen || r->have_io ? ls->io[k] + r->io[k] + m->lost_io[k] : NAN; /* unreadable ones left out */
+        c_io[k] = m->io_seen || r->have_io ? ls->io[k] + r->io[k] + m->lost_io[k]
+                                           : NAN; /* unreadable ones left out */
     double c_min = ls->minflt + r->minflt + m->lost_minflt, c_maj = ls->majflt + r->majflt + m->lost_majflt;
     if (!m->have_base) {
         m->have_base = true;
@@ -1107,9 +1109,10 @@ void model_summary(const js_model_t *m, js_summary_t *ret)
     if (!reaped_all && m->cfg.stepd_roots)
         ret->inexact_cpu_reason = "a task and its slurmstepd ended within one interval: counted up to its last sample";
     else if (!reaped_all && m->cfg.scope == JS_SCOPE_USER)
-        ret->inexact_cpu_reason = "sampled: the user's processes up to their last sample, with what they reaped; a "
-                                  "process whose parent is another user's (a root daemon, sudo, cron) is counted "
-                                  "only while sampling sees it, and missed whole if it ends between two samples";
+        ret->inexact_cpu_reason =
+            "sampled: the user's processes up to their last sample, with what they reaped; a "
+            "process whose parent is another user's (a root daemon, sudo, cron) is counted "
+            "only while sampling sees it, and missed whole if it ends between two samples";
     else if (!reaped_all)
         ret->inexact_cpu_reason = m->cfg.embedded ? "embedded: exact for the children the process waited for; "
                                                     "orphans are counted up to their last sample"

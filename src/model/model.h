@@ -76,11 +76,13 @@ typedef struct {
     int32_t peak_kernel_pid; /* the process behind peak_rss_kernel, 0 when it was a reaped child */
     char peak_kernel_comm[64];
     double io[IO__MAX];
-    int64_t io_unreadable; /* processes whose I/O counters could not be read (not zombies): left out of the
-                            * I/O totals, which cover the others (and what a reaper's counters took of them) */
-    int64_t uss_samples;   /* samples with a USS/PSS figure (read or carried) */
-    int64_t uss_unreadable; /* live processes whose smaps_rollup could never be read while others' could: left
-                             * out of the USS/PSS sums */
+    /* processes whose I/O counters could not be read (not zombies): left out of the I/O totals, which cover
+     * the others (and what a reaper's counters took of them) */
+    int64_t io_unreadable;
+    int64_t uss_samples; /* samples with a USS/PSS figure (read or carried) */
+    /* live processes whose smaps_rollup could never be read while others' could: left out of the USS/PSS sums
+     */
+    int64_t uss_unreadable;
     double minflt, majflt; /* page faults (exact in run mode, like CPU) */
     double vol_ctxsw, invol_ctxsw; /* context switches: live members (status) + what the monitor reaped */
     int64_t procs_total, procs_max, threads_max, procs_reaped;

@@ -125,14 +125,16 @@ int summary_json(js_buf_t *b, const js_run_info_t *info, const js_summary_t *s, 
     jw_num(&w, "user_s", s->user_s);
     jw_num(&w, "system_s", s->system_s);
     jw_num(&w, "total_s", s->total_s);
-    jw_str(&w, "total_method",
-           node ? "node: the host's accounting of every CPU (/proc/stat busy time: user + nice + system + irq + "
-                  "softirq + steal)"
-           : s->cpu_from_cgroup ? "cgroup: the kernel's accounting of every task in the scope's cgroup"
-           : s->scope == JS_SCOPE_USER
-               ? "the user's processes: their stat at each sample plus what they reaped; processes reaped by another "
-                 "user's process (short commands a root daemon, sudo or cron starts for the user) are missed"
-               : "process tree: live members' stat plus what they and the monitor reaped");
+    jw_str(
+        &w, "total_method",
+        node ? "node: the host's accounting of every CPU (/proc/stat busy time: user + nice + system + irq + "
+               "softirq + steal)"
+        : s->cpu_from_cgroup ? "cgroup: the kernel's accounting of every task in the scope's cgroup"
+        : s->scope == JS_SCOPE_USER
+            ? "the user's processes: their stat at each sample plus what they reaped; processes reaped by "
+              "another user's process (short commands a root daemon, sudo or cron starts for the user) are "
+              "missed"
+            : "process tree: live members' stat plus what they and the monitor reaped");
     if (s->cpu_file)
         jw_str(&w, "total_file", s->cpu_file);
     jw_num(&w, "tree_total_s", s->tree_total_s);
@@ -148,15 +150,17 @@ int summary_json(js_buf_t *b, const js_run_info_t *info, const js_summary_t *s, 
 
     jw_open(&w, "memory");
     jw_num(&w, "peak_rss_bytes", s->peak_rss);
-    jw_str(&w, "peak_rss_method", node ? "sampled: the node's largest memory in use (MemTotal - MemAvailable) at one "
-                                         "sample"
-                                       : "sampled: largest sum of the members' RSS at one sample");
+    jw_str(&w, "peak_rss_method",
+           node ? "sampled: the node's largest memory in use (MemTotal - MemAvailable) at one sample"
+                : "sampled: largest sum of the members' RSS at one sample");
     jw_num(&w, "peak_rss_kernel_bytes", s->peak_rss_kernel);
-    jw_str(&w, "peak_rss_kernel_method",
-           node ? "kernel: the largest high-water mark (VmHWM) of the top processes that had rows (--top N); per "
-                  "process, not a sum"
-                : "kernel: the largest single process's high-water mark (VmHWM of members, ru_maxrss of reaped "
-                  "children, at least its largest sampled RSS); per process, not a sum");
+    jw_str(
+        &w, "peak_rss_kernel_method",
+        node
+            ? "kernel: the largest high-water mark (VmHWM) of the top processes that had rows (--top N); per "
+              "process, not a sum"
+            : "kernel: the largest single process's high-water mark (VmHWM of members, ru_maxrss of reaped "
+              "children, at least its largest sampled RSS); per process, not a sum");
     jw_open(&w, "largest_process");
     if (s->peak_kernel_pid)
         jw_int(&w, "pid", s->peak_kernel_pid);
@@ -195,17 +199,19 @@ int summary_json(js_buf_t *b, const js_run_info_t *info, const js_summary_t *s, 
     jw_open(&w, "context_switches");
     jw_num(&w, "voluntary", s->vol_ctxsw);
     jw_num(&w, "involuntary", s->invol_ctxsw);
-    jw_str(&w, "method", node ? NULL
-                              : "live members' /proc status (status cadence) plus what the monitor reaped; "
-                                "children reaped by other members are not included");
+    jw_str(&w, "method",
+           node ? NULL
+                : "live members' /proc status (status cadence) plus what the monitor reaped; "
+                  "children reaped by other members are not included");
     jw_close(&w);
 
     jw_open(&w, "processes");
     jw_int(&w, "total", s->procs_total);
-    jw_str(&w, "total_method", node ? "node: max_concurrent counts the node's processes at a sample; total, the "
-                                      "top processes that had rows (--top N)"
-                                    : "sampled: processes seen at a sample; ones that lived between samples are "
-                                      "not counted (their CPU and I/O are)");
+    jw_str(&w, "total_method",
+           node ? "node: max_concurrent counts the node's processes at a sample; total, the "
+                  "top processes that had rows (--top N)"
+                : "sampled: processes seen at a sample; ones that lived between samples are "
+                  "not counted (their CPU and I/O are)");
     jw_int(&w, "reaped_by_monitor", s->procs_reaped);
     jw_int(&w, "max_concurrent", s->procs_max);
     jw_int(&w, "max_threads", s->threads_max);
@@ -233,9 +239,10 @@ int summary_json(js_buf_t *b, const js_run_info_t *info, const js_summary_t *s, 
     jw_tops(&w, "by_cpu", s->top_cpu, s->ntop_cpu);
     jw_tops(&w, "by_memory", s->top_rss, s->ntop_rss);
     jw_num(&w, "unattributed_cpu_s", s->unattributed_cpu_s);
-    jw_str(&w, "method", "per command name, from the processes sampling saw (own CPU while monitored, as last "
-                         "seen: a process older than the monitoring counts from its first row; largest RSS of "
-                         "one process); unattributed: the exact total less all of those");
+    jw_str(&w, "method",
+           "per command name, from the processes sampling saw (own CPU while monitored, as last "
+           "seen: a process older than the monitoring counts from its first row; largest RSS of "
+           "one process); unattributed: the exact total less all of those");
     jw_close(&w);
 
     jw_open(&w, "samples");
@@ -261,10 +268,11 @@ int summary_json(js_buf_t *b, const js_run_info_t *info, const js_summary_t *s, 
             ? "children were reaped by the kernel without accounting: their peak RSS never reached a reaper"
         : s->unread_samples ? "some members could not be read (descriptor limit)"
                             : "sampled: processes that exited between samples are not seen");
-    jw_str(&w, "cpu_reason", !s->exact_cpu        ? s->inexact_cpu_reason
-                             : node               ? "the host's own accounting (/proc/stat) covers every CPU"
-                             : s->cpu_from_cgroup ? "the scope's cgroup: kernel accounting of every task in it"
-                                                  : "kernel accounting covers every process of the scope");
+    jw_str(&w, "cpu_reason",
+           !s->exact_cpu        ? s->inexact_cpu_reason
+           : node               ? "the host's own accounting (/proc/stat) covers every CPU"
+           : s->cpu_from_cgroup ? "the scope's cgroup: kernel accounting of every task in it"
+                                : "kernel accounting covers every process of the scope");
     jw_close(&w);
     if (m)
         model_parts_summary_json(m, &w);
@@ -395,8 +403,9 @@ int summary_text(js_buf_t *b, const js_run_info_t *info, const js_summary_t *s, 
         if (!isnan(s->peak_kernel_tree))
             err |= buf_printf(b, "  peak, all procs  %s (the cgroup's kernel high-water mark: every process together)\n",
                               fmt_bytes(a, sizeof(a), s->peak_kernel_tree));
-        err |= buf_printf(b, "  peak USS / PSS   %s / %s (at %lld of %lld samples", fmt_bytes(a, sizeof(a), s->peak_uss),
-                          fmt_bytes(c, sizeof(c), s->peak_pss), (long long)s->uss_samples, (long long)s->taken);
+        err |= buf_printf(b, "  peak USS / PSS   %s / %s (at %lld of %lld samples",
+                          fmt_bytes(a, sizeof(a), s->peak_uss), fmt_bytes(c, sizeof(c), s->peak_pss),
+                          (long long)s->uss_samples, (long long)s->taken);
         if (s->uss_unreadable)
             err |= buf_printf(b, "; %lld process%s unreadable, not in the sums", (long long)s->uss_unreadable,
                               s->uss_unreadable == 1 ? "" : "es");
@@ -405,8 +414,8 @@ int summary_text(js_buf_t *b, const js_run_info_t *info, const js_summary_t *s, 
                           fmt_bytes(a, sizeof(a), s->io[IO_READ]), fmt_bytes(c, sizeof(c), s->io[IO_WRITE]),
                           fmt_bytes(d, sizeof(d), s->io[IO_RCHAR]), fmt_bytes(e, sizeof(e), s->io[IO_WCHAR]));
         if (s->io_unreadable)
-            err |= buf_printf(b, " [%lld process%s unreadable: not in the total]", (long long)s->io_unreadable,
-                              s->io_unreadable == 1 ? "" : "es");
+            err |= buf_printf(b, " [%lld process%s unreadable: not in the total]",
+                              (long long)s->io_unreadable, s->io_unreadable == 1 ? "" : "es");
         err |= buf_printf(b, "\n");
         err |= buf_printf(b, "  page faults      %s minor, %s major\n", num(a, sizeof(a), "%.0f", s->minflt),
                           num(c, sizeof(c), "%.0f", s->majflt));

@@ -121,9 +121,10 @@ static const js_column_t tree_cols[TREE__MAX] = {
     [TREE_REAPED_READ_BYTES] = {"reaped_read_bytes", "bytes", JS_INT, JS_COUNTER, 64, "read_bytes, likewise"},
     [TREE_REAPED_WRITE_BYTES] = {"reaped_write_bytes", "bytes", JS_INT, JS_COUNTER, 64,
                                  "write_bytes, likewise"},
-    [TREE_T_BOOT] = {"t_boot_ns", "ns", JS_INT, JS_GAUGE, 0,
-                     "CLOCK_BOOTTIME when the sample began, the clock of start_ticks (live procfs only): a process "
-                     "that started before the first sample's is older than the monitoring"},
+    [TREE_T_BOOT] =
+        {"t_boot_ns", "ns", JS_INT, JS_GAUGE, 0,
+         "CLOCK_BOOTTIME when the sample began, the clock of start_ticks (live procfs only): a process "
+         "that started before the first sample's is older than the monitoring"},
 };
 const js_table_t table_tree = {"tree", "one row per sample: scope membership and the monitor's reaped totals",
                                TREE__MAX, tree_cols};

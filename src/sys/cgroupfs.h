@@ -172,8 +172,9 @@ int cgroupfs_open_peak_reset(int dir, const char *file);
 void cgroupfs_free(js_cgroup_t *cg);
 
 /* cgroupfs_hier: the hierarchy index controller `c` is read from for this cgroup, or -1 (not mounted, or the
- * cgroup is not in it). On a hybrid host a cgroup that is only in the unified hierarchy is read there for what
- * that hierarchy carries (CPU usage from cpu.stat, pressure), although the controller's v1 mount exists. */
+ * cgroup is not in it). On a hybrid host a cgroup that is only in the unified hierarchy is read there for
+ * what that hierarchy carries (CPU usage from cpu.stat, pressure), although the controller's v1 mount exists.
+ */
 int cgroupfs_hier(const js_cgroup_t *cg, js_cg_ctrl_t c);
 
 /* cgroupfs_dir: the cgroup's directory descriptor for controller `c` (-1 when none) and, through

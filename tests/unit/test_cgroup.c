@@ -492,12 +492,14 @@ static void test_collect_hybrid_v2_only(void **state)
     fx_t fx;
     fx_open(&fx, "cgroup-hybrid");
     char why[256] = "";
-    assert_int_equal(cgroupfs_open_path(&fx.root, "/sys/fs/cgroup/unified/v2only", &fx.cg, why, sizeof(why)), 0);
+    assert_int_equal(cgroupfs_open_path(&fx.root, "/sys/fs/cgroup/unified/v2only", &fx.cg, why, sizeof(why)),
+                     0);
     int version = 0;
     assert_true(cgroupfs_dir(fx.cg, JS_CG_CPUACCT, &version) >= 0);
     assert_int_equal(version, 2);
     assert_int_equal(cgroupfs_hier(fx.cg, JS_CG_MEMORY), -1); /* v1 memory has no such cgroup: not read */
-    js_ctx_t ctx = {.root = fx.root, .mode = JS_MODE_WATCH, .scope = {.kind = JS_SCOPE_CGROUP, .cgroup = fx.cg}};
+    js_ctx_t ctx = {
+        .root = fx.root, .mode = JS_MODE_WATCH, .scope = {.kind = JS_SCOPE_CGROUP, .cgroup = fx.cg}};
     void *st = NULL;
     assert_int_equal(source_cgroup.init(&ctx, &st), 0);
     rows3_t r;

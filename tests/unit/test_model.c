@@ -314,7 +314,8 @@ static void test_missing_and_monotone(void **state)
     /* a zombie whose files are gone is no unreadable process: its reaper's counters take its I/O */
     fake_proc_t three[3] = {p, two[1], {13, 10, 800, 0, 0, 0, 0, 0, -1, -1}};
     add_sample(&s, 4 * SEC, three, 3, 0, 0);
-    rows_set_str(sample_rows(&s, &table_proc), &rows_row(sample_rows(&s, &table_proc), 2)[PROC_STATE], "Z", 1);
+    rows_set_str(sample_rows(&s, &table_proc), &rows_row(sample_rows(&s, &table_proc), 2)[PROC_STATE], "Z",
+                 1);
     model_feed(m, 3, &s);
     js_summary_t su;
     model_summary(m, &su);
@@ -625,8 +626,12 @@ static void test_top_counts_the_window_only(void **state)
     (void)state;
     js_sample_t s;
     sample_init(&s);
-    js_model_cfg_t cfg = {.mode = JS_MODE_WATCH, .scope = JS_SCOPE_NODE, .clk_tck = 100, .monitor_pid = 1,
-                          .interval_ns = SEC, .cores_available = 2};
+    js_model_cfg_t cfg = {.mode = JS_MODE_WATCH,
+                          .scope = JS_SCOPE_NODE,
+                          .clk_tck = 100,
+                          .monitor_pid = 1,
+                          .interval_ns = SEC,
+                          .cores_available = 2};
     js_model_t *m = model_new(&cfg);
     /* the window starts at boot + 1000 s (tick 100000) */
     fake_proc_t other = {20, 1, 5000, 100, 0, 0, 0, 1000, -1, -1};
@@ -635,7 +640,8 @@ static void test_top_counts_the_window_only(void **state)
     val_int(&rows_row(sample_rows(&s, &table_tree), 0)[TREE_T_BOOT], 1000 * SEC);
     model_feed(m, 0, &s);
     /* hog.sh (started at tick 90000, before the watch, 449 ticks so far) and new (started during it) */
-    fake_proc_t p[2] = {{30, 1, 90000, 449, 0, 0, 0, 1000, -1, -1}, {31, 1, 100050, 40, 0, 0, 0, 1000, -1, -1}};
+    fake_proc_t p[2] = {{30, 1, 90000, 449, 0, 0, 0, 1000, -1, -1},
+                        {31, 1, 100050, 40, 0, 0, 0, 1000, -1, -1}};
     add_sample(&s, 2 * SEC, p, 2, -1, 0);
     add_info(&s, 30, 90000, "hog.sh");
     add_info(&s, 31, 100050, "new");

@@ -139,8 +139,8 @@ static int scratch(char *dir, size_t cap)
     snprintf(dir, cap, "%s/jobscope-sysio-XXXXXX", getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp");
     if (!mkdtemp(dir))
         return -1;
-    static const char *const dirs[] = {"1", "42", "42/task", "42/task/42", "42/task/43", "01", "self", "net",
-                                       "3x", "2147483647", "2147483648", "99999999999"};
+    static const char *const dirs[] = {"1",    "42",  "42/task", "42/task/42", "42/task/43", "01",
+                                       "self", "net", "3x",      "2147483647", "2147483648", "99999999999"};
     char p[PATH_MAX];
     for (size_t i = 0; i < sizeof(dirs) / sizeof(dirs[0]); i++) {
         snprintf(p, sizeof(p), "%s/%s", dir, dirs[i]);
@@ -185,8 +185,8 @@ static void pid_iterator(void **state)
     }
     assert_int_equal(pid_iter_next(&it), 0); /* stays at the end */
     pid_iter_close(&it);
-    pid_iter_close(&it); /* twice is fine */
-    assert_int_equal(n, 4);  /* 1, 7, 42, 2147483647 */
+    pid_iter_close(&it);    /* twice is fine */
+    assert_int_equal(n, 4); /* 1, 7, 42, 2147483647 */
     assert_int_equal(sum, 1 + 7 + 42 + (int64_t)INT32_MAX);
     assert_int_equal(pid_iter_open(&it, root, "42/task"), 0);
     sum = 0;
