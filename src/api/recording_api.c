@@ -10,6 +10,7 @@
 
 #include "core/json.h"
 #include "sinks/tabsink.h"
+#include "sys/fsfile.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -158,9 +159,9 @@ JS_API int js_recording_export(const char *path, const char *view, const char *f
     recording_close(r);
     if (rc < 0)
         return rc;
-    int fd = open(out, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0644);
+    int fd = fs_create(out, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW, 0644);
     if (fd < 0)
-        return -errno;
+        return fd;
     if (!(x.f = fdopen(fd, "w"))) {
         rc = -errno;
         close(fd);

@@ -8,6 +8,7 @@
 
 #include "sys/parse.h"
 #include "sys/sysio.h"
+#include "sys/fsfile.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -83,12 +84,14 @@ int cli_output_open(const char *path, bool force, const js_file_id_t *avoid, siz
             return -EINVAL;
         }
     }
-    int flags = O_WRONLY | O_CREAT | O_NOFOLLOW | O_CLOEXEC | (force ? O_TRUNC : O_EXCL);
-    int fd = open(path, flags, 0644);
+    int flags = O_WRONLY | O_CREAT | O_NOFOLLOW | (force ? O_TRUNC : O_EXCL);
+    int fd = fs_create(path, flags, 0644);
     if (fd < 0) {
-        int e = errno;
-        cli_error("%s: %s", path, e == ELOOP ? "is a symbolic link; jobscope does not write through links"
-                                            : strerror(e));
+        int e = -fd;
+        cli_error("%s: %s", path,
+                  e == ELOOP    ? "is a symbolic link; jobscope does not write through links"
+                  : e == EINVAL ? "not a regular file"
+                                : strerror(e));
         return -e;
     }
     if (ret_id && fstat(fd, &st) == 0) {

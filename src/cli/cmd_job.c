@@ -10,6 +10,7 @@
 
 #include "core/jobs.h"
 #include "sys/cgroupfs.h"
+#include "sys/fsfile.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -232,43 +233,6 @@ void job_meta(const job_plan_t *p, js_recorder_t *rec, double cores, const char 
     }
 }
 
-/* copy_file: `from` into a new file `to` (O_EXCL), synced. Returns 0 or -errno (the partial `to` removed). */
-static int copy_file(const char *from, const char *to)
-{
-    int in = open(from, O_RDONLY | O_CLOEXEC);
-    if (in < 0)
-        return -errno;
-    int out = open(to, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
-    if (out < 0) {
-        int e = errno;
-        close(in);
-        return -e;
-    }
-    char buf[1 << 16];
-    int r = 0;
-    for (;;) {
-        ssize_t n = read(in, buf, sizeof(buf));
-        if (n < 0 && errno == EINTR)
-            continue;
-        if (n < 0) {
-            r = -errno;
-            break;
-        }
-        if (n == 0)
-            break;
-        if ((r = cli_write_all(out, buf, (size_t)n)) < 0)
-            break;
-    }
-    if (r == 0 && fsync(out) < 0)
-        r = -errno;
-    if (close(out) < 0 && r == 0)
-        r = -errno;
-    close(in);
-    if (r < 0)
-        unlink(to);
-    return r;
-}
-
 int job_move_into(const char *from, const char *to, bool force)
 {
     struct stat st;
@@ -281,7 +245,7 @@ int job_move_into(const char *from, const char *to, bool force)
     char tmp[4200];
     if (snprintf(tmp, sizeof(tmp), "%s.part.%d", to, (int)getpid()) >= (int)sizeof(tmp))
         return -ENAMETOOLONG;
-    int r = copy_file(from, tmp);
+    int r = fs_copy(from, tmp, 0644, true);
     if (r < 0)
         return r;
     if (rename(tmp, to) < 0) {
@@ -359,7 +323,7 @@ static int auto_merge(const job_plan_t *p, bool quiet, char *merged, size_t cap)
         char claim[4200], out[4200];
         snprintf(claim, sizeof(claim), "%s/.%s.merge", p->dir, p->b.job);
         snprintf(out, sizeof(out), "%s/%s.db", p->dir, p->b.job);
-        int fd = open(claim, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+        int fd = fs_create(claim, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW, 0644);
         if (fd >= 0) { /* ours: no other node merges */
             close(fd);
             char tmp[4200];
@@ -404,9 +368,9 @@ int job_finish(const job_args_t *a, job_plan_t *p, bool ok, bool quiet)
     }
     char path[4200];
     if (marker_path(path, sizeof(path), p->dir, p->b.job, p->b.node) == 0) {
-        int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0644);
+        int fd = fs_create(path, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW, 0644);
         if (fd < 0) {
-            cli_error("%s: %s", path, strerror(errno));
+            cli_error("%s: %s", path, strerror(-fd));
             return EXIT_FAIL;
         }
         close(fd);

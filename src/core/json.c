@@ -281,3 +281,33 @@ int jw_error(const jw_t *w)
 {
     return w->err ? -ENOMEM : 0;
 }
+
+bool json_number_text(const char *s)
+{
+    const char *p = s;
+    if (*p == '-')
+        p++;
+    if (*p == '0')
+        p++;
+    else if (*p >= '1' && *p <= '9')
+        p += strspn(p, "0123456789");
+    else
+        return false;
+    if (*p == '.') {
+        p++;
+        size_t n = strspn(p, "0123456789");
+        if (!n)
+            return false;
+        p += n;
+    }
+    if (*p == 'e' || *p == 'E') {
+        p++;
+        if (*p == '+' || *p == '-')
+            p++;
+        size_t n = strspn(p, "0123456789");
+        if (!n)
+            return false;
+        p += n;
+    }
+    return *p == '\0';
+}

@@ -8,6 +8,7 @@
 #include "core/marks.h"
 #include "model/model.h"
 #include "sources/self.h"
+#include "sys/fsroot.h"
 
 #include <ctype.h>
 #include <errno.h>
@@ -313,7 +314,7 @@ enum { UNTIL_NONE, UNTIL_APPEARS, UNTIL_FINISHED };
 
 bool monitor_file_finished(const char *path)
 {
-    int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
+    int fd = fs_open(AT_FDCWD, path);
     if (fd < 0)
         return false;
     char buf[4097];
@@ -330,7 +331,7 @@ bool monitor_file_finished(const char *path)
 }
 
 /* until_file_says_stop: the stop file's verdict (its mode was fixed at the start). The file is the user's,
- * anywhere (a shared directory of a batch job): plain open and read of its first 4 KiB. */
+ * anywhere (a shared directory of a batch job): opened without blocking, its first 4 KiB read. */
 static bool until_file_says_stop(const char *path, int mode)
 {
     if (mode == UNTIL_APPEARS)

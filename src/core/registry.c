@@ -6,6 +6,8 @@
 #include "core/source.h"
 #include "core/marks.h"
 
+#include "core/json.h"
+
 #include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -54,6 +56,8 @@ static const js_column_t inventory_cols[INV__MAX] = {
     {"source", "text", JS_TEXT, JS_LABEL, 0, "the source that knows it (or `run` for the monitor)"},
     {"key", "text", JS_TEXT, JS_LABEL, 0, "what it is: cpu.model, gpu.0.uuid, memory.limit_bytes, ..."},
     {"value", "text", JS_TEXT, JS_GAUGE, 0, "its value as text (numbers in base units)"},
+    {"number", "bool", JS_INT, JS_GAUGE, 0,
+     "1 when the value is a number (a JSON number in `jobscope info --json`)"},
 };
 const js_table_t table_inventory = {"inventory", "the hardware and the allocation, once per run (sample 0)",
                                     INV__MAX, inventory_cols};
@@ -75,6 +79,22 @@ int inventory_add(js_rows_t *inv, const char *source, const char *key, const cha
     return 0;
 }
 
+/* one_number: whether printf format `fmt` is exactly one decimal conversion (flags, width, precision and a
+ * length modifier allowed: "%d", "%lld", "%zu", "%.6g"); hexadecimal and text are not numbers here */
+static bool one_number(const char *fmt)
+{
+    if (*fmt++ != '%')
+        return false;
+    fmt += strspn(fmt, "-+ #0");
+    fmt += strspn(fmt, "0123456789");
+    if (*fmt == '.') {
+        fmt++;
+        fmt += strspn(fmt, "0123456789");
+    }
+    fmt += strspn(fmt, "hljztL");
+    return *fmt && strchr("diufeEgG", *fmt) && fmt[1] == '\0';
+}
+
 int inventory_addf(js_rows_t *inv, const char *source, const char *key, const char *fmt, ...)
 {
     char buf[1024];
@@ -84,7 +104,10 @@ int inventory_addf(js_rows_t *inv, const char *source, const char *key, const ch
     va_end(ap);
     if (n < 0)
         return -EINVAL;
-    return inventory_add(inv, source, key, buf); /* a value longer than 1023 bytes is cut there */
+    int r = inventory_add(inv, source, key, buf);           /* a value longer than 1023 bytes is cut there */
+    if (r == 0 && one_number(fmt) && json_number_text(buf)) /* not "inf", "nan" */
+        val_int(&rows_row(inv, inv->nrows - 1)[INV_NUMBER], 1);
+    return r;
 }
 
 const js_table_t *const *registry_tables(void)

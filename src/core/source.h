@@ -165,7 +165,7 @@ extern const js_source_t *const js_sources[];
 /* Core tables written by the sampler itself (not by a source), and their column indices. */
 enum { SAMPLES_T_MONO, SAMPLES_T_UNIX, SAMPLES_DEADLINE, SAMPLES_MISSED, SAMPLES_FINAL, SAMPLES__MAX };
 enum { STATS_SOURCE, STATS_DURATION, STATS_RC, STATS__MAX };
-enum { INV_SOURCE, INV_KEY, INV_VALUE, INV__MAX };
+enum { INV_SOURCE, INV_KEY, INV_VALUE, INV_NUMBER, INV__MAX };
 extern const js_table_t table_samples;
 extern const js_table_t table_source_stats;
 extern const js_table_t table_inventory; /* written with the first sample only */
@@ -174,7 +174,10 @@ extern const js_table_t table_level_job_inventory; /* its twin for the embedded 
 /* inventory_add: append the inventory row (source, key, value). Returns 0 or -ENOMEM. */
 int inventory_add(js_rows_t *inv, const char *source, const char *key, const char *value);
 
-/* inventory_addf: as inventory_add with a printf-formatted value. */
+/* inventory_addf: as inventory_add with a printf-formatted value. A format that is exactly one decimal
+ * conversion ("%d", "%llu", "%zu", "%.6g", ...) makes a number: the row's `number` column is 1, and `jobscope
+ * info --json` writes it as a JSON number. Identifiers that look like numbers (a CPU family, a device ID) are
+ * added as text with inventory_add. */
 int inventory_addf(js_rows_t *inv, const char *source, const char *key, const char *fmt, ...)
     __attribute__((format(printf, 4, 5)));
 

@@ -29,13 +29,21 @@ typedef struct {
     double own_prev, dt_prev;          /* own CPU at the row before the last one, and that row's interval */
     double io[IO__MAX];
     uint8_t io_ok;   /* bit per IO_* known */
-    bool io_missing; /* its io could not be read at some sample */
+    bool io_missing; /* its io could not be read at some sample (while not a zombie) */
+    bool uss_missing; /* its smaps_rollup could never be read while others' could (not a zombie) */
     double minflt, majflt;
     double uss, pss;     /* last read (smaps_rollup is read adaptively), NAN before the first */
     double vcsw, ivcsw;  /* last read (status cadence), NAN before the first */
     double peak_rss;
     uint32_t comm_ix;    /* index + 1 in the per-command table, 0 before its comm is known */
     bool zombie;         /* last seen exited (state Z): its totals were final */
+    /* what it reaped (cutime + cstime, seconds) at its last three rows, newest first, and their samples: a
+     * child that vanishes while its parent lives must show up there (check_reaped) */
+    double reaped[3];
+    uint64_t reaped_stamp[3];
+    double owed, owed_user; /* CPU of its children that vanished (as last seen), not yet found in `reaped` */
+    double owed_base;       /* its reaped CPU before the first of them vanished */
+    uint64_t owed_due;      /* the sample at which `reaped` must have grown by `owed` */
     char comm[64];       /* from proc_info, for the process view */
 } mproc_t;
 
@@ -90,6 +98,8 @@ struct js_model {
     js_pidmap_t stepds;
     double stepd_gone_user, stepd_gone_sys;
     bool lost_any; /* a member vanished with nobody seen to reap it: its last interval is missing */
+    bool io_seen;  /* a member's I/O counters were read at some sample */
+    double window_ticks; /* start_ticks clock (CLOCK_BOOTTIME, in ticks) at the first sample; NAN unknown */
     const js_rows_t *last_proc_rows; /* the proc rows being fed (their strings) */
     mcomm_t *comms;
     size_t ncomms, comms_cap;
@@ -158,6 +168,7 @@ js_model_t *model_new(const js_model_cfg_t *cfg)
     s->peak_uss = s->peak_pss = NAN;
     s->mon_cpu_s = s->mon_max_rss = NAN;
     m->reaped_maxrss = NAN;
+    m->window_ticks = NAN;
     while (js_model_parts[m->nparts])
         m->nparts++;
     m->part_state = calloc(m->nparts + 1, sizeof(*m->part_state));
@@ -257,9 +268,60 @@ static void lose_io(js_model_t *m, const mproc_t *e)
     m->lost_majflt += e->majflt;
 }
 
+/* check_reaped: parent `e` (just fed) owes the CPU of children that vanished while it lived: its reaped CPU
+ * must have grown by as much (the kernel adds a child's utime + cutime to its parent's cutime when the parent
+ * waits for it), within 3 ticks (each displayed figure is truncated) and 2%. When it has not, the parent's
+ * children were reaped without accounting: by the kernel itself, under a SIGCHLD handler with SA_NOCLDWAIT
+ * (which /proc does not show) or with SIGCHLD ignored. What sampling saw of them is added to the totals,
+ * which are sampled from then on, and the summary names the parent. */
+static void check_reaped(js_model_t *m, int32_t pid, mproc_t *e)
+{
+    if (!(e->owed > 0) || m->stamp < e->owed_due)
+        return;
+    double growth = e->reaped[0] - e->owed_base, tol = 3.0 / (double)m->cfg.clk_tck + 0.02 * e->owed;
+    double missing = e->owed - (growth > 0 ? growth : 0);
+    if (missing > tol) {
+        double user = missing * e->owed_user / e->owed;
+        m->lost_user += user;
+        m->lost_sys += missing - user;
+        m->lost_cpu += missing;
+        m->sum.autoreap_cpu_s += missing;
+        if (!m->sum.autoreap_pid) {
+            m->sum.autoreap_pid = pid;
+            snprintf(m->sum.autoreap_comm, sizeof(m->sum.autoreap_comm), "%s", e->comm);
+        }
+    }
+    e->owed = e->owed_user = 0;
+}
+
+/* owe: child `c` vanished while its parent `up` lives: `up` must have reaped it, and its reaped CPU must grow
+ * by the child's figures as last seen. The baseline is the parent's reaped CPU at a row read before the
+ * child's last one (a sample earlier; in a tree, where parents are read first, the same sample will do);
+ * it is checked one sample later, when a reap just after the parent's row has shown up. */
+static void owe(js_model_t *m, mproc_t *up, const mproc_t *c)
+{
+    int k = -1;
+    for (int i = 0; i < 3 && k < 0; i++)
+        if (up->reaped_stamp[i] && up->reaped_stamp[i] < c->stamp)
+            k = i;
+    for (int i = 0; i < 3 && k < 0 && m->cfg.scope == JS_SCOPE_TREE; i++)
+        if (up->reaped_stamp[i] && up->reaped_stamp[i] == c->stamp)
+            k = i;
+    if (k < 0 || !(c->cpu_all > 0))
+        return; /* no row of the parent before the child's last: nothing to compare with */
+    if (!(up->owed > 0) || up->reaped[k] < up->owed_base)
+        up->owed_base = up->reaped[k];
+    up->owed += c->cpu_all;
+    up->owed_user += c->user_all;
+    up->owed_due = m->stamp + 1;
+}
+
 /* vanish: a member is gone; decide whether someone we see accounts for its totals. */
 static void vanish(js_model_t *m, const mproc_t *e)
 {
+    mproc_t *parent = pidmap_get(&m->procs, e->ppid);
+    if (parent && parent->stamp == m->stamp && e->ppid != m->cfg.monitor_pid)
+        owe(m, parent, e);
     m->sampled_gone += own_used(e);
     if (e->comm_ix)
         m->comms[e->comm_ix - 1].cpu_gone += own_used_as(e);
@@ -327,6 +389,7 @@ enum { OPT_ANON, OPT_FILE, OPT_SHMEM, OPT_SWAP, OPT_HWM, OPT_FDS };
 /* What the monitor has reaped so far (run mode), from the tree row. */
 typedef struct {
     double user, sys, io[IO__MAX], minflt, majflt;
+    bool have_io; /* the monitor's reaped I/O was read (run mode) */
 } reaped_t;
 
 #define SIGCHLD_BIT (UINT64_C(1) << 16) /* SIGCHLD is 17 on Linux: bit 16 of the sigignore mask */
@@ -384,13 +447,24 @@ static int feed_proc(js_model_t *m, const js_value_t *v, double dt, js_proc_poin
     e->zombie = v[PROC_STATE].present && m->last_proc_rows && rows_str(m->last_proc_rows, &v[PROC_STATE])[0] == 'Z';
     e->ppid = v[PROC_PPID].present ? (int32_t)v[PROC_PPID].i : 0;
     if (!isnan(own)) {
-        if (fresh && m->cfg.mode != JS_MODE_RUN && m->nfed == 0 && !m->cfg.stepd_roots)
-            e->base_own = own; /* attach/watch: what it used before monitoring began is not ours */
+        /* attach/watch: what it used before monitoring began is not ours: a process of the first sample, or
+         * one older than it first seen later (watch --node --top: it became a top process) counts from its
+         * first row (what it used between the first sample and that row is not known: not counted) */
+        if (fresh && m->cfg.mode != JS_MODE_RUN && !m->cfg.stepd_roots &&
+            (m->nfed == 0 || (double)start < m->window_ticks))
+            e->base_own = own;
         e->own = own;
         e->max_own = fmax_nan(e->max_own, own);
         e->user_all = ut + (isnan(cut) ? 0 : cut);
         e->sys_all = st + (isnan(cst) ? 0 : cst);
         e->cpu_all = e->user_all + e->sys_all;
+        if (!isnan(cut) && !isnan(cst)) {
+            memmove(&e->reaped[1], &e->reaped[0], 2 * sizeof(e->reaped[0]));
+            memmove(&e->reaped_stamp[1], &e->reaped_stamp[0], 2 * sizeof(e->reaped_stamp[0]));
+            e->reaped[0] = cut + cst;
+            e->reaped_stamp[0] = m->stamp;
+            check_reaped(m, pid, e);
+        }
     }
     bool io_read = false;
     for (int k = 0; k < IO__MAX; k++) {
@@ -404,7 +478,12 @@ static int feed_proc(js_model_t *m, const js_value_t *v, double dt, js_proc_poin
             ls->io_have[k]++;
         }
     }
-    if (!io_read && !e->io_missing) { /* unreadable is not zero: the I/O totals become missing */
+    m->io_seen |= io_read;
+    /* unreadable is not zero: such a process is left out of the I/O totals and counted; a zombie's own file
+     * may be gone, but its I/O arrives in its reaper's counters when it is reaped */
+    if (!io_read && !e->io_missing && !e->zombie &&
+        !(v[PROC_STATE].present && m->last_proc_rows &&
+          rows_str(m->last_proc_rows, &v[PROC_STATE])[0] == 'X')) {
         e->io_missing = true;
         m->sum.io_unreadable++;
     }
@@ -473,6 +552,21 @@ static int feed_proc(js_model_t *m, const js_value_t *v, double dt, js_proc_poin
     return 0;
 }
 
+/* count_uss_unreadable: the live members of this sample with no USS/PSS ever read while others' were (another
+ * user's smaps_rollup): counted once each; the sums leave them out (tree_levels). A zombie or a process with
+ * no resident memory (a kernel thread) leaves nothing out. */
+static void count_uss_unreadable(js_model_t *m)
+{
+    for (size_t i = 0; i < m->procs.cap; i++) {
+        mproc_t *e;
+        if (pidmap_at(&m->procs, i, (void **)&e) && e->stamp == m->stamp && isnan(e->uss) && !e->zombie &&
+            !e->uss_missing && e->peak_rss != 0) { /* no RSS (a kernel thread): nothing left out */
+            e->uss_missing = true;
+            m->sum.uss_unreadable++;
+        }
+    }
+}
+
 /* forget_vanished: members not in this sample have gone; account for them and drop their state. */
 static int forget_vanished(js_model_t *m)
 {
@@ -532,8 +626,10 @@ static void read_reaped(js_model_t *m, const js_value_t *tv, reaped_t *r, js_tre
     if (tv[TREE_REAPED_STIME].present)
         r->sys = (double)tv[TREE_REAPED_STIME].i / 1e6;
     for (int k = 0; k < IO__MAX; k++)
-        if (tv[TREE_REAPED_RCHAR + k].present)
+        if (tv[TREE_REAPED_RCHAR + k].present) {
             r->io[k] = (double)tv[TREE_REAPED_RCHAR + k].i;
+            r->have_io = true;
+        }
     if (tv[TREE_REAPED_MINFLT].present)
         r->minflt = (double)tv[TREE_REAPED_MINFLT].i;
     if (tv[TREE_REAPED_MAJFLT].present)
@@ -550,6 +646,8 @@ static void read_reaped(js_model_t *m, const js_value_t *tv, reaped_t *r, js_tre
             m->sum.unread_max = tv[TREE_UNREAD].i;
     }
     pt->root_alive = tv[TREE_ROOT_ALIVE].present && tv[TREE_ROOT_ALIVE].i;
+    if (m->nfed == 0 && tv[TREE_T_BOOT].present)
+        m->window_ticks = (double)tv[TREE_T_BOOT].i / 1e9 * (double)m->cfg.clk_tck;
 }
 
 /* node_cumulate: the node scope: totals are the host's own accounting, exact (the aggregate `cpu` line of
@@ -623,7 +721,8 @@ static void cumulate(js_model_t *m, js_tree_point_t *pt, const live_sums_t *ls, 
     c_sys -= m->mon_sys;
     double c_io[IO__MAX];
     for (int k = 0; k < IO__MAX; k++) /* unknown when a member's io could not be read, now or before */
-        c_io[k] = ls->io_have[k] == ls->n && !m->sum.io_unreadable ? ls->io[k] + r->io[k] + m->lost_io[k] : NAN;
+        c_io[k] = m->io_seen || r->have_io ? ls->io[k] + r->io[k] + m->lost_io[k]
+                                           : NAN; /* unreadable ones left out */
     double c_min = ls->minflt + r->minflt + m->lost_minflt, c_maj = ls->majflt + r->majflt + m->lost_majflt;
     if (!m->have_base) {
         m->have_base = true;
@@ -680,8 +779,10 @@ static void tree_levels(js_tree_point_t *pt, const live_sums_t *ls)
     pt->swap = all_or_nan(ls->opt[OPT_SWAP], ls->opt_have[OPT_SWAP], n);
     /* the kernel's per-process high-water mark is at least the largest RSS sampled of one process */
     pt->hwm_max = fmax_nan(ls->opt_have[OPT_HWM] ? ls->opt[OPT_HWM] : NAN, ls->max_proc_rss);
-    pt->uss = all_or_nan(ls->uss, ls->have_uss, n);
-    pt->pss = all_or_nan(ls->pss, ls->have_pss, n);
+    /* the members whose smaps_rollup could be read: one that cannot (another user's) is left out and counted
+     * (uss_unreadable), not allowed to void the sum; nothing read at all (USS off) is missing */
+    pt->uss = ls->have_uss ? ls->uss : NAN;
+    pt->pss = ls->have_pss ? ls->pss : NAN;
     pt->fds = all_or_nan(ls->opt[OPT_FDS], ls->opt_have[OPT_FDS], n);
     pt->members = (double)n;
     pt->threads = ls->threads;
@@ -843,6 +944,8 @@ int model_feed(js_model_t *m, int64_t seq, const js_sample_t *s)
     for (size_t i = 0; i < ls.n; i++)
         if ((r = feed_proc(m, rows_row(proc, i), pt->dt_s, &m->pp[i], &ls)) < 0)
             return r;
+    if (ls.have_uss && ls.have_uss < ls.n)
+        count_uss_unreadable(m);
     remember_comms(m, sample_rows(s, &table_proc_info));
     if (m->cfg.stepd_roots && (r = feed_stepds(m, sample_rows(s, &table_stepd))) < 0)
         return r;
@@ -988,7 +1091,7 @@ void model_summary(const js_model_t *m, js_summary_t *ret)
     ret->max_cores = fmax_nan(m->cpu_rate.max_rate, ret->mean_cores);
     ret->efficiency = ret->cores_available > 0 ? ret->mean_cores / ret->cores_available : NAN;
     for (int k = 0; k < IO__MAX; k++)
-        ret->io[k] = ret->io_unreadable ? NAN : pt->io[k];
+        ret->io[k] = pt->io[k];
     ret->peak_rss_kernel = fmax_nan(ret->peak_rss_kernel, m->reaped_maxrss);
     if (!isnan(m->reaped_maxrss) && m->reaped_maxrss >= ret->peak_rss_kernel) {
         ret->peak_kernel_pid = 0;
@@ -1005,17 +1108,29 @@ void model_summary(const js_model_t *m, js_summary_t *ret)
     ret->inexact_cpu_reason = NULL;
     if (!reaped_all && m->cfg.stepd_roots)
         ret->inexact_cpu_reason = "a task and its slurmstepd ended within one interval: counted up to its last sample";
+    else if (!reaped_all && m->cfg.scope == JS_SCOPE_USER)
+        ret->inexact_cpu_reason =
+            "sampled: the user's processes up to their last sample, with what they reaped; a "
+            "process whose parent is another user's (a root daemon, sudo, cron) is counted "
+            "only while sampling sees it, and missed whole if it ends between two samples";
     else if (!reaped_all)
         ret->inexact_cpu_reason = m->cfg.embedded ? "embedded: exact for the children the process waited for; "
                                                     "orphans are counted up to their last sample"
                                                   : "sampled: members that exited are counted up to their last sample";
     else if (ret->sigchld_pid)
-        ret->inexact_cpu_reason = "a member ignored SIGCHLD: its children were reaped by the kernel, unaccounted";
+        ret->inexact_cpu_reason =
+            "sampled: a member ignored SIGCHLD: its children were reaped by the kernel, "
+            "unaccounted (counted up to their last sample)";
+    else if (ret->autoreap_pid)
+        ret->inexact_cpu_reason = "sampled: a member's children were reaped by the kernel without accounting "
+                                  "(a SIGCHLD handler with SA_NOCLDWAIT): counted up to their last sample";
     else if (ret->unread_samples)
         ret->inexact_cpu_reason = "some members could not be read (descriptor limit)";
     if (ret->inexact_cpu_reason)
         ret->exact_cpu = false;
-    if (ret->unread_samples)
+    /* the largest process's figure rests on ru_maxrss of reaped children, which auto-reaped ones never reach
+     */
+    if (ret->unread_samples || ret->sigchld_pid || ret->autoreap_pid)
         ret->exact_peak_rss = false;
     ret->scope = m->cfg.scope;
     if (m->cfg.scope == JS_SCOPE_NODE) { /* the host's own accounting (node_cumulate) */
@@ -1025,7 +1140,7 @@ void model_summary(const js_model_t *m, js_summary_t *ret)
         ret->sampled_s = ret->unattributed_cpu_s = NAN;
         ret->peak_rss_main = ret->peak_rss_desc = ret->peak_uss = ret->peak_pss = ret->peak_swap = NAN;
         ret->vol_ctxsw = ret->invol_ctxsw = NAN;
-        ret->sigchld_pid = 0;
+        ret->sigchld_pid = ret->autoreap_pid = 0;
     }
     ret->tree_total_s = ret->total_s;
     ret->peak_kernel_tree = NAN;

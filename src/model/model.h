@@ -78,14 +78,23 @@ typedef struct {
     int32_t peak_kernel_pid; /* the process behind peak_rss_kernel, 0 when it was a reaped child */
     char peak_kernel_comm[64];
     double io[IO__MAX];
-    int64_t io_unreadable; /* processes whose I/O counters could not be read: the I/O totals are missing */
-    int64_t uss_samples;   /* samples with a USS/PSS figure for every member (read or carried) */
+    /* processes whose I/O counters could not be read (not zombies): left out of the I/O totals, which cover
+     * the others (and what a reaper's counters took of them) */
+    int64_t io_unreadable;
+    int64_t uss_samples; /* samples with a USS/PSS figure (read or carried) */
+    /* live processes whose smaps_rollup could never be read while others' could: left out of the USS/PSS sums
+     */
+    int64_t uss_unreadable;
     double minflt, majflt; /* page faults (exact in run mode, like CPU) */
     double vol_ctxsw, invol_ctxsw; /* context switches: live members (status) + what the monitor reaped */
     int64_t procs_total, procs_max, threads_max, procs_reaped;
     int64_t unread_samples, unread_max; /* samples with members that could not be read, and the most in one */
     int32_t sigchld_pid; /* a member that ignored SIGCHLD (its children are reaped unaccounted), 0 if none */
     char sigchld_comm[64];
+    int32_t autoreap_pid; /* a member whose children vanished without their CPU reaching its cutime
+                           * (SA_NOCLDWAIT or SIGCHLD ignored), 0 if none */
+    char autoreap_comm[64];
+    double autoreap_cpu_s; /* what sampling saw of such children, added to the totals */
     js_top_t top_cpu[JS_TOP_N], top_rss[JS_TOP_N];
     int ntop_cpu, ntop_rss;
     double unattributed_cpu_s; /* exact total minus what the processes sampling saw used (short-lived ones) */

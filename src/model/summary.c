@@ -120,12 +120,21 @@ int summary_json(js_buf_t *b, const js_run_info_t *info, const js_summary_t *s, 
     jw_num(&w, "wall_time_s", s->wall_s);
     jw_str(&w, "recording", info->recording);
 
+    bool node = s->scope == JS_SCOPE_NODE; /* the host's own accounting, not a process tree */
     jw_open(&w, "cpu");
     jw_num(&w, "user_s", s->user_s);
     jw_num(&w, "system_s", s->system_s);
     jw_num(&w, "total_s", s->total_s);
-    jw_str(&w, "total_method", s->cpu_from_cgroup ? "cgroup: the kernel's accounting of every task in the scope's cgroup"
-                               : "process tree: live members' stat plus what they and the monitor reaped");
+    jw_str(
+        &w, "total_method",
+        node ? "node: the host's accounting of every CPU (/proc/stat busy time: user + nice + system + irq + "
+               "softirq + steal)"
+        : s->cpu_from_cgroup ? "cgroup: the kernel's accounting of every task in the scope's cgroup"
+        : s->scope == JS_SCOPE_USER
+            ? "the user's processes: their stat at each sample plus what they reaped; processes reaped by "
+              "another user's process (short commands a root daemon, sudo or cron starts for the user) are "
+              "missed"
+            : "process tree: live members' stat plus what they and the monitor reaped");
     if (s->cpu_file)
         jw_str(&w, "total_file", s->cpu_file);
     jw_num(&w, "tree_total_s", s->tree_total_s);
@@ -141,11 +150,17 @@ int summary_json(js_buf_t *b, const js_run_info_t *info, const js_summary_t *s, 
 
     jw_open(&w, "memory");
     jw_num(&w, "peak_rss_bytes", s->peak_rss);
-    jw_str(&w, "peak_rss_method", "sampled: largest sum of the members' RSS at one sample");
+    jw_str(&w, "peak_rss_method",
+           node ? "sampled: the node's largest memory in use (MemTotal - MemAvailable) at one sample"
+                : "sampled: largest sum of the members' RSS at one sample");
     jw_num(&w, "peak_rss_kernel_bytes", s->peak_rss_kernel);
-    jw_str(&w, "peak_rss_kernel_method",
-           "kernel: the largest single process's high-water mark (VmHWM of members, ru_maxrss of reaped "
-           "children, at least its largest sampled RSS); per process, not a sum");
+    jw_str(
+        &w, "peak_rss_kernel_method",
+        node
+            ? "kernel: the largest high-water mark (VmHWM) of the top processes that had rows (--top N); per "
+              "process, not a sum"
+            : "kernel: the largest single process's high-water mark (VmHWM of members, ru_maxrss of reaped "
+              "children, at least its largest sampled RSS); per process, not a sum");
     jw_open(&w, "largest_process");
     if (s->peak_kernel_pid)
         jw_int(&w, "pid", s->peak_kernel_pid);
@@ -162,7 +177,8 @@ int summary_json(js_buf_t *b, const js_run_info_t *info, const js_summary_t *s, 
     jw_num(&w, "peak_uss_bytes", s->peak_uss);
     jw_num(&w, "peak_pss_bytes", s->peak_pss);
     jw_int(&w, "uss_samples", s->uss_samples);
-    jw_str(&w, "uss_method", uss_method);
+    jw_int(&w, "uss_unreadable_processes", s->uss_unreadable);
+    jw_str(&w, "uss_method", node ? NULL : uss_method);
     jw_close(&w);
 
     jw_open(&w, "io");
@@ -183,14 +199,19 @@ int summary_json(js_buf_t *b, const js_run_info_t *info, const js_summary_t *s, 
     jw_open(&w, "context_switches");
     jw_num(&w, "voluntary", s->vol_ctxsw);
     jw_num(&w, "involuntary", s->invol_ctxsw);
-    jw_str(&w, "method", "live members' /proc status (status cadence) plus what the monitor reaped; children "
-                         "reaped by other members are not included");
+    jw_str(&w, "method",
+           node ? NULL
+                : "live members' /proc status (status cadence) plus what the monitor reaped; "
+                  "children reaped by other members are not included");
     jw_close(&w);
 
     jw_open(&w, "processes");
     jw_int(&w, "total", s->procs_total);
-    jw_str(&w, "total_method", "sampled: processes seen at a sample; ones that lived between samples are not "
-                               "counted (their CPU and I/O are)");
+    jw_str(&w, "total_method",
+           node ? "node: max_concurrent counts the node's processes at a sample; total, the "
+                  "top processes that had rows (--top N)"
+                : "sampled: processes seen at a sample; ones that lived between samples are "
+                  "not counted (their CPU and I/O are)");
     jw_int(&w, "reaped_by_monitor", s->procs_reaped);
     jw_int(&w, "max_concurrent", s->procs_max);
     jw_int(&w, "max_threads", s->threads_max);
@@ -202,14 +223,26 @@ int summary_json(js_buf_t *b, const js_run_info_t *info, const js_summary_t *s, 
         jw_str(&w, "comm", s->sigchld_comm);
         jw_close(&w);
     }
+    if (s->autoreap_pid || s->autoreap_cpu_s > 0) {
+        jw_open(&w, "auto_reaped");
+        jw_int(&w, "pid", s->autoreap_pid);
+        jw_str(&w, "comm", s->autoreap_comm);
+        jw_num(&w, "sampled_cpu_s", s->autoreap_cpu_s);
+        jw_str(&w, "method",
+               "children that vanished while their parent lived, whose CPU never reached its "
+               "cutime (SA_NOCLDWAIT or SIGCHLD ignored): their CPU as last sampled is counted");
+        jw_close(&w);
+    }
     jw_close(&w);
 
     jw_open(&w, "top");
     jw_tops(&w, "by_cpu", s->top_cpu, s->ntop_cpu);
     jw_tops(&w, "by_memory", s->top_rss, s->ntop_rss);
     jw_num(&w, "unattributed_cpu_s", s->unattributed_cpu_s);
-    jw_str(&w, "method", "per command name, from the processes sampling saw (own CPU as last seen, largest "
-                         "RSS of one process); unattributed: the exact total less all of those");
+    jw_str(&w, "method",
+           "per command name, from the processes sampling saw (own CPU while monitored, as last "
+           "seen: a process older than the monitoring counts from its first row; largest RSS of "
+           "one process); unattributed: the exact total less all of those");
     jw_close(&w);
 
     jw_open(&w, "samples");
@@ -228,9 +261,18 @@ int summary_json(js_buf_t *b, const js_run_info_t *info, const js_summary_t *s, 
     jw_open(&w, "exact");
     jw_bool(&w, "cpu", s->exact_cpu);
     jw_bool(&w, "peak_rss", s->exact_peak_rss);
-    jw_str(&w, "cpu_reason", !s->exact_cpu        ? s->inexact_cpu_reason
-                             : s->cpu_from_cgroup ? "the scope's cgroup: kernel accounting of every task in it"
-                                                  : "kernel accounting covers every process of the scope");
+    jw_str(
+        &w, "peak_rss_reason",
+        s->exact_peak_rss ? NULL
+        : s->sigchld_pid || s->autoreap_pid
+            ? "children were reaped by the kernel without accounting: their peak RSS never reached a reaper"
+        : s->unread_samples ? "some members could not be read (descriptor limit)"
+                            : "sampled: processes that exited between samples are not seen");
+    jw_str(&w, "cpu_reason",
+           !s->exact_cpu        ? s->inexact_cpu_reason
+           : node               ? "the host's own accounting (/proc/stat) covers every CPU"
+           : s->cpu_from_cgroup ? "the scope's cgroup: kernel accounting of every task in it"
+                                : "kernel accounting covers every process of the scope");
     jw_close(&w);
     if (m)
         model_parts_summary_json(m, &w);
@@ -354,18 +396,26 @@ int summary_text(js_buf_t *b, const js_run_info_t *info, const js_summary_t *s, 
             if (s->peak_kernel_pid)
                 err |= buf_printf(b, ", PID %d", (int)s->peak_kernel_pid);
         }
-        err |= buf_printf(b, ")\n");
+        err |= buf_printf(b, ")");
+        if (s->sigchld_pid || s->autoreap_pid)
+            err |= buf_printf(b, " [not exact: auto-reaped children are not in it]");
+        err |= buf_printf(b, "\n");
         if (!isnan(s->peak_kernel_tree))
             err |= buf_printf(b, "  peak, all procs  %s (the cgroup's kernel high-water mark: every process together)\n",
                               fmt_bytes(a, sizeof(a), s->peak_kernel_tree));
-        err |= buf_printf(b, "  peak USS / PSS   %s / %s (at %lld of %lld samples); peak swap %s\n",
+        err |= buf_printf(b, "  peak USS / PSS   %s / %s (at %lld of %lld samples",
                           fmt_bytes(a, sizeof(a), s->peak_uss), fmt_bytes(c, sizeof(c), s->peak_pss),
-                          (long long)s->uss_samples, (long long)s->taken, fmt_bytes(d, sizeof(d), s->peak_swap));
+                          (long long)s->uss_samples, (long long)s->taken);
+        if (s->uss_unreadable)
+            err |= buf_printf(b, "; %lld process%s unreadable, not in the sums", (long long)s->uss_unreadable,
+                              s->uss_unreadable == 1 ? "" : "es");
+        err |= buf_printf(b, "); peak swap %s\n", fmt_bytes(d, sizeof(d), s->peak_swap));
         err |= buf_printf(b, "  I/O              read %s, written %s (storage); %s / %s (read/write calls)",
                           fmt_bytes(a, sizeof(a), s->io[IO_READ]), fmt_bytes(c, sizeof(c), s->io[IO_WRITE]),
                           fmt_bytes(d, sizeof(d), s->io[IO_RCHAR]), fmt_bytes(e, sizeof(e), s->io[IO_WCHAR]));
         if (s->io_unreadable)
-            err |= buf_printf(b, " [%lld processes unreadable: no total]", (long long)s->io_unreadable);
+            err |= buf_printf(b, " [%lld process%s unreadable: not in the total]",
+                              (long long)s->io_unreadable, s->io_unreadable == 1 ? "" : "es");
         err |= buf_printf(b, "\n");
         err |= buf_printf(b, "  page faults      %s minor, %s major\n", num(a, sizeof(a), "%.0f", s->minflt),
                           num(c, sizeof(c), "%.0f", s->majflt));
@@ -384,6 +434,14 @@ int summary_text(js_buf_t *b, const js_run_info_t *info, const js_summary_t *s, 
         err |= buf_printf(b, "  auto-reaping     PID %d (", (int)s->sigchld_pid);
         err |= text_escape(b, s->sigchld_comm, strlen(s->sigchld_comm));
         err |= buf_printf(b, ") ignores SIGCHLD: its children's usage is not in the totals\n");
+    }
+    if (s->autoreap_pid && !s->sigchld_pid) {
+        err |= buf_printf(b, "  auto-reaping     PID %d (", (int)s->autoreap_pid);
+        err |= text_escape(b, s->autoreap_comm, strlen(s->autoreap_comm));
+        err |= buf_printf(b,
+                          ") reaps its children without accounting (SA_NOCLDWAIT): %s s of theirs counted as "
+                          "sampled, the rest is missing\n",
+                          num(a, sizeof(a), "%.2f", s->autoreap_cpu_s));
     }
     if (s->ntop_cpu) {
         err |= buf_printf(b, "  top CPU          ");

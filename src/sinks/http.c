@@ -27,6 +27,7 @@
 #include "core/sampler.h"
 #include "sinks/mhd_abi.h"
 #include "sys/dlib.h"
+#include "sys/fsroot.h"
 
 #include <arpa/inet.h>
 #include <errno.h>
@@ -226,9 +227,9 @@ int http_parse_listen(const char *spec, struct sockaddr_storage *ret, size_t *re
 /* slurp: the whole (small) file at `path`, NUL-terminated, in *ret (caller frees). Returns 0 or -errno. */
 static int slurp(const char *path, char **ret, size_t *ret_len)
 {
-    int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
+    int fd = fs_open(AT_FDCWD, path);
     if (fd < 0)
-        return -errno;
+        return fd;
     js_buf_t b = {0};
     int r = fd_read(fd, &b);
     close(fd);

@@ -7,6 +7,8 @@
 #include "sinks/merge.h"
 
 #include "sinks/recording.h"
+#include "sys/fsroot.h"
+#include "sys/sysio.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -533,12 +535,13 @@ done:
 
 bool merge_is_merged(const char *path)
 {
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    int fd = fs_open(AT_FDCWD, path);
     if (fd < 0)
         return false;
     char hdr[16];
-    bool sqlite = read(fd, hdr, sizeof(hdr)) == (ssize_t)sizeof(hdr) && memcmp(hdr, "SQLite format 3", 16) == 0;
-    close(fd);
+    bool sqlite =
+        sys_read(fd, hdr, sizeof(hdr)) == (ssize_t)sizeof(hdr) && memcmp(hdr, "SQLite format 3", 16) == 0;
+    sys_close(fd);
     if (!sqlite)
         return false;
     char u[PATH_MAX * 3 + 32];

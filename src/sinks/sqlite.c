@@ -10,6 +10,8 @@
 #include "core/json.h"
 #include "sinks/sqlio.h"
 #include "sys/sysio.h"
+#include "sys/fsfile.h"
+#include "sys/fsroot.h"
 
 #include <errno.h>
 #include <limits.h>
@@ -410,9 +412,9 @@ int recorder_open(const char *path, bool overwrite, js_recorder_t **ret, char *e
             if (side_path(side, sizeof(side), path, sides[i]) == 0)
                 unlink(side);
     /* create the file ourselves first so a bad directory gives a plain errno message */
-    int fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
+    int fd = fs_create(path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW, 0644);
     if (fd < 0) {
-        int e = errno;
+        int e = -fd;
         snprintf(err, errlen, "%s: %s", path, e == EEXIST ? "already exists (created meanwhile)" : strerror(e));
         return -e;
     }
@@ -719,32 +721,6 @@ int recording_uri(char *buf, size_t cap, const char *path, const char *query)
     return k < 0 || (size_t)k >= cap - n ? -ENAMETOOLONG : 0;
 }
 
-/* copy_file: copy `from` to `to` (created exclusively). 0 or -errno. */
-static int copy_file(const char *from, const char *to)
-{
-    int in = open(from, O_RDONLY | O_CLOEXEC), out = -1, r = 0;
-    if (in < 0)
-        return -errno;
-    if ((out = open(to, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600)) < 0) {
-        r = -errno;
-        close(in);
-        return r;
-    }
-    char buf[65536];
-    ssize_t n;
-    while ((n = read(in, buf, sizeof(buf))) > 0)
-        if (write(out, buf, (size_t)n) != n) {
-            r = -EIO;
-            break;
-        }
-    if (n < 0)
-        r = -errno;
-    close(in);
-    if (close(out) < 0 && r == 0)
-        r = -errno;
-    return r;
-}
-
 /* open_private_copy: an unfinished recording (data in -wal) where the -shm index cannot be made: read a
  * private copy of the file and its -wal in a temporary directory instead. */
 static int open_private_copy(js_recording_t *r, const char *path, const char *walp)
@@ -758,8 +734,9 @@ static int open_private_copy(js_recording_t *r, const char *path, const char *wa
         return -EACCES;
     }
     if (side_path(dbc, sizeof(dbc), r->tmpdir, "/recording.db") < 0 ||
-        side_path(walc, sizeof(walc), r->tmpdir, "/recording.db-wal") < 0 || copy_file(path, dbc) < 0 ||
-        copy_file(walp, walc) < 0 || recording_uri(uri, sizeof(uri), dbc, "mode=ro") < 0)
+        side_path(walc, sizeof(walc), r->tmpdir, "/recording.db-wal") < 0 ||
+        fs_copy(path, dbc, 0600, false) < 0 || fs_copy(walp, walc, 0600, false) < 0 ||
+        recording_uri(uri, sizeof(uri), dbc, "mode=ro") < 0)
         return -EIO;
     sqlite3_close(r->db);
     r->db = NULL;
@@ -796,11 +773,11 @@ int recording_open(const char *path, js_recording_t **ret, char *err, size_t err
         set_err(err, errlen, path, "not a regular file");
         return -EINVAL;
     }
-    int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+    int fd = fs_open(AT_FDCWD, path);
     unsigned char hdr[100] = {0};
-    ssize_t n = fd >= 0 ? read(fd, hdr, sizeof(hdr)) : -1;
+    ssize_t n = fd >= 0 ? sys_read(fd, hdr, sizeof(hdr)) : (errno = -fd, -1);
     if (fd >= 0)
-        close(fd);
+        sys_close(fd);
     if (n < 0) {
         int e = errno;
         set_err(err, errlen, path, strerror(e));

@@ -121,6 +121,10 @@ static const js_column_t tree_cols[TREE__MAX] = {
     [TREE_REAPED_READ_BYTES] = {"reaped_read_bytes", "bytes", JS_INT, JS_COUNTER, 64, "read_bytes, likewise"},
     [TREE_REAPED_WRITE_BYTES] = {"reaped_write_bytes", "bytes", JS_INT, JS_COUNTER, 64,
                                  "write_bytes, likewise"},
+    [TREE_T_BOOT] =
+        {"t_boot_ns", "ns", JS_INT, JS_GAUGE, 0,
+         "CLOCK_BOOTTIME when the sample began, the clock of start_ticks (live procfs only): a process "
+         "that started before the first sample's is older than the monitoring"},
 };
 const js_table_t table_tree = {"tree", "one row per sample: scope membership and the monitor's reaped totals",
                                TREE__MAX, tree_cols};
@@ -664,22 +668,14 @@ static int cmp_pair(const void *a, const void *b)
 static int scan_build(tree_state_t *st, const js_ctx_t *ctx)
 {
     st->npairs = 0;
-    int dfd = openat(ctx->root.proc, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-    if (dfd < 0)
-        return -errno;
-    DIR *d = fdopendir(dfd);
-    if (!d) {
-        close(dfd);
-        return -ENOMEM;
-    }
-    struct dirent *de;
+    js_pid_iter_t it;
+    int r = pid_iter_open(&it, ctx->root.proc, ".");
+    if (r < 0)
+        return r;
     char path[64], text[1024];
-    while ((de = readdir(d))) {
-        char *end;
-        long pid = strtol(de->d_name, &end, 10);
-        if (*end || pid <= 0)
-            continue;
-        snprintf(path, sizeof(path), "%ld/stat", pid);
+    int32_t pid;
+    while ((pid = pid_iter_next(&it))) {
+        snprintf(path, sizeof(path), "%d/stat", (int)pid);
         if (fs_read_small(ctx->root.proc, path, text, sizeof(text)) <= 0)
             continue;
         js_pid_stat_t ps;
@@ -689,17 +685,17 @@ static int scan_build(tree_state_t *st, const js_ctx_t *ctx)
             size_t c = st->pairs_cap ? st->pairs_cap * 2 : 256;
             void *p = realloc(st->pairs, c * sizeof(*st->pairs));
             if (!p) {
-                closedir(d);
+                pid_iter_close(&it);
                 return -ENOMEM;
             }
             st->pairs = p;
             st->pairs_cap = c;
         }
         st->pairs[st->npairs][0] = ps.ppid;
-        st->pairs[st->npairs][1] = (int32_t)pid;
+        st->pairs[st->npairs][1] = pid;
         st->npairs++;
     }
-    closedir(d);
+    pid_iter_close(&it);
     qsort(st->pairs, st->npairs, sizeof(*st->pairs), cmp_pair);
     return 0;
 }
@@ -735,29 +731,22 @@ static int enqueue_children(tree_state_t *st, const js_ctx_t *ctx, pent_t *e, in
         return r < 0 ? 0 : enqueue_list(st, st->buf2.p);
     }
     snprintf(path, sizeof(path), "%d/task", (int)e->pid);
-    int dfd = openat(ctx->root.proc, path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-    if (dfd < 0 && out_of_fds(-errno) && evict(st, e, 16))
-        dfd = openat(ctx->root.proc, path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-    if (dfd < 0) {
-        if (out_of_fds(-errno))
+    js_pid_iter_t it;
+    int r = pid_iter_open(&it, ctx->root.proc, path);
+    if (out_of_fds(r) && evict(st, e, 16))
+        r = pid_iter_open(&it, ctx->root.proc, path);
+    if (r < 0) {
+        if (out_of_fds(r))
             st->unread++;
-        return 0;
+        return r == -ENOMEM ? r : 0;
     }
-    DIR *d = fdopendir(dfd);
-    if (!d) {
-        close(dfd);
-        return -ENOMEM;
-    }
-    struct dirent *de;
-    int r = 0;
-    while ((de = readdir(d)) && r == 0) {
-        if (de->d_name[0] < '0' || de->d_name[0] > '9')
-            continue;
-        snprintf(path, sizeof(path), "%s/children", de->d_name);
-        if (fs_read(dirfd(d), path, &st->buf2) == 0)
+    int32_t tid;
+    while (r == 0 && (tid = pid_iter_next(&it))) {
+        snprintf(path, sizeof(path), "%d/children", (int)tid);
+        if (fs_read(pid_iter_fd(&it), path, &st->buf2) == 0)
             r = enqueue_list(st, st->buf2.p);
     }
-    closedir(d);
+    pid_iter_close(&it);
     return r;
 }
 
@@ -774,22 +763,21 @@ static int count_fds(tree_state_t *st, const js_ctx_t *ctx, pent_t *e, int64_t *
             if (fstatat(ctx->root.proc, path, &s, 0) < 0)
                 return -errno;
         } else {
-            if (e->fd_fddir < 0 && (e->fd_fddir = openat(ctx->root.proc, path, O_PATH | O_DIRECTORY | O_CLOEXEC)) < 0)
-                return -errno;
+            if (e->fd_fddir < 0 && (e->fd_fddir = fs_open_dir(ctx->root.proc, path, true)) < 0) {
+                int r = e->fd_fddir;
+                e->fd_fddir = -1;
+                return r;
+            }
             if (fstat(e->fd_fddir, &s) < 0)
                 return -errno;
         }
         *ret = (int64_t)s.st_size;
         return 0;
     }
-    int dfd = openat(ctx->root.proc, path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-    if (dfd < 0)
-        return -errno;
-    DIR *d = fdopendir(dfd);
-    if (!d) {
-        close(dfd);
-        return -ENOMEM;
-    }
+    DIR *d;
+    int r = fs_opendir(ctx->root.proc, path, &d);
+    if (r < 0)
+        return r;
     int64_t n = 0;
     struct dirent *de;
     while ((de = readdir(d)))
@@ -1096,25 +1084,18 @@ static int8_t stepd_node_of(tree_state_t *st, const js_ctx_t *ctx, int32_t pid)
 {
     char path[96];
     snprintf(path, sizeof(path), "%d/task", (int)pid);
-    int dfd = openat(ctx->root.proc, path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-    if (dfd < 0)
+    js_pid_iter_t it;
+    if (pid_iter_open(&it, ctx->root.proc, path) < 0)
         return 0;
-    DIR *d = fdopendir(dfd);
-    if (!d) {
-        close(dfd);
-        return 0;
-    }
     uint64_t child = 0;
-    struct dirent *de;
-    while (!child && (de = readdir(d))) {
-        if (de->d_name[0] < '1' || de->d_name[0] > '9')
-            continue;
-        snprintf(path, sizeof(path), "%d/task/%.20s/children", (int)pid, de->d_name);
+    int32_t tid;
+    while (!child && (tid = pid_iter_next(&it))) {
+        snprintf(path, sizeof(path), "%d/children", (int)tid);
         const char *p = st->buf2.p;
-        if (fs_read(ctx->root.proc, path, &st->buf2) == 0 && (p = st->buf2.p) && parse_u64(&p, &child) < 0)
+        if (fs_read(pid_iter_fd(&it), path, &st->buf2) == 0 && (p = st->buf2.p) && parse_u64(&p, &child) < 0)
             child = 0;
     }
-    closedir(d);
+    pid_iter_close(&it);
     if (!child)
         return 0;
     snprintf(path, sizeof(path), "%llu/environ", (unsigned long long)child);
@@ -1163,24 +1144,15 @@ static int stepd_refresh(tree_state_t *st, const js_ctx_t *ctx, js_rows_t *srows
         st->stepd_pid_alive = st->nroots > 0;
         return r;
     }
-    int dfd = openat(ctx->root.proc, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-    if (dfd < 0)
-        return -errno;
-    DIR *d = fdopendir(dfd);
-    if (!d) {
-        close(dfd);
-        return -ENOMEM;
-    }
+    js_pid_iter_t it;
+    int r = pid_iter_open(&it, ctx->root.proc, ".");
+    if (r < 0)
+        return r;
     bool again = st->stamp % STEPD_RECLASSIFY == 0;
-    struct dirent *de;
-    int r = 0;
-    while (r == 0 && (de = readdir(d))) {
-        const char *p = de->d_name;
-        uint64_t pid;
-        if (*p < '1' || *p > '9' || parse_u64(&p, &pid) < 0 || *p || pid > INT32_MAX)
-            continue;
+    int32_t pid;
+    while (r == 0 && (pid = pid_iter_next(&it))) {
         int fresh = 0;
-        sent_t *e = pidmap_put(&st->stepds, (int32_t)pid, &fresh);
+        sent_t *e = pidmap_put(&st->stepds, pid, &fresh);
         if (!e) {
             r = -ENOMEM;
             break;
@@ -1190,20 +1162,20 @@ static int stepd_refresh(tree_state_t *st, const js_ctx_t *ctx, js_rows_t *srows
         if (fresh || again || e->ours == 0 || (e->young && e->ours != 1)) {
             if (e->young)
                 e->young--;
-            e->ours = stepd_classify(st, ctx, (int32_t)pid, e);
+            e->ours = stepd_classify(st, ctx, pid, e);
             e->node = ctx->scope.stepd_node && *ctx->scope.stepd_node ? 0 : 1;
             e->asked = 0;
         }
         e->seen = st->stamp;
         if (e->ours == 1 && e->node == 0) {
-            e->node = stepd_node_of(st, ctx, (int32_t)pid);
+            e->node = stepd_node_of(st, ctx, pid);
             if (e->node == 0 && ++e->asked >= STEPD_ASK_MAX)
                 e->node = 1; /* its tasks never say (a setuid program): one host, one node */
         }
         if (e->ours == 1 && e->node == 1)
-            r = stepd_root(st, ctx, (int32_t)pid, e->step, srows);
+            r = stepd_root(st, ctx, pid, e->step, srows);
     }
-    closedir(d);
+    pid_iter_close(&it);
     if (r < 0)
         return r;
     /* forget processes gone since the last listing */
@@ -1264,24 +1236,17 @@ static int stepd_children(tree_state_t *st, const js_ctx_t *ctx, int32_t pid)
         return scan_children(st, pid);
     char path[64];
     snprintf(path, sizeof(path), "%d/task", (int)pid);
-    int dfd = openat(ctx->root.proc, path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-    if (dfd < 0)
-        return 0; /* gone */
-    DIR *d = fdopendir(dfd);
-    if (!d) {
-        close(dfd);
-        return -ENOMEM;
-    }
-    struct dirent *de;
-    int r = 0;
-    while (r == 0 && (de = readdir(d))) {
-        if (de->d_name[0] < '1' || de->d_name[0] > '9')
-            continue;
-        snprintf(path, sizeof(path), "%d/task/%.20s/children", (int)pid, de->d_name);
-        if (fs_read(ctx->root.proc, path, &st->buf2) == 0)
+    js_pid_iter_t it;
+    int r = pid_iter_open(&it, ctx->root.proc, path);
+    if (r < 0)
+        return r == -ENOMEM ? r : 0; /* gone */
+    int32_t tid;
+    while (r == 0 && (tid = pid_iter_next(&it))) {
+        snprintf(path, sizeof(path), "%d/children", (int)tid);
+        if (fs_read(pid_iter_fd(&it), path, &st->buf2) == 0)
             r = enqueue_list(st, st->buf2.p);
     }
-    closedir(d);
+    pid_iter_close(&it);
     return r;
 }
 
@@ -1356,24 +1321,14 @@ static int collect_list(tree_state_t *st, js_ctx_t *ctx, const int32_t *pids, si
 static int list_pids(tree_state_t *st, const js_ctx_t *ctx)
 {
     st->nqueue = 0;
-    int dfd = openat(ctx->root.proc, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-    if (dfd < 0)
-        return -errno;
-    DIR *d = fdopendir(dfd);
-    if (!d) {
-        close(dfd);
-        return -ENOMEM;
-    }
-    struct dirent *de;
-    int r = 0;
-    while (r == 0 && (de = readdir(d))) {
-        const char *p = de->d_name;
-        uint64_t pid;
-        if (*p < '1' || *p > '9' || parse_u64(&p, &pid) < 0 || *p || pid > INT32_MAX)
-            continue;
-        r = push_pid(&st->queue, &st->nqueue, &st->queue_cap, (int32_t)pid);
-    }
-    closedir(d);
+    js_pid_iter_t it;
+    int r = pid_iter_open(&it, ctx->root.proc, ".");
+    if (r < 0)
+        return r;
+    int32_t pid;
+    while (r == 0 && (pid = pid_iter_next(&it)))
+        r = push_pid(&st->queue, &st->nqueue, &st->queue_cap, pid);
+    pid_iter_close(&it);
     st->nprocs = st->nqueue;
     return r;
 }
@@ -1812,12 +1767,17 @@ static int tree_collect(void *state, js_ctx_t *ctx, js_rows_t *const *rows)
     st->stamp++;
     st->nqueue = 0;
     st->nzombies = 0;
-    st->nprocs = 0;
     budget_update(st);
     st->unread = 0;
     bool root_alive = false;
     st->backend = "procfs";
-    if (bpf_wanted(st, ctx, st->live)) {
+    struct timespec boot;
+    bool have_boot = st->live && clock_gettime(CLOCK_BOOTTIME, &boot) == 0;
+    /* auto: whether to switch to BPF is judged on the last sample's size (st->nprocs for a user or the node),
+     * so the count is reset only after the check */
+    bool bpf = bpf_wanted(st, ctx, st->live);
+    st->nprocs = 0;
+    if (bpf) {
         size_t proc_rows = proc->nrows, info_rows = info->nrows;
         r = collect_bpf(st, ctx, proc, info, &root_alive);
         if (r == -ENOMEM)
@@ -1890,6 +1850,8 @@ done:
     rows_set_str(tree, &t[TREE_DISCOVERY], how, strlen(how));
     rows_set_str(tree, &t[TREE_BACKEND], st->backend, strlen(st->backend));
     val_int(&t[TREE_UNREAD], (int64_t)st->unread);
+    if (have_boot)
+        val_int(&t[TREE_T_BOOT], (int64_t)boot.tv_sec * 1000000000 + boot.tv_nsec);
     if (ctx->mode == JS_MODE_RUN)
         reaped_totals(st, ctx, t);
     emit_exits(ctx, exits); /* last: an interrupted sample keeps them queued for the next */

@@ -52,7 +52,9 @@ static int self_init(const js_ctx_t *ctx, void **ret_state)
     snprintf(st->path, sizeof(st->path), "%d/statm", (int)ctx->monitor_pid);
     snprintf(st->status_path, sizeof(st->status_path), "%d/status", (int)ctx->monitor_pid);
     st->page = sysconf(_SC_PAGESIZE);
-    st->fd_statm = ctx->embedded ? -1 : openat(ctx->root.proc, st->path, O_RDONLY | O_CLOEXEC);
+    st->fd_statm = ctx->embedded ? -1 : fs_open(ctx->root.proc, st->path);
+    if (st->fd_statm < 0)
+        st->fd_statm = -1;
     *ret_state = st;
     return 0;
 }

@@ -135,6 +135,22 @@ def test_bpf_refused_falls_back_with_the_reason(js, shared_dir):
     assert used == {"procfs"} and inv["backend.bpf"].startswith("refused: "), (used, inv)
 
 
+@needs_root
+def test_auto_backend_switches_for_user_and_node_top(js):
+    """auto: a user's processes and the node's top N are read through BPF once the node has enough processes
+    (the count used to be reset before the check, so auto never switched for these scopes)."""
+    if not bpf_built(js):
+        pytest.skip("the BPF reader is not available on this build or kernel")
+    for name, scope in (("u.db", ["--user", "root"]), ("n.db", ["--node", "--top", "3"])):
+        r = js("watch", *scope, "-q", "-i", "0.2", "--duration", "1.2s", "-o", js.path(name), timeout=60)
+        assert r.returncode == 0, r.stderr
+        n = sqlite3.connect(js.path(name)).execute("SELECT MAX(node_processes) FROM tree").fetchone()[0]
+        if n < 40:
+            pytest.skip(f"only {n} processes on this node: auto rightly stays on /proc")
+        used, inv = backends(js.path(name))
+        assert "bpf-tasks" in used, (name, used, inv)
+
+
 def test_auto_backend_leaves_small_runs_alone(js):
     """auto: a small tree never pays the reader's load (tenths of a second): /proc."""
     r = js.run(["sleep", "0.3"], interval="0.1s")

@@ -441,6 +441,24 @@ def test_job_bad_arguments(js, tmp_path, args):
     assert not list(tmp_path.iterdir())
 
 
+def test_report_of_a_merged_job_draws_every_node(js, tmp_path):
+    """A merged recording carries every node (docs/REPORT.md said recordings could not): its report has the
+    Nodes section and each node's name."""
+    d = tmp_path / "mon"
+    d.mkdir()
+    nodes = ("na", "nb")
+    recs = [node_recording(js, d, 94, n, {"SLURM_JOB_NODELIST": ",".join(nodes)}) for n in nodes]
+    out = tmp_path / "94.db"
+    assert js("merge", "-q", "-o", out, *recs).returncode == 0
+    html = tmp_path / "94.html"
+    r = js("report", "-o", html, out)
+    assert r.returncode == 0, r.stderr
+    text = html.read_text()
+    assert 'id="sec-nodes"' in text, "no Nodes section in the report of a 2-node job"
+    for n in nodes:
+        assert n in text
+
+
 def test_merged_summary_imbalance(js, tmp_path):
     """Four synthetic nodes (bench/synth_recording: node k runs at 1 - 0.25 k of node 0's load): the last one
     is under half the mean CPU, flagged as imbalance; the job's CPU is the sum of the nodes'."""
