@@ -24,6 +24,7 @@
 #include "api/api.h"
 #include "core/marks.h"
 #include "core/markwire.h"
+#include "sys/fsfile.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -122,7 +123,7 @@ static void map_shared(const char *addr)
     if (!slash)
         return;
     snprintf(slash + 1, sizeof(path) - (size_t)(slash + 1 - path), "%s", MARKS_DROPS_NAME);
-    int fd = open(path, O_RDWR | O_NOFOLLOW | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
+    int fd = fs_create(path, O_RDWR | O_NOFOLLOW, 0);
     struct stat st;
     if (fd < 0)
         return;

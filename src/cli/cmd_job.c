@@ -410,7 +410,7 @@ static bool job_stop_check(void *arg, const char **why)
     if (jobend_check(p->end, (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec) != 1)
         return false;
     if (p->end_marker[0]) { /* the batch node tells the others (the directory is shared, as for the merge) */
-        int fd = open(p->end_marker, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
+        int fd = fs_create(p->end_marker, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW, 0644);
         if (fd >= 0) {
             static const char word[] = "FINISHED\n";
             cli_write_all(fd, word, sizeof(word) - 1);

@@ -27,6 +27,7 @@
 #include "report/raster.h"
 #include "sinks/hdf5.h"
 #include "sinks/merge.h"
+#include "sys/fsfile.h"
 
 #include <ctype.h>
 #include <errno.h>
@@ -461,15 +462,34 @@ typedef struct {
     int rc; /* post-processing: 0, or EXIT_FAIL when an output failed */
 } pm_run_t;
 
+/* create_stream: a new file `path` (O_EXCL, never through a link, 0644) as a stdio stream, or NULL with errno
+ * set. */
+static FILE *create_stream(const char *path)
+{
+    int fd = fs_create(path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW, 0644);
+    if (fd < 0) {
+        errno = -fd;
+        return NULL;
+    }
+    FILE *fp = fdopen(fd, "w");
+    if (!fp) {
+        int e = errno;
+        close(fd);
+        unlink(path);
+        errno = e;
+    }
+    return fp;
+}
+
 /* write_file: `len` bytes to path, through a temporary beside it renamed over it (readers never see half a
  * file; perfmon's own files are replaced, as perfmon does). Returns 0 or -errno. */
 static int write_file(const char *path, const char *p, size_t len)
 {
     char tmp[PATH_MAX + 32];
     snprintf(tmp, sizeof(tmp), "%s.%d.tmp", path, (int)getpid());
-    int fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
+    int fd = fs_create(tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW, 0644);
     if (fd < 0)
-        return -errno;
+        return fd;
     int r = cli_write_all(fd, p, len);
     if (close(fd) < 0 && r == 0)
         r = -errno;
@@ -552,7 +572,7 @@ static int python_export(pm_run_t *run, pm_host_t *const *hosts, size_t n)
     char paths[2][PATH_MAX + 64];
     for (int f = 0; f < 2 && !rc; f++) {
         snprintf(paths[f], sizeof(paths[f]), "%s/%s.csv", tmp, file_names[f]);
-        FILE *fp = fopen(paths[f], "wx");
+        FILE *fp = create_stream(paths[f]);
         if (!fp || pm_csv(fp, hosts, n, (pm_file_t)f) < 0)
             rc = EXIT_FAIL;
         if (fp && fclose(fp) != 0)
@@ -680,7 +700,7 @@ static int post_process(pm_run_t *run, const job_plan_t *plan, const char *merge
             snprintf(path, sizeof(path), "%s/%s.csv", run->dir, file_names[f]);
             char tmp[PATH_MAX + 600];
             snprintf(tmp, sizeof(tmp), "%s.%d.tmp", path, (int)getpid());
-            FILE *fp = fopen(tmp, "wx");
+            FILE *fp = create_stream(tmp);
             int r = fp ? pm_csv(fp, hp, n, (pm_file_t)f) : -errno;
             if (fp && fclose(fp) != 0 && r == 0)
                 r = -errno;
@@ -851,9 +871,9 @@ int cmd_perfmon(int argc, char **argv)
         snprintf(log, sizeof(log), "%s/ska_sdp_monitoring_metrics_%s.log", run.dir, host_name);
     else
         snprintf(log, sizeof(log), "%s/ska_sdp_monitoring_metrics.log", run.dir);
-    int lfd = open(log, O_WRONLY | O_CREAT | O_APPEND | O_NOFOLLOW | O_CLOEXEC, 0644);
+    int lfd = fs_create(log, O_WRONLY | O_CREAT | O_APPEND | O_NOFOLLOW, 0644);
     if (lfd < 0) {
-        cli_error("perfmon: %s: %s", log, strerror(errno));
+        cli_error("perfmon: %s: %s", log, strerror(-lfd));
         return EXIT_FAIL;
     }
     fflush(stdout);

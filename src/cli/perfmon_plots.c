@@ -15,6 +15,7 @@
 #include "cli/cli.h"
 #include "report/raster.h"
 #include "report/svg.h"
+#include "sys/fsfile.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -180,10 +181,10 @@ static int write_png(const js_svgdoc_t *d, const char *dir, char *err, size_t er
     char path[4200], tmp[4300];
     snprintf(path, sizeof(path), "%s/%s.png", dir, d->id);
     snprintf(tmp, sizeof(tmp), "%s/.%s.png.%d", dir, d->id, (int)getpid());
-    int fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
+    int fd = fs_create(tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW, 0644);
     if (fd < 0) {
-        snprintf(err, errlen, "%s: %s", tmp, strerror(errno));
-        return -errno;
+        snprintf(err, errlen, "%s: %s", tmp, strerror(-fd));
+        return fd;
     }
     int r = raster_png(d->svg.p, d->svg.len, 2.0, fd, err, errlen);
     if (close(fd) < 0 && r == 0) {
@@ -324,12 +325,12 @@ int pm_plots(pm_host_t *const *hosts, size_t n, const char *dir, const char *pdf
         /* perfmon's GenReport: all-node plots, then per-node plots; a page of the summary first */
         char tmp[4300];
         snprintf(tmp, sizeof(tmp), "%s.%d.part", pdf_path, (int)getpid());
-        int fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
+        int fd = fs_create(tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW, 0644);
         js_pdf_t *pdf = NULL;
         js_buf_t sum = {0}, head = {0};
         if (fd < 0) {
-            r = -errno;
-            snprintf(err, errlen, "%s: %s", tmp, strerror(errno));
+            r = fd;
+            snprintf(err, errlen, "%s: %s", tmp, strerror(-fd));
         } else if ((r = raster_pdf_open(fd, title, &pdf, err, errlen)) == 0) {
             if (header_doc(&head, title) < 0 || svg_text_doc(&sum, "Job summary", summary ? summary : "") < 0)
                 r = -ENOMEM;

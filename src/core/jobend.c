@@ -133,20 +133,13 @@ static size_t children(js_jobend_t *e, int32_t pid, int32_t *out, size_t cap)
 {
     char path[64];
     snprintf(path, sizeof(path), "%d/task", (int)pid);
-    int dfd = openat(e->root->proc, path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-    if (dfd < 0)
+    js_pid_iter_t it;
+    if (pid_iter_open(&it, e->root->proc, path) < 0)
         return 0;
-    DIR *d = fdopendir(dfd);
-    if (!d) {
-        close(dfd);
-        return 0;
-    }
     size_t n = 0;
-    struct dirent *de;
-    while (n < cap && (de = readdir(d))) {
-        if (de->d_name[0] < '1' || de->d_name[0] > '9')
-            continue;
-        snprintf(path, sizeof(path), "%d/task/%.20s/children", (int)pid, de->d_name);
+    int32_t tid;
+    while (n < cap && (tid = pid_iter_next(&it)) > 0) {
+        snprintf(path, sizeof(path), "%d/task/%d/children", (int)pid, (int)tid);
         if (fs_read(e->root->proc, path, &e->buf) < 0)
             continue;
         const char *p = e->buf.p;
@@ -157,7 +150,7 @@ static size_t children(js_jobend_t *e, int32_t pid, int32_t *out, size_t cap)
                 p++;
         }
     }
-    closedir(d);
+    pid_iter_close(&it);
     return n;
 }
 
@@ -207,14 +200,9 @@ static bool has_socket(const js_jobend_t *e, int32_t pid, uint64_t inode)
     char path[64], want[48], link[64];
     snprintf(path, sizeof(path), "%d/fd", (int)pid);
     snprintf(want, sizeof(want), "socket:[%" PRIu64 "]", inode);
-    int dfd = openat(e->root->proc, path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-    if (dfd < 0)
+    DIR *d;
+    if (fs_opendir(e->root->proc, path, &d) < 0)
         return false;
-    DIR *d = fdopendir(dfd);
-    if (!d) {
-        close(dfd);
-        return false;
-    }
     bool found = false;
     struct dirent *de;
     while (!found && (de = readdir(d))) {
@@ -251,22 +239,14 @@ static void find_batch(js_jobend_t *e, int64_t now)
     if (now < e->next_scan_ns)
         return;
     e->next_scan_ns = now + SCAN_GAP_NS;
-    int dfd = openat(e->root->proc, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-    DIR *d = dfd >= 0 ? fdopendir(dfd) : NULL;
-    if (!d) {
-        if (dfd >= 0)
-            close(dfd);
+    js_pid_iter_t it;
+    if (pid_iter_open(&it, e->root->proc, ".") < 0)
         return;
-    }
     bool undecided = false;
-    struct dirent *de;
-    while (e->batch < 0 && (de = readdir(d))) {
-        const char *p = de->d_name;
-        uint64_t pid;
-        if (*p < '1' || *p > '9' || parse_u64(&p, &pid) < 0 || *p || pid > INT32_MAX)
-            continue;
+    int32_t pid;
+    while (e->batch < 0 && (pid = pid_iter_next(&it)) > 0) {
         js_pid_stat_t ps;
-        if (read_stat(e, (int32_t)pid, &ps) < 0 || strcmp(ps.comm, "slurmstepd") != 0)
+        if (read_stat(e, pid, &ps) < 0 || strcmp(ps.comm, "slurmstepd") != 0)
             continue;
         char path[32], text[256], job[64], step[32];
         snprintf(path, sizeof(path), "%d/cmdline", (int)pid);
@@ -275,7 +255,7 @@ static void find_batch(js_jobend_t *e, int64_t now)
             strcmp(job, e->job) != 0 || strcmp(step, "batch") != 0)
             continue;
         int32_t kids[8];
-        size_t nk = children(e, (int32_t)pid, kids, 8);
+        size_t nk = children(e, pid, kids, 8);
         char node[128] = "";
         for (size_t i = 0; i < nk && !node[0]; i++)
             if (env_value(e, kids[i], "SLURMD_NODENAME", node, sizeof(node)) < 0)
@@ -285,10 +265,10 @@ static void find_batch(js_jobend_t *e, int64_t now)
             continue;
         }
         e->batch = !strcmp(node, e->node); /* the script runs here, or on another node */
-        e->stepd = (int32_t)pid;
+        e->stepd = pid;
         e->stepd_start = ps.starttime;
     }
-    closedir(d);
+    pid_iter_close(&it);
     if (e->batch < 0 && !undecided && ++e->scans >= BATCH_SCANS)
         e->batch = 0; /* the script runs on another host: only the shared verdict ends this monitor */
 }
@@ -410,27 +390,19 @@ static int pbs_idle(js_jobend_t *e)
     mine[0] = e->self;
     for (size_t i = 0; i < nmine && nmine < MAX_TREE; i++)
         nmine += children(e, mine[i], mine + nmine, MAX_TREE - nmine);
-    int dfd = openat(e->root->proc, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-    DIR *d = dfd >= 0 ? fdopendir(dfd) : NULL;
-    if (!d) {
-        if (dfd >= 0)
-            close(dfd);
+    js_pid_iter_t it;
+    if (pid_iter_open(&it, e->root->proc, ".") < 0)
         return 0;
-    }
     e->stamp++;
     size_t work = 0;
     int rc = 0;
-    struct dirent *de;
-    while ((de = readdir(d))) {
-        const char *p = de->d_name;
-        uint64_t pid;
-        if (*p < '1' || *p > '9' || parse_u64(&p, &pid) < 0 || *p || pid > INT32_MAX)
-            continue;
+    int32_t pid;
+    while ((pid = pid_iter_next(&it)) > 0) {
         js_pid_stat_t ps;
-        if (read_stat(e, (int32_t)pid, &ps) < 0 || ps.state == 'Z' || ps.state == 'X')
+        if (read_stat(e, pid, &ps) < 0 || ps.state == 'Z' || ps.state == 'X')
             continue;
         int fresh = 0;
-        pent_t *x = pidmap_put(&e->procs, (int32_t)pid, &fresh);
+        pent_t *x = pidmap_put(&e->procs, pid, &fresh);
         if (!x) {
             rc = -ENOMEM;
             break;
@@ -440,20 +412,20 @@ static int pbs_idle(js_jobend_t *e)
         x->seen = e->stamp;
         if (x->job == 0) { /* a process is judged once; its environment is read until it can be */
             char val[64];
-            int r = env_value(e, (int32_t)pid, var, val, sizeof(val));
+            int r = env_value(e, pid, var, val, sizeof(val));
             x->job = r == 0 ? (strcmp(val, e->job) == 0 ? 1 : -1) : r == -ENOENT ? -1 : 0;
         }
-        if (x->job == 1 && !in_list(anc, nanc, (int32_t)pid) && !in_list(mine, nmine, (int32_t)pid))
+        if (x->job == 1 && !in_list(anc, nanc, pid) && !in_list(mine, nmine, pid))
             work++;
     }
-    closedir(d);
+    pid_iter_close(&it);
     size_t nstale = 0; /* forget the processes gone (collected first: a deletion moves entries) */
     int32_t *stale = rc == 0 && e->procs.count ? malloc(e->procs.count * sizeof(*stale)) : NULL;
     for (size_t i = 0; stale && i < e->procs.cap; i++) {
         void *v;
-        int32_t pid = pidmap_at(&e->procs, i, &v);
-        if (pid && ((pent_t *)v)->seen != e->stamp)
-            stale[nstale++] = pid;
+        int32_t known = pidmap_at(&e->procs, i, &v);
+        if (known && ((pent_t *)v)->seen != e->stamp)
+            stale[nstale++] = known;
     }
     for (size_t i = 0; i < nstale; i++)
         pidmap_del(&e->procs, stale[i]);

@@ -7,6 +7,8 @@
 #include "core/json.h"
 #include "core/jsoncheck.h"
 #include "core/markwire.h"
+#include "sys/fsfile.h"
+#include "sys/fsroot.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -104,9 +106,10 @@ static int make_dir(js_marks_t *mk, const char *parent)
         mk->made_dir = true;
         /* the umask may have taken bits away (0700 & ~0777 would shut out this user too): set them; the
          * directory is checked through its descriptor, never by a path that could have been swapped */
-        int fd = open(mk->dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+        int fd = fs_open_dir(AT_FDCWD, mk->dir, false);
         struct stat st;
-        int r = fd < 0 || fchmod(fd, 0700) < 0 || fstat(fd, &st) < 0     ? -errno
+        int r = fd < 0                                                    ? fd
+                : fchmod(fd, 0700) < 0 || fstat(fd, &st) < 0               ? -errno
                 : st.st_uid != geteuid() || (st.st_mode & 07777) != 0700 ? -EPERM
                                                                          : 0;
         if (fd >= 0)
@@ -121,9 +124,9 @@ static int make_shared(js_marks_t *mk)
 {
     char path[sizeof(mk->dir) + sizeof(MARKS_DROPS_NAME) + 1];
     snprintf(path, sizeof(path), "%s/" MARKS_DROPS_NAME, mk->dir);
-    int fd = open(path, O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+    int fd = fs_create(path, O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW, 0600);
     if (fd < 0)
-        return -errno;
+        return fd;
     mk->made_shared = true;
     void *p = MAP_FAILED;
     if (ftruncate(fd, MARKS_SHARED_SIZE) == 0)
