@@ -844,7 +844,11 @@ static void test_real_cgroup_per_cpu(void **state)
     assert_true(cpus >= 1);
     double cpu = rusage_s(&ru);
     fprintf(stderr, "cgroup: task-clock %.4f s over %d CPUs, rusage %.4f s\n", task, cpus, cpu);
-    assert_true(fabs(task - cpu) <= 0.02 * cpu + 0.003);
+    /* below: only what the counters miss at the move and the exit (a few ms); above: a cgroup's task-clock
+     * also counts interrupt time taken while the job ran, which a busy machine makes larger (0.2513 s of
+     * task-clock against 0.2386 s of rusage seen at load 4) */
+    assert_true(task >= cpu * 0.98 - 0.003);
+    assert_true(task <= cpu * 1.10 + 0.005);
 }
 
 /* ---- the model part ---- */
