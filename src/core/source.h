@@ -88,6 +88,8 @@ typedef struct {
     unsigned status_every; /* read /proc/<pid>/status every N samples (>= 1) */
     js_backend_t backend;  /* how proc_tree reads processes */
     bool final;            /* this is the last sample: read everything */
+    bool for_marks;        /* this sample is taken for phase marks (begin/end) that just arrived: the scope at
+                            * those marks (read smaps_rollup of every member when the budget allows) */
     bool interruptible;    /* a long collect() may give up with -EINTR when sampler_stop_pending() */
     /* reaped children since the last sample (filled by the monitor, drained by proc_tree) */
     js_reaped_t *reaped;
@@ -143,7 +145,15 @@ bool sampler_stop_pending(void);
 extern const js_source_t *const js_sources[];
 
 /* Core tables written by the sampler itself (not by a source), and their column indices. */
-enum { SAMPLES_T_MONO, SAMPLES_T_UNIX, SAMPLES_DEADLINE, SAMPLES_MISSED, SAMPLES_FINAL, SAMPLES__MAX };
+enum {
+    SAMPLES_T_MONO,
+    SAMPLES_T_UNIX,
+    SAMPLES_DEADLINE,
+    SAMPLES_MISSED,
+    SAMPLES_FINAL,
+    SAMPLES_FOR_MARKS,
+    SAMPLES__MAX
+};
 enum { STATS_SOURCE, STATS_DURATION, STATS_RC, STATS__MAX };
 enum { INV_SOURCE, INV_KEY, INV_VALUE, INV__MAX };
 extern const js_table_t table_samples;

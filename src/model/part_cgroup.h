@@ -29,6 +29,7 @@ typedef struct {
     double peak_kernel_tree_bytes;   /* the cgroup's own high-water mark (memory.peak / max_usage_in_bytes) */
     const char *peak_method;         /* how it was obtained, one sentence */
     double anon_peak_bytes, file_peak_bytes, swap_peak_bytes; /* largest at a sample */
+    double current_bytes; /* memory charged to it at the last sample (memory.current, usage_in_bytes) */
     double oom_kills, failcnt;       /* during monitoring (created: since creation) */
     /* the allocation (inventory; core/allocation.h) */
     double cores;                    /* cores allocated, NAN when unknown */
