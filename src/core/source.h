@@ -109,6 +109,9 @@ typedef struct {
     /* embedded (js_monitor_start): the monitor is one thread of root_pid; monitor_pid is then 0 (nothing is
      * skipped in the tree) and the monitor's own cost is its thread's (the self source) */
     bool embedded;
+    /* embedded: the number of descriptors the embedding holds in the host's own table (the monitor thread has
+     * a table of its own), or -1 when its descriptors cannot be told from the host's; NULL otherwise */
+    int (*host_fds)(void);
     /* the job's marks so far (core/marks.h), for the self source */
     uint64_t marks_received, marks_rejected;
     /* --redact-cmdline: every match in a recorded command-line argument becomes "***" (NULL: none) */

@@ -88,6 +88,9 @@ struct js_model {
     int64_t write_n;
     double reaped_maxrss, reaped_ctxsw[2];
     double mon_user, mon_sys; /* embedded: the monitor thread's CPU (self table), seconds */
+    /* embedded: the monitor thread's own I/O (cumulative), its threads and the embedding's descriptors in the
+     * host's table, from this sample's self row: taken off the root's (NAN: not recorded, nothing taken) */
+    double mon_io[IO__MAX], mon_threads, mon_fds;
     /* slurmstepd roots (cfg.stepd_roots): pid -> mstepd_t; what the gone ones had reaped, in seconds */
     js_pidmap_t stepds;
     double stepd_gone_user, stepd_gone_sys;
@@ -160,6 +163,9 @@ js_model_t *model_new(const js_model_cfg_t *cfg)
     s->peak_private = s->peak_shared = s->peak_pss = s->peak_bytes = NAN;
     s->mon_cpu_s = s->mon_max_rss = NAN;
     m->reaped_maxrss = NAN;
+    for (int k = 0; k < IO__MAX; k++)
+        m->mon_io[k] = NAN;
+    m->mon_threads = m->mon_fds = NAN;
     while (js_model_parts[m->nparts])
         m->nparts++;
     m->part_state = calloc(m->nparts + 1, sizeof(*m->part_state));
@@ -365,6 +371,14 @@ static int feed_proc(js_model_t *m, const js_value_t *v, double dt, js_proc_poin
         st = ns - ut;
     }
     double own = ut + st;
+    /* this sample's I/O counters; the embedding process's without its monitor thread's own */
+    bool host = m->cfg.embedded && pid == m->cfg.root_pid;
+    double io_now[IO__MAX];
+    for (int k = 0; k < IO__MAX; k++) {
+        io_now[k] = v[PROC_RCHAR + k].present ? (double)v[PROC_RCHAR + k].i : NAN;
+        if (host && !isnan(io_now[k]) && !isnan(m->mon_io[k]))
+            io_now[k] = fmax(0, io_now[k] - m->mon_io[k]);
+    }
     pp->cpu_cores = pp->read_bps = pp->write_bps = NAN;
     if (!fresh && dt > 0) {
         /* a short interval (the closing sample) gives the mean over it and the one before, as for the tree */
@@ -376,10 +390,10 @@ static int feed_proc(js_model_t *m, const js_value_t *v, double dt, js_proc_poin
         pp->cpu_cores = own >= before ? (own - before) / span : NAN;
         if (m->cfg.cores_available > 0 && pp->cpu_cores > m->cfg.cores_available)
             pp->cpu_cores = m->cfg.cores_available; /* whole ticks over a few ms */
-        if (v[PROC_READ_BYTES].present && (e->io_ok & (1u << IO_READ)))
-            pp->read_bps = ((double)v[PROC_READ_BYTES].i - e->io[IO_READ]) / dt;
-        if (v[PROC_WRITE_BYTES].present && (e->io_ok & (1u << IO_WRITE)))
-            pp->write_bps = ((double)v[PROC_WRITE_BYTES].i - e->io[IO_WRITE]) / dt;
+        if (!isnan(io_now[IO_READ]) && (e->io_ok & (1u << IO_READ)))
+            pp->read_bps = (io_now[IO_READ] - e->io[IO_READ]) / dt;
+        if (!isnan(io_now[IO_WRITE]) && (e->io_ok & (1u << IO_WRITE)))
+            pp->write_bps = (io_now[IO_WRITE] - e->io[IO_WRITE]) / dt;
         e->own_prev = e->own;
         e->dt_prev = dt;
     }
@@ -397,8 +411,8 @@ static int feed_proc(js_model_t *m, const js_value_t *v, double dt, js_proc_poin
     }
     bool io_read = false;
     for (int k = 0; k < IO__MAX; k++) {
-        if (v[PROC_RCHAR + k].present) {
-            e->io[k] = (double)v[PROC_RCHAR + k].i;
+        if (!isnan(io_now[k])) {
+            e->io[k] = io_now[k];
             e->io_ok |= (uint8_t)(1u << k);
             io_read = true;
         }
@@ -444,7 +458,10 @@ static int feed_proc(js_model_t *m, const js_value_t *v, double dt, js_proc_poin
         if (!o->present)
             continue;
         ls->opt_have[k]++;
-        ls->opt[k] = k == OPT_HWM ? fmax_nan(ls->opt[k], (double)o->i) : ls->opt[k] + (double)o->i;
+        double x = (double)o->i;
+        if (k == OPT_FDS && host && !isnan(m->mon_fds))
+            x = fmax(0, x - m->mon_fds); /* the embedding's own descriptors */
+        ls->opt[k] = k == OPT_HWM ? fmax_nan(ls->opt[k], x) : ls->opt[k] + x;
     }
     /* USS and PSS are read for every member at once, now and then (proc_tree's read_smaps_all); between reads
      * a process's figures are its last ones moved by its RSS change since (pages it maps or unmaps are its
@@ -478,8 +495,21 @@ static int feed_proc(js_model_t *m, const js_value_t *v, double dt, js_proc_poin
         m->sum.sigchld_pid = pid; /* its children are reaped by the kernel, their usage accounted to nobody */
         snprintf(m->sum.sigchld_comm, sizeof(m->sum.sigchld_comm), "%s", e->comm);
     }
-    ls->threads += v[PROC_THREADS].present ? (double)v[PROC_THREADS].i : 0;
+    double threads = v[PROC_THREADS].present ? (double)v[PROC_THREADS].i : 0;
+    if (host && !isnan(m->mon_threads) && threads > m->mon_threads)
+        threads -= m->mon_threads; /* the monitor thread is not the job's */
+    ls->threads += threads;
     return 0;
+}
+
+/* embedded_self: the monitor thread's own I/O, threads and descriptors of this sample (self row), which
+ * feed_proc takes off the embedding process's figures; what the row lacks is NAN (nothing is taken off). */
+static void embedded_self(js_model_t *m, const js_value_t *self)
+{
+    for (int k = 0; k < IO__MAX; k++)
+        m->mon_io[k] = self && self[SELF_IO_RCHAR + k].present ? (double)self[SELF_IO_RCHAR + k].i : NAN;
+    m->mon_threads = self && self[SELF_THREADS].present ? (double)self[SELF_THREADS].i : NAN;
+    m->mon_fds = self && self[SELF_FDS].present ? (double)self[SELF_FDS].i : NAN;
 }
 
 /* forget_vanished: members not in this sample have gone; account for them and drop their state. */
@@ -855,6 +885,8 @@ int model_feed(js_model_t *m, int64_t seq, const js_sample_t *s)
     }
     m->npp = ls.n;
     m->last_proc_rows = proc;
+    if (m->cfg.embedded)
+        embedded_self(m, first_row(s, &table_self));
     for (size_t i = 0; i < ls.n; i++)
         if ((r = feed_proc(m, rows_row(proc, i), pt->dt_s, &m->pp[i], &ls)) < 0)
             return r;
@@ -1301,6 +1333,20 @@ static void ticks_s(js_value_t *dst, const js_value_t *src, double tck)
         val_real(dst, (double)src->i / tck);
 }
 
+/* host_row: the embedding process's row of the process view less the monitor thread's own (as feed_proc) */
+static void host_row(const js_model_t *m, js_value_t *v)
+{
+    static const int io[][2] = {
+        {PV_READ, IO_READ}, {PV_WRITE, IO_WRITE}, {PV_RCHAR, IO_RCHAR}, {PV_WCHAR, IO_WCHAR}};
+    for (size_t k = 0; k < sizeof(io) / sizeof(io[0]); k++)
+        if (v[io[k][0]].present && !isnan(m->mon_io[io[k][1]]))
+            v[io[k][0]].i = (int64_t)fmax(0, (double)v[io[k][0]].i - m->mon_io[io[k][1]]);
+    if (v[PV_THREADS].present && !isnan(m->mon_threads) && (double)v[PV_THREADS].i > m->mon_threads)
+        v[PV_THREADS].i -= (int64_t)m->mon_threads;
+    if (v[PV_FDS].present && !isnan(m->mon_fds))
+        v[PV_FDS].i = (int64_t)fmax(0, (double)v[PV_FDS].i - m->mon_fds);
+}
+
 static int fill_process(const js_model_t *m, js_rows_t *out)
 {
     const js_rows_t *proc = m->last ? sample_rows(m->last, &table_proc) : NULL;
@@ -1337,6 +1383,8 @@ static int fill_process(const js_model_t *m, js_rows_t *out)
         };
         for (size_t d = 0; d < sizeof(direct) / sizeof(direct[0]); d++)
             copy_int(&v[direct[d][0]], &r[direct[d][1]]);
+        if (m->cfg.embedded && r[PROC_PID].i == m->cfg.root_pid) /* the host without its monitor thread */
+            host_row(m, v);
     }
     return 0;
 }
