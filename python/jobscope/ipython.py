@@ -49,7 +49,7 @@ except ImportError:  # pragma: no cover - only imported by IPython
 
 
 LEVELS = ("process", "system", "user", "slurm")
-DEFAULT_METRICS = {"process": ["cpu_cores", "rss_bytes", "read_bytes_per_s", "write_bytes_per_s"],
+DEFAULT_METRICS = {"process": ["cpu_cores", "memory_bytes", "read_bytes_per_s", "write_bytes_per_s"],
                    "system": ["cpu_util_fraction", "mem_used_bytes"]}
 
 

@@ -368,12 +368,13 @@ static int text_memory(js_buf_t *b, const js_summary_t *s)
     if (isnan(s->peak_bytes))
         return buf_printf(
             b, "  memory           peak n/a (no process was sampled and no high-water mark read)\n");
-    const char *how = !s->peak_method                         ? "?"
-                      : !strncmp(s->peak_method, "cgroup", 6) ? "exact: the cgroup's high-water mark"
-                      : !strncmp(s->peak_method, "kernel", 6)
-                          ? "kernel: the largest process's high-water mark"
-                      : strstr(s->peak_method, "PSS") ? "sampled: PSS sum"
-                                                      : "sampled: RSS sum, shared pages counted per process";
+    const char *how =
+        !s->peak_method ? "?"
+        : !strncmp(s->peak_method, "cgroup", 6)
+            ? (s->peak_exact ? "exact: the cgroup's high-water mark" : "the cgroup's high-water mark")
+        : !strncmp(s->peak_method, "kernel", 6) ? "kernel: the largest process's high-water mark"
+        : strstr(s->peak_method, "PSS")         ? "sampled: PSS sum"
+                                                : "sampled: RSS sum, shared pages counted per process";
     int err = buf_printf(b, "  memory           peak %s [%s]", fmt_bytes(a, sizeof(a), s->peak_bytes), how);
     if (!isnan(s->peak_kernel_tree) && s->peak_bytes > s->peak_kernel_tree)
         err |= buf_printf(b, ", above the cgroup's %s (pages charged before to another cgroup)",
@@ -531,8 +532,14 @@ static int summary_full(js_buf_t *b, const js_run_info_t *info, const js_summary
         }
         err |= buf_printf(b, ")\n");
         if (!isnan(s->peak_kernel_tree))
-            err |= buf_printf(b, "  peak, all procs  %s (the cgroup's kernel high-water mark: every process together)\n",
-                              fmt_bytes(a, sizeof(a), s->peak_kernel_tree));
+            err |= buf_printf(
+                b,
+                "  peak, all procs  %s (the cgroup's kernel high-water mark: every page charged to it%s)\n",
+                fmt_bytes(a, sizeof(a), s->peak_kernel_tree),
+                s->peak_rss_kernel > s->peak_kernel_tree
+                    ? "; below the largest process's, whose pages were partly charged before to "
+                      "another cgroup: the memory line takes the larger"
+                    : "");
         err |= buf_printf(b, "  swap             peak %s\n", fmt_bytes(a, sizeof(a), s->peak_swap));
         err |= text_io(b, s, true);
         err |= buf_printf(b, "  page faults      %s minor, %s major\n", num(a, sizeof(a), "%.0f", s->minflt),

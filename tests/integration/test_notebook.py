@@ -39,7 +39,7 @@ CELLS = [
     "while time.thread_time() - t < 0.4:\\n    pass'], check=True)\ndel x",       # 5: a child's CPU
     "%jobscope report",                                                           # 6
     "%jobscope report --cell 3",                                                  # 7
-    "%jobscope plot cpu_cores rss_bytes",                                         # 8
+    "%jobscope plot cpu_cores memory_bytes",                                      # 8
     "%jobscope report --level system",                                            # 9
     "%jobscope export session.db\n%jobscope export session.csv\n%jobscope export session.json",  # 10
     "%jobscope stop",                                                             # 11

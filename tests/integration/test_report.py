@@ -144,7 +144,7 @@ def test_compare_page(runs):
     assert len(cells) == 4 and cells[3].endswith("\u00d7")
     ratio = float(cells[3][:-1])
     assert math.isclose(ratio, round(b["cpu"]["total_s"] / a["cpu"]["total_s"], 3), rel_tol=2e-3)
-    for what in ("wall time", "peak RSS, sampled", "read calls"):
+    for what in ("wall time", "peak memory", "peak RSS sum, sampled", "read through calls"):
         assert f'<th scope="row">{what}</th>' in text
     data = charts_data(text)
     names = [s["n"] for s in data["cpu"]["s"]]
