@@ -281,14 +281,11 @@ static bool own_table(int keep)
     for (int fd = 0; fd < 3; fd++)
         if (fd != keep && null >= 0 && null != fd)
             dup2(null, fd);
-    int lo = null > keep ? keep : null, hi = null > keep ? null : keep;
-    if (lo > 3)
-        close_range(3, (unsigned)lo - 1, 0);
-    if (hi > lo + 1)
-        close_range((unsigned)lo + 1, (unsigned)hi - 1, 0);
-    close_range((unsigned)hi + 1, ~0U, 0);
     if (null > 2)
         close(null);
+    if (keep > 3)
+        close_range(3, (unsigned)keep - 1, 0);
+    close_range(keep >= 3 ? (unsigned)keep + 1 : 3, ~0U, 0);
     return true;
 }
 
