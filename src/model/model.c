@@ -373,7 +373,7 @@ static int feed_proc(js_model_t *m, const js_value_t *v, double dt, js_proc_poin
     double own = ut + st;
     /* this sample's I/O counters; the embedding process's without its monitor thread's own */
     bool host = m->cfg.embedded && pid == m->cfg.root_pid;
-    double io_now[IO__MAX];
+    double io_now[IO__MAX] = {0}; /* every entry set below (initialised for the analyzer) */
     for (int k = 0; k < IO__MAX; k++) {
         io_now[k] = v[PROC_RCHAR + k].present ? (double)v[PROC_RCHAR + k].i : NAN;
         if (host && !isnan(io_now[k]) && !isnan(m->mon_io[k]))
