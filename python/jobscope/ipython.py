@@ -52,7 +52,7 @@ except ImportError:  # pragma: no cover - only imported by IPython
 
 
 LEVELS = ("process", "system", "user", "slurm")
-DEFAULT_METRICS = {"process": ["cpu_cores", "rss_bytes", "read_bytes_per_s", "write_bytes_per_s"],
+DEFAULT_METRICS = {"process": ["cpu_cores", "memory_bytes", "read_bytes_per_s", "write_bytes_per_s"],
                    "system": ["cpu_util_fraction", "mem_used_bytes"]}
 
 
@@ -109,7 +109,7 @@ class JobscopeMagics(Magics):
         if self.cell_report and n in self.cells:
             p = self.cells[n]
             print(f"[jobscope] cell {n}: {p['wall_s']:.2f} s wall, {p['cpu_s']:.2f} s CPU "
-                  f"({p['mean_cores'] or 0:.2f} cores), peak {_fmt_bytes(p.get('peak_rss_bytes'))}, "
+                  f"({p['mean_cores'] or 0:.2f} cores), peak {_fmt_bytes(p.get('peak_bytes'))}, "
                   f"read {_fmt_bytes(p.get('read_bytes'))}, written {_fmt_bytes(p.get('write_bytes'))}")
 
     # ---- the magic ----------------------------------------------------------------------------------
@@ -180,7 +180,7 @@ class JobscopeMagics(Magics):
                 self.cells[int(p["name"][5:])] = p
         self.tracker = None
         print(f"[jobscope] stopped: {s['wall_time_s']:.2f} s, CPU {s['cpu']['total_s']:.2f} s, "
-              f"peak RSS {_fmt_bytes(s['memory']['peak_rss_bytes'])}; recording {self.recording_path}")
+              f"peak memory {_fmt_bytes(s['memory']['peak_bytes'])}; recording {self.recording_path}")
 
     def _cmd_status(self, argv):
         if self.tracker:
@@ -204,7 +204,7 @@ class JobscopeMagics(Magics):
         if cells.empty:
             return pd.DataFrame()
         if level == "process":
-            cols = {"wall_s": "wall_s", "cpu_s": "cpu_s", "peak_rss_bytes": "peak_rss_bytes",
+            cols = {"wall_s": "wall_s", "cpu_s": "cpu_s", "peak_bytes": "peak_bytes",
                     "read_bytes": "read_bytes", "write_bytes": "write_bytes", "energy_j": "energy_j"}
             t = cells[[c for c in cols if c in cells.columns]].copy()
             t.insert(2, "mean_cores", t["cpu_s"] / t["wall_s"].where(t["wall_s"] > 0))
@@ -254,7 +254,7 @@ class JobscopeMagics(Magics):
 
         s = rec.summary
         print(f"[jobscope] {s.get('state')} run: {s['wall_time_s']:.2f} s wall, CPU {s['cpu']['total_s']:.2f} s "
-              f"(mean {s['cpu']['mean_cores'] or 0:.2f} cores), peak RSS {_fmt_bytes(s['memory']['peak_rss_bytes'])}"
+              f"(mean {s['cpu']['mean_cores'] or 0:.2f} cores), peak memory {_fmt_bytes(s['memory']['peak_bytes'])}"
               f"; level {level}")
         display(table)
         return None

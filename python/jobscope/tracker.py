@@ -11,9 +11,13 @@
 
 The monitor runs on a thread of this process (libjobscope's js_monitor_start) over the process and every
 descendant; nothing is sampled by Python. CPU figures come from the kernel's exact totals (children that
-lived less than one interval included); the main process's CPU excludes the monitor thread's own. Peaks are
-sampled, each figure's peak on its own (as gpu_tracker does). RAM units are decimal (1 gigabyte = 1e9
-bytes, like gpu_tracker's).
+lived less than one interval included); the main process's CPU, I/O, threads and descriptors exclude the
+monitor thread's own. Peaks are sampled, each figure's peak on its own (as gpu_tracker does). RAM counts no
+page twice: `combined` total_rss is jobscope's memory headline (memory.peak_bytes: the largest PSS sum of the
+tree at one sample, never below its largest process's high-water mark); private_rss is the processes'
+private pages (USS) and shared_rss their share of the pages they share (PSS - USS, so a page shared within the
+tree counts once, not once per process or per mapped file); total_rss of main and descendants is their PSS.
+RAM units are decimal (1 gigabyte = 1e9 bytes, like gpu_tracker's).
 """
 import errno
 import json
@@ -209,7 +213,7 @@ def phases_in_units(s, ram_unit="gigabytes", time_unit="hours"):
             "wall_time": _div(p.get("wall_s"), tu),
             "cpu_time": _div(p.get("cpu_s"), tu),
             "mean_cores": p.get("mean_cores"),
-            "peak_ram": _div(p.get("peak_rss_bytes"), ru),
+            "peak_ram": _div(p.get("peak_bytes"), ru),
             "read": _div(p.get("read_bytes"), ru),
             "written": _div(p.get("write_bytes"), ru),
             "energy_j": p.get("energy_j"),
@@ -234,8 +238,11 @@ def figures(s, ram_unit="gigabytes", gpu_ram_unit="gigabytes", time_unit="hours"
     expected = n_expected_cores or sys_cores
 
     def rss(who):
+        total = _get(mem, who, "peak_pss_bytes")
+        if who == "combined" and _get(s, "memory", "peak_bytes") is not None:
+            total = _get(s, "memory", "peak_bytes")  # the headline: no page counted twice
         return {
-            "total_rss": _div(_get(mem, who, "peak_rss_bytes"), ru),
+            "total_rss": _div(total if total is not None else _get(mem, who, "peak_rss_bytes"), ru),
             "private_rss": _div(_get(mem, who, "peak_private_bytes"), ru),
             "shared_rss": _div(_get(mem, who, "peak_shared_bytes"), ru),
         }

@@ -18,6 +18,10 @@
  * goes to either the old or the new monitor. */
 void client_point(const char *addr);
 
+/* client_has_socket: whether this process holds its mark connection's descriptor (made at its first mark to a
+ * monitor, then kept). Thread-safe. */
+bool client_has_socket(void);
+
 /* marks_address_parse: a JOBSCOPE_SOCKET value (the absolute path of a monitor's socket) as a sockaddr_un.
  * Returns 0, or -EINVAL (empty, relative, an abstract "@name", too long). */
 int marks_address_parse(const char *value, struct sockaddr_un *ret, socklen_t *ret_len);

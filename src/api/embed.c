@@ -6,7 +6,11 @@
  * taken from the host. The thread blocks every signal, so process-directed signals go to the host's threads
  * as before. Children the host waits for are counted through its own cutime (exact for those); a child
  * orphaned away from the tree is counted up to its last sample, as in attach mode. The monitor thread's own
- * CPU is recorded (self table, RUSAGE_THREAD) and taken off the host's by the model (cfg.embedded).
+ * CPU, I/O, thread and descriptors are recorded (self table) and taken off the host's by the model
+ * (cfg.embedded): the thread works in a descriptor table of its own (unshare(CLONE_FILES)), so the files it
+ * opens (the recording, the kept /proc files, its sockets) are not in the host's table, which keeps only the
+ * wake-up eventfd and the host's own mark connection (counted in the self table). Everything that holds a
+ * descriptor is made and closed on the monitor thread; a child the host forks inherits none of it.
  *
  * A live sink of this file's own tells waiting callers that a sample was committed and builds the summary
  * on the monitor thread, where the model is consistent: a caller that wants a summary (or a sample) asks for
@@ -45,6 +49,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
+#include <sched.h>
 #include <signal.h>
 #include <stddef.h>
 #include <stdio.h>
@@ -70,15 +75,21 @@ typedef struct {
     js_buf_t cmd, shell;
     char output[4096];
     bool have_output;
+    js_monitor_opts_t opts; /* what js_monitor_start was given (output: em.output), for the monitor thread */
+    bool own_table;         /* the monitor thread has a descriptor table of its own */
+    int write_rc;           /* the recording's first failure, kept past the thread */
     bool env_set, env_had;
     char *env_saved;
     pid_t target; /* opts->pid: the attached process, 0 for this process */
+    unsigned levels;            /* opts->levels (0 for a version-1 caller) */
+    const char *level_job_id;   /* opts->job_id, the caller's until js_monitor_start returns */
     /* levels (resolve_levels): what the context's level scopes point to */
     char level_what[JS_LV_MAX][1024];
     char job_id[64], job_node[256], job_cgroup[512];
     js_cgroup_t *job_cg;
     /* shared with the monitor thread (mu) */
     bool done;
+    bool set_up; /* the monitor thread made everything (or failed: loop_rc) */
     int loop_rc;
     int64_t last_t;        /* t_mono_ns of the last committed sample, 0 before the first */
     int64_t summary_after; /* build the summary at the first sample taken at or after this; 0: not wanted */
@@ -148,19 +159,6 @@ static const js_live_sink_t sink_embed = {
     .name = "embed",
     .sample = embed_sample,
 };
-
-static void *monitor_thread(void *arg)
-{
-    (void)arg;
-    prctl(PR_SET_NAME, "jobscope-mon");
-    int r = monitor_loop(&em.mon);
-    pthread_mutex_lock(&em.mu);
-    em.loop_rc = r;
-    em.done = true;
-    pthread_cond_broadcast(&em.cv);
-    pthread_mutex_unlock(&em.mu);
-    return NULL;
-}
 
 /* ---- metadata ------------------------------------------------------------------------------------------ */
 
@@ -288,26 +286,141 @@ static void restore_env(void)
     em.env_set = false;
 }
 
-/* teardown: release everything of a run (the summary stays). */
+/* host_fds: the embedding's descriptors in the host's own table (ctx.host_fds): the wake-up eventfd, and the
+ * host's mark connection once it has marked */
+static int host_fds(void)
+{
+    return em.own_table ? 1 + (client_has_socket() ? 1 : 0) : -1;
+}
+
+/* own_table: give the monitor thread a descriptor table of its own, holding nothing of the host's but the
+ * wake-up eventfd (stdin, stdout and stderr become /dev/null), so that the files the monitor opens are not
+ * the host's descriptors (nor inherited by the children it forks) and the host's closes are not delayed by
+ * copies. Returns true when done; false leaves the table shared (older kernels: the monitor's descriptors
+ * are then counted with the host's). */
+static bool own_table(int keep)
+{
+    if (unshare(CLONE_FILES) < 0)
+        return false;
+    int null = open("/dev/null", O_RDWR | O_CLOEXEC);
+    for (int fd = 0; fd < 3; fd++)
+        if (fd != keep && null >= 0 && null != fd)
+            dup2(null, fd);
+    if (null > 2)
+        close(null);
+    if (keep > 3)
+        close_range(3, (unsigned)keep - 1, 0);
+    close_range(keep >= 3 ? (unsigned)keep + 1 : 3, ~0U, 0);
+    return true;
+}
+
+/* teardown: release everything the monitor thread made (on that thread: the descriptors are in its table);
+ * the summary stays. */
 static void teardown(void)
 {
     monitor_finish(&em.mon);
     recorder_close(em.rec);
     em.rec = NULL;
-    restore_env();
-    client_point(NULL); /* this process's marks follow the environment again (an outer monitor, or none) */
     marks_close(em.marks);
     em.marks = NULL;
-    if (em.mon.wake_fd >= 0)
-        close(em.mon.wake_fd);
     fsroot_close(&em.mon.ctx.root);
     model_free(em.model);
     em.model = NULL;
     free(em.mon.ctx.reaped);
     cgroupfs_free(em.job_cg);
     em.job_cg = NULL;
+    int wake = em.mon.wake_fd;
+    em.write_rc = em.mon.write_rc;
     memset(&em.mon, 0, sizeof(em.mon));
-    em.mon.wake_fd = -1;
+    em.mon.wake_fd = wake;
+}
+
+static int resolve_levels(unsigned levels, const char *job_id);
+
+/* set_up: everything that holds a descriptor, made on the monitor thread. Returns 0 or -errno. */
+static int set_up(void)
+{
+    const js_monitor_opts_t *o = &em.opts;
+    char err[1024];
+    int r;
+    pid_t target = em.target;
+    em.mon.ctx.root.proc = em.mon.ctx.root.sys = -1;
+    if ((r = fsroot_open(&em.mon.ctx.root, NULL, NULL)) < 0)
+        return r;
+    if (target) {
+        char path[32];
+        snprintf(path, sizeof(path), "%d/stat", (int)target);
+        if (faccessat(em.mon.ctx.root.proc, path, F_OK, 0) < 0)
+            return -ESRCH;
+    }
+    hostinfo_read(&em.mon.ctx.root, target, &em.hi); /* the root's affinity: its cores */
+    int64_t start_ticks = self_facts(&em.mon.ctx.root, target ? target : getpid());
+    if (em.have_output && (r = recorder_open(em.output, o->overwrite != 0, &em.rec, err, sizeof(err))) < 0)
+        return r;
+    em.mon.ctx.mode = JS_MODE_ATTACH;
+    em.mon.ctx.scope.kind = JS_SCOPE_TREE;
+    /* own tree: nothing to skip (the monitor is a thread of the root); attached: this process is no member */
+    em.mon.ctx.monitor_pid = target ? getpid() : 0;
+    em.mon.ctx.root_pid = target ? target : getpid();
+    em.mon.ctx.embedded = true;
+    em.mon.ctx.host_fds = target ? NULL : host_fds; /* attached: the host's table is not the root's */
+    em.mon.ctx.uss_every = o->uss_every ? o->uss_every : 30;
+    em.mon.ctx.status_every = 5;
+    em.mon.embedded = true;
+    if ((r = resolve_levels(em.levels, em.level_job_id)) < 0)
+        return r;
+    if (marks_open(&em.marks) == 0)
+        em.mon.marks = em.marks; /* without it the run is monitored, and marks go nowhere */
+    if ((r = monitor_prepare(&em.mon)) < 0 ||
+        (em.rec && (r = monitor_add_sink(&em.mon, &sink_recording, em.rec)) < 0) ||
+        (r = monitor_add_sink(&em.mon, &sink_embed, NULL)) < 0)
+        return r;
+    em.mon.start_mono_ns = clock_ns(CLOCK_MONOTONIC);
+    em.mon.start_unix_ns = clock_ns(CLOCK_REALTIME);
+    js_model_cfg_t cfg = {
+        .mode = JS_MODE_ATTACH,
+        .embedded = !target, /* attached: the monitor thread is not in the root's figures */
+        .clk_tck = em.hi.clk_tck,
+        .monitor_pid = getpid(),
+        .root_pid = em.mon.ctx.root_pid,
+        .interval_ns = em.mon.interval_ns,
+        .start_mono_ns = em.mon.start_mono_ns,
+        .cores_available = em.hi.cores_available,
+    };
+    if (!(em.model = model_new(&cfg)))
+        return -ENOMEM;
+    em.mon.model = em.model;
+    write_start_meta(o, start_ticks);
+    return 0;
+}
+
+static void *monitor_thread(void *arg)
+{
+    (void)arg;
+    prctl(PR_SET_NAME, "jobscope-mon");
+    em.own_table = own_table(em.mon.wake_fd);
+    int r = set_up();
+    pthread_mutex_lock(&em.mu);
+    em.set_up = true;
+    em.loop_rc = r;
+    pthread_cond_broadcast(&em.cv);
+    pthread_mutex_unlock(&em.mu);
+    if (r == 0)
+        r = monitor_loop(&em.mon);
+    if (em.model && r >= 0)
+        write_stop_meta();
+    if (r < 0 && em.rec && !em.mon.taken) { /* nothing was monitored: the recording just made goes again */
+        recorder_close(em.rec);
+        em.rec = NULL;
+        unlink(em.output);
+    }
+    teardown();
+    pthread_mutex_lock(&em.mu);
+    em.loop_rc = r;
+    em.done = true;
+    pthread_cond_broadcast(&em.cv);
+    pthread_mutex_unlock(&em.mu);
+    return NULL;
 }
 
 extern char **environ;
@@ -377,6 +490,8 @@ JS_API int js_monitor_start(const js_monitor_opts_t *opts)
     bool v2 = opts->size >= offsetof(js_monitor_opts_t, job_id) + sizeof(const char *);
     unsigned levels = v2 ? opts->levels : 0;
     const char *job_id = v2 ? opts->job_id : NULL;
+    if (levels & ~(JS_LEVEL_USER | JS_LEVEL_JOB))
+        return -EINVAL;
     double iv = opts->interval_s > 0 ? opts->interval_s : 1.0;
     if (!(iv >= 0.01 && iv <= 3600))
         return -EINVAL;
@@ -393,12 +508,18 @@ JS_API int js_monitor_start(const js_monitor_opts_t *opts)
         return -EBUSY;
     }
     int r;
-    char err[1024];
     memset(&em.mon, 0, sizeof(em.mon));
     em.mon.wake_fd = -1;
     em.mon.ctx.root.proc = em.mon.ctx.root.sys = -1;
+    memset(&em.opts, 0, sizeof(em.opts)); /* a version-1 caller's struct is shorter: copy what it has */
+    memcpy(&em.opts, opts, opts->size < sizeof(em.opts) ? opts->size : sizeof(em.opts));
+    em.opts.size = sizeof(em.opts);
+    em.opts.output = NULL;
+    em.target = target;
+    em.levels = levels;
+    em.level_job_id = job_id;
     pthread_mutex_lock(&em.mu);
-    em.done = false;
+    em.done = em.set_up = false;
     em.loop_rc = 0;
     em.last_t = em.summary_after = em.summary_t = 0;
     em.have_summary = false;
@@ -409,65 +530,11 @@ JS_API int js_monitor_start(const js_monitor_opts_t *opts)
         r = -ENAMETOOLONG;
         goto fail;
     }
-    em.target = target;
-    if ((r = fsroot_open(&em.mon.ctx.root, NULL, NULL)) < 0)
-        goto fail;
-    if (target) {
-        char path[32];
-        snprintf(path, sizeof(path), "%d/stat", (int)target);
-        if (faccessat(em.mon.ctx.root.proc, path, F_OK, 0) < 0) {
-            r = -ESRCH;
-            goto fail;
-        }
-    }
-    hostinfo_read(&em.mon.ctx.root, target, &em.hi); /* the root's affinity: its cores */
-    int64_t start_ticks = self_facts(&em.mon.ctx.root, target ? target : getpid());
-    if (em.have_output && (r = recorder_open(em.output, opts->overwrite != 0, &em.rec, err, sizeof(err))) < 0)
-        goto fail;
-    em.mon.ctx.mode = JS_MODE_ATTACH;
-    em.mon.ctx.scope.kind = JS_SCOPE_TREE;
-    /* own tree: nothing to skip (the monitor is a thread of the root); attached: this process is no member */
-    em.mon.ctx.monitor_pid = target ? getpid() : 0;
-    em.mon.ctx.root_pid = target ? target : getpid();
-    em.mon.ctx.embedded = true;
-    em.mon.ctx.uss_every = opts->uss_every ? opts->uss_every : 30;
-    em.mon.ctx.status_every = 5;
-    if ((r = resolve_levels(levels, job_id)) < 0)
-        goto fail;
     em.mon.interval_ns = (int64_t)(iv * 1e9 + 0.5);
-    em.mon.embedded = true;
+    /* the one descriptor host and monitor share: requests from the host's threads wake the loop */
     if ((em.mon.wake_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK)) < 0) {
         r = -errno;
         goto fail;
-    }
-    if (marks_open(&em.marks) == 0)
-        em.mon.marks = em.marks; /* without it the run is monitored, and marks go nowhere */
-    if ((r = monitor_prepare(&em.mon)) < 0 ||
-        (em.rec && (r = monitor_add_sink(&em.mon, &sink_recording, em.rec)) < 0) ||
-        (r = monitor_add_sink(&em.mon, &sink_embed, NULL)) < 0)
-        goto fail;
-    em.mon.start_mono_ns = clock_ns(CLOCK_MONOTONIC);
-    em.mon.start_unix_ns = clock_ns(CLOCK_REALTIME);
-    js_model_cfg_t cfg = {
-        .mode = JS_MODE_ATTACH,
-        .embedded = !target,
-        .clk_tck = em.hi.clk_tck,
-        .monitor_pid = getpid(),
-        .root_pid = em.mon.ctx.root_pid,
-        .interval_ns = em.mon.interval_ns,
-        .start_mono_ns = em.mon.start_mono_ns,
-        .cores_available = em.hi.cores_available,
-    };
-    if (!(em.model = model_new(&cfg))) {
-        r = -ENOMEM;
-        goto fail;
-    }
-    em.mon.model = em.model;
-    write_start_meta(opts, start_ticks);
-    if (em.marks) {
-        if (opts->set_environment)
-            set_env(marks_address(em.marks));
-        client_point(marks_address(em.marks));
     }
     /* the thread starts with every signal blocked: none of the host's signals is ever delivered to it */
     sigset_t all, old;
@@ -478,6 +545,16 @@ JS_API int js_monitor_start(const js_monitor_opts_t *opts)
     if (r < 0)
         goto fail;
     pthread_mutex_lock(&em.mu);
+    while (!em.set_up)
+        pthread_cond_wait(&em.cv, &em.mu);
+    bool ok = em.loop_rc == 0;
+    pthread_mutex_unlock(&em.mu);
+    if (ok && em.marks) { /* this process's marks (and its children's, with set_environment) go to it */
+        if (opts->set_environment)
+            set_env(marks_address(em.marks));
+        client_point(marks_address(em.marks));
+    }
+    pthread_mutex_lock(&em.mu);
     while (!em.last_t && !em.done)
         pthread_cond_wait(&em.cv, &em.mu);
     /* attached, the scope may be over at the first sample already: monitored, not failed */
@@ -486,18 +563,17 @@ JS_API int js_monitor_start(const js_monitor_opts_t *opts)
     pthread_mutex_unlock(&em.mu);
     if (failed) {
         pthread_join(em.thread, NULL);
+        restore_env();
+        client_point(NULL);
         goto fail;
     }
     em.running = true;
     pthread_mutex_unlock(&em.api);
     return 0;
 fail:
-    if (em.rec) { /* nothing was monitored: the recording just made goes again */
-        recorder_close(em.rec);
-        em.rec = NULL;
-        unlink(em.output);
-    }
-    teardown();
+    if (em.mon.wake_fd >= 0)
+        close(em.mon.wake_fd);
+    em.mon.wake_fd = -1;
     pthread_mutex_unlock(&em.api);
     return r < 0 ? r : -EIO;
 }
@@ -538,11 +614,13 @@ JS_API int js_monitor_stop(void)
         return -ESRCH;
     }
     monitor_request(&em.mon, MONITOR_REQ_STOP);
-    pthread_join(em.thread, NULL);
+    pthread_join(em.thread, NULL); /* the thread wrote the closing metadata and closed its files */
     em.running = false;
-    int r = em.loop_rc < 0 ? em.loop_rc : em.mon.write_rc;
-    write_stop_meta();
-    teardown();
+    int r = em.loop_rc < 0 ? em.loop_rc : em.write_rc;
+    restore_env();
+    client_point(NULL); /* this process's marks follow the environment again (an outer monitor, or none) */
+    close(em.mon.wake_fd);
+    em.mon.wake_fd = -1;
     pthread_mutex_unlock(&em.api);
     return r;
 }

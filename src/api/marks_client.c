@@ -208,6 +208,14 @@ static int client_state(void)
     return st;
 }
 
+bool client_has_socket(void)
+{
+    pthread_mutex_lock(&cl.lock);
+    bool r = cl.fd >= 0;
+    pthread_mutex_unlock(&cl.lock);
+    return r;
+}
+
 void client_point(const char *addr)
 {
     pthread_mutex_lock(&cl.lock);

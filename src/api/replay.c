@@ -96,7 +96,7 @@ void replay_summarize(const js_recording_t *r, const char *path, const js_model_
     model_summary(m, su);
     if (strcmp(info->state, "complete") != 0) {
         /* what happened after the last sample is unknown: nothing is exact */
-        su->exact_cpu = su->exact_peak_rss = false;
+        su->exact_cpu = su->exact_peak_rss = su->peak_exact = false;
         su->inexact_cpu_reason = strcmp(info->state, "in progress") == 0
                                      ? "the run is in progress: figures up to the last sample"
                                      : "the recording is incomplete: figures up to its last sample";

@@ -54,12 +54,15 @@ static const char run_usage[] =
     "      --force              replace output files that exist (never through a symbolic link)\n"
     "      --summary-json FILE  also write the summary as JSON to FILE\n"
     "      --summary FILE       write the text summary to FILE instead of stderr\n"
+    "      --summary short|full the text summary's form: short (default, about 12 lines: the figures to read\n"
+    "                           at a glance) or full (every figure; ./full names a file called full)\n"
     "      --report[=FILE]      write the HTML report at the end (default: the recording with .html)\n"
     "                           and print its path on stderr (unless -q)\n"
     "  -q, --quiet              no summary on stderr\n"
     "      --status             show live figures in the terminal's title bar (never in COMMAND's output)\n"
-    "      --uss-every N        read USS/PSS (smaps_rollup) at least every N samples; 0 = never (default 30;\n"
-    "                           also at first sight, after exec, on 10% RSS growth and at the end)\n"
+    "      --uss-every N        read USS/PSS (smaps_rollup) of every process at least every N samples; 0 =\n"
+    "                           never (default 30; also at the first and last sample, and within a CPU budget\n"
+    "                           when a process appears, exits, execs or its RSS moves by a tenth, and at marks)\n"
     "      --status-every N     read /proc/PID/status (RSS split, swap, VmHWM, context switches) every N\n"
     "                           samples (default 5)\n"
     "      --until-main-exits   stop when COMMAND exits, even if descendants remain\n"
@@ -89,6 +92,8 @@ static const char attach_usage[] =
     "      --force              replace output files that exist (never through a symbolic link)\n"
     "      --summary-json FILE  also write the summary as JSON to FILE\n"
     "      --summary FILE       write the text summary to FILE instead of stderr\n"
+    "      --summary short|full the text summary's form: short (default, about 12 lines: the figures to read\n"
+    "                           at a glance) or full (every figure; ./full names a file called full)\n"
     "      --report[=FILE]      write the HTML report at the end (default: the recording with .html)\n"
     "  -q, --quiet              no status line, no summary on stderr\n"
     "      --uss-every N        read USS/PSS (smaps_rollup) at least every N samples; 0 = never (default 30)\n"
@@ -127,6 +132,8 @@ static const char watch_usage[] =
     "      --force              replace output files that exist (never through a symbolic link)\n"
     "      --summary-json FILE  also write the summary as JSON to FILE\n"
     "      --summary FILE       write the text summary to FILE instead of stderr\n"
+    "      --summary short|full the text summary's form: short (default, about 12 lines: the figures to read\n"
+    "                           at a glance) or full (every figure; ./full names a file called full)\n"
     "      --report[=FILE]      write the HTML report at the end (default: the recording with .html)\n"
     "  -q, --quiet              no status line, no summary on stderr\n"
     "      --uss-every N        read USS/PSS (smaps_rollup) at least every N samples; 0 = never (default 30)\n"
@@ -180,6 +187,7 @@ static const char job_usage[] =
     "      --force              replace DIR/JOBID-NODE.db if it exists\n"
     "      --summary-json FILE  also write the node's summary as JSON to FILE\n"
     "      --summary FILE       write the node's text summary to FILE\n"
+    "      --summary short|full the text summary's form: short (default) or full (./full names a file)\n"
     "      --report[=FILE]      write the node's HTML report at the end (default: DIR/JOBID-NODE.html)\n"
     "  -q, --quiet              nothing on stderr but errors\n"
     "      --uss-every N        read USS/PSS (smaps_rollup) at least every N samples; 0 = never (default 30)\n"
@@ -284,6 +292,7 @@ typedef struct {
     int64_t interval_ns;
     const char *output;
     const char *summary_json, *summary_text;
+    js_summary_form_t summary_form; /* --summary short|full */
     const char *procfs, *sysfs;
     const char *gpus; /* --gpus, or NULL */
     bool gpus_none;   /* --gpus none (or an empty list) */
@@ -393,8 +402,9 @@ static int parse_args(int argc, char **argv, run_opts_t *o)
         case OPT_SUMMARY_JSON:
             o->summary_json = optarg;
             break;
-        case OPT_SUMMARY:
-            o->summary_text = optarg;
+        case OPT_SUMMARY: /* a form (short, full) or the file for the text summary: both may be given */
+            if (summary_form_parse(optarg, &o->summary_form) < 0)
+                o->summary_text = optarg;
             break;
         case OPT_STATUS:
             if (o->attach)
@@ -779,7 +789,7 @@ static int write_summaries(const run_opts_t *o, const outputs_t *out, const js_r
     }
     b.len = 0;
     if (out->text_fd >= 0 || !o->quiet) {
-        if (summary_text(&b, info, su, model) == 0) {
+        if (summary_text(&b, info, su, model, o->summary_form) == 0) {
             if (out->text_fd >= 0) {
                 if ((r = cli_write_all(out->text_fd, b.p, b.len)) < 0) {
                     cli_error("cannot write %s: %s", o->summary_text, strerror(-r));

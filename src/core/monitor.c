@@ -153,17 +153,35 @@ static int reap(js_monitor_t *mon, size_t *cap)
     }
 }
 
-/* take: collect one sample; `final` asks the sources to read everything (a stop signal ends the run). */
+/* take: collect one sample; `final` asks the sources to read everything (a stop signal ends the run). A
+ * sample taken while phase marks wait for one is the scope at those marks (ctx.for_marks). */
 static int take(js_monitor_t *mon, js_sampler_t *sp, js_sample_t *s, int64_t deadline, bool final)
 {
     mon->ctx.final = final;
-    return sampler_collect(sp, s, deadline, mon->missed);
+    mon->ctx.for_marks = mon->cut_wanted;
+    mon->cut_wanted = false;
+    int r = sampler_collect(sp, s, deadline, mon->missed);
+    if (r < 0 && mon->ctx.for_marks) { /* not taken: the marks still want theirs */
+        mon->cut_wanted = true;
+        mon->ctx.for_marks = false;
+    }
+    return r;
 }
+
+/* Phases cut at their marks: a begin or end mark takes a sample of the scope at once (the mark already woke
+ * the loop), so cumulative figures are exact at phase boundaries and a phase's peak is that of the samples
+ * inside it. Marks in a burst coalesce: samples taken for marks are at least MARK_GAP_MIN_NS apart, and at
+ * least MARK_GAP_COST times what the last sample cost (so they use at most 1/MARK_GAP_COST of one CPU); the
+ * marks of a gap go to the sample at its end. */
+#define MARK_GAP_MIN_NS 10000000 /* 10 ms: at most 100 samples a second for marks */
+#define MARK_GAP_COST 20         /* at most 5% of one CPU */
 
 /* mark_to_sinks: one mark, at once, to every sink that takes marks (failures counted like samples'). */
 static int mark_to_sinks(void *arg, const js_mark_t *mk)
 {
     js_monitor_t *mon = arg;
+    if (mk->kind == JS_MARK_BEGIN || mk->kind == JS_MARK_END)
+        mon->cut_wanted = true;
     for (size_t i = 0; i < mon->nsinks; i++) {
         js_sink_slot_t *sl = &mon->sinks[i];
         int w = sl->sink->mark ? sl->sink->mark(sl->state, mk) : 0;
@@ -192,6 +210,7 @@ static void receive_marks(js_monitor_t *mon, bool all)
  * counted, and the durable one's (the recording's) are what the `self` source reports next sample. */
 static void commit(js_monitor_t *mon, js_sample_t *s, bool final)
 {
+    int64_t c0 = now_ns(CLOCK_MONOTONIC);
     if (final)
         sampler_mark_final(s);
     if (mon->marks) { /* the marks made before this sample was taken become its rows (all of them at the end) */
@@ -225,6 +244,18 @@ static void commit(js_monitor_t *mon, js_sample_t *s, bool final)
     mon->ctx.prev_sinks_ns = sinks_ns;
     mon->taken++;
     mon->ctx.seq++;
+    /* the sample's cost: its collect (from its start time) and this commit */
+    const js_rows_t *sr = sample_rows(s, &table_samples);
+    int64_t t0 =
+        sr->nrows && rows_row(sr, 0)[SAMPLES_T_MONO].present ? rows_row(sr, 0)[SAMPLES_T_MONO].i : c0;
+    int64_t now = now_ns(CLOCK_MONOTONIC);
+    mon->last_sample_cost_ns = now - t0;
+    if (mon->ctx.for_marks) {
+        mon->cut_samples++;
+        int64_t gap = mon->last_sample_cost_ns * MARK_GAP_COST;
+        mon->cut_next_ns = now + (gap > MARK_GAP_MIN_NS ? gap : MARK_GAP_MIN_NS);
+    }
+    mon->ctx.for_marks = false;
 }
 
 /* has_children: whether the monitor still has a child (every member of a run-mode tree is a descendant of one). */
@@ -389,6 +420,8 @@ int monitor_loop(js_monitor_t *mon)
     while (!done) {
         int64_t deadline = start + k * iv;
         int64_t wake = deadline < stop_at ? deadline : stop_at;
+        if (mon->cut_wanted && mon->cut_next_ns < wake) /* marks wait for the end of their gap */
+            wake = mon->cut_next_ns;
         struct itimerspec its = {.it_value = {.tv_sec = wake / 1000000000, .tv_nsec = wake % 1000000000}};
         if (timerfd_settime(tfd, TFD_TIMER_ABSTIME, &its, NULL) < 0) {
             r = -errno;
@@ -466,6 +499,8 @@ int monitor_loop(js_monitor_t *mon)
             }
         }
         int64_t now = now_ns(CLOCK_MONOTONIC);
+        if (mon->cut_wanted && now >= mon->cut_next_ns)
+            event_sample = true; /* a sample of the scope at the marks that just arrived */
         if (!stop && now >= stop_at) {
             stop = true;
             mon->stop_reason = "duration";

@@ -39,8 +39,11 @@ static const js_column_t samples_cols[SAMPLES__MAX] = {
     {"t_mono_ns", "ns", JS_INT, JS_GAUGE, 0, "CLOCK_MONOTONIC when the sample started"},
     {"t_unix_ns", "ns", JS_INT, JS_GAUGE, 0, "CLOCK_REALTIME when the sample started"},
     {"deadline_ns", "ns", JS_INT, JS_GAUGE, 0, "CLOCK_MONOTONIC deadline the sample was due at"},
-    {"missed", "count", JS_INT, JS_COUNTER, 64, "deadlines missed so far (samples that could not start on time)"},
+    {"missed", "count", JS_INT, JS_COUNTER, 64,
+     "deadlines missed so far (samples that could not start on time)"},
     {"final", "bool", JS_INT, JS_GAUGE, 0, "1 for the closing sample taken when the scope ended"},
+    {"for_marks", "bool", JS_INT, JS_GAUGE, 0,
+     "1 when taken for phase marks (begin, end) that had just arrived: the scope at the last of them"},
 };
 const js_table_t table_samples = {"samples", "one row per sample (its `sample` column is the sample number)", SAMPLES__MAX, samples_cols};
 

@@ -105,6 +105,8 @@ typedef struct {
     unsigned status_every; /* read /proc/<pid>/status every N samples (>= 1) */
     js_backend_t backend;  /* how proc_tree reads processes */
     bool final;            /* this is the last sample: read everything */
+    bool for_marks;        /* this sample is taken for phase marks (begin/end) that just arrived: the scope at
+                            * those marks (read smaps_rollup of every member when the budget allows) */
     bool interruptible;    /* a long collect() may give up with -EINTR when sampler_stop_pending() */
     /* reaped children since the last sample (filled by the monitor, drained by proc_tree) */
     js_reaped_t *reaped;
@@ -124,6 +126,9 @@ typedef struct {
     /* embedded (js_monitor_start): the monitor is one thread of root_pid; monitor_pid is then 0 (nothing is
      * skipped in the tree) and the monitor's own cost is its thread's (the self source) */
     bool embedded;
+    /* embedded: the number of descriptors the embedding holds in the host's own table (the monitor thread has
+     * a table of its own), or -1 when its descriptors cannot be told from the host's; NULL otherwise */
+    int (*host_fds)(void);
     /* the job's marks so far (core/marks.h), for the self source: received, rejected, and the drops its
      * processes reported */
     uint64_t marks_received, marks_rejected, marks_senders_dropped;
@@ -163,7 +168,15 @@ bool sampler_stop_pending(void);
 extern const js_source_t *const js_sources[];
 
 /* Core tables written by the sampler itself (not by a source), and their column indices. */
-enum { SAMPLES_T_MONO, SAMPLES_T_UNIX, SAMPLES_DEADLINE, SAMPLES_MISSED, SAMPLES_FINAL, SAMPLES__MAX };
+enum {
+    SAMPLES_T_MONO,
+    SAMPLES_T_UNIX,
+    SAMPLES_DEADLINE,
+    SAMPLES_MISSED,
+    SAMPLES_FINAL,
+    SAMPLES_FOR_MARKS,
+    SAMPLES__MAX
+};
 enum { STATS_SOURCE, STATS_DURATION, STATS_RC, STATS__MAX };
 enum { INV_SOURCE, INV_KEY, INV_VALUE, INV_NUMBER, INV__MAX };
 extern const js_table_t table_samples;

@@ -32,7 +32,9 @@ typedef struct {
     bool io_missing; /* its io could not be read at some sample (while not a zombie) */
     bool uss_missing; /* its smaps_rollup could never be read while others' could (not a zombie) */
     double minflt, majflt;
-    double uss, pss;     /* last read (smaps_rollup is read adaptively), NAN before the first */
+    double uss, pss;     /* last read (smaps_rollup of every member at once, now and then), NAN before */
+    double rss_at_smaps; /* its RSS at that read */
+    double rss;          /* its RSS at this sample, NAN when unread */
     double vcsw, ivcsw;  /* last read (status cadence), NAN before the first */
     double peak_rss;
     uint32_t comm_ix;    /* index + 1 in the per-command table, 0 before its comm is known */
@@ -94,6 +96,9 @@ struct js_model {
     int64_t write_n;
     double reaped_maxrss, reaped_ctxsw[2];
     double mon_user, mon_sys; /* embedded: the monitor thread's CPU (self table), seconds */
+    /* embedded: the monitor thread's own I/O (cumulative), its threads and the embedding's descriptors in the
+     * host's table, from this sample's self row: taken off the root's (NAN: not recorded, nothing taken) */
+    double mon_io[IO__MAX], mon_threads, mon_fds;
     /* slurmstepd roots (cfg.stepd_roots): pid -> mstepd_t; what the gone ones had reaped, in seconds */
     js_pidmap_t stepds;
     double stepd_gone_user, stepd_gone_sys;
@@ -164,11 +169,14 @@ js_model_t *model_new(const js_model_cfg_t *cfg)
     pidmap_init(&m->stepds, sizeof(mstepd_t));
     rate_carry_init(&m->cpu_rate, cfg->cores_available, (double)cfg->interval_ns / 1e9);
     js_summary_t *s = &m->sum;
-    s->peak_rss = s->peak_rss_kernel = s->peak_swap = s->peak_rss_main = s->peak_rss_desc = NAN;
-    s->peak_uss = s->peak_pss = NAN;
+    s->peak_rss_sum = s->peak_rss_kernel = s->peak_swap = s->peak_rss_main = s->peak_rss_desc = NAN;
+    s->peak_private = s->peak_shared = s->peak_pss = s->peak_bytes = NAN;
     s->mon_cpu_s = s->mon_max_rss = NAN;
     m->reaped_maxrss = NAN;
     m->window_ticks = NAN;
+    for (int k = 0; k < IO__MAX; k++)
+        m->mon_io[k] = NAN;
+    m->mon_threads = m->mon_fds = NAN;
     while (js_model_parts[m->nparts])
         m->nparts++;
     m->part_state = calloc(m->nparts + 1, sizeof(*m->part_state));
@@ -379,6 +387,8 @@ typedef struct {
     size_t opt_have[6];
     double uss, pss, ctxsw[2];
     size_t have_uss, have_pss, have_ctxsw;
+    size_t pss_read;     /* members whose smaps_rollup was read at this sample */
+    size_t uss_left_out; /* members whose smaps_rollup cannot be read (count_uss_unreadable) */
     double max_proc_rss; /* largest single-process RSS */
     int32_t max_proc_pid;
 } live_sums_t;
@@ -413,7 +423,7 @@ static int feed_proc(js_model_t *m, const js_value_t *v, double dt, js_proc_poin
         if (!e)
             return -ENOMEM;
         e->start = start;
-        e->uss = e->pss = e->vcsw = e->ivcsw = e->peak_rss = NAN;
+        e->uss = e->pss = e->vcsw = e->ivcsw = e->peak_rss = e->rss_at_smaps = e->rss = NAN;
         m->sum.procs_total++;
     }
     double ut = v_num(&v[PROC_UTIME]) / tck, st = v_num(&v[PROC_STIME]) / tck;
@@ -425,6 +435,14 @@ static int feed_proc(js_model_t *m, const js_value_t *v, double dt, js_proc_poin
         st = ns - ut;
     }
     double own = ut + st;
+    /* this sample's I/O counters; the embedding process's without its monitor thread's own */
+    bool host = m->cfg.embedded && pid == m->cfg.root_pid;
+    double io_now[IO__MAX] = {0}; /* every entry set below (initialised for the analyzer) */
+    for (int k = 0; k < IO__MAX; k++) {
+        io_now[k] = v[PROC_RCHAR + k].present ? (double)v[PROC_RCHAR + k].i : NAN;
+        if (host && !isnan(io_now[k]) && !isnan(m->mon_io[k]))
+            io_now[k] = fmax(0, io_now[k] - m->mon_io[k]);
+    }
     pp->cpu_cores = pp->read_bps = pp->write_bps = NAN;
     if (!fresh && dt > 0) {
         /* a short interval (the closing sample) gives the mean over it and the one before, as for the tree */
@@ -436,10 +454,10 @@ static int feed_proc(js_model_t *m, const js_value_t *v, double dt, js_proc_poin
         pp->cpu_cores = own >= before ? (own - before) / span : NAN;
         if (m->cfg.cores_available > 0 && pp->cpu_cores > m->cfg.cores_available)
             pp->cpu_cores = m->cfg.cores_available; /* whole ticks over a few ms */
-        if (v[PROC_READ_BYTES].present && (e->io_ok & (1u << IO_READ)))
-            pp->read_bps = ((double)v[PROC_READ_BYTES].i - e->io[IO_READ]) / dt;
-        if (v[PROC_WRITE_BYTES].present && (e->io_ok & (1u << IO_WRITE)))
-            pp->write_bps = ((double)v[PROC_WRITE_BYTES].i - e->io[IO_WRITE]) / dt;
+        if (!isnan(io_now[IO_READ]) && (e->io_ok & (1u << IO_READ)))
+            pp->read_bps = (io_now[IO_READ] - e->io[IO_READ]) / dt;
+        if (!isnan(io_now[IO_WRITE]) && (e->io_ok & (1u << IO_WRITE)))
+            pp->write_bps = (io_now[IO_WRITE] - e->io[IO_WRITE]) / dt;
         e->own_prev = e->own;
         e->dt_prev = dt;
     }
@@ -468,8 +486,8 @@ static int feed_proc(js_model_t *m, const js_value_t *v, double dt, js_proc_poin
     }
     bool io_read = false;
     for (int k = 0; k < IO__MAX; k++) {
-        if (v[PROC_RCHAR + k].present) {
-            e->io[k] = (double)v[PROC_RCHAR + k].i;
+        if (!isnan(io_now[k])) {
+            e->io[k] = io_now[k];
             e->io_ok |= (uint8_t)(1u << k);
             io_read = true;
         }
@@ -520,23 +538,32 @@ static int feed_proc(js_model_t *m, const js_value_t *v, double dt, js_proc_poin
         if (!o->present)
             continue;
         ls->opt_have[k]++;
-        ls->opt[k] = k == OPT_HWM ? fmax_nan(ls->opt[k], (double)o->i) : ls->opt[k] + (double)o->i;
+        double x = (double)o->i;
+        if (k == OPT_FDS && host && !isnan(m->mon_fds))
+            x = fmax(0, x - m->mon_fds); /* the embedding's own descriptors */
+        ls->opt[k] = k == OPT_HWM ? fmax_nan(ls->opt[k], x) : ls->opt[k] + x;
     }
-    /* USS and PSS are read adaptively (proc_tree's want_uss): between reads a process's last value stands */
-    if (v[PROC_USS].present)
-        e->uss = (double)v[PROC_USS].i;
-    if (v[PROC_PSS].present)
-        e->pss = (double)v[PROC_PSS].i;
+    /* USS and PSS are read for every member at once, now and then (proc_tree's read_smaps_all); between reads
+     * a process's figures are its last ones moved by its RSS change since (pages it maps or unmaps are its
+     * own until the next read shows how they are shared) */
+    e->rss = v[PROC_RSS].present ? (double)v[PROC_RSS].i : NAN;
+    if (v[PROC_PSS].present || v[PROC_USS].present) {
+        e->pss = v[PROC_PSS].present ? (double)v[PROC_PSS].i : NAN;
+        e->uss = v[PROC_USS].present ? (double)v[PROC_USS].i : NAN;
+        e->rss_at_smaps = e->rss;
+        ls->pss_read += v[PROC_PSS].present;
+    }
     if (v[PROC_VCSW].present)
         e->vcsw = (double)v[PROC_VCSW].i;
     if (v[PROC_IVCSW].present)
         e->ivcsw = (double)v[PROC_IVCSW].i;
+    double moved = !isnan(e->rss) && !isnan(e->rss_at_smaps) ? e->rss - e->rss_at_smaps : 0;
     if (!isnan(e->uss)) {
-        ls->uss += e->uss;
+        ls->uss += fmax(0, e->uss + moved);
         ls->have_uss++;
     }
     if (!isnan(e->pss)) {
-        ls->pss += e->pss;
+        ls->pss += fmax(0, e->pss + moved);
         ls->have_pss++;
     }
     if (!isnan(e->vcsw) && !isnan(e->ivcsw)) {
@@ -548,23 +575,41 @@ static int feed_proc(js_model_t *m, const js_value_t *v, double dt, js_proc_poin
         m->sum.sigchld_pid = pid; /* its children are reaped by the kernel, their usage accounted to nobody */
         snprintf(m->sum.sigchld_comm, sizeof(m->sum.sigchld_comm), "%s", e->comm);
     }
-    ls->threads += v[PROC_THREADS].present ? (double)v[PROC_THREADS].i : 0;
+    double threads = v[PROC_THREADS].present ? (double)v[PROC_THREADS].i : 0;
+    if (host && !isnan(m->mon_threads) && threads > m->mon_threads)
+        threads -= m->mon_threads; /* the monitor thread is not the job's */
+    ls->threads += threads;
     return 0;
 }
 
 /* count_uss_unreadable: the live members of this sample with no USS/PSS ever read while others' were (another
- * user's smaps_rollup): counted once each; the sums leave them out (tree_levels). A zombie or a process with
- * no resident memory (a kernel thread) leaves nothing out. */
-static void count_uss_unreadable(js_model_t *m)
+ * user's smaps_rollup): counted once each in the summary; the sums leave them out (tree_levels). A zombie or a
+ * process with no resident memory (a kernel thread) leaves nothing out. Returns how many members of this
+ * sample are left out. */
+static size_t count_uss_unreadable(js_model_t *m)
 {
+    size_t out = 0;
     for (size_t i = 0; i < m->procs.cap; i++) {
         mproc_t *e;
-        if (pidmap_at(&m->procs, i, (void **)&e) && e->stamp == m->stamp && isnan(e->uss) && !e->zombie &&
-            !e->uss_missing && e->peak_rss != 0) { /* no RSS (a kernel thread): nothing left out */
+        if (!pidmap_at(&m->procs, i, (void **)&e) || e->stamp != m->stamp)
+            continue;
+        if (isnan(e->uss) && !e->zombie && !e->uss_missing && e->peak_rss != 0) { /* no RSS: a kernel thread */
             e->uss_missing = true;
             m->sum.uss_unreadable++;
         }
+        out += e->uss_missing && isnan(e->uss); /* read since: in the sums again */
     }
+    return out;
+}
+
+/* embedded_self: the monitor thread's own I/O, threads and descriptors of this sample (self row), which
+ * feed_proc takes off the embedding process's figures; what the row lacks is NAN (nothing is taken off). */
+static void embedded_self(js_model_t *m, const js_value_t *self)
+{
+    for (int k = 0; k < IO__MAX; k++)
+        m->mon_io[k] = self && self[SELF_IO_RCHAR + k].present ? (double)self[SELF_IO_RCHAR + k].i : NAN;
+    m->mon_threads = self && self[SELF_THREADS].present ? (double)self[SELF_THREADS].i : NAN;
+    m->mon_fds = self && self[SELF_FDS].present ? (double)self[SELF_FDS].i : NAN;
 }
 
 /* forget_vanished: members not in this sample have gone; account for them and drop their state. */
@@ -779,10 +824,13 @@ static void tree_levels(js_tree_point_t *pt, const live_sums_t *ls)
     pt->swap = all_or_nan(ls->opt[OPT_SWAP], ls->opt_have[OPT_SWAP], n);
     /* the kernel's per-process high-water mark is at least the largest RSS sampled of one process */
     pt->hwm_max = fmax_nan(ls->opt_have[OPT_HWM] ? ls->opt[OPT_HWM] : NAN, ls->max_proc_rss);
-    /* the members whose smaps_rollup could be read: one that cannot (another user's) is left out and counted
-     * (uss_unreadable), not allowed to void the sum; nothing read at all (USS off) is missing */
-    pt->uss = ls->have_uss ? ls->uss : NAN;
-    pt->pss = ls->have_pss ? ls->pss : NAN;
+    /* the members whose smaps_rollup can be read: one that cannot (another user's) is left out and counted
+     * (uss_unreadable), not allowed to void the sums; the PSS sum is missing while a readable member has not
+     * been read yet (a new one shares pages it cannot tell); nothing read at all (USS off) is missing */
+    size_t n_read = n > ls->uss_left_out ? n - ls->uss_left_out : 0;
+    pt->uss = all_or_nan(ls->uss, ls->have_uss, n_read);
+    pt->pss = all_or_nan(ls->pss, ls->have_pss, n_read);
+    pt->pss_read = n_read > 0 && ls->pss_read == n_read;
     pt->fds = all_or_nan(ls->opt[OPT_FDS], ls->opt_have[OPT_FDS], n);
     pt->members = (double)n;
     pt->threads = ls->threads;
@@ -800,14 +848,18 @@ static void summary_add(js_model_t *m, const js_sample_t *s, const js_value_t *s
     su->taken++;
     if (sv && sv[SAMPLES_MISSED].present)
         su->missed = sv[SAMPLES_MISSED].i;
-    su->peak_rss = fmax_nan(su->peak_rss, pt->rss);
+    /* a sample without a member (a command that exited before it) holds no figure of the scope's memory */
+    bool levels = any || m->cfg.scope == JS_SCOPE_NODE;
+    su->peak_rss_sum = fmax_nan(su->peak_rss_sum, levels ? pt->rss : NAN);
     su->peak_rss_main = fmax_nan(su->peak_rss_main, any ? pt->rss_main : NAN);
     su->peak_rss_desc = fmax_nan(su->peak_rss_desc, any ? pt->rss_desc : NAN);
-    su->peak_swap = fmax_nan(su->peak_swap, pt->swap);
-    su->peak_uss = fmax_nan(su->peak_uss, pt->uss);
-    if (!isnan(pt->uss))
-        su->uss_samples++;
-    su->peak_pss = fmax_nan(su->peak_pss, pt->pss);
+    su->peak_swap = fmax_nan(su->peak_swap, levels ? pt->swap : NAN);
+    if (pt->pss_read) { /* the PSS peaks: sums measured at one sample, not the estimates between reads */
+        su->pss_samples++;
+        su->peak_pss = fmax_nan(su->peak_pss, pt->pss);
+        su->peak_private = fmax_nan(su->peak_private, pt->uss);
+        su->peak_shared = fmax_nan(su->peak_shared, pt->pss - pt->uss);
+    }
     if (!isnan(pt->hwm_max) && (isnan(su->peak_rss_kernel) || pt->hwm_max > su->peak_rss_kernel)) {
         su->peak_rss_kernel = pt->hwm_max;
         /* which process: the one with the largest RSS now is the best guess when VmHWM was not read */
@@ -941,11 +993,13 @@ int model_feed(js_model_t *m, int64_t seq, const js_sample_t *s)
     }
     m->npp = ls.n;
     m->last_proc_rows = proc;
+    if (m->cfg.embedded)
+        embedded_self(m, first_row(s, &table_self));
     for (size_t i = 0; i < ls.n; i++)
         if ((r = feed_proc(m, rows_row(proc, i), pt->dt_s, &m->pp[i], &ls)) < 0)
             return r;
     if (ls.have_uss && ls.have_uss < ls.n)
-        count_uss_unreadable(m);
+        ls.uss_left_out = count_uss_unreadable(m);
     remember_comms(m, sample_rows(s, &table_proc_info));
     if (m->cfg.stepd_roots && (r = feed_stepds(m, sample_rows(s, &table_stepd))) < 0)
         return r;
@@ -1061,6 +1115,59 @@ static void summary_from_cgroup(const js_model_t *m, js_summary_t *ret)
     }
 }
 
+/* memory_headline: the scope's peak memory counting no page twice, and which figure it is. Where the scope
+ * has a cgroup of its own, the cgroup's high-water mark (exact: every page charged to it, page cache
+ * included); else the largest PSS sum at one sample (sampled). The kernel's high-water mark of the largest
+ * process is a floor (one process held that much at once): where it is above (pages it maps were charged to
+ * another cgroup before, shared libraries; or a peak between samples), it is the headline, and the method
+ * says so. Without smaps_rollup (--uss-every 0, unreadable), the RSS sum stands in, which counts shared pages
+ * once per process. The node: MemTotal - MemAvailable, sampled. */
+static void memory_headline(js_summary_t *s)
+{
+    s->peak_bytes = NAN;
+    s->peak_method = NULL;
+    s->peak_exact = false;
+    if (s->scope == JS_SCOPE_NODE) {
+        s->peak_bytes = s->peak_rss_sum;
+        s->peak_method = "sampled: the node's memory in use (MemTotal - MemAvailable), largest at one sample";
+        return;
+    }
+    double hwm = s->peak_rss_kernel;
+    if (!isnan(s->peak_kernel_tree)) {
+        if (!(hwm > s->peak_kernel_tree)) {
+            s->peak_exact = true;
+            s->peak_bytes = s->peak_kernel_tree;
+            s->peak_method =
+                "cgroup: the kernel's high-water mark of every page charged to the scope's cgroup";
+        } else {
+            s->peak_bytes = hwm;
+            s->peak_method =
+                "kernel: the largest process's high-water mark (VmHWM), above the cgroup's: pages it "
+                "maps were charged before to another cgroup (shared libraries, page cache)";
+        }
+        return;
+    }
+    if (!isnan(s->peak_pss)) {
+        if (!(hwm > s->peak_pss)) {
+            s->peak_bytes = s->peak_pss;
+            s->peak_method = "sampled: the largest sum of the members' PSS at one sample (a page shared by k "
+                             "processes counts 1/k in each)";
+        } else {
+            s->peak_bytes = hwm;
+            s->peak_method =
+                "kernel: the largest process's high-water mark (VmHWM), above the sampled PSS sum "
+                "(shared pages, or a peak between samples)";
+        }
+        return;
+    }
+    if (!isnan(s->peak_rss_sum) || !isnan(hwm)) {
+        s->peak_bytes = fmax_nan(s->peak_rss_sum, hwm);
+        s->peak_method =
+            "sampled: the largest sum of the members' RSS at one sample (PSS could not be read: a "
+            "page shared by k processes counts k times)";
+    }
+}
+
 void model_summary(const js_model_t *m, js_summary_t *ret)
 {
     *ret = m->sum;
@@ -1074,8 +1181,11 @@ void model_summary(const js_model_t *m, js_summary_t *ret)
         ret->minflt = ret->majflt = ret->vol_ctxsw = ret->invol_ctxsw = ret->unattributed_cpu_s = NAN;
         for (int k = 0; k < IO__MAX; k++)
             ret->io[k] = NAN;
-        ret->mon_mean_cost_s = NAN;
+        ret->mon_mean_cost_s = ret->tree_total_s = ret->peak_kernel_tree = ret->unattributed_floor_s = NAN;
         ret->inexact_cpu_reason = "no sample was recorded";
+        ret->scope = m->cfg.scope;
+        ret->cores_bound = m->cfg.cores_bound;
+        ret->exact_cpu = ret->exact_peak_rss = false;
         return;
     }
     int64_t t0 = m->cfg.mode == JS_MODE_RUN && m->cfg.start_mono_ns > 0 ? m->cfg.start_mono_ns : m->t_first;
@@ -1100,6 +1210,7 @@ void model_summary(const js_model_t *m, js_summary_t *ret)
     ret->mon_mean_cost_s =
         (m->collect_ns_sum / (double)m->nfed + (m->write_n ? m->write_ns_sum / (double)m->write_n : 0)) / 1e9;
     ret->unattributed_cpu_s = ret->total_s > ret->sampled_s ? ret->total_s - ret->sampled_s : 0;
+    ret->unattributed_floor_s = 2.0 * (double)ret->procs_total / (double)m->cfg.clk_tck;
     top_lists(m, ret);
     /* slurmstepd roots: exact while every task that ended was reaped by a slurmstepd seen alive after it */
     bool reaped_all = m->cfg.mode == JS_MODE_RUN || (m->cfg.stepd_roots && !m->lost_any);
@@ -1138,7 +1249,8 @@ void model_summary(const js_model_t *m, js_summary_t *ret)
         ret->exact_cpu = true;
         ret->inexact_cpu_reason = NULL;
         ret->sampled_s = ret->unattributed_cpu_s = NAN;
-        ret->peak_rss_main = ret->peak_rss_desc = ret->peak_uss = ret->peak_pss = ret->peak_swap = NAN;
+        ret->peak_rss_main = ret->peak_rss_desc = ret->peak_private = ret->peak_shared = ret->peak_pss = NAN;
+        ret->peak_swap = NAN;
         ret->vol_ctxsw = ret->invol_ctxsw = NAN;
         ret->sigchld_pid = ret->autoreap_pid = 0;
     }
@@ -1146,6 +1258,21 @@ void model_summary(const js_model_t *m, js_summary_t *ret)
     ret->peak_kernel_tree = NAN;
     ret->cores_bound = m->cfg.cores_bound;
     summary_from_cgroup(m, ret);
+    memory_headline(ret);
+}
+
+double model_memory_now(const js_model_t *m)
+{
+    if (!m->nfed)
+        return NAN;
+    if (m->cfg.scope == JS_SCOPE_NODE)
+        return m->pt.rss; /* MemTotal - MemAvailable */
+    js_cgroup_totals_t cg;
+    if (part_cgroup_totals(m, &cg) == 0 && cg.present &&
+        (cg.created || m->cfg.scope == JS_SCOPE_CGROUP || m->cfg.scope == JS_SCOPE_USER) &&
+        !isnan(cg.current_bytes))
+        return cg.current_bytes;
+    return m->pt.pss;
 }
 
 /* ---- views ------------------------------------------------------------------------------------------ */
@@ -1161,10 +1288,40 @@ const js_model_cfg_t *model_cfg(const js_model_t *m)
 /* clang-format on */
 
 enum {
-    TV_DT, TV_CPU, TV_USER, TV_SYSTEM, TV_CORES, TV_SAMPLED, TV_RSS, TV_RSS_MAIN, TV_RSS_DESC, TV_SHARED,
-    TV_ANON, TV_FILE, TV_SHMEM, TV_SWAP, TV_USS, TV_PSS, TV_HWM, TV_PROCS, TV_THREADS, TV_FDS, TV_READ,
-    TV_WRITE, TV_RCHAR, TV_WCHAR, TV_SYSCR, TV_SYSCW, TV_READ_RATE, TV_WRITE_RATE, TV_RCHAR_RATE,
-    TV_WCHAR_RATE, TV_MINFLT, TV_MAJFLT, TV__MAX
+    TV_DT,
+    TV_CPU,
+    TV_USER,
+    TV_SYSTEM,
+    TV_CORES,
+    TV_SAMPLED,
+    TV_MEMORY,
+    TV_RSS,
+    TV_RSS_MAIN,
+    TV_RSS_DESC,
+    TV_SHARED,
+    TV_ANON,
+    TV_FILE,
+    TV_SHMEM,
+    TV_SWAP,
+    TV_USS,
+    TV_PSS,
+    TV_HWM,
+    TV_PROCS,
+    TV_THREADS,
+    TV_FDS,
+    TV_READ,
+    TV_WRITE,
+    TV_RCHAR,
+    TV_WCHAR,
+    TV_SYSCR,
+    TV_SYSCW,
+    TV_READ_RATE,
+    TV_WRITE_RATE,
+    TV_RCHAR_RATE,
+    TV_WCHAR_RATE,
+    TV_MINFLT,
+    TV_MAJFLT,
+    TV__MAX
 };
 
 static const js_column_t tree_view_cols[TV__MAX] = {
@@ -1174,7 +1331,12 @@ static const js_column_t tree_view_cols[TV__MAX] = {
     [TV_SYSTEM] = VR("system_s", "s", JS_COUNTER, "system CPU time, likewise"),
     [TV_CORES] = VR("cpu_cores", "cores", JS_GAUGE, "cores busy over the interval (capped, see METRICS.md)"),
     [TV_SAMPLED] = VR("sampled_cpu_s", "s", JS_COUNTER, "CPU time sampling alone sees"),
-    [TV_RSS] = VI("rss_bytes", "bytes", JS_GAUGE, "sum of the members' RSS"),
+    [TV_MEMORY] =
+        VI("memory_bytes", "bytes", JS_GAUGE,
+           "the memory headline at this sample: memory.current of the scope's own cgroup where it has "
+           "one, else the PSS sum"),
+    [TV_RSS] = VI("rss_sum_bytes", "bytes", JS_GAUGE,
+                  "sum of the members' RSS (a page shared by k members counts k times)"),
     [TV_RSS_MAIN] = VI("rss_main_bytes", "bytes", JS_GAUGE, "RSS of the command itself"),
     [TV_RSS_DESC] = VI("rss_descendants_bytes", "bytes", JS_GAUGE, "RSS of every other member"),
     [TV_SHARED] = VI("shared_bytes", "bytes", JS_GAUGE, "resident file-backed and shared memory"),
@@ -1182,8 +1344,10 @@ static const js_column_t tree_view_cols[TV__MAX] = {
     [TV_FILE] = VI("rss_file_bytes", "bytes", JS_GAUGE, "file-backed RSS (status cadence)"),
     [TV_SHMEM] = VI("rss_shmem_bytes", "bytes", JS_GAUGE, "shared-memory RSS (status cadence)"),
     [TV_SWAP] = VI("swap_bytes", "bytes", JS_GAUGE, "swapped out (status cadence)"),
-    [TV_USS] = VI("uss_bytes", "bytes", JS_GAUGE, "unique set size (uss cadence)"),
-    [TV_PSS] = VI("pss_bytes", "bytes", JS_GAUGE, "proportional set size (uss cadence)"),
+    [TV_USS] = VI("uss_bytes", "bytes", JS_GAUGE,
+                  "sum of the members' private pages (USS; smaps_rollup, moved with RSS between reads)"),
+    [TV_PSS] =
+        VI("pss_bytes", "bytes", JS_GAUGE, "sum of the members' PSS: no page counted twice (likewise)"),
     [TV_HWM] = VI("hwm_max_bytes", "bytes", JS_GAUGE, "largest single-process VmHWM"),
     [TV_PROCS] = VI("processes", "count", JS_GAUGE, "live members"),
     [TV_THREADS] = VI("threads", "count", JS_GAUGE, "threads of the live members"),
@@ -1263,6 +1427,7 @@ static int fill_tree(const js_model_t *m, js_rows_t *out)
                             [TV_SYSTEM] = p->system_s, [TV_CORES] = p->cpu_cores, [TV_SAMPLED] = p->sampled_cpu_s};
     for (int c = 0; c <= TV_SAMPLED; c++)
         set_real(&v[c], reals[c]);
+    set_int(&v[TV_MEMORY], model_memory_now(m));
     const double ints[] = {p->rss,     p->rss_main, p->rss_desc, p->shared,  p->rss_anon, p->rss_file,
                            p->rss_shmem, p->swap,   p->uss,      p->pss,     p->hwm_max,  p->members,
                            p->threads, p->fds};
@@ -1288,6 +1453,20 @@ static void ticks_s(js_value_t *dst, const js_value_t *src, double tck)
 {
     if (src->present)
         val_real(dst, (double)src->i / tck);
+}
+
+/* host_row: the embedding process's row of the process view less the monitor thread's own (as feed_proc) */
+static void host_row(const js_model_t *m, js_value_t *v)
+{
+    static const int io[][2] = {
+        {PV_READ, IO_READ}, {PV_WRITE, IO_WRITE}, {PV_RCHAR, IO_RCHAR}, {PV_WCHAR, IO_WCHAR}};
+    for (size_t k = 0; k < sizeof(io) / sizeof(io[0]); k++)
+        if (v[io[k][0]].present && !isnan(m->mon_io[io[k][1]]))
+            v[io[k][0]].i = (int64_t)fmax(0, (double)v[io[k][0]].i - m->mon_io[io[k][1]]);
+    if (v[PV_THREADS].present && !isnan(m->mon_threads) && (double)v[PV_THREADS].i > m->mon_threads)
+        v[PV_THREADS].i -= (int64_t)m->mon_threads;
+    if (v[PV_FDS].present && !isnan(m->mon_fds))
+        v[PV_FDS].i = (int64_t)fmax(0, (double)v[PV_FDS].i - m->mon_fds);
 }
 
 static int fill_process(const js_model_t *m, js_rows_t *out)
@@ -1326,6 +1505,8 @@ static int fill_process(const js_model_t *m, js_rows_t *out)
         };
         for (size_t d = 0; d < sizeof(direct) / sizeof(direct[0]); d++)
             copy_int(&v[direct[d][0]], &r[direct[d][1]]);
+        if (m->cfg.embedded && r[PROC_PID].i == m->cfg.root_pid) /* the host without its monitor thread */
+            host_row(m, v);
     }
     return 0;
 }
@@ -1419,6 +1600,17 @@ void model_parts_summary_json(const js_model_t *m, jw_t *w)
     for (size_t i = 0; i < m->nparts; i++)
         if (m->part_on[i] && js_model_parts[i]->summary_json)
             js_model_parts[i]->summary_json(m->part_state[i], w);
+}
+
+int model_parts_summary_short(const js_model_t *m, js_buf_t *b)
+{
+    for (size_t i = 0; i < m->nparts; i++) {
+        int r;
+        if (m->part_on[i] && js_model_parts[i]->summary_short &&
+            (r = js_model_parts[i]->summary_short(m->part_state[i], b)) < 0)
+            return r;
+    }
+    return 0;
 }
 
 int model_parts_summary_text(const js_model_t *m, js_buf_t *b)

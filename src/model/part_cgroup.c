@@ -162,7 +162,7 @@ typedef struct {
     /* levels */
     double peak_kernel, current_max, anon_max, file_max, shmem_max, swap_max, pids_max, memsw_peak;
     double max_cores;
-    double tree_cpu_s, tree_rss_max;
+    double tree_cpu_s, tree_rss_max, tree_pss_max; /* the tree's CPU; its RSS sum and PSS sum peaks */
     int64_t t_first, t_last, t_prev;
     bool have_t;
     double row[V__MAX]; /* the last sample's view row, NAN missing */
@@ -363,7 +363,7 @@ static int cg_init(const js_model_cfg_t *cfg, void **ret_state)
         p->cfg.clk_tck = 100;
     p->alloc_cores = p->alloc_mem = NAN;
     p->peak_kernel = p->current_max = p->anon_max = p->file_max = p->shmem_max = p->swap_max = NAN;
-    p->pids_max = p->memsw_peak = p->max_cores = p->tree_cpu_s = p->tree_rss_max = NAN;
+    p->pids_max = p->memsw_peak = p->max_cores = p->tree_cpu_s = p->tree_rss_max = p->tree_pss_max = NAN;
     p->peak_first = NAN;
     for (int v = 0; v < V__MAX; v++)
         p->row[v] = NAN;
@@ -417,6 +417,8 @@ static int cg_feed(void *state, const js_feed_t *f)
             p->tree_cpu_s = pt->cpu_s;
         if (!isnan(pt->rss) && (isnan(p->tree_rss_max) || pt->rss > p->tree_rss_max))
             p->tree_rss_max = pt->rss;
+        if (pt->pss_read && (isnan(p->tree_pss_max) || pt->pss > p->tree_pss_max))
+            p->tree_pss_max = pt->pss; /* the summary's headline without a cgroup: no page counted twice */
     }
 
     const js_value_t *c = first_row(f->s, &table_cgroup), *m = first_row(f->s, &table_cgroup_memory);
@@ -601,8 +603,8 @@ static void eff_basis(cgroup_part_t *p, double *cpu_s, const char **cpu_basis, d
     *cpu_s = !isnan(cg_cpu) ? cg_cpu : p->tree_cpu_s;
     *cpu_basis = !isnan(cg_cpu) ? "cgroup" : "tree";
     double cg_peak = mem_peak(p, &unused);
-    *peak = !isnan(cg_peak) ? cg_peak : p->tree_rss_max;
-    *mem_basis = !isnan(cg_peak) ? "cgroup" : "tree";
+    *peak = !isnan(cg_peak) ? cg_peak : !isnan(p->tree_pss_max) ? p->tree_pss_max : p->tree_rss_max;
+    *mem_basis = !isnan(cg_peak) ? "cgroup" : !isnan(p->tree_pss_max) ? "tree's PSS sum" : "tree's RSS sum";
 }
 
 static void cg_summary_json(void *state, jw_t *w)
@@ -746,10 +748,19 @@ static int cg_summary_text(void *state, js_buf_t *b)
         const char *cb, *mb;
         eff_basis(p, &cpu, &cb, &peak, &mb);
         double ce = p->alloc_cores > 0 && wall > 0 ? cpu / (p->alloc_cores * wall) : NAN;
-        err |= buf_printf(b, "  CPU efficiency   %s%% of %s core-s (%s cores x %s s wall; bound: %s; CPU from the %s)\n",
-                          num(a, sizeof(a), "%.1f", ce * 100), num(c, sizeof(c), "%.2f", p->alloc_cores * wall),
-                          num(d, sizeof(d), "%g", p->alloc_cores), num(e, sizeof(e), "%.3f", wall),
-                          p->cores_bound ? p->cores_bound : "none", cb);
+        /* the bound by the name the summary's cores line gives the same count (affinity and cpuset agree) */
+        const char *bound = p->cfg.cores_bound && p->cfg.cores_available == p->alloc_cores
+                                ? p->cfg.cores_bound
+                            : p->cores_bound ? p->cores_bound
+                                             : "none";
+        if (isnan(ce))
+            err |= buf_printf(b, "  CPU efficiency   n/a (%s)\n",
+                              !(p->alloc_cores > 0) ? "no allocation known" : "no wall time");
+        else
+            err |= buf_printf(b,
+                              "  CPU efficiency   %.1f%% of %.2f core-s (%g cores x %.3f s wall; bound: %s; "
+                              "CPU from the %s)\n",
+                              ce * 100, p->alloc_cores * wall, p->alloc_cores, wall, bound, cb);
         if (p->alloc_mem > 0)
             err |= buf_printf(b, "  mem efficiency   %s%% of %s (bound: %s; peak %s from the %s)\n",
                               num(a, sizeof(a), "%.1f", peak / p->alloc_mem * 100), fmt_bytes(c, sizeof(c), p->alloc_mem),
@@ -778,7 +789,7 @@ int part_cgroup_totals(const js_model_t *m, js_cgroup_totals_t *ret)
     ret->cpu_s = ret->user_s = ret->system_s = ret->peak_kernel_tree_bytes = ret->peak_since_created_bytes =
         NAN;
     ret->anon_peak_bytes = ret->file_peak_bytes = ret->swap_peak_bytes = ret->oom_kills = ret->failcnt = NAN;
-    ret->cores = ret->memory_limit_bytes = NAN;
+    ret->cores = ret->memory_limit_bytes = ret->current_bytes = NAN;
     cgroup_part_t *p = model_part_state(m, &part_cgroup);
     if (!p)
         return -ENOENT;
@@ -804,5 +815,6 @@ int part_cgroup_totals(const js_model_t *m, js_cgroup_totals_t *ret)
     ret->cores_bound = p->cores_bound;
     ret->memory_limit_bytes = p->alloc_mem;
     ret->memory_limit_bound = p->mem_bound;
+    ret->current_bytes = p->seen ? p->row[V_MEM_CURRENT] : NAN;
     return 0;
 }

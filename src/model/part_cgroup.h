@@ -33,6 +33,7 @@ typedef struct {
     const char *peak_method; /* how it was obtained, one sentence */
     double peak_since_created_bytes;
     double anon_peak_bytes, file_peak_bytes, swap_peak_bytes; /* largest at a sample */
+    double current_bytes; /* memory charged to it at the last sample (memory.current, usage_in_bytes) */
     double oom_kills, failcnt;       /* during monitoring (created: since creation) */
     /* the allocation (inventory; core/allocation.h) */
     double cores;                    /* cores allocated, NAN when unknown */

@@ -288,9 +288,12 @@ static void levels_summary_json(void *state, jw_t *w)
             jw_str(w, "inexact_reason", su.inexact_cpu_reason);
         jw_close(w);
         jw_open(w, "memory");
-        num_or_null(w, "peak_rss_bytes", su.peak_rss);
+        num_or_null(w, "peak_bytes", su.peak_bytes); /* the headline, as the run's memory.peak_bytes */
+        if (su.peak_method)
+            jw_str(w, "peak_method", su.peak_method);
         num_or_null(w, "peak_pss_bytes", su.peak_pss);
-        num_or_null(w, "peak_uss_bytes", su.peak_uss);
+        num_or_null(w, "peak_private_bytes", su.peak_private);
+        num_or_null(w, "peak_rss_sum_bytes", su.peak_rss_sum);
         num_or_null(w, "peak_rss_kernel_bytes", su.peak_rss_kernel);
         num_or_null(w, "peak_cgroup_bytes", su.peak_kernel_tree);
         jw_close(w);
@@ -322,9 +325,9 @@ static int levels_summary_text(void *state, js_buf_t *b)
         char label[32];
         snprintf(label, sizeof(label), "level %s", level_names[i]);
         char peak[32] = "n/a";
-        if (!isnan(su.peak_rss))
-            snprintf(peak, sizeof(peak), "%.0f MiB", su.peak_rss / 1048576.0);
-        err |= buf_printf(b, "  %-17s %.2f s CPU (%s), mean %.2f cores, peak RSS %s; %s\n", label, su.total_s,
+        if (!isnan(su.peak_bytes))
+            snprintf(peak, sizeof(peak), "%.0f MiB", su.peak_bytes / 1048576.0);
+        err |= buf_printf(b, "  %-17s %.2f s CPU (%s), mean %.2f cores, peak memory %s; %s\n", label, su.total_s,
                           su.exact_cpu ? "exact" : "sampled", su.mean_cores, peak, l->what);
     }
     return err ? -ENOMEM : 0;

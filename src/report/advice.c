@@ -179,7 +179,7 @@ static int r_mem_host(const js_rule_t *r, const js_facts_t *f, js_advice_item_t 
     SAY(sentence,
         "The job used most of the node's memory: run it where more memory is free, or reduce what it holds "
         "at once.");
-    SAY(evidence, "peak RSS %s of %s on the node (%s)", H(peak, "bytes"), H(f->host_mem_total, "bytes"),
+    SAY(evidence, "peak memory %s of %s on the node (%s)", H(peak, "bytes"), H(f->host_mem_total, "bytes"),
         H(peak / f->host_mem_total, "fraction"));
     return 1;
 }

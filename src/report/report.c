@@ -838,7 +838,7 @@ static void node_facts(const rnode_t *n, js_facts_t *f)
     double periods = jt_num(doc, "cgroup.throttling.periods");
     double throttled = jt_num(doc, "cgroup.throttling.throttled_periods");
     f->throttled_fraction = periods > 0 ? throttled / periods : NAN;
-    f->peak_rss = su->peak_rss;
+    f->peak_rss = su->peak_bytes; /* the memory headline: counts no page twice */
     f->peak_rss_kernel = su->peak_rss_kernel;
     static const char *const limit[] = {"allocation.memory_limit_bytes", "cgroup.memory.limit_bytes", NULL};
     f->mem_limit = first_num(doc, limit);
@@ -850,7 +850,7 @@ static void node_facts(const rnode_t *n, js_facts_t *f)
                                        "cgroup.memory.peak_sampled_bytes", NULL};
     f->mem_peak = first_num(doc, peak);
     if (!isfinite(f->mem_peak))
-        f->mem_peak = isfinite(su->peak_rss) ? su->peak_rss : su->peak_rss_kernel;
+        f->mem_peak = isfinite(su->peak_bytes) ? su->peak_bytes : su->peak_rss_kernel;
     const rseries_t *tot = find_series(n, "system", "mem_total_bytes", "");
     f->host_mem_total = tot ? sstat(n, tot).max : NAN;
     f->peak_swap = su->peak_swap;
@@ -988,8 +988,8 @@ static const cspec_t chart_specs[] = {
     {"gpu-temp", "gpu", "GPU temperature, per device", "\xc2\xb0" "C", "gpu",
      {{"temp_c", NULL}}, 0, 180},
     {"mem", "memory", "Memory of the job", "bytes", "tree",
-     {{"rss_bytes", "RSS (tree)"}, {"rss_main_bytes", "RSS of the command"},
-      {"rss_descendants_bytes", "RSS of the descendants"}, {"uss_bytes", "USS"}, {"pss_bytes", "PSS"}},
+     {{"memory_bytes", "memory (no page twice)"}, {"rss_sum_bytes", "RSS sum (shared pages per process)"},
+      {"rss_main_bytes", "RSS of the command"}, {"uss_bytes", "private (USS)"}, {"pss_bytes", "PSS"}},
      F_FILL | F_LIMIT | F_COMBINED, 0},
     {"swap", "memory", "Swap used by the job", "bytes", "tree",
      {{"swap_bytes", "swap (tree)"}}, F_NONZERO, 180},
@@ -1288,7 +1288,7 @@ static int emit_spec(page_t *pg, const cspec_t *c, const src_t *src, size_t nsrc
             }
             /* the kernel's peak (largest single process) where the largest VmHWM reached it */
             const rseries_t *hwm = find_series(n, "tree", "hwm_max_bytes", "");
-            const rseries_t *rss = find_series(n, "tree", "rss_bytes", "");
+            const rseries_t *rss = find_series(n, "tree", "rss_sum_bytes", "");
             const rseries_t *which = hwm ? hwm : rss;
             sstat_t st = which ? sstat(n, which) : stat_of(NULL, 0);
             if (isfinite(n->su.peak_rss_kernel) && st.finite && nm < 4) {
@@ -1694,13 +1694,16 @@ static void summary_tables(js_html_t *h, const rnode_t *n)
     else if (s->peak_kernel_comm[0])
         snprintf(largest, sizeof(largest), "%s", s->peak_kernel_comm);
     js_kv_t mem[] = {
-        {"peak RSS, sampled (tree sum)", num_or_missing(s->peak_rss), "bytes"},
+        {"peak memory (request memory by this)", num_or_missing(s->peak_bytes), "bytes"},
+        {"how", s->peak_method ? cell_text(s->peak_method) : cell_missing(), NULL},
+        {"peak PSS sum (sampled)", num_or_missing(s->peak_pss), "bytes"},
+        {"peak private (USS sum)", num_or_missing(s->peak_private), "bytes"},
+        {"peak shared, counted once", num_or_missing(s->peak_shared), "bytes"},
+        {"peak RSS sum (shared pages per process)", num_or_missing(s->peak_rss_sum), "bytes"},
         {"peak RSS, kernel (one process)", num_or_missing(s->peak_rss_kernel), "bytes"},
         {"largest process", largest[0] ? cell_text(largest) : cell_missing(), NULL},
         {"peak RSS of the command", num_or_missing(s->peak_rss_main), "bytes"},
         {"peak RSS of the descendants", num_or_missing(s->peak_rss_desc), "bytes"},
-        {"peak USS (unique to the job)", num_or_missing(s->peak_uss), "bytes"},
-        {"peak PSS (shared pages split)", num_or_missing(s->peak_pss), "bytes"},
         {"peak swap", num_or_missing(s->peak_swap), "bytes"},
         {"page faults, major", num_or_missing(s->majflt), "count"},
     };
@@ -1743,7 +1746,7 @@ static void nodes_table(js_html_t *h, const js_report_t *r, const js_facts_t *f)
                                     {"peak cores", "cores"},
                                     {"cores available", "cores"},
                                     {"efficiency", "fraction"},
-                                    {"peak RSS", "bytes"},
+                                    {"peak memory", "bytes"},
                                     {"read", "bytes"},
                                     {"written", "bytes"}};
     const size_t nc = sizeof(cols) / sizeof(cols[0]);
@@ -1764,7 +1767,7 @@ static void nodes_table(js_html_t *h, const js_report_t *r, const js_facts_t *f)
         c[4] = num_or_missing(s->max_cores);
         c[5] = num_or_missing(n->cores_available);
         c[6] = num_or_missing(n->cores_available > 0 ? s->mean_cores / n->cores_available : NAN);
-        c[7] = num_or_missing(s->peak_rss);
+        c[7] = num_or_missing(s->peak_bytes);
         c[8] = num_or_missing(s->io[IO_READ]);
         c[9] = num_or_missing(s->io[IO_WRITE]);
         rd = nan_sum(rd, s->io[IO_READ]);
@@ -1785,8 +1788,8 @@ static void nodes_table(js_html_t *h, const js_report_t *r, const js_facts_t *f)
         c[9] = num_or_missing(wr);
         nrows++;
     }
-    html_table(h, r->nnodes > 1 ? "Per node and for the job (peak RSS: the largest node's)" : NULL, cols, nc,
-               cells, nrows);
+    html_table(h, r->nnodes > 1 ? "Per node and for the job (peak memory: the largest node's)" : NULL, cols,
+               nc, cells, nrows);
     free(cells);
 }
 
@@ -2524,12 +2527,13 @@ int report_compare_html(js_report_t *a, js_report_t *b, const char *label_a, con
             {"mean cores in use", "cores", sa->mean_cores, sb->mean_cores},
             {"peak cores in use", "cores", sa->max_cores, sb->max_cores},
             {"CPU efficiency", "fraction", fa->efficiency, fb->efficiency},
-            {"peak RSS, sampled", "bytes", sa->peak_rss, sb->peak_rss},
+            {"peak memory", "bytes", sa->peak_bytes, sb->peak_bytes},
+            {"peak RSS sum, sampled", "bytes", sa->peak_rss_sum, sb->peak_rss_sum},
             {"peak RSS, kernel", "bytes", sa->peak_rss_kernel, sb->peak_rss_kernel},
             {"read from storage", "bytes", sa->io[IO_READ], sb->io[IO_READ]},
             {"written to storage", "bytes", sa->io[IO_WRITE], sb->io[IO_WRITE]},
-            {"read calls", "bytes", sa->io[IO_RCHAR], sb->io[IO_RCHAR]},
-            {"write calls", "bytes", sa->io[IO_WCHAR], sb->io[IO_WCHAR]},
+            {"read through calls", "bytes", sa->io[IO_RCHAR], sb->io[IO_RCHAR]},
+            {"written through calls", "bytes", sa->io[IO_WCHAR], sb->io[IO_WCHAR]},
             {"energy of the node (RAPL)", "J", energy_of(na, false), energy_of(nb, false)},
             {"energy of the job (attributed)", "J", energy_of(na, true), energy_of(nb, true)},
             {"mean GPU utilisation", "fraction", ga, gb},

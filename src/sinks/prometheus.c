@@ -63,19 +63,26 @@ static const struct {
 };
 
 /* The few columns whose generated name is not the one to expose: the issue's conventional names (CPU time
- * split by mode, as node_exporter does; the scope's RSS as memory), and columns not worth a series (the
- * sum of the mode split, per-sample noise, identity that only churns). family NULL = not exposed. */
+ * split by mode, as node_exporter does; the scope's memory headline and RSS sum as memory), and columns not
+ * worth a series (the sum of the mode split, per-sample noise, identity that only churns). family NULL = not
+ * exposed. */
 static const struct {
     const char *table, *column, *family, *lname, *lvalue, *help;
 } overrides[] = {
     {"tree", "cpu_s", NULL, NULL, NULL, NULL}, /* = the sum over jobscope_cpu_seconds_total's modes */
-    {"tree", "user_s", "cpu_seconds", "mode", "user", "CPU time of the scope since the start, by mode (exact in run mode)"},
-    {"tree", "system_s", "cpu_seconds", "mode", "system", "CPU time of the scope since the start, by mode (exact in run mode)"},
-    {"tree", "rss_bytes", "memory_rss_bytes", NULL, NULL, NULL},
+    {"tree", "user_s", "cpu_seconds", "mode", "user",
+     "CPU time of the scope since the start, by mode (exact in run mode)"},
+    {"tree", "system_s", "cpu_seconds", "mode", "system",
+     "CPU time of the scope since the start, by mode (exact in run mode)"},
+    {"tree", "memory_bytes", "memory_bytes", NULL, NULL,
+     "the scope's memory, no page counted twice: its own cgroup's memory.current where it has one, else "
+     "the PSS sum of its processes (the summary's memory.peak_bytes is its peak)"},
+    {"tree", "rss_sum_bytes", "memory_rss_sum_bytes", NULL, NULL, NULL},
     {"tree", "dt_s", NULL, NULL, NULL, NULL}, /* the interval: jobscope_sample_interval_seconds */
     {"self", "utime_us", "monitor_cpu_seconds", "mode", "user", "the monitor's own CPU time, by mode"},
     {"self", "stime_us", "monitor_cpu_seconds", "mode", "system", "the monitor's own CPU time, by mode"},
-    {"self", "prev_write_ns", "monitor_write_seconds", NULL, NULL, "time the previous sample's recording write took"},
+    {"self", "prev_write_ns", "monitor_write_seconds", NULL, NULL,
+     "time the previous sample's recording write took"},
     {"process", "state", NULL, NULL, NULL, NULL},       /* R/S flips every sample: a label would churn */
     {"process", "start_ticks", NULL, NULL, NULL, NULL}, /* identity with pid; a label would only add churn */
 };

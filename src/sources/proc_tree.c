@@ -1,22 +1,24 @@
 /* SPDX-License-Identifier: MIT
  *
  * Process-tree source. Each sample it walks the monitored scope breadth-first, parents before children: the
- * roots (run mode: every child of the monitor, which is a child subreaper, so double-forked orphans stay; attach
- * mode: the PID given), then every member seen last sample that is still alive (a member re-parented outside
- * the tree stays a member), then the children of each member from /proc/<pid>/task/<tid>/children, or from a
- * full scan of /proc when the kernel lacks that file. Per member it reads stat, statm, io and the fd count
- * every sample through descriptors kept open between samples (pread from offset 0), status every
- * status_every samples, smaps_rollup (USS/PSS) every uss_every samples, and cmdline when a process is first
- * seen or its comm changes (exec). Processes are identified by (pid, start time), so PID reuse is detected.
- * It also records, once per sample, the rusage of everything the monitor has reaped (RUSAGE_CHILDREN) and the
- * I/O of reaped children (the monitor's whole-process io minus its own thread's), which make the CPU and I/O
- * totals exact for children that lived less than one interval.
+ * roots (run mode: every child of the monitor, which is a child subreaper, so double-forked orphans stay;
+ * attach mode: the PID given), then every member seen last sample that is still alive (a member re-parented
+ * outside the tree stays a member), then the children of each member from /proc/<pid>/task/<tid>/children, or
+ * from a full scan of /proc when the kernel lacks that file. Per member it reads stat, statm, io and the fd
+ * count every sample through descriptors kept open between samples (pread from offset 0), status every
+ * status_every samples, and cmdline when a process is first seen or its comm changes (exec). smaps_rollup
+ * (USS/PSS) is read for every member at the same sample, never for some only, since a process's PSS changes
+ * when another maps, forks or exits (see read_smaps_all for when). Processes are identified by (pid, start
+ * time), so PID reuse is detected. It also records, once per sample, the rusage of everything the monitor has
+ * reaped (RUSAGE_CHILDREN) and the I/O of reaped children (the monitor's whole-process io minus its own
+ * thread's), which make the CPU and I/O totals exact for children that lived less than one interval.
  */
 #include "sources/proc_tree.h"
 
 #include "core/batchenv.h"
 #include "core/json.h"
 #include "core/pidmap.h"
+#include "core/sampler.h"
 #include "core/source.h"
 #include "sources/bpf/tasks_bpf.h"
 #include "sys/cgroupfs.h"
@@ -417,6 +419,12 @@ typedef struct {
     size_t nroots, roots_cap;
     bool stepd_seen;        /* a root was seen once */
     bool stepd_pid_alive;   /* the explicit slurmstepd (stepd_pid) exists this sample */
+    /* smaps_rollup of every member at once (read_smaps_all) */
+    bool smaps_event;    /* this sample: a member is new, exec'd, or its RSS moved since its last read */
+    uint64_t smaps_hash; /* membership (pid, start) at the last full read, and its size */
+    size_t smaps_n;
+    bool smaps_once;       /* a full read was made */
+    int64_t smaps_next_ns; /* CLOCK_MONOTONIC before which an event does not trigger another one (budget) */
 } tree_state_t;
 
 static bool stepd_mode(const js_ctx_t *ctx)
@@ -428,8 +436,14 @@ static bool stepd_mode(const js_ctx_t *ctx)
 
 #define KEPT_PER_PROC 5   /* stat, statm, io, children, fd directory */
 #define FD_RESERVE 256    /* descriptors left for everything else: the recording, other sources, reads */
-#define USS_GROWTH_NUM 11 /* re-read smaps_rollup once RSS exceeds 11/10 of its value at the last read */
-#define USS_GROWTH_DEN 10
+#define SMAPS_MOVED_DIV 10 /* a member's RSS moved by more than 1/10 of its value at the last read */
+#define SMAPS_MOVED_MIN                                                                                      \
+    (1u << 20) /* ... and by more than 1 MiB: smaps_rollup is read again for every member */
+/* event-driven full reads use at most 1/SMAPS_BUDGET of one CPU (the next one no sooner than its cost times
+ * that): a tenth where the PSS sum is the scope's memory headline, a hundredth where the scope has a cgroup
+ * of its own (whose high-water mark is the headline) */
+#define SMAPS_BUDGET_PSS 10
+#define SMAPS_BUDGET_CGROUP 100
 
 static void ent_close(pent_t *e)
 {
@@ -817,16 +831,86 @@ static void emit_info(tree_state_t *st, const js_ctx_t *ctx, pent_t *e, js_rows_
         rows_set_str(info, &v[INFO_CMDLINE], st->cmd.p, st->cmd.len);
 }
 
-/* want_uss: whether to read smaps_rollup for `e` this sample: at first sight and after an exec, every
- * uss_every samples, at the closing sample, and whenever its RSS has grown by more than a tenth since the
- * last read (USS rises mostly when RSS rises, so a growing job's peak is caught within that fraction). */
-static bool want_uss(const js_ctx_t *ctx, const pent_t *e, bool fresh, bool exec, uint64_t rss)
+/* smaps_moved: whether member `e` asks for smaps_rollup of every member this sample: it is new or exec'd,
+ * was never read, or its RSS moved (up or down) by more than a tenth and 1 MiB since its last read. */
+static bool smaps_moved(const pent_t *e, bool fresh, bool exec, uint64_t rss)
+{
+    if (fresh || exec || !e->rss_at_uss)
+        return true;
+    uint64_t at = e->rss_at_uss, d = rss > at ? rss - at : at - rss;
+    return d > at / SMAPS_MOVED_DIV && d > SMAPS_MOVED_MIN;
+}
+
+static uint64_t mix64(uint64_t x)
+{
+    x ^= x >> 33;
+    x *= UINT64_C(0xff51afd7ed558ccd);
+    x ^= x >> 33;
+    x *= UINT64_C(0xc4ceb9fe1a85ec53);
+    return x ^ (x >> 33);
+}
+
+static int64_t thread_cpu_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+    return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+
+/* read_smaps_all: smaps_rollup (USS, PSS, SwapPss) of every member of this sample (proc rows from `first`),
+ * all at the same sample, so that their PSS add up (a page shared by k members counts 1/k in each). Read at
+ * the first sample, every uss_every samples, at the closing sample, and, within a budget, when the membership
+ * changed (a fork shares the parent's pages with the child, an exit gives its share back), when a member
+ * exec'd or its RSS moved by more than a tenth (smaps_moved), or when the sample is taken for phase marks
+ * (ctx->for_marks). The budget: after a full read that cost c seconds of CPU, an event triggers the next one
+ * no sooner than SMAPS_BUDGET_* x c later (smaps_rollup walks the page tables: about 16 us per MiB resident).
+ */
+static void read_smaps_all(tree_state_t *st, const js_ctx_t *ctx, js_rows_t *proc, size_t first)
 {
     if (!ctx->uss_every)
-        return false;
-    if (fresh || exec || ctx->final || ctx->seq % ctx->uss_every == 0 || !e->rss_at_uss)
-        return true;
-    return rss / USS_GROWTH_NUM > e->rss_at_uss / USS_GROWTH_DEN;
+        return;
+    uint64_t hash = 0;
+    size_t n = proc->nrows - first;
+    for (size_t i = first; i < proc->nrows; i++) {
+        const js_value_t *v = rows_row(proc, i);
+        hash += mix64(((uint64_t)v[PROC_PID].i << 32) ^ (uint64_t)v[PROC_START_TICKS].i);
+    }
+    bool event = st->smaps_event || hash != st->smaps_hash || n != st->smaps_n || ctx->for_marks;
+    st->smaps_event = false;
+    int64_t now = now_ns(CLOCK_MONOTONIC);
+    bool due = !st->smaps_once || ctx->final || ctx->seq % ctx->uss_every == 0;
+    if (!due && !(event && now >= st->smaps_next_ns))
+        return;
+    int64_t c0 = thread_cpu_ns();
+    for (size_t i = first; i < proc->nrows; i++) {
+        js_value_t *v = rows_row(proc, i);
+        pent_t *e = pidmap_get(&st->procs, (int32_t)v[PROC_PID].i);
+        if (!e || e->seen != st->stamp || e->start != (uint64_t)v[PROC_START_TICKS].i)
+            continue;
+        char path[64];
+        snprintf(path, sizeof(path), "%d/smaps_rollup", (int)e->pid);
+        js_pid_smaps_t sm;
+        bool zombie = v[PROC_STATE].present && rows_str(proc, &v[PROC_STATE])[0] == 'Z';
+        int r = pread_proc(st, ctx, e, NULL, path, &st->buf, READ_FULL);
+        if (r == 0 && proc_parse_smaps_rollup(st->buf.p, &sm) == 0) {
+            val_int(&v[PROC_USS], (int64_t)sm.uss);
+            val_int(&v[PROC_PSS], (int64_t)sm.pss);
+            val_int(&v[PROC_SWAP_PSS], (int64_t)sm.swap_pss);
+        } else if (zombie || r == -ENOENT || r == -ESRCH || (r == 0 && st->buf.len == 0)) {
+            /* exited or exiting since its stat was read (an empty file: its memory is gone): it maps nothing;
+             * a file that cannot be read (another user's process) stays missing */
+            val_int(&v[PROC_USS], 0);
+            val_int(&v[PROC_PSS], 0);
+            val_int(&v[PROC_SWAP_PSS], 0);
+        }
+        uint64_t rss = v[PROC_RSS].present && v[PROC_RSS].i > 0 ? (uint64_t)v[PROC_RSS].i : 1;
+        e->rss_at_uss = rss;
+    }
+    st->smaps_once = true;
+    st->smaps_hash = hash;
+    st->smaps_n = n;
+    st->smaps_next_ns =
+        now + (thread_cpu_ns() - c0) * (ctx->scope.cgroup ? SMAPS_BUDGET_CGROUP : SMAPS_BUDGET_PSS);
 }
 
 /* visit_stat: find or make the entry of `pid` and read its stat into *ps. Returns 1 (read: *ret_e, *ps and
@@ -960,17 +1044,8 @@ static int visit_row(tree_state_t *st, js_ctx_t *ctx, pent_t *e, const js_pid_st
                     val_int(&v[PROC_RSS_ANON + i], (int64_t)f[i]);
         }
     }
-    if (want_uss(ctx, e, fresh, exec, rss)) {
-        snprintf(path, sizeof(path), "%d/smaps_rollup", (int)pid);
-        js_pid_smaps_t sm;
-        if (pread_proc(st, ctx, e, NULL, path, &st->buf, READ_FULL) == 0 &&
-            proc_parse_smaps_rollup(st->buf.p, &sm) == 0) {
-            val_int(&v[PROC_USS], (int64_t)sm.uss);
-            val_int(&v[PROC_PSS], (int64_t)sm.pss);
-            val_int(&v[PROC_SWAP_PSS], (int64_t)sm.swap_pss);
-            e->rss_at_uss = rss ? rss : 1;
-        }
-    }
+    if (smaps_moved(e, fresh, exec, rss))
+        st->smaps_event = true;
     if (fresh || exec || !e->info_done) {
         emit_info(st, ctx, e, info, ps, have_status ? &pst : NULL);
         snprintf(e->comm, sizeof(e->comm), "%s", ps->comm);
@@ -1510,18 +1585,8 @@ static int bpf_row(tree_state_t *st, js_ctx_t *ctx, const tasks_bpf_record_t *re
         val_int(&v[PROC_RCHAR + i], (int64_t)rec->io[i]);
     val_int(&v[PROC_FDS], rec->fds);
     bool exec = !fresh && strncmp(e->comm, rec->comm, sizeof(rec->comm)) != 0;
-    if (want_uss(ctx, e, fresh, exec, rss)) {
-        char path[64];
-        snprintf(path, sizeof(path), "%d/smaps_rollup", (int)rec->pid);
-        js_pid_smaps_t sm;
-        if (pread_proc(st, ctx, e, NULL, path, &st->buf, READ_FULL) == 0 &&
-            proc_parse_smaps_rollup(st->buf.p, &sm) == 0) {
-            val_int(&v[PROC_USS], (int64_t)sm.uss);
-            val_int(&v[PROC_PSS], (int64_t)sm.pss);
-            val_int(&v[PROC_SWAP_PSS], (int64_t)sm.swap_pss);
-            e->rss_at_uss = rss ? rss : 1;
-        }
-    }
+    if (smaps_moved(e, fresh, exec, rss))
+        st->smaps_event = true;
     if (fresh || exec || !e->info_done) {
         js_pid_stat_t ps = {.pid = rec->pid, .ppid = rec->ppid, .starttime = rec->start_ticks};
         snprintf(ps.comm, sizeof(ps.comm), "%s", rec->comm);
@@ -1764,6 +1829,7 @@ static int tree_collect(void *state, js_ctx_t *ctx, js_rows_t *const *rows)
     tree_state_t *st = state;
     js_rows_t *proc = rows[0], *info = rows[1], *tree = rows[2], *exits = rows[3], *stepd = rows[4];
     int r = 0;
+    const size_t first = proc->nrows;
     st->stamp++;
     st->nqueue = 0;
     st->nzombies = 0;
@@ -1824,6 +1890,7 @@ static int tree_collect(void *state, js_ctx_t *ctx, js_rows_t *const *rows)
     if (r < 0)
         return r;
 done:
+    read_smaps_all(st, ctx, proc, first);
     /* forget processes not seen this sample (collected first: deletion moves entries) */
     st->nqueue = 0;
     for (size_t i = 0; i < st->procs.cap; i++) {

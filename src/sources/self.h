@@ -18,6 +18,14 @@ enum {
     SELF_MARKS,
     SELF_MARKS_REJECTED,
     SELF_MARKS_SENDERS_DROPPED,
+    SELF_IO_RCHAR, /* the monitor thread's own I/O (its /proc task io), in proc_tree's io order */
+    SELF_IO_WCHAR,
+    SELF_IO_SYSCR,
+    SELF_IO_SYSCW,
+    SELF_IO_READ_BYTES,
+    SELF_IO_WRITE_BYTES,
+    SELF_THREADS, /* embedded: the monitor's threads inside the watched process */
+    SELF_FDS,     /* embedded: the embedding's descriptors in the watched process's table */
     SELF__MAX
 };
 

@@ -52,7 +52,7 @@ def test_bpf_and_procfs_agree_on_a_tree(js, workload):
     # the same workload, measured exactly both ways: 120 x 20 ms of children, through the kernel's accounting
     assert b["cpu"]["total_s"] == pytest.approx(p["cpu"]["total_s"], rel=0.05), (b["cpu"], p["cpu"])
     assert b["exact"]["cpu"] is True
-    assert b["memory"]["peak_rss_bytes"] == pytest.approx(p["memory"]["peak_rss_bytes"], rel=0.5)
+    assert b["memory"]["peak_rss_sum_bytes"] == pytest.approx(p["memory"]["peak_rss_sum_bytes"], rel=0.5)
 
 
 @needs_root

@@ -40,7 +40,7 @@ CELLS = [
     "while time.thread_time() - t < 0.4:\\n    pass'], check=True)\ndel x",       # 5: a child's CPU
     "%jobscope report",                                                           # 6
     "%jobscope report --cell 3",                                                  # 7
-    "%jobscope plot cpu_cores rss_bytes",                                         # 8
+    "%jobscope plot cpu_cores memory_bytes",                                      # 8
     "%jobscope report --level system",                                            # 9
     "%jobscope export session.db\n%jobscope export session.csv\n%jobscope export session.json",  # 10
     "%jobscope stop",                                                             # 11
@@ -106,8 +106,8 @@ def test_cells_get_their_samples(executed):
     cells = rec.cells
     assert {3, 4, 5} <= set(cells.index)
     assert cells.loc[3, "cpu_s"] == pytest.approx(0.5, abs=0.15)           # the busy loop
-    assert cells.loc[4, "peak_rss_bytes"] > 150e6                           # the 150 MB buffer
-    assert cells.loc[3, "peak_rss_bytes"] < cells.loc[4, "peak_rss_bytes"] - 100e6
+    assert cells.loc[4, "peak_bytes"] > 150e6                               # the 150 MB buffer
+    assert cells.loc[3, "peak_bytes"] < cells.loc[4, "peak_bytes"] - 100e6
     assert cells.loc[5, "cpu_s"] >= 0.35                                    # its child's CPU is the cell's
     # the cells' own time: every cell's self figures plus the time between cells add up to the session's
     last = rec.phases[rec.phases["sample"] == rec.phases["sample"].max()].set_index("phase")
@@ -128,7 +128,7 @@ def test_report_and_plot_render(executed):
     report = nb.cells[5]
     assert outputs(report, "text/html"), report["outputs"]
     html = outputs(report, "text/html")[0]["data"]["text/html"]
-    for col in ("wall_s", "cpu_s", "mean_cores", "peak_rss_bytes", "read_bytes", "write_bytes"):
+    for col in ("wall_s", "cpu_s", "mean_cores", "peak_bytes", "read_bytes", "write_bytes"):
         assert col in html
     one = outputs(nb.cells[6], "text/html")[0]["data"]["text/html"]
     assert one.count("<tr>") == 2  # the header and cell 3

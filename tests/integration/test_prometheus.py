@@ -176,7 +176,7 @@ def test_promtool_every_source(js, tmp_path):
             assert texts[name, "openmetrics"].endswith("# EOF\n")
             parse(texts[name, "openmetrics"])
         run = parse(texts["run", "text"])
-        assert values(run, "jobscope_memory_rss_bytes", scope="tree")[0] > 1e6
+        assert values(run, "jobscope_memory_bytes", scope="tree")[0] > 1e6
         assert set(l for (n, ls) in run for l in ls if n == "jobscope_cpu_seconds_total") >= {("mode", "user"),
                                                                                              ("mode", "system")}
         assert values(run, "jobscope_process_rss_bytes"), "--listen-processes 5 exposes the busiest processes"
@@ -189,7 +189,7 @@ def test_promtool_every_source(js, tmp_path):
         # the frequencies: MHz in the view, hertz exposed
         assert all(1e9 <= v <= 4e9 for v in values(fix, "jobscope_cpufreq_freq_hertz"))
         node = parse(texts["serve", "text"])
-        assert not values(node, "jobscope_memory_rss_bytes"), "serve has no tree"
+        assert not values(node, "jobscope_memory_bytes"), "serve has no tree"
         mem_total = int(Path("/proc/meminfo").read_text().split()[1]) * 1024
         assert values(node, "jobscope_system_mem_total_bytes") == [mem_total]
         assert ("scope", "node") in next(ls for (n, ls) in node if n == "jobscope_build_info")
@@ -244,12 +244,12 @@ def test_prometheus_scrapes_run_and_serve(js, prom, tmp_path):
         t_end = seq_now[-1][0]
         r = prom.query(f'sum(rate(jobscope_cpu_seconds_total{{{inst}}}[20s]))', at=t_end)["data"]["result"]
         prom_rate = float(r[0]["value"][1])
-        mem = prom_range(prom, f"jobscope_memory_rss_bytes{{{inst}}}", 30)
+        mem = prom_range(prom, f"jobscope_memory_bytes{{{inst}}}", 30)
         cores = prom_range(prom, f"jobscope_cpu_cores{{{inst}}}", 30)
         # the run's Grafana queries of docs/PROMETHEUS.md
         eff = prom.samples(f'sum by (instance) (rate(jobscope_cpu_seconds_total{{{inst}}}[10s])) '
                            f'/ on (instance) jobscope_cores_available')
-        memq = prom.samples(f'jobscope_memory_rss_bytes{{{inst}}} / on (instance) jobscope_system_mem_total_bytes')
+        memq = prom.samples(f'jobscope_memory_bytes{{{inst}}} / on (instance) jobscope_system_mem_total_bytes')
         serve_mem = prom.samples(f'jobscope_system_mem_total_bytes{{instance="{serve_t}"}}')
         serve_ok = prom.samples(f'jobscope_source_collect_success{{instance="{serve_t}",source="system"}}')
     finally:
@@ -275,9 +275,9 @@ def test_prometheus_scrapes_run_and_serve(js, prom, tmp_path):
     compared = 0
     for t, v in mem:
         seq = seq_at.get(round(t, 3))
-        if seq is None or seq not in tree or not tree[seq]["rss_bytes"]:
+        if seq is None or seq not in tree or not tree[seq]["memory_bytes"]:
             continue
-        rec_rss = float(tree[seq]["rss_bytes"])
+        rec_rss = float(tree[seq]["memory_bytes"])
         assert abs(v - rec_rss) <= 0.02 * rec_rss, f"sample {seq}: Prometheus {v}, recording {rec_rss}"
         compared += 1
     assert compared >= 20, f"only {compared} scrapes matched to samples"
@@ -304,7 +304,7 @@ def test_prometheus_scrapes_run_and_serve(js, prom, tmp_path):
     # the stopped run's series go stale: no value at all once its target is down
     prom.wait_query(f'up{{instance="{run_t}"}} == 0', bool, timeout=20, what="the run's target to be down")
     time.sleep(1.5)
-    assert prom.samples(f'jobscope_memory_rss_bytes{{instance="{run_t}"}}') == []
+    assert prom.samples(f'jobscope_memory_bytes{{instance="{run_t}"}}') == []
     assert prom.samples(f'jobscope_samples_total{{instance="{run_t}"}}') == []
 
 
@@ -660,7 +660,7 @@ def test_textfile_atomic_and_node_exporter(js, tmp_path):
             m = parse(body)
             assert values(m, "node_textfile_scrape_error") == [0.0], body[-2000:]
             assert values(m, "jobscope_samples_total", scope="tree")
-            assert values(m, "jobscope_memory_rss_bytes")[0] > 90 * 2**20
+            assert values(m, "jobscope_memory_bytes")[0] > 90 * 2**20
             assert values(m, "node_textfile_mtime_seconds", file=str(f)) or values(m, "node_textfile_mtime_seconds")
             wait_for(lambda: run.poll() is not None, 30, 0.1, "the run to end")
             stop(run)

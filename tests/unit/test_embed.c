@@ -21,6 +21,7 @@
 #include "jobscope.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <math.h>
 #include <signal.h>
 #include <stdio.h>
@@ -264,6 +265,50 @@ static void test_attached_pid(void **state)
     assert_int_equal(js_monitor_stop(), 0);
 }
 
+/* count_fds: this process's open descriptors (its main thread's table) */
+static int count_fds(void)
+{
+    int n = 0;
+    for (int fd = 0; fd < 4096; fd++)
+        n += fcntl(fd, F_GETFD) >= 0;
+    return n;
+}
+
+/* Issue 19: the embedded monitor is not the job. It records to a file every 20 ms while the host sleeps: the
+ * host's I/O is its own (none), its threads its own (one), and the monitor's descriptors are not in its table
+ * (but the wake-up eventfd), nor counted. */
+static void test_monitor_is_not_the_job(void **state)
+{
+    (void)state;
+    char dir[] = "/tmp/test_embed_XXXXXX", path[128];
+    assert_non_null(mkdtemp(dir));
+    snprintf(path, sizeof(path), "%s/quiet.db", dir);
+    int fds0 = count_fds();
+    js_monitor_opts_t o = {.size = sizeof(o), .interval_s = 0.02, .output = path};
+    assert_int_equal(js_monitor_start(&o), 0);
+    usleep(500000);
+    assert_int_equal(js_monitor_sample(), 0);
+    assert_int_equal(count_fds(),
+                     fds0 + 1); /* the wake-up eventfd; the recording and /proc files are not here */
+    assert_int_equal(js_monitor_stop(), 0);
+    char *sum = js_monitor_summary();
+    assert_non_null(sum);
+    double wchar = json_num(sum, "\"io\": {", "write_chars"),
+           wbytes = json_num(sum, "\"io\": {", "write_bytes");
+    double threads = json_num(sum, "\"threads\": {", "main");
+    double taken = json_num(sum, "\"samples\": {", "taken");
+    print_message("%.0f samples recorded; host wrote %.0f bytes (%.0f to storage), %.0f thread(s)\n", taken,
+                  wchar, wbytes, threads);
+    assert_true(taken >= 10);
+    assert_true(wchar >= 0 && wchar < 1024); /* the recording's writes (tens of KiB) are the monitor's */
+    assert_true(wbytes >= 0 && wbytes < 4096);
+    assert_true(threads == 1);
+    js_free(sum);
+    assert_int_equal(count_fds(), fds0);
+    unlink(path);
+    rmdir(dir);
+}
+
 static void test_bad_options(void **state)
 {
     (void)state;
@@ -287,6 +332,7 @@ int main(void)
         cmocka_unit_test(test_bad_options),
         cmocka_unit_test(test_embedded_run),
         cmocka_unit_test(test_attached_pid),
+        cmocka_unit_test(test_monitor_is_not_the_job),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -319,8 +319,8 @@ static void test_missing_and_monotone(void **state)
     model_feed(m, 3, &s);
     js_summary_t su;
     model_summary(m, &su);
-    assert_float_equal(su.peak_uss, 5000, 0);
-    assert_float_equal(su.peak_rss, 200, 0);
+    assert_float_equal(su.peak_private, 5000, 0);
+    assert_float_equal(su.peak_rss_sum, 200, 0);
     assert_float_equal(su.io[IO_WRITE], 1024, 0);
     assert_int_equal(su.io_unreadable, 1);
     assert_int_equal(su.uss_unreadable, 1);
@@ -683,6 +683,120 @@ static void test_unread_members(void **state)
     sample_free(&s);
 }
 
+/* mem_row: one member with RSS, and PSS/USS when read (>= 0), VmHWM when known (>= 0) */
+static void mem_row(js_sample_t *s, int32_t pid, int64_t rss, int64_t pss, int64_t uss, int64_t hwm)
+{
+    js_value_t *v = rows_add(sample_rows(s, &table_proc));
+    val_int(&v[PROC_PID], pid);
+    val_int(&v[PROC_PPID], pid == 10 ? 1 : 10);
+    val_int(&v[PROC_START_TICKS], 500 + pid);
+    val_int(&v[PROC_UTIME], 0);
+    val_int(&v[PROC_STIME], 0);
+    val_int(&v[PROC_THREADS], 1);
+    val_int(&v[PROC_RSS], rss);
+    if (pss >= 0) {
+        val_int(&v[PROC_PSS], pss);
+        val_int(&v[PROC_USS], uss);
+    }
+    if (hwm >= 0)
+        val_int(&v[PROC_HWM], hwm);
+}
+
+static void mem_sample(js_sample_t *s, int64_t t_ns, size_t members)
+{
+    js_value_t *t = rows_add(sample_rows(s, &table_tree));
+    val_int(&t[TREE_MEMBERS], (int64_t)members);
+    js_value_t *sv = rows_add(sample_rows(s, &table_samples));
+    val_int(&sv[SAMPLES_T_MONO], t_ns);
+    val_int(&sv[SAMPLES_T_UNIX], 1700000000000000000LL + t_ns);
+}
+
+/* Issue 19: a parent holding 400 MiB that forks 4 workers used 400 MiB, not 2 GiB. The PSS sum of one
+ * sample (every member read at once) counts each page once; between reads a member's figures move with its
+ * RSS; the largest process's kernel high-water mark is a floor of the headline. */
+static void test_memory_headline(void **state)
+{
+    (void)state;
+    const int64_t M = 1 << 20;
+    js_sample_t s;
+    sample_init(&s);
+    js_model_t *m = new_model(JS_MODE_RUN, 2);
+    /* the parent alone: 400 MiB, all private */
+    sample_clear(&s);
+    mem_sample(&s, 1 * SEC, 1);
+    mem_row(&s, 10, 400 * M, 400 * M, 400 * M, -1);
+    assert_int_equal(model_feed(m, 0, &s), 0);
+    assert_true(model_point(m)->pss_read);
+    /* 4 workers share its pages: every member read at the same sample */
+    sample_clear(&s);
+    mem_sample(&s, 2 * SEC, 5);
+    mem_row(&s, 10, 400 * M, 80 * M, 0, -1);
+    for (int32_t k = 0; k < 4; k++)
+        mem_row(&s, 11 + k, 400 * M, 80 * M, 0, -1);
+    assert_int_equal(model_feed(m, 1, &s), 0);
+    const js_tree_point_t *pt = model_point(m);
+    assert_float_equal(pt->rss, 2000.0 * M, 0);
+    assert_float_equal(pt->pss, 400.0 * M, 0);
+    assert_float_equal(pt->uss, 0, 0);
+    /* one worker writes 100 MiB of its own between reads: its figures move with its RSS (the series); the
+     * peaks are sums measured at one sample */
+    sample_clear(&s);
+    mem_sample(&s, 3 * SEC, 5);
+    mem_row(&s, 10, 400 * M, -1, -1, -1);
+    mem_row(&s, 11, 500 * M, -1, -1, -1);
+    for (int32_t k = 1; k < 4; k++)
+        mem_row(&s, 11 + k, 400 * M, -1, -1, -1);
+    assert_int_equal(model_feed(m, 2, &s), 0);
+    pt = model_point(m);
+    assert_false(pt->pss_read);
+    assert_float_equal(pt->pss, 500.0 * M, 0);
+    assert_float_equal(pt->uss, 100.0 * M, 0);
+    js_summary_t su;
+    model_summary(m, &su);
+    assert_float_equal(su.peak_pss, 400.0 * M, 0);
+    assert_float_equal(su.peak_rss_sum, 2100.0 * M, 0);
+    /* but one process's RSS (500 MiB, each of its pages once) is a floor: the headline, and says so */
+    assert_float_equal(su.peak_bytes, 500.0 * M, 0);
+    assert_non_null(strstr(su.peak_method, "largest process"));
+    /* the next read measures it */
+    sample_clear(&s);
+    mem_sample(&s, 4 * SEC, 5);
+    mem_row(&s, 10, 400 * M, 80 * M, 0, -1);
+    mem_row(&s, 11, 500 * M, 180 * M, 100 * M, -1);
+    for (int32_t k = 1; k < 4; k++)
+        mem_row(&s, 11 + k, 400 * M, 80 * M, 0, -1);
+    assert_int_equal(model_feed(m, 3, &s), 0);
+    model_summary(m, &su);
+    assert_float_equal(su.peak_pss, 500.0 * M, 0);
+    assert_float_equal(su.peak_bytes, 500.0 * M, 0);
+    assert_non_null(strstr(su.peak_method, "PSS"));
+    assert_false(su.peak_exact);
+    assert_float_equal(su.peak_private, 400.0 * M, 0); /* the parent alone, at the first sample */
+    assert_float_equal(su.peak_shared, 400.0 * M, 0);  /* PSS - USS: the parent's pages, once for the tree */
+    assert_int_equal(su.pss_samples, 3);
+    /* the largest process's VmHWM above the PSS sum (a peak between samples): it is the headline */
+    sample_clear(&s);
+    mem_sample(&s, 5 * SEC, 1);
+    mem_row(&s, 10, 400 * M, -1, -1, 700 * M);
+    assert_int_equal(model_feed(m, 4, &s), 0);
+    model_summary(m, &su);
+    assert_float_equal(su.peak_bytes, 700.0 * M, 0);
+    assert_non_null(strstr(su.peak_method, "VmHWM"));
+    model_free(m);
+
+    /* a command gone before the first sample (`run -- true`): no sampled figure, not 0 B */
+    m = new_model(JS_MODE_RUN, 2);
+    sample_clear(&s);
+    mem_sample(&s, 1 * SEC, 0);
+    assert_int_equal(model_feed(m, 0, &s), 0);
+    model_summary(m, &su);
+    assert_true(isnan(su.peak_rss_sum));
+    assert_true(isnan(su.peak_pss));
+    assert_true(isnan(su.peak_bytes));
+    model_free(m);
+    sample_free(&s);
+}
+
 static void test_empty_summary(void **state)
 {
     (void)state;
@@ -690,7 +804,10 @@ static void test_empty_summary(void **state)
     js_summary_t su;
     model_summary(m, &su);
     assert_true(isnan(su.total_s));
-    assert_true(isnan(su.peak_rss));
+    assert_true(isnan(su.peak_rss_sum));
+    assert_true(isnan(su.peak_bytes));
+    assert_true(isnan(su.tree_total_s)); /* the command never ran: null, not 0 (docs/FORMAT.md) */
+    assert_true(isnan(su.peak_kernel_tree));
     assert_int_equal(su.taken, 0);
     model_free(m);
 }
@@ -716,6 +833,7 @@ int main(void)
         cmocka_unit_test(test_top_lists),
         cmocka_unit_test(test_top_counts_the_window_only),
         cmocka_unit_test(test_unread_members),
+        cmocka_unit_test(test_memory_headline),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

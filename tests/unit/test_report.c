@@ -415,7 +415,7 @@ static void t_extraction_golden(void **state)
         assert_true(t[i] == (double)i);
         assert_true((isnan(v[i]) && isnan(gold.cores[i])) || v[i] == gold.cores[i]);
     }
-    assert_non_null(v = report_series(rep, 0, "tree", "rss_bytes", "", &t, &n));
+    assert_non_null(v = report_series(rep, 0, "tree", "rss_sum_bytes", "", &t, &n));
     for (size_t i = 0; i < n; i++)
         assert_true(v[i] == gold.rss[i]);
     /* labelled views: a series per group; per-CPU views as mean, min, max in display units (Hz) */
@@ -491,7 +491,7 @@ static void t_day_page(void **state)
     /* the memory chart: the RSS series' maximum and minimum, and every spike at its second */
     const double *t, *v;
     size_t n;
-    v = report_series(rep, 0, "tree", "rss_bytes", "", &t, &n);
+    v = report_series(rep, 0, "tree", "rss_sum_bytes", "", &t, &n);
     assert_int_equal(n, 86401);
     double vmax = -INFINITY, vmin = INFINITY;
     for (size_t i = 0; i < n; i++) {
@@ -501,8 +501,10 @@ static void t_day_page(void **state)
     char *fig = figure(page, "mem");
     jt_doc_t d;
     chart_json(fig, &d);
-    const jt_t *rss = jt_path(d.root, "s.0");
-    assert_string_equal(jt_str(rss, "n"), "RSS (tree)");
+    assert_string_equal(jt_str(jt_path(d.root, "s.0"), "n"),
+                        "memory (no page twice)"); /* the headline first */
+    const jt_t *rss = jt_path(d.root, "s.1");
+    assert_string_equal(jt_str(rss, "n"), "RSS sum (shared pages per process)");
     const jt_t *tt = jt_get(rss, "t"), *vv = jt_get(rss, "v");
     double dmax = -INFINITY, dmin = INFINITY;
     for (const jt_t *x = vv->child; x; x = x->next) {

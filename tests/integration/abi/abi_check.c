@@ -18,7 +18,8 @@
 #include <time.h>
 #include <unistd.h>
 
-/* burn: `s` seconds of this thread's CPU (not wall time: on a loaded machine it would be a fraction) */
+/* burn: `s` seconds of this thread's CPU (not wall time: on a busy machine 0.2 s of wall time may be a
+ * fraction of that in CPU, and a phase cut at its marks gets exactly the CPU used inside it) */
 static void burn(double s)
 {
     struct timespec a, b;
