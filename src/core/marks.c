@@ -193,6 +193,11 @@ const char *marks_address(const js_marks_t *mk)
     return mk->addr;
 }
 
+size_t marks_fd_count(const js_marks_t *mk)
+{
+    return mk ? (mk->lfd >= 0) + (mk->efd >= 0) + mk->nconns : 0;
+}
+
 int marks_fd(const js_marks_t *mk)
 {
     return mk->efd;

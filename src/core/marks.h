@@ -82,6 +82,10 @@ const char *marks_address(const js_marks_t *mk);
 /* marks_fd: the descriptor to poll for POLLIN (an epoll set; owned by mk). */
 int marks_fd(const js_marks_t *mk);
 
+/* marks_fd_count: the descriptors mk holds now (the listening socket, the epoll set, one per open
+ * connection); 0 for NULL. */
+size_t marks_fd_count(const js_marks_t *mk);
+
 /* marks_fn: receives each accepted mark (borrowed for the call). Its return value is ignored here. */
 typedef int (*marks_fn)(void *arg, const js_mark_t *m);
 

@@ -1025,8 +1025,11 @@ static int visit_row(tree_state_t *st, js_ctx_t *ctx, pent_t *e, const js_pid_st
     }
 
     int64_t nfd = 0;
-    if (count_fds(st, ctx, e, &nfd) == 0)
+    if (count_fds(st, ctx, e, &nfd) == 0) {
         val_int(&v[PROC_FDS], nfd);
+        if (ctx->host_fds && pid == ctx->root_pid) /* the embedding's share, counted at the same instant */
+            ctx->host_fds_now = ctx->host_fds(nfd);
+    }
 
     /* an exec changes the comm, or (same program name, e.g. `exec bash script`) the image's addresses */
     bool exec = !fresh && (strcmp(e->comm, ps->comm) != 0 || (ps->image && e->image && ps->image != e->image));
@@ -1584,6 +1587,8 @@ static int bpf_row(tree_state_t *st, js_ctx_t *ctx, const tasks_bpf_record_t *re
     for (int i = 0; i < 7; i++)
         val_int(&v[PROC_RCHAR + i], (int64_t)rec->io[i]);
     val_int(&v[PROC_FDS], rec->fds);
+    if (ctx->host_fds && rec->pid == ctx->root_pid)
+        ctx->host_fds_now = ctx->host_fds(rec->fds);
     bool exec = !fresh && strncmp(e->comm, rec->comm, sizeof(rec->comm)) != 0;
     if (smaps_moved(e, fresh, exec, rss))
         st->smaps_event = true;

@@ -112,7 +112,7 @@ static int self_collect(void *state, js_ctx_t *ctx, js_rows_t *const *rows)
                 val_int(&v[SELF_IO_RCHAR + i], (int64_t)io.v[i]);
     if (ctx->embedded) {
         val_int(&v[SELF_THREADS], 1);
-        int nfd = ctx->host_fds ? ctx->host_fds() : -1;
+        int nfd = ctx->host_fds ? ctx->host_fds_now : -1;
         if (nfd >= 0)
             val_int(&v[SELF_FDS], nfd);
     }
