@@ -84,8 +84,10 @@ typedef struct {
 } js_monitor_opts_t;
 
 /* js_monitor_start: start monitoring this process and its descendants on a new thread. Takes the first
- * sample before returning. At most one embedded monitor per process. Returns 0, -EBUSY (one is running),
- * -EINVAL (bad options), -EEXIST (output exists and not overwrite), or another -errno. */
+ * sample before returning. At most one embedded monitor per process; a child forked while one runs has none
+ * (the parent's run, its recording and its socket are left to the parent) and may start its own. Returns 0,
+ * -EBUSY (one is running), -EINVAL (bad options), -EEXIST (output exists and not overwrite), -EXDEV (/proc
+ * belongs to another PID namespace: mount a procfs for this one), or another -errno. */
 JS_API int js_monitor_start(const js_monitor_opts_t *opts);
 
 /* js_monitor_sample: take a sample now (off schedule) and wait until it is recorded and in the summary.

@@ -91,6 +91,9 @@ class Tracker:
         rc = lib.js_monitor_start(_lib.ctypes.byref(opts))
         if rc == -errno.EBUSY:
             raise RuntimeError("another jobscope monitor is running in this process (one at a time)")
+        if rc == -errno.EXDEV:
+            raise RuntimeError("/proc belongs to another PID namespace (unshare without --mount-proc?): "
+                               "this process's tree cannot be told from the host's")
         _lib.check(rc, "js_monitor_start")
         if self.set_environment:
             addr = lib.js_monitor_address()

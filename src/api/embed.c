@@ -329,8 +329,11 @@ JS_API int js_monitor_start(const js_monitor_opts_t *opts)
         r = -ENAMETOOLONG;
         goto fail;
     }
-    if ((r = fsroot_open(&em.mon.ctx.root, NULL, NULL)) < 0)
-        goto fail;
+    long pid_there;
+    if ((r = fsroot_open(&em.mon.ctx.root, NULL, NULL)) < 0 ||
+        (r = fsroot_pidns_check(&em.mon.ctx.root, &pid_there)) < 0)
+        goto fail; /* -EXDEV: /proc is another PID namespace's, where this process's tree is not what it sees
+                    */
     hostinfo_read(&em.mon.ctx.root, 0, &em.hi);
     int64_t start_ticks = self_facts(&em.mon.ctx.root);
     if (em.have_output && (r = recorder_open(em.output, opts->overwrite != 0, &em.rec, err, sizeof(err))) < 0)

@@ -884,6 +884,17 @@ int cmd_run(int argc, char **argv)
         cli_error("cannot open procfs %s: %s", o.procfs ? o.procfs : "", strerror(-r));
         return EXIT_FAIL;
     }
+    long pid_there = 0; /* a node is the node in any namespace; every other scope names PIDs of this one */
+    if (!(o.kind == CMD_WATCH && !o.job && o.scope == JS_SCOPE_NODE) &&
+        fsroot_pidns_check(&mon.ctx.root, &pid_there) < 0) {
+        cli_error(
+            "%s is another PID namespace's /proc (this process is PID %d here, %ld there): its processes "
+            "are not this job's; mount a procfs for this namespace (unshare --pid --fork --mount-proc) "
+            "or run jobscope outside it",
+            o.procfs ? o.procfs : "procfs", (int)getpid(), pid_there);
+        fsroot_close(&mon.ctx.root);
+        return EXIT_FAIL;
+    }
     char scope_desc[1600] = "process tree";
     static job_plan_t plan; /* the scope's strings point into it */
     if (o.job) {
