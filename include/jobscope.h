@@ -41,7 +41,9 @@ extern "C" {
 
 #define JS_API_VERSION 1
 
-/* Limits of one mark (bytes, UTF-8 recommended; names are stored as given and escaped on output). */
+/* Limits of one mark (bytes, UTF-8 recommended; names are stored as given and escaped on output). Data is
+ * one JSON value of at most JS_MARK_DATA_MAX bytes nested at most 64 levels (else it is stored as a JSON
+ * string); any such value is rendered by every reader (summary, report, compare). */
 #define JS_MARK_NAME_MAX 256
 #define JS_MARK_DATA_MAX 4096
 

@@ -16,18 +16,21 @@
 #include <getopt.h>
 #include <string.h>
 
-static const char mark_usage[] =
-    "Usage: jobscope mark begin|end NAME [--data JSON]\n"
-    "       jobscope mark event NAME [--data JSON]\n"
-    "\n"
-    "Mark the start or end of a phase, or a point event, in the run that monitors this process (jobscope run\n"
-    "exports JOBSCOPE_SOCKET to the command and its descendants). The monitor records the mark with the next\n"
-    "sample and totals CPU, memory, I/O and energy per phase in the summary. Outside a monitored run nothing\n"
-    "is done and the exit status is 0. Never waits for the monitor.\n"
-    "\n"
-    "Options:\n"
-    "  -d, --data JSON  a JSON value recorded with the mark (at most 4096 bytes), e.g. '{\"step\": 10}'\n"
-    "  -h, --help       show this help\n";
+static const char mark_usage[] = "Usage: jobscope mark begin|end NAME [--data JSON]\n"
+                                 "       jobscope mark event NAME [--data JSON]\n"
+                                 "\n"
+                                 "Mark the start or end of a phase, or a point event, in the run that "
+                                 "monitors this process (jobscope run\n"
+                                 "exports JOBSCOPE_SOCKET to the command and its descendants). The monitor "
+                                 "records the mark with the next\n"
+                                 "sample and totals CPU, memory, I/O and energy per phase in the summary. "
+                                 "Outside a monitored run nothing\n"
+                                 "is done and the exit status is 0. Never waits for the monitor.\n"
+                                 "\n"
+                                 "Options:\n"
+                                 "  -d, --data JSON  a JSON value recorded with the mark (at most 4096 "
+                                 "bytes, 64 levels deep), e.g. '{\"step\": 10}'\n"
+                                 "  -h, --help       show this help\n";
 
 int cmd_mark(int argc, char **argv)
 {
@@ -59,7 +62,8 @@ int cmd_mark(int argc, char **argv)
     if (nl == 0 || nl > JS_MARK_NAME_MAX)
         return cli_usage_error("mark ", "NAME must be 1 to %d bytes", JS_MARK_NAME_MAX);
     if (data && (strlen(data) > JS_MARK_DATA_MAX || !json_valid(data, strlen(data))))
-        return cli_usage_error("mark ", "--data must be a JSON value of at most %d bytes", JS_MARK_DATA_MAX);
+        return cli_usage_error("mark ", "--data must be a JSON value of at most %d bytes and 64 levels",
+                               JS_MARK_DATA_MAX);
     int k = strcmp(kind, "begin") == 0 ? MARKWIRE_BEGIN
             : strcmp(kind, "end") == 0   ? MARKWIRE_END
             : strcmp(kind, "event") == 0 ? MARKWIRE_EVENT

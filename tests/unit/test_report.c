@@ -22,6 +22,7 @@
 #include <cmocka.h>
 
 #include "core/json.h"
+#include "core/jsoncheck.h"
 #include "model/summary.h"
 #include "report/advice.h"
 #include "report/jtree.h"
@@ -205,6 +206,46 @@ static void t_jtree(void **state)
     jt_free(&d);
     buf_free(&b);
     model_free(m);
+}
+
+/* whatever `jobscope mark` accepts as data (json_valid: up to JSONCHECK_DEPTH_MAX deep, numbers of any
+ * length) reads back from where the summary puts it (phases.events[i].last_data) */
+static void t_jtree_mark_data(void **state)
+{
+    (void)state;
+    enum { CAP = 8192 };
+    static char data[CAP], doc[CAP + 128];
+    jt_doc_t d;
+    /* a number of 4000 digits (mark takes 4096 bytes), then one beyond a double's range */
+    memset(data, '9', 4000);
+    data[4000] = '\0';
+    const char *nums[] = {data, "1e999", "-1e999",
+                          "0.000000000000000000000000000000000000000000000000000000001e-400"};
+    for (size_t i = 0; i < sizeof(nums) / sizeof(nums[0]); i++) {
+        assert_true(json_valid(nums[i], strlen(nums[i])));
+        int n = snprintf(doc, sizeof(doc),
+                         "{\"phases\": {\"events\": [{\"name\": \"e\", \"last_data\": %s}]}}", nums[i]);
+        assert_int_equal(jt_parse(doc, (size_t)n, &d), 0);
+        double v = jt_num(d.root, "phases.events.0.last_data");
+        assert_true(i == 0 || i == 1 ? v > 1e300 : i == 2 ? v < -1e300 : v == 0);
+        jt_free(&d);
+    }
+    /* the deepest value mark accepts, objects and arrays */
+    for (int obj = 0; obj < 2; obj++) {
+        size_t n = 0;
+        for (int k = 0; k < JSONCHECK_DEPTH_MAX; k++)
+            n += (size_t)snprintf(data + n, CAP - n, "%s", obj ? "{\"a\":" : "[");
+        n += (size_t)snprintf(data + n, CAP - n, "1");
+        for (int k = 0; k < JSONCHECK_DEPTH_MAX; k++)
+            data[n++] = obj ? '}' : ']';
+        data[n] = '\0';
+        assert_true(json_valid(data, n));
+        int m = snprintf(doc, sizeof(doc),
+                         "{\"phases\": {\"events\": [{\"name\": \"e\", \"last_data\": %s}]}}", data);
+        assert_int_equal(jt_parse(doc, (size_t)m, &d), 0);
+        assert_non_null(jt_path(d.root, "phases.events.0.last_data"));
+        jt_free(&d);
+    }
 }
 
 /* ---- advice ---- */
@@ -915,8 +956,10 @@ int main(void)
         cmocka_unit_test(t_day_page),
         cmocka_unit_test(t_nodes),
         cmocka_unit_test(t_generic_view),
-        cmocka_unit_test(t_incomplete_and_phases), cmocka_unit_test(t_marks),
+        cmocka_unit_test(t_incomplete_and_phases),
+        cmocka_unit_test(t_marks),
         cmocka_unit_test(t_compare),
+        cmocka_unit_test(t_jtree_mark_data),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
