@@ -913,6 +913,67 @@ static void t_incomplete_and_phases(void **state)
     report_free(rep);
 }
 
+/* ---- many marks: the page does not grow with their number ---- */
+
+static size_t marks_page_size(size_t nevents, size_t nphases, char **ret_page)
+{
+    js_report_t *rep = report_new();
+    synth_cfg_t cfg = {.hours = 0.2};
+    build_node(rep, &cfg, "node001", "complete", NULL);
+    char name[32];
+    for (size_t i = 0; i < nevents; i++) {
+        snprintf(name, sizeof(name), "ev%zu", i);
+        assert_int_equal(report_add_event(rep, 720.0 * (double)i / (double)nevents, name), 0);
+    }
+    for (size_t i = 0; i < nphases; i++)
+        assert_int_equal(report_add_band(rep, 720.0 * (double)i / (double)nphases,
+                                         720.0 * (double)(i + 1) / (double)nphases, "p"),
+                         0);
+    char *page = page_of(rep);
+    size_t n = strlen(page);
+    report_free(rep);
+    if (ret_page)
+        *ret_page = page;
+    else
+        free(page);
+    return n;
+}
+
+static void t_many_marks(void **state)
+{
+    (void)state;
+    size_t base = marks_page_size(0, 0, NULL);
+    size_t some = marks_page_size(100, 100, NULL);
+    char *page;
+    size_t many = marks_page_size(100000, 20000, &page);
+    /* 100,000 events and 20,000 phases cost what the 100 and 100 drawn one by one cost, plus the strip */
+    assert_true(many < some + 100000);
+    assert_true(many < base + 1000000);
+    size_t lines = count(page, "<figure class=\"chart line\"");
+    assert_true(lines >= 10);
+    assert_int_equal(count(page, "<g class=\"ev\""), 100 * lines);
+    assert_int_equal(count(page, "<g class=\"band\""), 100 * lines);
+    assert_int_equal(count(page, "<path class=\"evd\""), lines);
+    /* the first and the last 50 events, in order */
+    char *fig = figure(page, "cpu");
+    const char *e0 = strstr(fig, ">ev0<"), *e49 = strstr(fig, ">ev49<"), *e99950 = strstr(fig, ">ev99950<"),
+               *e99999 = strstr(fig, ">ev99999<");
+    assert_true(e0 && e49 && e99950 && e99999 && e0 < e49 && e49 < e99950 && e99950 < e99999);
+    assert_null(strstr(fig, ">ev50<"));
+    assert_null(strstr(fig, ">ev99949<"));
+    assert_non_null(strstr(fig, "<title>120000 marks:"));
+    free(fig);
+    assert_non_null(strstr(page,
+                           "The run has 20000 phases and 100000 events: the charts draw the first and the "
+                           "last 50 of each"));
+    free(page);
+    /* below the bound: every mark drawn, no strip */
+    marks_page_size(100, 100, &page);
+    assert_int_equal(count(page, "<path class=\"evd\""), 0);
+    assert_null(strstr(page, "The run has"));
+    free(page);
+}
+
 /* ---- compare ---- */
 
 static void t_compare(void **state)
@@ -960,6 +1021,7 @@ int main(void)
         cmocka_unit_test(t_marks),
         cmocka_unit_test(t_compare),
         cmocka_unit_test(t_jtree_mark_data),
+        cmocka_unit_test(t_many_marks),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
