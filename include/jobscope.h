@@ -113,7 +113,8 @@ JS_API const char *js_monitor_address(void);
 
 /* js_recording_export: write view `view` of the recording `path` ("tree", "process", "system", "marks",
  * "phases", ... as `jobscope export --list` shows) as CSV (format "csv") or JSON Lines ("jsonl") to the new
- * file `out` (replaced when it exists). Returns 0, -ENOENT (no such view), or another -errno. */
+ * file `out` (replaced when it exists; written under a temporary name beside it and renamed over it when
+ * complete, so `out` never holds a partial file). Returns 0, -ENOENT (no such view), or another -errno. */
 JS_API int js_recording_export(const char *path, const char *view, const char *format, const char *out);
 
 /* js_recording_summary: the summary of the recording `path` as JSON text (malloc'ed; js_free), or NULL

@@ -217,9 +217,9 @@ static int parse(int argc, char **argv, const char *cmd, const char *usage, size
     return 0;
 }
 
-/* open_output: check every input is a recording, then create the output (never one of the inputs).
- * Returns the descriptor, or -1 (said). */
-static int open_output(const args_t *a, const char *out)
+/* open_output: check every input is a recording, then start the output (never one of the inputs; written
+ * under a temporary name, published by finish). Returns 0, or -1 (said). */
+static int open_output(const args_t *a, const char *out, js_outfile_t *o)
 {
     js_file_id_t ids[2];
     size_t n = 0;
@@ -234,19 +234,13 @@ static int open_output(const args_t *a, const char *out)
         if (cli_file_id(a->in[i], &ids[n]) == 0)
             n++;
     }
-    int fd = cli_output_open(out, a->force, ids, n, NULL);
-    return fd < 0 ? -1 : fd;
+    return cli_output_begin(o, out, a->force, false, ids, n) < 0 ? -1 : 0;
 }
 
-static int finish(int fd, const char *out, int rc)
+static int finish(js_outfile_t *o, const char *out, int rc)
 {
-    if (close(fd) < 0 && rc == 0) {
-        cli_error("cannot write %s: %s", out, strerror(errno));
-        rc = EXIT_FAIL;
-    }
-    if (rc)
-        unlink(out);
-    else
+    rc = cli_output_end(o, rc);
+    if (rc == 0)
         printf("%s\n", out);
     return rc;
 }
@@ -263,10 +257,10 @@ int cmd_report(int argc, char **argv)
             return cli_usage_error("report ", "RECORDING's name is too long for a default output; use -o");
         a.out = def;
     }
-    int fd = open_output(&a, a.out);
-    if (fd < 0)
+    js_outfile_t o;
+    if (open_output(&a, a.out, &o) < 0)
         return EXIT_FAIL;
-    return finish(fd, a.out, cli_report_fd(a.in[0], fd, a.out));
+    return finish(&o, a.out, cli_report_fd(a.in[0], o.fd, a.out));
 }
 
 int cmd_compare(int argc, char **argv)
@@ -287,8 +281,8 @@ int cmd_compare(int argc, char **argv)
                                    "the recordings' names are too long for a default output; use -o");
         a.out = def;
     }
-    int fd = open_output(&a, a.out);
-    if (fd < 0)
+    js_outfile_t o;
+    if (open_output(&a, a.out, &o) < 0)
         return EXIT_FAIL;
     js_report_t *ra = NULL, *rb = NULL;
     rc = load(a.in[0], &ra);
@@ -299,7 +293,7 @@ int cmd_compare(int argc, char **argv)
         /* label each run by its file name; the same name twice: A and B */
         int r = report_compare_html(ra, rb, strcmp(sa, sb) ? sa : "A", strcmp(sa, sb) ? sb : "B", &page);
         if (r == 0)
-            r = cli_write_all(fd, page.p, page.len);
+            r = cli_write_all(o.fd, page.p, page.len);
         if (r < 0) {
             cli_error("cannot write %s: %s", a.out, strerror(-r));
             rc = EXIT_FAIL;
@@ -308,5 +302,5 @@ int cmd_compare(int argc, char **argv)
     buf_free(&page);
     report_free(ra);
     report_free(rb);
-    return finish(fd, a.out, rc);
+    return finish(&o, a.out, rc);
 }
