@@ -12,6 +12,7 @@
 #include "sys/sysio.h"
 
 #include <errno.h>
+#include <math.h>
 #include <limits.h>
 #include <fcntl.h>
 #include <pthread.h>
@@ -1047,13 +1048,23 @@ static int load_row(tab_reader_t *tr, js_rows_t *rows)
         int type = sqlite3_column_type(tr->st, k + 1);
         if (type == SQLITE_NULL)
             continue;
-        switch (rows->table->cols[c].type) {
-        case JS_INT:
-            val_int(&v[c], sqlite3_column_int64(tr->st, k + 1));
+        const js_column_t *col = &rows->table->cols[c];
+        switch (col->type) {
+        case JS_INT: {
+            int64_t x = sqlite3_column_int64(tr->st, k + 1);
+            /* a time or duration (a gauge in ns) no clock gives, from an edited file: missing, so that no
+             * difference of two of them can overflow (every one is in [0, 2^62]) */
+            if (col->kind == JS_GAUGE && !strcmp(col->unit, "ns") && (x < 0 || x > ((int64_t)1 << 62)))
+                break;
+            val_int(&v[c], x);
             break;
-        case JS_REAL:
-            val_real(&v[c], sqlite3_column_double(tr->st, k + 1));
+        }
+        case JS_REAL: {
+            double x = sqlite3_column_double(tr->st, k + 1);
+            if (isfinite(x)) /* SQLite stores no NaN; an infinity is no measurement */
+                val_real(&v[c], x);
             break;
+        }
         default: {
             const char *s = (const char *)sqlite3_column_text(tr->st, k + 1);
             int len = sqlite3_column_bytes(tr->st, k + 1);
