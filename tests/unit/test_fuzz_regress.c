@@ -190,7 +190,7 @@ static void hostile_view_is_refused(void **state)
     assert_int_equal(merge_recordings(out, in, 1, MERGE_PARTIAL, err, sizeof(err)), -EINVAL);
     assert_non_null(strstr(err, "marks is a view"));
     assert_int_equal(access(out, F_OK), -1);
-    /* a trigger in the file never runs, and a view in place of meta is refused too */
+    /* a view in place of meta is refused too */
     hostile("h.db", "ALTER TABLE meta RENAME TO meta_t; CREATE VIEW meta AS SELECT * FROM meta_t;", path,
             sizeof(path));
     assert_int_equal(read_all(path, &json, &su, err, sizeof(err)), -EINVAL);
