@@ -60,9 +60,9 @@ static const char *const h5_sonames[] = {"libhdf5_serial.so.310", "libhdf5_seria
 #define V(name, field) {{name}, offsetof(js_h5_vars_t, field), true}
 /* clang-format on */
 static const js_dlsym_t h5_syms[] = {
-    F("H5dont_atexit", dont_atexit),
     F("H5open", open),
     F("H5get_libversion", get_libversion),
+    F("H5dont_atexit", dont_atexit),
     F("H5Eset_auto2", eset_auto2),
     F("H5Zfilter_avail", zfilter_avail),
     F("H5Zget_filter_info", zget_filter_info),
