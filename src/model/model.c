@@ -714,9 +714,9 @@ static void summary_add(js_model_t *m, const js_sample_t *s, const js_value_t *s
         su->peak_kernel_pid = e ? ls->max_proc_pid : 0;
         snprintf(su->peak_kernel_comm, sizeof(su->peak_kernel_comm), "%s", e ? e->comm : "");
     }
-    if (pt->members > (double)su->procs_max && pt->members < 0x1p63)
+    if (pt->members > (double)su->procs_max && pt->members < 9223372036854775808.0)
         su->procs_max = (int64_t)pt->members;
-    if (pt->threads > (double)su->threads_max && pt->threads < 0x1p63)
+    if (pt->threads > (double)su->threads_max && pt->threads < 9223372036854775808.0)
         su->threads_max = (int64_t)pt->threads;
     const js_rows_t *ex = sample_rows(s, &table_exits);
     su->procs_reaped += ex ? (int64_t)ex->nrows : 0;
@@ -1137,7 +1137,8 @@ static void set_real(js_value_t *v, double d)
 
 static void set_int(js_value_t *v, double d)
 {
-    if (d >= -0x1p63 && d < 0x1p63) /* not NaN, and an int64 (an edited recording may hold anything) */
+    if (d >= -9223372036854775808.0 &&
+        d < 9223372036854775808.0) /* not NaN, and an int64 (an edited recording may hold anything) */
         val_int(v, (int64_t)d);
 }
 
