@@ -108,15 +108,29 @@ typedef struct {
 static embed_t em = {.api = PTHREAD_MUTEX_INITIALIZER, .mu = PTHREAD_MUTEX_INITIALIZER,
                      .cv = PTHREAD_COND_INITIALIZER};
 
+/* after_fork_child: the monitor thread does not exist in a forked child, and nothing of its run belongs to
+ * the child. Every object of the parent's run is forgotten, never used or closed through the API: the
+ * recorder (SQLite must not be used across fork: a write, a checkpoint or a close from the child would
+ * corrupt or lock the parent's recording, and write the child's PID into its metadata), the model, the
+ * summary. The copies of the marks socket's descriptors are closed so the socket goes when its owner closes
+ * it. Other descriptor copies (procfs roots, sources' counters) stay open until the child exits or execs
+ * (they are close-on-exec). A Tracker started in the child then works on its own: its own thread,
+ * recorder and socket. The memory copies are not freed: the monitor thread may have been changing them. */
 static void after_fork_child(void)
 {
-    /* the monitor thread does not exist in the child: this process monitors nothing (the copies of the
-     * parent's descriptors and memory are left alone) */
     pthread_mutex_init(&em.api, NULL);
     pthread_mutex_init(&em.mu, NULL);
     pthread_cond_init(&em.cv, NULL);
+    if (em.running)
+        marks_drop_inherited(em.marks);
     em.running = false;
+    em.rec = NULL;
+    em.marks = NULL;
+    em.model = NULL;
     em.have_summary = false;
+    em.summary = (js_buf_t){0};
+    em.env_set = false;
+    em.env_saved = NULL;
 }
 
 /* ---- the sink: notifications and summaries, on the monitor thread --------------------------------------- */
@@ -375,8 +389,10 @@ static int set_up(void)
     int r;
     pid_t target = em.target;
     em.mon.ctx.root.proc = em.mon.ctx.root.sys = -1;
-    if ((r = fsroot_open(&em.mon.ctx.root, NULL, NULL)) < 0)
-        return r;
+    long pid_there;
+    if ((r = fsroot_open(&em.mon.ctx.root, NULL, NULL)) < 0 ||
+        (r = fsroot_pidns_check(&em.mon.ctx.root, &pid_there)) < 0)
+        return r; /* -EXDEV: /proc is another PID namespace's, where this process's tree is not what it sees */
     if (target) {
         char path[32];
         snprintf(path, sizeof(path), "%d/stat", (int)target);

@@ -535,3 +535,15 @@ void marks_close(js_marks_t *mk)
     buf_free(&mk->data);
     free(mk);
 }
+
+void marks_drop_inherited(js_marks_t *mk)
+{
+    if (!mk)
+        return;
+    /* the connections are left: the monitor thread may have been changing their list when the process
+     * forked, and a copy of an accepted connection only delays its end until this process exits */
+    if (mk->efd >= 0)
+        close(mk->efd);
+    if (mk->lfd >= 0)
+        close(mk->lfd);
+}

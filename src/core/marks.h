@@ -116,4 +116,10 @@ void marks_unlink(js_marks_t *mk);
  * drops file and their directory. Accepts NULL. */
 void marks_close(js_marks_t *mk);
 
+/* marks_drop_inherited: in a child forked while the socket was open, close the child's copies of the
+ * listening socket and the epoll set (so the socket and its name live and die with the process that opened
+ * it) without touching anything the parent owns (no unlink, no shutdown). mk is not freed and must not be
+ * used again in this process. Accepts NULL. Async-signal-safe (only close). */
+void marks_drop_inherited(js_marks_t *mk);
+
 #endif

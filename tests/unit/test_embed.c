@@ -302,7 +302,7 @@ static void test_monitor_is_not_the_job(void **state)
     FILE *f = fopen(csv, "r");
     assert_non_null(f);
     char line[4096];
-    int col_pid = -1, col_fds = -1, rows = 0, fds_max = -1;
+    int col_pid = -1, col_fds = -1, rows = 0, fds_max = -1, fds_min = INT32_MAX, at_own = 0;
     while (fgets(line, sizeof(line), f)) {
         int col = 0, pid = -1, fds = -1;
         for (char *tok = line, *end; tok; tok = end ? end + 1 : NULL, col++) {
@@ -322,16 +322,22 @@ static void test_monitor_is_not_the_job(void **state)
         if (pid == (int)getpid() && fds >= 0) {
             rows++;
             fds_max = fds > fds_max ? fds : fds_max;
+            fds_min = fds < fds_min ? fds : fds_min;
+            at_own += fds == fds0;
         }
     }
     fclose(f);
     unlink(csv);
-    print_message("host descriptors: %d before, %d during (monitor's included), %d in the process view "
-                  "(%d rows)\n",
-                  fds0, fds_during, fds_max, rows);
+    print_message("host descriptors: %d before, %d during (monitor's included), %d..%d in the process view "
+                  "(%d of %d rows at %d)\n",
+                  fds0, fds_during, fds_min, fds_max, at_own, rows, fds0);
     assert_true(fds_during > fds0 + 2); /* the monitor's are in the table ... */
     assert_true(rows > 0);
-    assert_int_equal(fds_max, fds0); /* ... and not in the host's figure */
+    /* ... and not in the host's figure, but while this thread's export above held its own two (the recording
+     * it read and the file it wrote) */
+    assert_int_equal(fds_min, fds0);
+    assert_true(fds_max <= fds0 + 2);
+    assert_true(at_own >= rows - 2);
     double wchar = json_num(sum, "\"io\": {", "write_chars"),
            wbytes = json_num(sum, "\"io\": {", "write_bytes");
     double threads = json_num(sum, "\"threads\": {", "main");
