@@ -144,8 +144,11 @@ static void test_embedded_run(void **state)
     assert_true(mon > 0);
     assert_true(total > 0.55); /* 0.6 s of busy loops */
     /* the kernel's figure, up to a clock tick per process, the monitor's own first sample (before self0)
-     * and what the host did between self1 and the closing sample */
-    assert_true(fabs(total - expect) < 0.05);
+     * and what the host did between self1 and the closing sample; and `expect` takes off the monitor's CPU up
+     * to its closing read of the host, after self1: what it spent in between (the closing sample, under
+     * ASan 0.05 s) makes `expect` smaller by as much, a part of `mon` */
+    assert_true(total > expect - 0.05);
+    assert_true(total < expect + 0.05 + mon);
     assert_true(host > 0.25 && child > 0.25);
     js_free(sum);
 
