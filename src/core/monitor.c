@@ -158,6 +158,7 @@ static int reap(js_monitor_t *mon, size_t *cap)
 static int take(js_monitor_t *mon, js_sampler_t *sp, js_sample_t *s, int64_t deadline, bool final)
 {
     mon->ctx.final = final;
+    mon->take_cpu0_ns = now_ns(CLOCK_THREAD_CPUTIME_ID);
     mon->ctx.for_marks = mon->cut_wanted;
     mon->cut_wanted = false;
     int r = sampler_collect(sp, s, deadline, mon->missed);
@@ -170,11 +171,15 @@ static int take(js_monitor_t *mon, js_sampler_t *sp, js_sample_t *s, int64_t dea
 
 /* Phases cut at their marks: a begin or end mark takes a sample of the scope at once (the mark already woke
  * the loop), so cumulative figures are exact at phase boundaries and a phase's peak is that of the samples
- * inside it. Marks in a burst coalesce: samples taken for marks are at least MARK_GAP_MIN_NS apart, and at
- * least MARK_GAP_COST times what the last sample cost (so they use at most 1/MARK_GAP_COST of one CPU); the
- * marks of a gap go to the sample at its end. */
-#define MARK_GAP_MIN_NS 10000000 /* 10 ms: at most 100 samples a second for marks */
+ * inside it. Marks in a burst coalesce: samples taken for marks draw on a budget that grows by 1/MARK_GAP_COST
+ * of the time passed (at most 5% of one CPU, in the monitor thread's CPU time: a loaded machine's preemption
+ * is not the sample's cost) and holds MARK_BURST samples (an end mark and the next begin, a cell's end and the
+ * next cell's start, each get their own sample at once); each costs what the last sample cost, at least
+ * MARK_GAP_MIN_NS / MARK_GAP_COST (at most 100 a second in a long burst). The marks that arrive while the
+ * budget is spent go to the sample taken when it allows one. */
+#define MARK_GAP_MIN_NS 10000000 /* 10 ms: at most 100 samples a second for marks, past a burst */
 #define MARK_GAP_COST 20         /* at most 5% of one CPU */
+#define MARK_BURST 4             /* samples for marks taken at once before the budget paces them */
 
 /* mark_to_sinks: one mark, at once, to every sink that takes marks (failures counted like samples'). */
 static int mark_to_sinks(void *arg, const js_mark_t *mk)
@@ -210,7 +215,6 @@ static void receive_marks(js_monitor_t *mon, bool all)
  * counted, and the durable one's (the recording's) are what the `self` source reports next sample. */
 static void commit(js_monitor_t *mon, js_sample_t *s, bool final)
 {
-    int64_t c0 = now_ns(CLOCK_MONOTONIC);
     if (final)
         sampler_mark_final(s);
     if (mon->marks) { /* the marks made before this sample was taken become its rows (all of them at the end) */
@@ -244,16 +248,22 @@ static void commit(js_monitor_t *mon, js_sample_t *s, bool final)
     mon->ctx.prev_sinks_ns = sinks_ns;
     mon->taken++;
     mon->ctx.seq++;
-    /* the sample's cost: its collect (from its start time) and this commit */
-    const js_rows_t *sr = sample_rows(s, &table_samples);
-    int64_t t0 =
-        sr->nrows && rows_row(sr, 0)[SAMPLES_T_MONO].present ? rows_row(sr, 0)[SAMPLES_T_MONO].i : c0;
+    /* the sample's cost: the monitor thread's CPU for its collect and this commit */
     int64_t now = now_ns(CLOCK_MONOTONIC);
-    mon->last_sample_cost_ns = now - t0;
+    mon->last_sample_cost_ns = now_ns(CLOCK_THREAD_CPUTIME_ID) - mon->take_cpu0_ns;
     if (mon->ctx.for_marks) {
         mon->cut_samples++;
-        int64_t gap = mon->last_sample_cost_ns * MARK_GAP_COST;
-        mon->cut_next_ns = now + (gap > MARK_GAP_MIN_NS ? gap : MARK_GAP_MIN_NS);
+        int64_t cost = mon->last_sample_cost_ns > MARK_GAP_MIN_NS / MARK_GAP_COST ? mon->last_sample_cost_ns
+                                                                                : MARK_GAP_MIN_NS / MARK_GAP_COST;
+        /* the budget (CPU ns): what the time since the last such sample allows, up to a burst's worth */
+        int64_t cap = MARK_BURST * cost, since = now - mon->cut_credit_at_ns;
+        mon->cut_credit_ns = mon->cut_credit_at_ns == 0 || since / MARK_GAP_COST >= cap - mon->cut_credit_ns
+                                 ? cap
+                                 : mon->cut_credit_ns + since / MARK_GAP_COST;
+        mon->cut_credit_ns -= cost;
+        mon->cut_credit_at_ns = now;
+        mon->cut_next_ns =
+            mon->cut_credit_ns >= cost ? now : now + (cost - mon->cut_credit_ns) * MARK_GAP_COST;
     }
     mon->ctx.for_marks = false;
 }

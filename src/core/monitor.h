@@ -77,10 +77,13 @@ struct js_monitor {
     const char *stop_reason;   /* why monitoring ended: "scope ended", "signal", "duration", "until-file",
                                 * "scope removed", or stop_check's reason (static text) */
     int write_rc;              /* first failure of the durable sink (the recording), 0 if none */
-    /* phase marks (begin, end) take a sample of the scope at once, MARK_GAP apart at least (monitor.c) */
+    /* phase marks (begin, end) take a sample of the scope at once, within a budget (monitor.c) */
     bool cut_wanted;             /* a begin or end mark arrived since the last sample */
     int64_t cut_next_ns;         /* CLOCK_MONOTONIC before which no sample is taken for marks */
-    int64_t last_sample_cost_ns; /* what the last sample cost (collect and sinks), for the gap */
+    int64_t last_sample_cost_ns; /* the monitor thread's CPU the last sample cost (collect and sinks) */
+    int64_t take_cpu0_ns;        /* the monitor thread's CPU time when the sample being taken began */
+    int64_t cut_credit_ns;       /* samples for marks: the budget left (CPU ns; see monitor.c) */
+    int64_t cut_credit_at_ns;    /* CLOCK_MONOTONIC of the last sample for marks (0: none yet) */
     int64_t cut_samples;         /* samples taken for marks */
 };
 

@@ -379,6 +379,7 @@ static double all_or_nan(double sum, size_t have, size_t n)
 /* Sums over the live members of one sample. */
 typedef struct {
     size_t n;
+    size_t live; /* members not exiting (a zombie, or one whose memory is gone already, maps nothing) */
     double user, sys, io[IO__MAX], minflt, majflt, sampled;
     size_t io_have[IO__MAX];
     double rss, rss_main, rss_desc, shared, threads;
@@ -575,6 +576,7 @@ static int feed_proc(js_model_t *m, const js_value_t *v, double dt, js_proc_poin
         m->sum.sigchld_pid = pid; /* its children are reaped by the kernel, their usage accounted to nobody */
         snprintf(m->sum.sigchld_comm, sizeof(m->sum.sigchld_comm), "%s", e->comm);
     }
+    ls->live += !e->zombie && !(v[PROC_RSS].present && v[PROC_RSS].i == 0); /* RSS 0: exiting, its mm gone */
     double threads = v[PROC_THREADS].present ? (double)v[PROC_THREADS].i : 0;
     if (host && !isnan(m->mon_threads) && threads > m->mon_threads)
         threads -= m->mon_threads; /* the monitor thread is not the job's */
@@ -841,20 +843,21 @@ static void summary_add(js_model_t *m, const js_sample_t *s, const js_value_t *s
                         const live_sums_t *ls)
 {
     js_summary_t *su = &m->sum;
-    bool any = pt->members > 0;
+    /* a sample of exited members only (zombies: no memory) tells nothing of the scope's memory either */
+    bool any = ls->live > 0;
     if (!m->nfed)
         m->t_first = pt->t_mono_ns;
     m->t_last = pt->t_mono_ns;
     su->taken++;
     if (sv && sv[SAMPLES_MISSED].present)
         su->missed = sv[SAMPLES_MISSED].i;
-    /* a sample without a member (a command that exited before it) holds no figure of the scope's memory */
+    /* a sample without a live member (a command that exited before it) holds no figure of the scope's memory */
     bool levels = any || m->cfg.scope == JS_SCOPE_NODE;
     su->peak_rss_sum = fmax_nan(su->peak_rss_sum, levels ? pt->rss : NAN);
     su->peak_rss_main = fmax_nan(su->peak_rss_main, any ? pt->rss_main : NAN);
     su->peak_rss_desc = fmax_nan(su->peak_rss_desc, any ? pt->rss_desc : NAN);
     su->peak_swap = fmax_nan(su->peak_swap, levels ? pt->swap : NAN);
-    if (pt->pss_read) { /* the PSS peaks: sums measured at one sample, not the estimates between reads */
+    if (pt->pss_read && any) { /* the PSS peaks: sums measured at one sample, not the estimates between reads */
         su->pss_samples++;
         su->peak_pss = fmax_nan(su->peak_pss, pt->pss);
         su->peak_private = fmax_nan(su->peak_private, pt->uss);
@@ -1121,8 +1124,10 @@ static void summary_from_cgroup(const js_model_t *m, js_summary_t *ret)
  * process is a floor (one process held that much at once): where it is above (pages it maps were charged to
  * another cgroup before, shared libraries; or a peak between samples), it is the headline, and the method
  * says so. Without smaps_rollup (--uss-every 0, unreadable), the RSS sum stands in, which counts shared pages
- * once per process. The node: MemTotal - MemAvailable, sampled. */
-static void memory_headline(js_summary_t *s)
+ * once per process. The node: MemTotal - MemAvailable, sampled. A process's VmHWM counts from its start: it
+ * is a floor only where every process started within the window (a run, a job's tasks), not for attach and
+ * watch, whose processes may have reached it before. */
+static void memory_headline(const js_model_t *m, js_summary_t *s)
 {
     s->peak_bytes = NAN;
     s->peak_method = NULL;
@@ -1132,7 +1137,7 @@ static void memory_headline(js_summary_t *s)
         s->peak_method = "sampled: the node's memory in use (MemTotal - MemAvailable), largest at one sample";
         return;
     }
-    double hwm = s->peak_rss_kernel;
+    double hwm = m->cfg.mode == JS_MODE_RUN || m->cfg.stepd_roots ? s->peak_rss_kernel : NAN;
     if (!isnan(s->peak_kernel_tree)) {
         if (!(hwm > s->peak_kernel_tree)) {
             s->peak_exact = true;
@@ -1261,7 +1266,7 @@ void model_summary(const js_model_t *m, js_summary_t *ret)
     ret->peak_kernel_tree = NAN;
     ret->cores_bound = m->cfg.cores_bound;
     summary_from_cgroup(m, ret);
-    memory_headline(ret);
+    memory_headline(m, ret);
 }
 
 double model_memory_now(const js_model_t *m)

@@ -1498,7 +1498,8 @@ static void bpf_opts_for(const js_ctx_t *ctx, tasks_bpf_opts_t *o)
 }
 
 /* bpf_wanted: whether to read this sample through the BPF reader, loading it when it pays: always with
- * --backend bpf; in auto mode once the scope has BPF_AUTO_MIN processes and, for a PID filter, is a sizeable
+ * --backend bpf; in auto mode for a tree or a cgroup once the scope has BPF_AUTO_MIN processes and, for a PID
+ * filter, is a sizeable
  * share of the node's tasks (the filtered walk still visits every task on the node, 0.075 µs each, against
  * about 10 µs per process through /proc). A refusal is final for the run, its reason kept. */
 static bool bpf_wanted(tree_state_t *st, const js_ctx_t *ctx, bool live)
@@ -1521,8 +1522,14 @@ static bool bpf_wanted(tree_state_t *st, const js_ctx_t *ctx, bool live)
     bpf_opts_for(ctx, &o);
     if (ctx->backend == JS_BACKEND_AUTO) {
         size_t n = ctx->scope.kind == JS_SCOPE_TREE || ctx->scope.kind == JS_SCOPE_CGROUP ? st->norder : st->nprocs;
-        if (ctx->scope.kind == JS_SCOPE_NODE && !ctx->scope.top_n)
-            return false; /* no per-process reads at all */
+        if (ctx->scope.kind == JS_SCOPE_NODE || ctx->scope.kind == JS_SCOPE_USER) {
+            /* the walk of every task missed processes (the init process, PID 1, on Linux 6.18, and at
+             * times another user's): a node's or a user's processes are read through /proc unless asked */
+            snprintf(st->bpf_why, sizeof(st->bpf_why),
+                     "auto: not for a user's or the node's processes (--backend bpf to use it)");
+            st->bpf_refused = true;
+            return false;
+        }
         if (n < BPF_AUTO_MIN)
             return false;
         if (o.mode == TASKS_BPF_TASKS && o.filter) {
