@@ -10,6 +10,7 @@
  */
 #include "core/source.h"
 #include "core/table.h"
+#include "sources/registry.h"
 
 #include <errno.h>
 #include <stdio.h>

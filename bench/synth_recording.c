@@ -11,6 +11,7 @@
 #include "config.h"
 #include "sinks/recording.h"
 #include "synth.h"
+#include "sources/registry.h"
 
 #include <stdio.h>
 #include <stdlib.h>

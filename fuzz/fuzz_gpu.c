@@ -12,6 +12,7 @@
 #include "core/source.h"
 #include "sources/nvml.h"
 #include "sources/rocm.h"
+#include "sources/registry.h"
 
 #include <dlfcn.h>
 #include <stdio.h>

@@ -12,6 +12,7 @@
 #include "sinks/hdf5.h"
 #include "sinks/merge.h"
 #include "sinks/tabsink.h"
+#include "sources/registry.h"
 
 #include <errno.h>
 #include <getopt.h>

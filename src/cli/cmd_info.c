@@ -11,7 +11,8 @@
 #include "cli/cli.h"
 
 #include "core/json.h"
-#include "core/sampler.h"
+#include "engine/sampler.h"
+#include "sources/registry.h"
 
 #include <errno.h>
 #include <getopt.h>

@@ -14,13 +14,14 @@
 #include "core/hostinfo.h"
 #include "core/json.h"
 #include "core/marks.h"
-#include "core/monitor.h"
-#include "core/sampler.h"
+#include "engine/monitor.h"
+#include "engine/sampler.h"
 #include "sources/gpu_select.h"
 #include "sources/proc_tree.h"
 #include "sinks/tabsink.h"
 #include "sys/cgroupfs.h"
 #include "sys/parse.h"
+#include "sources/registry.h"
 
 #include <errno.h>
 #include <fcntl.h>

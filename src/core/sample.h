@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT
  *
  * One sample: the row buffers of every registered table (core tables first, then each source's, in
- * registry_tables() order). The live sampler fills it from the sources; the recording reader fills it from a
+ * registry_tables() order, sources/registry.h). The live sampler fills it from the sources; the recording reader fills it from a
  * SQLite file. The model consumes it the same way in both cases, which is why the end-of-run summary,
  * `jobscope summary` and the exports agree.
  */
@@ -17,8 +17,9 @@ typedef struct {
     js_rows_t *rows;                 /* ntables buffers, same order */
 } js_sample_t;
 
-/* sample_init: allocate empty buffers for every registered table. Returns 0 or -ENOMEM. */
-int sample_init(js_sample_t *s);
+/* sample_init_tables: allocate empty buffers for every table of `tables` (NULL-terminated, borrowed for the
+ * sample's life: registry_tables(), which sample_init in sources/registry.h passes). Returns 0 or -ENOMEM. */
+int sample_init_tables(js_sample_t *s, const js_table_t *const *tables);
 
 /* sample_clear: empty every buffer (keeps allocations). */
 void sample_clear(js_sample_t *s);
@@ -31,5 +32,10 @@ js_rows_t *sample_rows(const js_sample_t *s, const js_table_t *t);
 
 /* sample_rows_named: the buffer of the table named `name`, or NULL. */
 js_rows_t *sample_rows_named(const js_sample_t *s, const char *name);
+
+/* sample_table_index: the index in s->tables (and s->rows) of the table named `name`, or -1. A consumer that
+ * reads a source's table finds it by name once (the layout is the same for every sample made from the same
+ * table list) and keeps the index; it includes no source header. */
+int sample_table_index(const js_sample_t *s, const char *name);
 
 #endif

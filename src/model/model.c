@@ -10,6 +10,8 @@
 #include "sources/proc_tree.h"
 #include "sources/self.h"
 #include "core/pidmap.h"
+#include "sources/registry.h"
+#include "core/util.h"
 
 #include <errno.h>
 #include <math.h>
@@ -215,15 +217,6 @@ void model_free(js_model_t *m)
 static double v_num(const js_value_t *v)
 {
     return v->present ? (double)v->i : NAN;
-}
-
-static double fmax_nan(double a, double b)
-{
-    if (isnan(a))
-        return b;
-    if (isnan(b))
-        return a;
-    return a > b ? a : b;
 }
 
 static double nan0(double x)

@@ -25,6 +25,7 @@
  */
 #include "model/model.h"
 #include "model/track.h"
+#include "core/util.h"
 
 #include <errno.h>
 #include <math.h>
@@ -80,11 +81,6 @@ static void resolve(int *idx, const char *const *names, int n, const js_rows_t *
 static const js_value_t *cell(const js_value_t *row, int c)
 {
     return c >= 0 ? &row[c] : NULL;
-}
-
-static const char *text_of(const js_rows_t *r, const js_value_t *row, int c)
-{
-    return c >= 0 && row[c].present ? rows_str(r, &row[c]) : "";
 }
 
 /* is_node_zone: package-N or package-N/dram */
@@ -182,7 +178,7 @@ static int energy_feed(void *state, const js_feed_t *f)
         e->z[i].seen_now = false;
     for (size_t i = 0; rapl && e->rc[RC_ZONE] >= 0 && i < rapl->nrows; i++) {
         const js_value_t *row = rows_row(rapl, i);
-        ezone_t *z = zone_get(e, text_of(rapl, row, e->rc[RC_ZONE]), text_of(rapl, row, e->rc[RC_DOMAIN]));
+        ezone_t *z = zone_get(e, rows_text(rapl, row, e->rc[RC_ZONE], ""), rows_text(rapl, row, e->rc[RC_DOMAIN], ""));
         if (!z)
             return -ENOMEM;
         z->seen_now = true;

@@ -42,6 +42,7 @@
 #include "model/model.h"
 #include "model/summary.h"
 #include "model/track.h"
+#include "core/util.h"
 
 #include <errno.h>
 #include <inttypes.h>
@@ -97,11 +98,6 @@ static void stat_add(stat_t *s, double v)
 static double stat_mean(const stat_t *s)
 {
     return s->n ? s->sum / (double)s->n : NAN;
-}
-
-static double fmax_nan(double a, double b)
-{
-    return isnan(a) ? b : isnan(b) ? a : a > b ? a : b;
 }
 
 /* the per-sample values of a device, in the view's units; NAN = missing */
@@ -302,19 +298,6 @@ typedef struct {
 
 /* ---- small helpers ---------------------------------------------------------------------------------- */
 
-static int grow(void **arr, size_t n, size_t *cap, size_t size)
-{
-    if (n < *cap)
-        return 0;
-    size_t c = *cap ? *cap * 2 : 8;
-    void *g = realloc(*arr, c * size);
-    if (!g)
-        return -ENOMEM;
-    *arr = g;
-    *cap = c;
-    return 0;
-}
-
 /* num: the value of column c of `row` as a double, NAN when absent or missing */
 static double num(const js_rows_t *r, const js_value_t *row, int c)
 {
@@ -358,7 +341,7 @@ static gdev_t *dev_get(gpu_t *g, vendor_t v, int64_t index)
     for (size_t i = 0; i < g->nd; i++)
         if (g->d[i].vendor == v && g->d[i].index == index)
             return &g->d[i];
-    if (grow((void **)&g->d, g->nd, &g->dcap, sizeof(*g->d)) < 0)
+    if (array_grow((void **)&g->d, g->nd, &g->dcap, sizeof(*g->d)) < 0)
         return NULL;
     gdev_t *d = &g->d[g->nd++];
     memset(d, 0, sizeof(*d));
@@ -515,7 +498,7 @@ static int feed_members(gpu_t *g, const js_sample_t *s)
         const js_value_t *row = rows_row(proc, i);
         if (!row[g->proc_pid].present)
             continue;
-        if (grow((void **)&g->members, g->nmembers, &g->mcap, sizeof(*g->members)) < 0)
+        if (array_grow((void **)&g->members, g->nmembers, &g->mcap, sizeof(*g->members)) < 0)
             return -ENOMEM;
         g->members[g->nmembers++] = row[g->proc_pid].i;
     }
@@ -525,7 +508,7 @@ static int feed_members(gpu_t *g, const js_sample_t *s)
     for (size_t i = 0; i < g->nmembers; i++) {
         if (in_sorted(g->ever, before, g->members[i]))
             continue;
-        if (grow((void **)&g->ever, g->never, &g->ecap, sizeof(*g->ever)) < 0)
+        if (array_grow((void **)&g->ever, g->never, &g->ecap, sizeof(*g->ever)) < 0)
             return -ENOMEM;
         g->ever[g->never++] = g->members[i];
     }
@@ -713,7 +696,7 @@ static gproc_t *proc_get(gpu_t *g, vendor_t v, int64_t gpu, int64_t pid)
     for (size_t i = 0; i < g->np; i++)
         if (g->p[i].pid == pid && g->p[i].gpu == gpu && g->p[i].vendor == v)
             return &g->p[i];
-    if (grow((void **)&g->p, g->np, &g->pcap, sizeof(*g->p)) < 0)
+    if (array_grow((void **)&g->p, g->np, &g->pcap, sizeof(*g->p)) < 0)
         return NULL;
     gproc_t *p = &g->p[g->np++];
     memset(p, 0, sizeof(*p));

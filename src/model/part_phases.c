@@ -35,6 +35,7 @@
 
 #include "core/marks.h"
 #include "model/summary.h"
+#include "core/util.h"
 
 #include <errno.h>
 #include <math.h>
@@ -118,15 +119,6 @@ typedef struct {
 } phases_t;
 
 /* ---- helpers ---------------------------------------------------------------------------------------- */
-
-static double fmax_nan(double a, double b)
-{
-    if (isnan(a))
-        return b;
-    if (isnan(b))
-        return a;
-    return a > b ? a : b;
-}
 
 static void acc_init(acc_t *a)
 {

@@ -23,6 +23,7 @@
  * No view; summary: a `split` section.
  */
 #include "model/model.h"
+#include "core/util.h"
 
 #include <errno.h>
 #include <math.h>
@@ -51,15 +52,6 @@ typedef struct {
     int64_t t_first, t_last, prev_t;
     int64_t fed;
 } split_t;
-
-static double fmax_nan(double a, double b)
-{
-    if (isnan(a))
-        return b;
-    if (isnan(b))
-        return a;
-    return a > b ? a : b;
-}
 
 static double num(const js_value_t *row, int c)
 {

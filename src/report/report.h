@@ -33,7 +33,7 @@
 #include "model/summary.h"
 #include "report/advice.h"
 #include "report/html.h"
-#include "sys/fsroot.h"
+#include "core/buf.h"
 
 #include <stdbool.h>
 #include <stddef.h>

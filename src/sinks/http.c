@@ -24,7 +24,7 @@
 #include "sinks/http.h"
 
 #include "core/json.h"
-#include "core/sampler.h"
+#include "core/util.h"
 #include "sinks/mhd_abi.h"
 #include "sys/dlib.h"
 #include "sys/fsroot.h"

@@ -26,6 +26,7 @@
 #include "sources/gpu_select.h"
 #include "sources/nvml_abi.h"
 #include "sys/dlib.h"
+#include "core/util.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -445,13 +446,6 @@ static bool got(nvml_t *st, nvdev_t *d, int m, nvmlReturn_t rc, js_rows_t *out)
     return false;
 }
 
-static int64_t realtime_us(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_REALTIME, &ts);
-    return (int64_t)ts.tv_sec * 1000000 + ts.tv_nsec / 1000;
-}
-
 /* ---- init ---- */
 
 static void nvml_fini(void *state)
@@ -589,7 +583,7 @@ static int nvml_init(const js_ctx_t *ctx, void **ret_state)
         goto fail;
     }
     st->pidns = gpu_pid_namespace(&ctx->root);
-    int64_t now = realtime_us();
+    int64_t now = now_ns(CLOCK_REALTIME) / 1000;
     for (size_t i = 0; i < st->n; i++)
         st->d[i].last_seen_us = (unsigned long long)now;
     *ret_state = st;

@@ -18,7 +18,7 @@
 #include "core/batchenv.h"
 #include "core/json.h"
 #include "core/pidmap.h"
-#include "core/sampler.h"
+#include "core/util.h"
 #include "core/source.h"
 #include "sources/bpf/tasks_bpf.h"
 #include "sys/cgroupfs.h"

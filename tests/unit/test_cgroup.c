@@ -30,6 +30,7 @@
 #include <unistd.h>
 
 #include "assert_value.h"
+#include "sources/registry.h"
 
 /* ---- helpers ---- */
 

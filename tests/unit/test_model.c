@@ -15,6 +15,7 @@
 #include "model/model.h"
 #include "core/sample.h"
 #include "sources/proc_tree.h"
+#include "sources/registry.h"
 
 #include <math.h>
 #include <string.h>

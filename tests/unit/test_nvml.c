@@ -19,6 +19,7 @@
 #include "core/source.h"
 #include "sources/gpu_select.h"
 #include "sources/nvml.h"
+#include "sources/registry.h"
 
 #include <errno.h>
 #include <fcntl.h>

@@ -36,6 +36,7 @@
 #include <unistd.h>
 
 #include "assert_value.h"
+#include "sources/registry.h"
 
 extern const js_source_t source_perf;
 extern const js_model_part_t part_perf;

@@ -34,6 +34,7 @@ extern const js_source_t source_proc_tree;
 /* ---- helpers ---- */
 
 #include "assert_value.h"
+#include "sources/registry.h"
 
 #define KB 1024LL
 

@@ -27,6 +27,7 @@
 #include "report/jtree.h"
 #include "report/report.h"
 #include "synth.h"
+#include "sources/registry.h"
 
 #include <errno.h>
 #include <math.h>

@@ -17,6 +17,7 @@
 #include "core/source.h"
 #include "sources/gpu_select.h"
 #include "sources/rocm.h"
+#include "sources/registry.h"
 
 #include <errno.h>
 #include <math.h>

@@ -23,6 +23,7 @@
 /* ---- helpers ---- */
 
 #include "assert_value.h"
+#include "sources/registry.h"
 #define assert_rval(v, x)                                                                                    \
     do {                                                                                                     \
         assert_true((v).present);                                                                            \

@@ -3,12 +3,13 @@
  * The sampling loop: timerfd deadlines, signalfd for SIGCHLD and forwarded signals, wait4 reaping, closing
  * sample, recording and model feed (see monitor.h).
  */
-#include "core/monitor.h"
+#include "engine/monitor.h"
 
 #include "core/marks.h"
 #include "model/model.h"
 #include "sources/self.h"
 #include "sys/fsroot.h"
+#include "sources/registry.h"
 
 #include <ctype.h>
 #include <errno.h>

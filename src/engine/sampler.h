@@ -10,6 +10,7 @@
 
 #include "core/sample.h"
 #include "core/source.h"
+#include "core/util.h" /* now_ns, for the users of the sampler */
 
 typedef struct {
     js_ctx_t *ctx;
@@ -42,8 +43,5 @@ void sampler_mark_final(js_sample_t *s);
 
 /* sampler_fini: fini every source; accepts a zeroed sampler. */
 void sampler_fini(js_sampler_t *sp);
-
-/* now_ns: the given clock in nanoseconds. */
-int64_t now_ns(int clock_id);
 
 #endif

@@ -2,20 +2,15 @@
  *
  * Runs the registered sources into one sample (see sampler.h).
  */
-#include "core/sampler.h"
+#include "engine/sampler.h"
+
+#include "core/util.h"
+#include "sources/registry.h"
 
 #include <errno.h>
-#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
-
-int64_t now_ns(int clock_id)
-{
-    struct timespec ts;
-    clock_gettime(clock_id, &ts);
-    return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
-}
 
 int sampler_init(js_sampler_t *sp, js_ctx_t *ctx, js_sample_t *s)
 {
@@ -45,15 +40,6 @@ int sampler_init(js_sampler_t *sp, js_ctx_t *ctx, js_sample_t *s)
 nomem:
     sampler_fini(sp);
     return -ENOMEM;
-}
-
-bool sampler_stop_pending(void)
-{
-    sigset_t set;
-    if (sigpending(&set) < 0)
-        return false;
-    return sigismember(&set, SIGINT) == 1 || sigismember(&set, SIGTERM) == 1 || sigismember(&set, SIGHUP) == 1 ||
-           sigismember(&set, SIGQUIT) == 1;
 }
 
 int sampler_collect(js_sampler_t *sp, js_sample_t *s, int64_t deadline_ns, int64_t missed)
