@@ -55,6 +55,15 @@ js_rows_t *sample_rows_named(const js_sample_t *s, const char *name)
     return i >= 0 ? &s->rows[i] : NULL;
 }
 
+void sample_bind(const js_sample_t *s, js_bind_t *b, size_t n)
+{
+    for (size_t k = 0; k < n; k++) {
+        b[k].table = sample_table_index(s, b[k].name);
+        if (b[k].table >= 0 && table_bind(s->tables[b[k].table], b[k].cols, b[k].ncols, b[k].col) < 0)
+            b[k].table = -1;
+    }
+}
+
 int sample_table_index(const js_sample_t *s, const char *name)
 {
     for (size_t i = 0; i < s->ntables && i < INT_MAX; i++)

@@ -38,4 +38,24 @@ js_rows_t *sample_rows_named(const js_sample_t *s, const char *name);
  * table list) and keeps the index; it includes no source header. */
 int sample_table_index(const js_sample_t *s, const char *name);
 
+/* A table a consumer reads, with the columns it reads of it, bound by name (sample_bind). */
+typedef struct {
+    const char *name;         /* the table's name */
+    const char *const *cols;  /* the names of the columns read, `ncols` of them (may be 0) */
+    size_t ncols;
+    int *col;                 /* out: their indices, `ncols` of them */
+    int table;                /* out: the table's index in the sample; -1 when absent or a column is missing */
+} js_bind_t;
+
+/* sample_bind: bind each of the `n` tables of `b` against the layout of `s` (sample_table_index, table_bind).
+ * A table that is absent or lacks one of the columns gets table -1, so its reader reads nothing from it (as
+ * from an empty table), never a wrong column. */
+void sample_bind(const js_sample_t *s, js_bind_t *b, size_t n);
+
+/* sample_bound: the rows of bound table `b` in `s` (a sample of the layout it was bound against), or NULL. */
+static inline const js_rows_t *sample_bound(const js_sample_t *s, const js_bind_t *b)
+{
+    return b->table >= 0 && (size_t)b->table < s->ntables ? &s->rows[b->table] : NULL;
+}
+
 #endif

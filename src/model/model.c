@@ -7,10 +7,7 @@
 
 #include "model/part_cgroup.h"
 
-#include "sources/proc_tree.h"
-#include "sources/self.h"
 #include "core/pidmap.h"
-#include "sources/registry.h"
 #include "core/util.h"
 
 #include <errno.h>
@@ -19,6 +16,58 @@
 #include <stdlib.h>
 #include <string.h>
 
+
+/* ---- the source tables the tree model reads, bound by name ---------------------------------------------- */
+
+/* The tables, and the columns of each that the model reads. Each enum follows its name list; the indices are
+ * looked up by name once per table layout (model_bind), so the model includes no source header and a
+ * renamed column is a missing table here (and a failing unit test), never a wrong value. */
+enum { TB_PROC, TB_INFO, TB_TREE, TB_EXITS, TB_STEPD, TB_SELF, TB__MAX };
+
+enum {
+    CP_PID, CP_START_TICKS, CP_PPID, CP_STATE, CP_UTIME, CP_STIME, CP_CUTIME, CP_CSTIME, CP_THREADS, CP_MINFLT,
+    CP_MAJFLT, CP_CMINFLT, CP_CMAJFLT, CP_RSS, CP_SHARED, CP_RSS_ANON, CP_RSS_FILE, CP_RSS_SHMEM, CP_SWAP,
+    CP_HWM, CP_VCSW, CP_IVCSW, CP_RCHAR, CP_WCHAR, CP_SYSCR, CP_SYSCW, CP_READ_BYTES, CP_WRITE_BYTES, CP_FDS,
+    CP_USS, CP_PSS, CP_SIGIGNORE, CP_CPU_NS, CP__MAX
+};
+static const char *const proc_names[CP__MAX] = {
+    "pid", "start_ticks", "ppid", "state", "utime_ticks", "stime_ticks", "cutime_ticks", "cstime_ticks",
+    "threads", "minflt", "majflt", "cminflt", "cmajflt", "rss_bytes", "shared_bytes", "rss_anon_bytes",
+    "rss_file_bytes", "rss_shmem_bytes", "swap_bytes", "hwm_bytes", "vol_ctxsw", "invol_ctxsw", "rchar_bytes",
+    "wchar_bytes", "syscr", "syscw", "read_bytes", "write_bytes", "fds", "uss_bytes", "pss_bytes", "sigignore",
+    "cpu_ns"};
+
+enum { CI_PID, CI_START_TICKS, CI_COMM, CI__MAX };
+static const char *const info_names[CI__MAX] = {"pid", "start_ticks", "comm"};
+
+enum {
+    CT_ROOT_ALIVE, CT_UNREAD, CT_NODE_PROCS, CT_REAPED_UTIME, CT_REAPED_STIME, CT_REAPED_MAXRSS,
+    CT_REAPED_MINFLT, CT_REAPED_MAJFLT, CT_REAPED_NVCSW, CT_REAPED_NIVCSW, CT_REAPED_RCHAR, CT_REAPED_WCHAR,
+    CT_REAPED_SYSCR, CT_REAPED_SYSCW, CT_REAPED_READ_BYTES, CT_REAPED_WRITE_BYTES, CT_T_BOOT, CT__MAX
+};
+static const char *const tree_names[CT__MAX] = {
+    "root_alive", "unread", "node_processes", "reaped_utime_us", "reaped_stime_us", "reaped_maxrss_bytes",
+    "reaped_minflt", "reaped_majflt", "reaped_vol_ctxsw", "reaped_invol_ctxsw", "reaped_rchar_bytes",
+    "reaped_wchar_bytes", "reaped_syscr", "reaped_syscw", "reaped_read_bytes", "reaped_write_bytes",
+    "t_boot_ns"};
+
+enum { CS_PID, CS_START_TICKS, CS_CUTIME, CS_CSTIME, CS__MAX };
+static const char *const stepd_names[CS__MAX] = {"pid", "start_ticks", "cutime_ticks", "cstime_ticks"};
+
+enum {
+    CF_UTIME, CF_STIME, CF_MAXRSS, CF_PREV_WRITE, CF_WRITE_ERRORS, CF_IO_RCHAR, CF_IO_WCHAR, CF_IO_SYSCR,
+    CF_IO_SYSCW, CF_IO_READ_BYTES, CF_IO_WRITE_BYTES, CF_THREADS, CF_FDS, CF__MAX
+};
+static const char *const self_names[CF__MAX] = {
+    "utime_us",   "stime_us",   "maxrss_bytes", "prev_write_ns", "write_errors", "rchar_bytes", "wchar_bytes",
+    "syscr",      "syscw",      "read_bytes",   "write_bytes",   "threads",      "fds"};
+
+/* The bound layout: each table (sample_bind) and its columns. */
+typedef struct {
+    const js_table_t *const *layout; /* the sample's table list they were bound against (NULL: not yet) */
+    js_bind_t t[TB__MAX];
+    int proc[CP__MAX], info[CI__MAX], tree[CT__MAX], stepd[CS__MAX], self[CF__MAX];
+} model_cols_t;
 
 typedef struct {
     uint64_t start;
@@ -76,6 +125,7 @@ typedef struct {
 
 struct js_model {
     js_model_cfg_t cfg;
+    model_cols_t col; /* the source tables read, bound by name (model_bind) */
     js_pidmap_t procs;
     uint64_t stamp;
     int64_t nfed;
@@ -112,8 +162,8 @@ struct js_model {
     size_t ncomms, comms_cap;
     /* node scope: the host's busy CPU (ticks) and used memory from the system source's tables */
     struct {
-        const js_table_t *cpu, *mem, *tree;
-        int c_id, c_busy[6], c_user[2], m_total, m_avail, t_nprocs;
+        const js_table_t *cpu, *mem;
+        int c_id, c_busy[6], c_user[2], m_total, m_avail;
         bool have_base;
         double base_busy, base_user;
     } node;
@@ -363,6 +413,44 @@ static const js_value_t *first_row(const js_sample_t *s, const js_table_t *t)
     return r && r->nrows ? rows_row(r, 0) : NULL;
 }
 
+/* model_bind: find the tables and columns the model reads in the layout of `s` (once per layout: every
+ * sample made from the same table list has it). A table that is absent, or lacks a column, stays unbound:
+ * the model then reads nothing from it, as from an empty table. */
+static void model_bind(js_model_t *m, const js_sample_t *s)
+{
+    model_cols_t *c = &m->col;
+    if (c->layout == s->tables)
+        return;
+    c->t[TB_PROC] = (js_bind_t){"proc", proc_names, CP__MAX, c->proc, -1};
+    c->t[TB_INFO] = (js_bind_t){"proc_info", info_names, CI__MAX, c->info, -1};
+    c->t[TB_TREE] = (js_bind_t){"tree", tree_names, CT__MAX, c->tree, -1};
+    c->t[TB_EXITS] = (js_bind_t){"exits", NULL, 0, NULL, -1};
+    c->t[TB_STEPD] = (js_bind_t){"stepd", stepd_names, CS__MAX, c->stepd, -1};
+    c->t[TB_SELF] = (js_bind_t){"self", self_names, CF__MAX, c->self, -1};
+    sample_bind(s, c->t, TB__MAX);
+    c->layout = s->tables;
+}
+
+/* bound_rows: the rows of bound table `k` (TB_*) in `s`, NULL when it is not bound. */
+static const js_rows_t *bound_rows(const js_model_t *m, const js_sample_t *s, int k)
+{
+    return sample_bound(s, &m->col.t[k]);
+}
+
+/* bound_first: the first row of bound table `k` in `s`, or NULL. */
+static const js_value_t *bound_first(const js_model_t *m, const js_sample_t *s, int k)
+{
+    const js_rows_t *r = bound_rows(m, s, k);
+    return r && r->nrows ? rows_row(r, 0) : NULL;
+}
+
+/* table_named: the descriptor of the table called `name` in the layout of `s`, or NULL. */
+static const js_table_t *table_named(const js_sample_t *s, const char *name)
+{
+    int i = sample_table_index(s, name);
+    return i >= 0 ? s->tables[i] : NULL;
+}
+
 /* all_or_nan: a tree sum is present only when every live member's value was */
 static double all_or_nan(double sum, size_t have, size_t n)
 {
@@ -386,7 +474,7 @@ typedef struct {
     int32_t max_proc_pid;
 } live_sums_t;
 
-static const int opt_cols[6] = {PROC_RSS_ANON, PROC_RSS_FILE, PROC_RSS_SHMEM, PROC_SWAP, PROC_HWM, PROC_FDS};
+static const int opt_cols[6] = {CP_RSS_ANON, CP_RSS_FILE, CP_RSS_SHMEM, CP_SWAP, CP_HWM, CP_FDS};
 enum { OPT_ANON, OPT_FILE, OPT_SHMEM, OPT_SWAP, OPT_HWM, OPT_FDS };
 
 /* What the monitor has reaped so far (run mode), from the tree row. */
@@ -400,9 +488,10 @@ typedef struct {
 /* feed_proc: one proc row: update the process's state, its per-process rates (*pp) and the live sums. */
 static int feed_proc(js_model_t *m, const js_value_t *v, double dt, js_proc_point_t *pp, live_sums_t *ls)
 {
+    const int *pc = m->col.proc;
     const double tck = (double)m->cfg.clk_tck;
-    int32_t pid = (int32_t)v[PROC_PID].i;
-    uint64_t start = (uint64_t)v[PROC_START_TICKS].i;
+    int32_t pid = (int32_t)v[pc[CP_PID]].i;
+    uint64_t start = (uint64_t)v[pc[CP_START_TICKS]].i;
     mproc_t *e = pidmap_get(&m->procs, pid);
     if (e && e->start != start) { /* PID reused within one interval */
         mproc_t old = *e;
@@ -419,11 +508,11 @@ static int feed_proc(js_model_t *m, const js_value_t *v, double dt, js_proc_poin
         e->uss = e->pss = e->vcsw = e->ivcsw = e->peak_rss = e->rss_at_smaps = e->rss = NAN;
         m->sum.procs_total++;
     }
-    double ut = v_num(&v[PROC_UTIME]) / tck, st = v_num(&v[PROC_STIME]) / tck;
-    double cut = v_num(&v[PROC_CUTIME]) / tck, cst = v_num(&v[PROC_CSTIME]) / tck;
-    if (v[PROC_CPU_NS].present && ut + st >= 0) {
+    double ut = v_num(&v[pc[CP_UTIME]]) / tck, st = v_num(&v[pc[CP_STIME]]) / tck;
+    double cut = v_num(&v[pc[CP_CUTIME]]) / tck, cst = v_num(&v[pc[CP_CSTIME]]) / tck;
+    if (v[pc[CP_CPU_NS]].present && ut + st >= 0) {
         /* the BPF backend's nanosecond-exact CPU of every thread, split as the ticks are (cputime_adjust) */
-        double ns = (double)v[PROC_CPU_NS].i / 1e9, ticks = ut + st;
+        double ns = (double)v[pc[CP_CPU_NS]].i / 1e9, ticks = ut + st;
         ut = ticks > 0 ? ns * ut / ticks : ns;
         st = ns - ut;
     }
@@ -432,7 +521,7 @@ static int feed_proc(js_model_t *m, const js_value_t *v, double dt, js_proc_poin
     bool host = m->cfg.embedded && pid == m->cfg.root_pid;
     double io_now[IO__MAX] = {0}; /* every entry set below (initialised for the analyzer) */
     for (int k = 0; k < IO__MAX; k++) {
-        io_now[k] = v[PROC_RCHAR + k].present ? (double)v[PROC_RCHAR + k].i : NAN;
+        io_now[k] = v[pc[CP_RCHAR + k]].present ? (double)v[pc[CP_RCHAR + k]].i : NAN;
         if (host && !isnan(io_now[k]) && !isnan(m->mon_io[k]))
             io_now[k] = fmax(0, io_now[k] - m->mon_io[k]);
     }
@@ -455,8 +544,8 @@ static int feed_proc(js_model_t *m, const js_value_t *v, double dt, js_proc_poin
         e->dt_prev = dt;
     }
     e->stamp = m->stamp;
-    e->zombie = v[PROC_STATE].present && m->last_proc_rows && rows_str(m->last_proc_rows, &v[PROC_STATE])[0] == 'Z';
-    e->ppid = v[PROC_PPID].present ? (int32_t)v[PROC_PPID].i : 0;
+    e->zombie = v[pc[CP_STATE]].present && m->last_proc_rows && rows_str(m->last_proc_rows, &v[pc[CP_STATE]])[0] == 'Z';
+    e->ppid = v[pc[CP_PPID]].present ? (int32_t)v[pc[CP_PPID]].i : 0;
     if (!isnan(own)) {
         /* attach/watch: what it used before monitoring began is not ours: a process of the first sample, or
          * one older than it first seen later (watch --node --top: it became a top process) counts from its
@@ -493,23 +582,23 @@ static int feed_proc(js_model_t *m, const js_value_t *v, double dt, js_proc_poin
     /* unreadable is not zero: such a process is left out of the I/O totals and counted; a zombie's own file
      * may be gone, but its I/O arrives in its reaper's counters when it is reaped */
     if (!io_read && !e->io_missing && !e->zombie &&
-        !(v[PROC_STATE].present && m->last_proc_rows &&
-          rows_str(m->last_proc_rows, &v[PROC_STATE])[0] == 'X')) {
+        !(v[pc[CP_STATE]].present && m->last_proc_rows &&
+          rows_str(m->last_proc_rows, &v[pc[CP_STATE]])[0] == 'X')) {
         e->io_missing = true;
         m->sum.io_unreadable++;
     }
-    if (v[PROC_MINFLT].present)
-        e->minflt = (double)v[PROC_MINFLT].i + (v[PROC_CMINFLT].present ? (double)v[PROC_CMINFLT].i : 0);
-    if (v[PROC_MAJFLT].present)
-        e->majflt = (double)v[PROC_MAJFLT].i + (v[PROC_CMAJFLT].present ? (double)v[PROC_CMAJFLT].i : 0);
+    if (v[pc[CP_MINFLT]].present)
+        e->minflt = (double)v[pc[CP_MINFLT]].i + (v[pc[CP_CMINFLT]].present ? (double)v[pc[CP_CMINFLT]].i : 0);
+    if (v[pc[CP_MAJFLT]].present)
+        e->majflt = (double)v[pc[CP_MAJFLT]].i + (v[pc[CP_CMAJFLT]].present ? (double)v[pc[CP_CMAJFLT]].i : 0);
     ls->user += e->user_all;
     ls->sys += e->sys_all;
     ls->minflt += e->minflt;
     ls->majflt += e->majflt;
     ls->sampled += own_used(e);
 
-    if (v[PROC_RSS].present) {
-        double r = (double)v[PROC_RSS].i;
+    if (v[pc[CP_RSS]].present) {
+        double r = (double)v[pc[CP_RSS]].i;
         ls->rss += r;
         ls->have_rss++;
         if (pid == m->cfg.root_pid)
@@ -522,12 +611,12 @@ static int feed_proc(js_model_t *m, const js_value_t *v, double dt, js_proc_poin
             ls->max_proc_pid = pid;
         }
     }
-    if (v[PROC_SHARED].present) {
-        ls->shared += (double)v[PROC_SHARED].i;
+    if (v[pc[CP_SHARED]].present) {
+        ls->shared += (double)v[pc[CP_SHARED]].i;
         ls->have_shared++;
     }
     for (int k = 0; k < 6; k++) {
-        const js_value_t *o = &v[opt_cols[k]];
+        const js_value_t *o = &v[pc[opt_cols[k]]];
         if (!o->present)
             continue;
         ls->opt_have[k]++;
@@ -539,17 +628,17 @@ static int feed_proc(js_model_t *m, const js_value_t *v, double dt, js_proc_poin
     /* USS and PSS are read for every member at once, now and then (proc_tree's read_smaps_all); between reads
      * a process's figures are its last ones moved by its RSS change since (pages it maps or unmaps are its
      * own until the next read shows how they are shared) */
-    e->rss = v[PROC_RSS].present ? (double)v[PROC_RSS].i : NAN;
-    if (v[PROC_PSS].present || v[PROC_USS].present) {
-        e->pss = v[PROC_PSS].present ? (double)v[PROC_PSS].i : NAN;
-        e->uss = v[PROC_USS].present ? (double)v[PROC_USS].i : NAN;
+    e->rss = v[pc[CP_RSS]].present ? (double)v[pc[CP_RSS]].i : NAN;
+    if (v[pc[CP_PSS]].present || v[pc[CP_USS]].present) {
+        e->pss = v[pc[CP_PSS]].present ? (double)v[pc[CP_PSS]].i : NAN;
+        e->uss = v[pc[CP_USS]].present ? (double)v[pc[CP_USS]].i : NAN;
         e->rss_at_smaps = e->rss;
-        ls->pss_read += v[PROC_PSS].present;
+        ls->pss_read += v[pc[CP_PSS]].present;
     }
-    if (v[PROC_VCSW].present)
-        e->vcsw = (double)v[PROC_VCSW].i;
-    if (v[PROC_IVCSW].present)
-        e->ivcsw = (double)v[PROC_IVCSW].i;
+    if (v[pc[CP_VCSW]].present)
+        e->vcsw = (double)v[pc[CP_VCSW]].i;
+    if (v[pc[CP_IVCSW]].present)
+        e->ivcsw = (double)v[pc[CP_IVCSW]].i;
     double moved = !isnan(e->rss) && !isnan(e->rss_at_smaps) ? e->rss - e->rss_at_smaps : 0;
     if (!isnan(e->uss)) {
         ls->uss += fmax(0, e->uss + moved);
@@ -564,11 +653,11 @@ static int feed_proc(js_model_t *m, const js_value_t *v, double dt, js_proc_poin
         ls->ctxsw[1] += e->ivcsw;
         ls->have_ctxsw++;
     }
-    if (v[PROC_SIGIGNORE].present && ((uint64_t)v[PROC_SIGIGNORE].i & SIGCHLD_BIT) && !m->sum.sigchld_pid) {
+    if (v[pc[CP_SIGIGNORE]].present && ((uint64_t)v[pc[CP_SIGIGNORE]].i & SIGCHLD_BIT) && !m->sum.sigchld_pid) {
         m->sum.sigchld_pid = pid; /* its children are reaped by the kernel, their usage accounted to nobody */
         snprintf(m->sum.sigchld_comm, sizeof(m->sum.sigchld_comm), "%s", e->comm);
     }
-    double threads = v[PROC_THREADS].present ? (double)v[PROC_THREADS].i : 0;
+    double threads = v[pc[CP_THREADS]].present ? (double)v[pc[CP_THREADS]].i : 0;
     if (host && !isnan(m->mon_threads) && threads > m->mon_threads)
         threads -= m->mon_threads; /* the monitor thread is not the job's */
     ls->threads += threads;
@@ -599,10 +688,11 @@ static size_t count_uss_unreadable(js_model_t *m)
  * feed_proc takes off the embedding process's figures; what the row lacks is NAN (nothing is taken off). */
 static void embedded_self(js_model_t *m, const js_value_t *self)
 {
+    const int *fc = m->col.self;
     for (int k = 0; k < IO__MAX; k++)
-        m->mon_io[k] = self && self[SELF_IO_RCHAR + k].present ? (double)self[SELF_IO_RCHAR + k].i : NAN;
-    m->mon_threads = self && self[SELF_THREADS].present ? (double)self[SELF_THREADS].i : NAN;
-    m->mon_fds = self && self[SELF_FDS].present ? (double)self[SELF_FDS].i : NAN;
+        m->mon_io[k] = self && self[fc[CF_IO_RCHAR + k]].present ? (double)self[fc[CF_IO_RCHAR + k]].i : NAN;
+    m->mon_threads = self && self[fc[CF_THREADS]].present ? (double)self[fc[CF_THREADS]].i : NAN;
+    m->mon_fds = self && self[fc[CF_FDS]].present ? (double)self[fc[CF_FDS]].i : NAN;
 }
 
 /* forget_vanished: members not in this sample have gone; account for them and drop their state. */
@@ -634,12 +724,13 @@ static int forget_vanished(js_model_t *m)
  * the per-command figures. */
 static void remember_comms(js_model_t *m, const js_rows_t *info)
 {
+    const int *ic = m->col.info;
     for (size_t i = 0; info && i < info->nrows; i++) {
         const js_value_t *v = rows_row(info, i);
-        mproc_t *e = v[INFO_PID].present ? pidmap_get(&m->procs, (int32_t)v[INFO_PID].i) : NULL;
-        if (!e || !v[INFO_START_TICKS].present || e->start != (uint64_t)v[INFO_START_TICKS].i)
+        mproc_t *e = v[ic[CI_PID]].present ? pidmap_get(&m->procs, (int32_t)v[ic[CI_PID]].i) : NULL;
+        if (!e || !v[ic[CI_START_TICKS]].present || e->start != (uint64_t)v[ic[CI_START_TICKS]].i)
             continue;
-        const char *comm = v[INFO_COMM].present ? rows_str(info, &v[INFO_COMM]) : "";
+        const char *comm = v[ic[CI_COMM]].present ? rows_str(info, &v[ic[CI_COMM]]) : "";
         if (e->comm_ix) { /* an exec: what it used under its former name stays there */
             m->comms[e->comm_ix - 1].cpu_gone += own_used_as(e);
             e->comm_base = e->max_own;
@@ -648,7 +739,7 @@ static void remember_comms(js_model_t *m, const js_rows_t *info)
         e->comm_ix = comm_index(m, comm);
         if (e->comm_ix)
             m->comms[e->comm_ix - 1].procs++;
-        if (m->sum.sigchld_pid == (int32_t)v[INFO_PID].i && !m->sum.sigchld_comm[0])
+        if (m->sum.sigchld_pid == (int32_t)v[ic[CI_PID]].i && !m->sum.sigchld_comm[0])
             snprintf(m->sum.sigchld_comm, sizeof(m->sum.sigchld_comm), "%s", comm);
     }
 }
@@ -659,33 +750,34 @@ static void read_reaped(js_model_t *m, const js_value_t *tv, reaped_t *r, js_tre
     memset(r, 0, sizeof(*r));
     if (!tv)
         return;
-    if (tv[TREE_REAPED_UTIME].present)
-        r->user = (double)tv[TREE_REAPED_UTIME].i / 1e6;
-    if (tv[TREE_REAPED_STIME].present)
-        r->sys = (double)tv[TREE_REAPED_STIME].i / 1e6;
+    const int *tc = m->col.tree;
+    if (tv[tc[CT_REAPED_UTIME]].present)
+        r->user = (double)tv[tc[CT_REAPED_UTIME]].i / 1e6;
+    if (tv[tc[CT_REAPED_STIME]].present)
+        r->sys = (double)tv[tc[CT_REAPED_STIME]].i / 1e6;
     for (int k = 0; k < IO__MAX; k++)
-        if (tv[TREE_REAPED_RCHAR + k].present) {
-            r->io[k] = (double)tv[TREE_REAPED_RCHAR + k].i;
+        if (tv[tc[CT_REAPED_RCHAR + k]].present) {
+            r->io[k] = (double)tv[tc[CT_REAPED_RCHAR + k]].i;
             r->have_io = true;
         }
-    if (tv[TREE_REAPED_MINFLT].present)
-        r->minflt = (double)tv[TREE_REAPED_MINFLT].i;
-    if (tv[TREE_REAPED_MAJFLT].present)
-        r->majflt = (double)tv[TREE_REAPED_MAJFLT].i;
-    if (tv[TREE_REAPED_MAXRSS].present)
-        m->reaped_maxrss = fmax_nan(m->reaped_maxrss, (double)tv[TREE_REAPED_MAXRSS].i);
-    if (tv[TREE_REAPED_NVCSW].present)
-        m->reaped_ctxsw[0] = (double)tv[TREE_REAPED_NVCSW].i;
-    if (tv[TREE_REAPED_NIVCSW].present)
-        m->reaped_ctxsw[1] = (double)tv[TREE_REAPED_NIVCSW].i;
-    if (tv[TREE_UNREAD].present && tv[TREE_UNREAD].i > 0) {
+    if (tv[tc[CT_REAPED_MINFLT]].present)
+        r->minflt = (double)tv[tc[CT_REAPED_MINFLT]].i;
+    if (tv[tc[CT_REAPED_MAJFLT]].present)
+        r->majflt = (double)tv[tc[CT_REAPED_MAJFLT]].i;
+    if (tv[tc[CT_REAPED_MAXRSS]].present)
+        m->reaped_maxrss = fmax_nan(m->reaped_maxrss, (double)tv[tc[CT_REAPED_MAXRSS]].i);
+    if (tv[tc[CT_REAPED_NVCSW]].present)
+        m->reaped_ctxsw[0] = (double)tv[tc[CT_REAPED_NVCSW]].i;
+    if (tv[tc[CT_REAPED_NIVCSW]].present)
+        m->reaped_ctxsw[1] = (double)tv[tc[CT_REAPED_NIVCSW]].i;
+    if (tv[tc[CT_UNREAD]].present && tv[tc[CT_UNREAD]].i > 0) {
         m->sum.unread_samples++;
-        if (tv[TREE_UNREAD].i > m->sum.unread_max)
-            m->sum.unread_max = tv[TREE_UNREAD].i;
+        if (tv[tc[CT_UNREAD]].i > m->sum.unread_max)
+            m->sum.unread_max = tv[tc[CT_UNREAD]].i;
     }
-    pt->root_alive = tv[TREE_ROOT_ALIVE].present && tv[TREE_ROOT_ALIVE].i;
-    if (m->nfed == 0 && tv[TREE_T_BOOT].present)
-        m->window_ticks = (double)tv[TREE_T_BOOT].i / 1e9 * (double)m->cfg.clk_tck;
+    pt->root_alive = tv[tc[CT_ROOT_ALIVE]].present && tv[tc[CT_ROOT_ALIVE]].i;
+    if (m->nfed == 0 && tv[tc[CT_T_BOOT]].present)
+        m->window_ticks = (double)tv[tc[CT_T_BOOT]].i / 1e9 * (double)m->cfg.clk_tck;
 }
 
 /* node_cumulate: the node scope: totals are the host's own accounting, exact (the aggregate `cpu` line of
@@ -696,9 +788,8 @@ static void node_cumulate(js_model_t *m, js_tree_point_t *pt, const js_sample_t 
     if (!m->node.cpu) { /* resolve the columns by name, once */
         static const char *const busy[6] = {"user_ticks", "nice_ticks", "system_ticks", "irq_ticks", "softirq_ticks",
                                             "steal_ticks"};
-        m->node.cpu = registry_find_table("cpu");
-        m->node.mem = registry_find_table("memory");
-        m->node.tree = registry_find_table("tree");
+        m->node.cpu = table_named(s, "cpu");
+        m->node.mem = table_named(s, "memory");
         m->node.c_id = m->node.cpu ? table_column(m->node.cpu, "cpu") : -1;
         for (int i = 0; i < 6; i++)
             m->node.c_busy[i] = m->node.cpu ? table_column(m->node.cpu, busy[i]) : -1;
@@ -706,7 +797,6 @@ static void node_cumulate(js_model_t *m, js_tree_point_t *pt, const js_sample_t 
         m->node.c_user[1] = m->node.c_busy[1];
         m->node.m_total = m->node.mem ? table_column(m->node.mem, "mem_total_bytes") : -1;
         m->node.m_avail = m->node.mem ? table_column(m->node.mem, "mem_available_bytes") : -1;
-        m->node.t_nprocs = m->node.tree ? table_column(m->node.tree, "node_processes") : -1;
     }
     const double tck = (double)m->cfg.clk_tck;
     const js_rows_t *cpu = m->node.cpu ? sample_rows(s, m->node.cpu) : NULL;
@@ -745,9 +835,9 @@ static void node_cumulate(js_model_t *m, js_tree_point_t *pt, const js_sample_t 
                   ? (double)(mv[m->node.m_total].i - mv[m->node.m_avail].i)
                   : NAN;
     pt->rss_main = pt->rss_desc = NAN;
-    const js_rows_t *tr = m->node.tree ? sample_rows(s, m->node.tree) : NULL;
-    if (tr && tr->nrows && m->node.t_nprocs >= 0 && rows_row(tr, 0)[m->node.t_nprocs].present)
-        pt->members = (double)rows_row(tr, 0)[m->node.t_nprocs].i;
+    const js_value_t *tv = bound_first(m, s, TB_TREE);
+    if (tv && tv[m->col.tree[CT_NODE_PROCS]].present)
+        pt->members = (double)tv[m->col.tree[CT_NODE_PROCS]].i;
 }
 
 /* cumulate: the tree's cumulative CPU, I/O and faults (live + reaped + lost, less the attach baseline, never
@@ -864,20 +954,21 @@ static void summary_add(js_model_t *m, const js_sample_t *s, const js_value_t *s
         su->procs_max = (int64_t)pt->members;
     if ((int64_t)pt->threads > su->threads_max)
         su->threads_max = (int64_t)pt->threads;
-    const js_rows_t *ex = sample_rows(s, &table_exits);
+    const js_rows_t *ex = bound_rows(m, s, TB_EXITS);
     su->procs_reaped += ex ? (int64_t)ex->nrows : 0;
-    const js_value_t *self = first_row(s, &table_self);
+    const js_value_t *self = bound_first(m, s, TB_SELF);
+    const int *fc = m->col.self;
     if (self) {
-        if (self[SELF_UTIME].present && self[SELF_STIME].present)
-            su->mon_cpu_s = (double)(self[SELF_UTIME].i + self[SELF_STIME].i) / 1e6;
-        if (self[SELF_MAXRSS].present)
-            su->mon_max_rss = fmax_nan(su->mon_max_rss, (double)self[SELF_MAXRSS].i);
-        if (self[SELF_PREV_WRITE].present) {
-            m->write_ns_sum += (double)self[SELF_PREV_WRITE].i;
+        if (self[fc[CF_UTIME]].present && self[fc[CF_STIME]].present)
+            su->mon_cpu_s = (double)(self[fc[CF_UTIME]].i + self[fc[CF_STIME]].i) / 1e6;
+        if (self[fc[CF_MAXRSS]].present)
+            su->mon_max_rss = fmax_nan(su->mon_max_rss, (double)self[fc[CF_MAXRSS]].i);
+        if (self[fc[CF_PREV_WRITE]].present) {
+            m->write_ns_sum += (double)self[fc[CF_PREV_WRITE]].i;
             m->write_n++;
         }
-        if (self[SELF_WRITE_ERRORS].present)
-            su->write_errors = self[SELF_WRITE_ERRORS].i;
+        if (self[fc[CF_WRITE_ERRORS]].present)
+            su->write_errors = self[fc[CF_WRITE_ERRORS]].i;
     }
     const js_rows_t *ss = sample_rows(s, &table_source_stats);
     for (size_t i = 0; ss && i < ss->nrows; i++) {
@@ -902,15 +993,16 @@ static void summary_add(js_model_t *m, const js_sample_t *s, const js_value_t *s
 static int feed_stepds(js_model_t *m, const js_rows_t *rows)
 {
     double tck = m->cfg.clk_tck > 0 ? (double)m->cfg.clk_tck : 100.0;
+    const int *sc = m->col.stepd;
     for (size_t i = 0; rows && i < rows->nrows; i++) {
         const js_value_t *v = rows_row(rows, i);
-        if (!v[STEPD_PID].present || !v[STEPD_CUTIME].present || !v[STEPD_CSTIME].present)
+        if (!v[sc[CS_PID]].present || !v[sc[CS_CUTIME]].present || !v[sc[CS_CSTIME]].present)
             continue;
         int fresh = 0;
-        mstepd_t *sd = pidmap_put(&m->stepds, (int32_t)v[STEPD_PID].i, &fresh);
+        mstepd_t *sd = pidmap_put(&m->stepds, (int32_t)v[sc[CS_PID]].i, &fresh);
         if (!sd)
             return -ENOMEM;
-        uint64_t start = v[STEPD_START_TICKS].present ? (uint64_t)v[STEPD_START_TICKS].i : 0;
+        uint64_t start = v[sc[CS_START_TICKS]].present ? (uint64_t)v[sc[CS_START_TICKS]].i : 0;
         if (!fresh && sd->start != start) { /* PID reuse: the old one is gone */
             m->stepd_gone_user += sd->user;
             m->stepd_gone_sys += sd->sys;
@@ -919,8 +1011,8 @@ static int feed_stepds(js_model_t *m, const js_rows_t *rows)
             sd->user = sd->sys = 0;
         sd->start = start;
         sd->stamp = m->stamp;
-        sd->user = fmax(sd->user, (double)v[STEPD_CUTIME].i / tck);
-        sd->sys = fmax(sd->sys, (double)v[STEPD_CSTIME].i / tck);
+        sd->user = fmax(sd->user, (double)v[sc[CS_CUTIME]].i / tck);
+        sd->sys = fmax(sd->sys, (double)v[sc[CS_CSTIME]].i / tck);
     }
     return 0;
 }
@@ -961,8 +1053,9 @@ static int stepds_reaped(js_model_t *m, double *user, double *sys)
 
 int model_feed(js_model_t *m, int64_t seq, const js_sample_t *s)
 {
+    model_bind(m, s);
     const js_value_t *sv = first_row(s, &table_samples);
-    const js_rows_t *proc = sample_rows(s, &table_proc);
+    const js_rows_t *proc = bound_rows(m, s, TB_PROC);
     js_tree_point_t *pt = &m->pt;
     int r;
 
@@ -987,27 +1080,28 @@ int model_feed(js_model_t *m, int64_t seq, const js_sample_t *s)
     m->npp = ls.n;
     m->last_proc_rows = proc;
     if (m->cfg.embedded)
-        embedded_self(m, first_row(s, &table_self));
+        embedded_self(m, bound_first(m, s, TB_SELF));
     for (size_t i = 0; i < ls.n; i++)
         if ((r = feed_proc(m, rows_row(proc, i), pt->dt_s, &m->pp[i], &ls)) < 0)
             return r;
     if (ls.have_uss && ls.have_uss < ls.n)
         ls.uss_left_out = count_uss_unreadable(m);
-    remember_comms(m, sample_rows(s, &table_proc_info));
-    if (m->cfg.stepd_roots && (r = feed_stepds(m, sample_rows(s, &table_stepd))) < 0)
+    remember_comms(m, bound_rows(m, s, TB_INFO));
+    if (m->cfg.stepd_roots && (r = feed_stepds(m, bound_rows(m, s, TB_STEPD))) < 0)
         return r;
     if ((r = forget_vanished(m)) < 0)
         return r;
     reaped_t reaped;
-    read_reaped(m, first_row(s, &table_tree), &reaped, pt);
+    read_reaped(m, bound_first(m, s, TB_TREE), &reaped, pt);
     if (m->cfg.stepd_roots) {
         if ((r = stepds_reaped(m, &reaped.user, &reaped.sys)) < 0)
             return r;
     }
-    const js_value_t *self = m->cfg.embedded ? first_row(s, &table_self) : NULL;
-    if (self && self[SELF_UTIME].present && self[SELF_STIME].present) {
-        m->mon_user = (double)self[SELF_UTIME].i / 1e6;
-        m->mon_sys = (double)self[SELF_STIME].i / 1e6;
+    const js_value_t *self = m->cfg.embedded ? bound_first(m, s, TB_SELF) : NULL;
+    const int *fc = m->col.self;
+    if (self && self[fc[CF_UTIME]].present && self[fc[CF_STIME]].present) {
+        m->mon_user = (double)self[fc[CF_UTIME]].i / 1e6;
+        m->mon_sys = (double)self[fc[CF_STIME]].i / 1e6;
     }
     cumulate(m, pt, &ls, &reaped);
     tree_levels(pt, &ls);
@@ -1464,41 +1558,42 @@ static void host_row(const js_model_t *m, js_value_t *v)
 
 static int fill_process(const js_model_t *m, js_rows_t *out)
 {
-    const js_rows_t *proc = m->last ? sample_rows(m->last, &table_proc) : NULL;
+    const js_rows_t *proc = m->last ? bound_rows(m, m->last, TB_PROC) : NULL;
+    const int *pc = m->col.proc;
     const double tck = (double)m->cfg.clk_tck;
     for (size_t i = 0; proc && i < proc->nrows; i++) {
         const js_value_t *r = rows_row(proc, i);
         js_value_t *v = rows_add(out);
         if (!v)
             return -ENOMEM;
-        copy_int(&v[PV_PID], &r[PROC_PID]);
-        copy_int(&v[PV_PPID], &r[PROC_PPID]);
-        copy_int(&v[PV_START], &r[PROC_START_TICKS]);
-        const mproc_t *e = pidmap_get(&m->procs, (int32_t)r[PROC_PID].i);
-        if (e && e->start == (uint64_t)r[PROC_START_TICKS].i && e->comm[0] &&
+        copy_int(&v[PV_PID], &r[pc[CP_PID]]);
+        copy_int(&v[PV_PPID], &r[pc[CP_PPID]]);
+        copy_int(&v[PV_START], &r[pc[CP_START_TICKS]]);
+        const mproc_t *e = pidmap_get(&m->procs, (int32_t)r[pc[CP_PID]].i);
+        if (e && e->start == (uint64_t)r[pc[CP_START_TICKS]].i && e->comm[0] &&
             rows_set_str(out, &v[PV_COMM], e->comm, strlen(e->comm)) < 0)
             return -ENOMEM;
-        if (r[PROC_STATE].present && rows_set_str(out, &v[PV_STATE], rows_str(proc, &r[PROC_STATE]), 1) < 0)
+        if (r[pc[CP_STATE]].present && rows_set_str(out, &v[PV_STATE], rows_str(proc, &r[pc[CP_STATE]]), 1) < 0)
             return -ENOMEM;
         if (i < m->npp) {
             set_real(&v[PV_CORES], m->pp[i].cpu_cores);
             set_real(&v[PV_READ_RATE], m->pp[i].read_bps);
             set_real(&v[PV_WRITE_RATE], m->pp[i].write_bps);
         }
-        ticks_s(&v[PV_UTIME], &r[PROC_UTIME], tck);
-        ticks_s(&v[PV_STIME], &r[PROC_STIME], tck);
-        if (r[PROC_CUTIME].present && r[PROC_CSTIME].present)
-            val_real(&v[PV_CHILDREN], (double)(r[PROC_CUTIME].i + r[PROC_CSTIME].i) / tck);
+        ticks_s(&v[PV_UTIME], &r[pc[CP_UTIME]], tck);
+        ticks_s(&v[PV_STIME], &r[pc[CP_STIME]], tck);
+        if (r[pc[CP_CUTIME]].present && r[pc[CP_CSTIME]].present)
+            val_real(&v[PV_CHILDREN], (double)(r[pc[CP_CUTIME]].i + r[pc[CP_CSTIME]].i) / tck);
         static const int direct[][2] = {
-            {PV_THREADS, PROC_THREADS}, {PV_RSS, PROC_RSS},   {PV_SHARED, PROC_SHARED},   {PV_ANON, PROC_RSS_ANON},
-            {PV_SWAP, PROC_SWAP},       {PV_HWM, PROC_HWM},   {PV_USS, PROC_USS},         {PV_PSS, PROC_PSS},
-            {PV_FDS, PROC_FDS},         {PV_READ, PROC_READ_BYTES}, {PV_WRITE, PROC_WRITE_BYTES},
-            {PV_RCHAR, PROC_RCHAR},     {PV_WCHAR, PROC_WCHAR}, {PV_MINFLT, PROC_MINFLT}, {PV_MAJFLT, PROC_MAJFLT},
-            {PV_VCSW, PROC_VCSW},       {PV_IVCSW, PROC_IVCSW},
+            {PV_THREADS, CP_THREADS}, {PV_RSS, CP_RSS},   {PV_SHARED, CP_SHARED},   {PV_ANON, CP_RSS_ANON},
+            {PV_SWAP, CP_SWAP},       {PV_HWM, CP_HWM},   {PV_USS, CP_USS},         {PV_PSS, CP_PSS},
+            {PV_FDS, CP_FDS},         {PV_READ, CP_READ_BYTES}, {PV_WRITE, CP_WRITE_BYTES},
+            {PV_RCHAR, CP_RCHAR},     {PV_WCHAR, CP_WCHAR}, {PV_MINFLT, CP_MINFLT}, {PV_MAJFLT, CP_MAJFLT},
+            {PV_VCSW, CP_VCSW},       {PV_IVCSW, CP_IVCSW},
         };
         for (size_t d = 0; d < sizeof(direct) / sizeof(direct[0]); d++)
-            copy_int(&v[direct[d][0]], &r[direct[d][1]]);
-        if (m->cfg.embedded && r[PROC_PID].i == m->cfg.root_pid) /* the host without its monitor thread */
+            copy_int(&v[direct[d][0]], &r[pc[direct[d][1]]]);
+        if (m->cfg.embedded && r[pc[CP_PID]].i == m->cfg.root_pid) /* the host without its monitor thread */
             host_row(m, v);
     }
     return 0;

@@ -8,7 +8,6 @@
 #include "core/json.h"
 #include "core/source.h"
 #include "model/model.h"
-#include "sources/self.h"
 #include "config.h"
 
 #include <errno.h>
@@ -556,9 +555,9 @@ static int monitor_series(js_buf_t *b, prom_format_t fmt, const prom_cfg_t *cfg,
             header = false;
         }
     }
-    const js_rows_t *self = s ? sample_rows(s, &table_self) : NULL;
+    const js_rows_t *self = s ? sample_rows_named(s, "self") : NULL; /* the self source's table, by name */
     if (r == 0 && self)
-        r = prom_render_table(b, fmt, cfg, "monitor", &table_self, self, NULL, 0);
+        r = prom_render_table(b, fmt, cfg, "monitor", self->table, self, NULL, 0);
     return r;
 }
 
