@@ -6,11 +6,11 @@
 # (cppcheck's suppression format, a `# reason` comment above each), scripts/analyzer.supp
 # (`FILE:WARNING-OPTION  # reason`, one per line) or scripts/raw_open.allow (`FILE  TEXT  # reason`). A finding
 # not listed fails the script.
-#   scripts/static.sh            all three
-#   scripts/static.sh cppcheck   one of them (cppcheck, analyzer, opens)
+#   scripts/static.sh            all of them
+#   scripts/static.sh cppcheck   one of them (cppcheck, analyzer, opens, layers)
 set -euo pipefail
 cd "$(dirname "$0")/.."
-what=("${@:-opens cppcheck analyzer}")
+what=("${@:-opens layers cppcheck analyzer}")
 what=(${what[@]})
 fail=0
 for w in "${what[@]}"; do
@@ -80,7 +80,64 @@ for w in "${what[@]}"; do
             fail=1
         fi
         ;;
-    *) echo "static.sh: unknown analysis '$w' (cppcheck, analyzer, opens)" >&2; exit 2 ;;
+    layers)
+        # Each layer includes only the layers below it (docs/ARCHITECTURE.md, "Layers"): a header's layer is its
+        # directory under src/, except core's leaf modules (buf, cell, util: libc only), which every layer may
+        # use. The table says what each layer may include besides itself; an entry with a '/' is one header
+        # (the sinks read the source registry's table catalog, and nothing else of the sources). Headers
+        # without a directory (config.h, report_assets.h, the BPF skeleton, include/jobscope.h) are generated
+        # or the public API: free. Exceptions: scripts/layers.allow (`FILE  HEADER  # reason`).
+        declare -A may=(
+            [leaf]=""
+            [sys]="leaf"
+            [core]="leaf sys"
+            [sources]="leaf sys core"
+            [model]="leaf sys core"
+            [sinks]="leaf sys core model sources/registry.h"
+            [engine]="leaf sys core sources model sinks"
+            [report]="leaf sys core model"
+            [api]="leaf sys core sources model sinks engine report"
+            [spank]="leaf sys core"
+            [cli]="leaf sys core sources model sinks engine report api"
+        )
+        layer_of() {
+            case $1 in
+            core/buf.[ch] | core/cell.[ch] | core/util.[ch]) echo leaf ;;
+            */*) echo "${1%%/*}" ;;
+            esac
+        }
+        new=""
+        n=0
+        while IFS= read -r hit; do
+            file=${hit%%:*}
+            inc=${hit#*#include \"}
+            inc=${inc%%\"*}
+            from=$(layer_of "${file#src/}")
+            to=$(layer_of "$inc")
+            n=$((n + 1))
+            [ -n "$to" ] && [ "$to" != "$from" ] || continue
+            if [ -z "${may[$from]+x}" ]; then
+                new+="$hit  (no layer for ${file%/*}: add it to the table in scripts/static.sh)"$'\n'
+                continue
+            fi
+            ok=0
+            for a in ${may[$from]}; do
+                [ "$a" = "$to" ] || [ "$a" = "$inc" ] && ok=1
+            done
+            while read -r afile ainc _; do
+                [ "$afile" = "$file" ] && [ "$ainc" = "$inc" ] && ok=1
+            done < <(sed -e '/^#/d' -e '/^[[:space:]]*$/d' scripts/layers.allow)
+            [ $ok = 1 ] || new+="$hit  ($from may include: ${may[$from]:-nothing of the project})"$'\n'
+        done < <(grep -rn '^[[:space:]]*#[[:space:]]*include[[:space:]]*"' --include='*.c' --include='*.h' src)
+        if [ -z "$new" ]; then
+            echo "static: no include runs up a layer ($n includes; $(sed -e '/^#/d' -e '/^[[:space:]]*$/d' scripts/layers.allow | wc -l) allowed in scripts/layers.allow)"
+        else
+            echo "static: includes that run up a layer (move the code down, bind by name, or list in scripts/layers.allow with the reason):" >&2
+            printf '%s' "$new" >&2
+            fail=1
+        fi
+        ;;
+    *) echo "static.sh: unknown analysis '$w' (cppcheck, analyzer, opens, layers)" >&2; exit 2 ;;
     esac
 done
 exit $fail
