@@ -15,6 +15,7 @@
 #include <stdint.h>
 #include <cmocka.h>
 
+#include "sys/parse.h"
 #include "config.h"
 #include "core/json.h"
 #include "core/sample.h"
@@ -86,19 +87,19 @@ static void test_cpulist(void **state)
 {
     (void)state;
     int c[16];
-    assert_int_equal(perf_parse_cpulist("0-1\n", c, 16), 2);
+    assert_int_equal(cpulist_parse_ints("0-1\n", c, 16), 2);
     assert_int_equal(c[0], 0);
     assert_int_equal(c[1], 1);
-    assert_int_equal(perf_parse_cpulist("0-2,8,10-11", c, 16), 6);
+    assert_int_equal(cpulist_parse_ints("0-2,8,10-11", c, 16), 6);
     assert_int_equal(c[3], 8);
     assert_int_equal(c[5], 11);
-    assert_int_equal(perf_parse_cpulist("5", c, 16), 1);
+    assert_int_equal(cpulist_parse_ints("5", c, 16), 1);
     assert_int_equal(c[0], 5);
-    assert_int_equal(perf_parse_cpulist("0-63", c, 4), 64); /* counted, only 4 stored */
+    assert_int_equal(cpulist_parse_ints("0-63", c, 4), 64); /* counted, only 4 stored */
     assert_int_equal(c[3], 3);
-    assert_int_equal(perf_parse_cpulist("3-1", c, 16), -EINVAL);
-    assert_int_equal(perf_parse_cpulist("0;1", c, 16), -EINVAL);
-    assert_int_equal(perf_parse_cpulist("\n", c, 16), 0);
+    assert_int_equal(cpulist_parse_ints("3-1", c, 16), -EINVAL);
+    assert_int_equal(cpulist_parse_ints("0;1", c, 16), -EINVAL);
+    assert_int_equal(cpulist_parse_ints("\n", c, 16), 0);
 }
 
 /* ---- libpfm4 under a forced PMU ---- */
