@@ -233,10 +233,10 @@ static void write_start_meta(const js_monitor_opts_t *o, int64_t start_ticks)
     if (em.marks)
         meta_str("marks_socket", marks_address(em.marks));
     for (size_t i = 0; i < em.mon.sampler.nsources; i++)
-        if (em.mon.sampler.init_rc[i] < 0) {
+        if (sampler_init_reason(&em.mon.sampler, i)) {
             char key[96];
             snprintf(key, sizeof(key), "source_error.%s", js_sources[i]->name);
-            meta_str(key, strerror(-em.mon.sampler.init_rc[i]));
+            meta_str(key, sampler_init_reason(&em.mon.sampler, i));
         }
     (void)o;
 }

@@ -1079,23 +1079,25 @@ int cmd_run_hooks(int argc, char **argv, const job_hooks_t *hooks)
         goto out;
     }
     bool gpu_on = false;
+    js_buf_t gpu_why = {0}; /* each GPU source's reason: "nvml: ...; rocm: ..." */
     for (size_t i = 0; i < mon.sampler.nsources; i++) { /* a disabled source is a fact of the run */
-        const char *why = gpu_reason(js_sources[i]->name); /* a GPU source says why in words */
-        if (mon.sampler.init_rc[i] < 0) {
+        const char *why = sampler_init_reason(&mon.sampler, i);
+        if (why) {
             char key[96];
             snprintf(key, sizeof(key), "source_error.%s", js_sources[i]->name);
-            recorder_meta(rec, key, why ? why : strerror(-mon.sampler.init_rc[i]));
-        } else if (!strcmp(js_sources[i]->name, "nvml") || !strcmp(js_sources[i]->name, "rocm")) {
-            gpu_on = true;
+            recorder_meta(rec, key, why);
         }
+        if (js_sources[i]->gpu && why)
+            buf_printf(&gpu_why, "%s%s: %s", gpu_why.len ? "; " : "", js_sources[i]->name, why);
+        gpu_on |= js_sources[i]->gpu && !why;
     }
     if (o.gpus)
         recorder_meta(rec, "gpus", o.gpus);
     if (o.exp.listen_error[0]) /* --listen failed: the run has no endpoint, and its recording says why */
         recorder_meta(rec, "listen_error", o.exp.listen_error);
     if (o.gpus && !gpu_on && !o.gpus_none) /* asked for GPUs, got none: say it once */
-        cli_error("--gpus %s: no GPU monitored (nvml: %s; rocm: %s)", o.gpus,
-                  gpu_reason("nvml") ? gpu_reason("nvml") : "not built", gpu_reason("rocm") ? gpu_reason("rocm") : "not built");
+        cli_error("--gpus %s: no GPU monitored (%s)", o.gpus, gpu_why.p ? gpu_why.p : "no GPU source");
+    buf_free(&gpu_why);
     if (!o.attach) {
         /* the job's marks (jobscope mark, libjobscope, the Python module) reach the monitor through this */
         if ((r = marks_open(&marks)) == 0 && setenv("JOBSCOPE_SOCKET", marks_address(marks), 1) == 0) {

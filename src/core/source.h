@@ -138,13 +138,18 @@ typedef struct {
     js_level_scope_t levels[JS_LV_MAX];
 } js_ctx_t;
 
+#define JS_WHY_MAX 512 /* the longest reason a source's init gives (the buffer the sampler hands it) */
+
 typedef struct js_source {
     const char *name;
     const char *help;
     const js_table_t *const *tables; /* NULL-terminated, in the order collect() receives their rows */
-    /* init: allocate per-run state in *ret_state (may stay NULL). Returns 0 or -errno (then the source is
-     * disabled for the run, and the reason is recorded). */
-    int (*init)(const js_ctx_t *ctx, void **ret_state);
+    bool gpu;                        /* the source monitors GPUs (--gpus selects among them) */
+    /* init: allocate per-run state in *ret_state (may stay NULL). Returns 0 or -errno: then the source is
+     * disabled for the run and the reason is recorded: the one-line reason written into `why` (`whylen`
+     * bytes; "NVML not loaded: ...", "--gpus none"), else strerror of the errno. `why` may be NULL (whylen 0:
+     * the caller wants no reason; why_set in core/util.h writes nothing then). */
+    int (*init)(const js_ctx_t *ctx, void **ret_state, char *why, size_t whylen);
     /* collect: append this sample's rows; rows[i] belongs to tables[i]. Returns 0 or -errno. NULL for a source
      * that only has an inventory (no tables, nothing per sample, no source_stats rows). */
     int (*collect)(void *state, js_ctx_t *ctx, js_rows_t *const *rows);

@@ -20,9 +20,10 @@ int sampler_init(js_sampler_t *sp, js_ctx_t *ctx, js_sample_t *s)
         sp->nsources++;
     sp->state = calloc(sp->nsources, sizeof(*sp->state));
     sp->init_rc = calloc(sp->nsources, sizeof(*sp->init_rc));
+    sp->init_why = calloc(sp->nsources, sizeof(*sp->init_why));
     sp->prep_rc = calloc(sp->nsources, sizeof(*sp->prep_rc));
     sp->rows = calloc(sp->nsources, sizeof(*sp->rows));
-    if (!sp->state || !sp->init_rc || !sp->prep_rc || !sp->rows)
+    if (!sp->state || !sp->init_rc || !sp->init_why || !sp->prep_rc || !sp->rows)
         goto nomem;
     for (size_t i = 0; i < sp->nsources; i++) {
         const js_source_t *src = js_sources[i];
@@ -34,12 +35,19 @@ int sampler_init(js_sampler_t *sp, js_ctx_t *ctx, js_sample_t *s)
             goto nomem;
         for (size_t t = 0; t < nt; t++)
             sp->rows[i][t] = sample_rows(s, src->tables[t]);
-        sp->init_rc[i] = src->init ? src->init(ctx, &sp->state[i]) : 0;
+        sp->init_rc[i] = src->init ? src->init(ctx, &sp->state[i], sp->init_why[i], sizeof(sp->init_why[i])) : 0;
     }
     return 0;
 nomem:
     sampler_fini(sp);
     return -ENOMEM;
+}
+
+const char *sampler_init_reason(const js_sampler_t *sp, size_t i)
+{
+    if (i >= sp->nsources || sp->init_rc[i] >= 0)
+        return NULL;
+    return sp->init_why[i][0] ? sp->init_why[i] : strerror(-sp->init_rc[i]);
 }
 
 int sampler_collect(js_sampler_t *sp, js_sample_t *s, int64_t deadline_ns, int64_t missed)
@@ -121,6 +129,7 @@ void sampler_fini(js_sampler_t *sp)
     }
     free(sp->state);
     free(sp->init_rc);
+    free(sp->init_why);
     free(sp->prep_rc);
     free(sp->rows);
     memset(sp, 0, sizeof(*sp));

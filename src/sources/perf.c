@@ -382,7 +382,7 @@ static void ev_fail(ev_t *e, int err, const char *why)
     }
 }
 
-static int perf_init(const js_ctx_t *ctx, void **ret_state)
+static int perf_init(const js_ctx_t *ctx, void **ret_state, char *why, size_t whylen)
 {
     perf_state_t *st = calloc(1, sizeof(*st));
     if (!st)

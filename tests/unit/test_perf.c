@@ -296,7 +296,7 @@ static void rig_init(rig_t *r, js_mode_t mode)
     r->ctx.monitor_pid = getpid();
     assert_int_equal(sample_init(&r->s), 0);
     r->rows[0] = sample_rows(&r->s, &table_perf);
-    assert_int_equal(source_perf.init(&r->ctx, &r->st), 0);
+    assert_int_equal(source_perf.init(&r->ctx, &r->st, NULL, 0), 0);
 }
 
 static void rig_free(rig_t *r)
@@ -481,7 +481,7 @@ static void forced_skx_source(void)
     CHECK(sample_init(&s) == 0);
     js_rows_t *rows[2] = {sample_rows(&s, &table_perf), NULL};
     void *st = NULL;
-    CHECK(source_perf.init(&ctx, &st) == 0);
+    CHECK(source_perf.init(&ctx, &st, NULL, 0) == 0);
     CHECK(source_perf.prepare_child(st, &ctx, 31) == 0);
     int raw = 0;
     for (int i = 0; i < fk.nopen; i++)
@@ -525,7 +525,7 @@ static void pfm_status_with_sysfs(const char *fixture, char *status, size_t cap,
     r.ctx.monitor_pid = getpid();
     assert_int_equal(sample_init(&r.s), 0);
     r.rows[0] = sample_rows(&r.s, &table_perf);
-    assert_int_equal(source_perf.init(&r.ctx, &r.st), 0);
+    assert_int_equal(source_perf.init(&r.ctx, &r.st, NULL, 0), 0);
     js_rows_t *inv = sample_rows(&r.s, &table_inventory);
     assert_int_equal(source_perf.inventory(r.st, &r.ctx, inv), 0);
     snprintf(status, cap, "%s", inv_value(inv, "perf.fp_scalar_double.status"));
@@ -563,7 +563,7 @@ static void test_source_without_libpfm(void **state)
     r.ctx.monitor_pid = getpid();
     assert_int_equal(sample_init(&r.s), 0);
     r.rows[0] = sample_rows(&r.s, &table_perf);
-    assert_int_equal(source_perf.init(&r.ctx, &r.st), 0);
+    assert_int_equal(source_perf.init(&r.ctx, &r.st, NULL, 0), 0);
     js_rows_t *inv = sample_rows(&r.s, &table_inventory);
     assert_int_equal(source_perf.inventory(r.st, &r.ctx, inv), 0);
     const char *want = "ENOENT: libpfm4 not loadable: $JOBSCOPE_LIBPFM_LIBRARY: /nonexistent/libpfm.so.4: ";
