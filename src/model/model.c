@@ -77,7 +77,8 @@ typedef struct {
     double own, max_own;               /* own utime+stime, seconds */
     double base_own;                   /* attach mode: own CPU before monitoring began (present at the start) */
     double comm_base;                  /* own CPU when it took its current comm (an exec) */
-    double own_prev, dt_prev;          /* own CPU at the row before the last one, and that row's interval */
+    double own_prev;                   /* own CPU at the row before the last one */
+    int64_t dt_prev_ns;                /* and that row's interval */
     double io[IO__MAX];
     uint8_t io_ok;   /* bit per IO_* known */
     bool io_missing; /* its io could not be read at some sample (while not a zombie) */
@@ -176,35 +177,36 @@ struct js_model {
     size_t nviews, views_cap;
 };
 
-void rate_carry_init(rate_carry_t *c, double cap, double nominal_dt)
+void rate_carry_init(rate_carry_t *c, double cap, int64_t nominal_ns)
 {
     c->cap = cap;
-    c->min_dt = nominal_dt / 2;
+    c->min_ns = nominal_ns / 2;
     c->carry = 0;
     c->max_rate = NAN;
-    c->prev_dt = c->prev_rate = 0;
+    c->prev_ns = 0;
+    c->prev_rate = 0;
 }
 
-double rate_carry_step(rate_carry_t *c, double d, double dt)
+double rate_carry_step(rate_carry_t *c, double d, int64_t dt_ns)
 {
-    if (!(dt > 0))
+    if (dt_ns <= 0)
         return NAN;
     if (d > 0)
         c->carry += d;
-    double span = dt;
-    if (dt < c->min_dt && c->prev_dt > 0) { /* too short on its own: the mean over it and the row before */
-        span = dt + c->prev_dt;
-        c->carry += c->prev_rate * c->prev_dt;
+    int64_t span = dt_ns;
+    if (dt_ns < c->min_ns && c->prev_ns > 0) { /* too short on its own: the mean over it and the row before */
+        span = dt_ns + c->prev_ns;
+        c->carry += c->prev_rate * ns_to_s(c->prev_ns);
     }
-    double rate = c->carry / span;
+    double rate = c->carry / ns_to_s(span);
     if (c->cap > 0 && rate > c->cap)
         rate = c->cap;
-    c->carry -= rate * span;
+    c->carry -= rate * ns_to_s(span);
     if (c->carry < 0)
         c->carry = 0;
-    if (span >= c->min_dt && (isnan(c->max_rate) || rate > c->max_rate))
+    if (span >= c->min_ns && (isnan(c->max_rate) || rate > c->max_rate))
         c->max_rate = rate;
-    c->prev_dt = span;
+    c->prev_ns = span;
     c->prev_rate = rate;
     return rate;
 }
@@ -219,7 +221,7 @@ js_model_t *model_new(const js_model_cfg_t *cfg)
         m->cfg.clk_tck = 100;
     pidmap_init(&m->procs, sizeof(mproc_t));
     pidmap_init(&m->stepds, sizeof(mstepd_t));
-    rate_carry_init(&m->cpu_rate, cfg->cores_available, (double)cfg->interval_ns / 1e9);
+    rate_carry_init(&m->cpu_rate, cfg->cores_available, cfg->interval_ns);
     js_summary_t *s = &m->sum;
     s->peak_rss_sum = s->peak_rss_kernel = s->peak_swap = s->peak_rss_main = s->peak_rss_desc = NAN;
     s->peak_private = s->peak_shared = s->peak_pss = s->peak_bytes = NAN;
@@ -486,7 +488,7 @@ typedef struct {
 #define SIGCHLD_BIT (UINT64_C(1) << 16) /* SIGCHLD is 17 on Linux: bit 16 of the sigignore mask */
 
 /* feed_proc: one proc row: update the process's state, its per-process rates (*pp) and the live sums. */
-static int feed_proc(js_model_t *m, const js_value_t *v, double dt, js_proc_point_t *pp, live_sums_t *ls)
+static int feed_proc(js_model_t *m, const js_value_t *v, int64_t dt_ns, js_proc_point_t *pp, live_sums_t *ls)
 {
     const int *pc = m->col.proc;
     const double tck = (double)m->cfg.clk_tck;
@@ -512,7 +514,7 @@ static int feed_proc(js_model_t *m, const js_value_t *v, double dt, js_proc_poin
     double cut = v_num(&v[pc[CP_CUTIME]]) / tck, cst = v_num(&v[pc[CP_CSTIME]]) / tck;
     if (v[pc[CP_CPU_NS]].present && ut + st >= 0) {
         /* the BPF backend's nanosecond-exact CPU of every thread, split as the ticks are (cputime_adjust) */
-        double ns = (double)v[pc[CP_CPU_NS]].i / 1e9, ticks = ut + st;
+        double ns = ns_to_s(v[pc[CP_CPU_NS]].i), ticks = ut + st;
         ut = ticks > 0 ? ns * ut / ticks : ns;
         st = ns - ut;
     }
@@ -526,14 +528,15 @@ static int feed_proc(js_model_t *m, const js_value_t *v, double dt, js_proc_poin
             io_now[k] = fmax(0, io_now[k] - m->mon_io[k]);
     }
     pp->cpu_cores = pp->read_bps = pp->write_bps = NAN;
-    if (!fresh && dt > 0) {
+    if (!fresh && dt_ns > 0) {
         /* a short interval (the closing sample) gives the mean over it and the one before, as for the tree */
-        double span = dt, before = e->own;
-        if (dt < (double)m->cfg.interval_ns / 2e9 && e->dt_prev > 0) {
-            span += e->dt_prev;
+        double dt = ns_to_s(dt_ns), before = e->own;
+        int64_t span = dt_ns;
+        if (model_interval_short(&m->cfg, dt_ns) && e->dt_prev_ns > 0) {
+            span += e->dt_prev_ns;
             before = e->own_prev;
         }
-        pp->cpu_cores = own >= before ? (own - before) / span : NAN;
+        pp->cpu_cores = own >= before ? (own - before) / ns_to_s(span) : NAN;
         if (m->cfg.cores_available > 0 && pp->cpu_cores > m->cfg.cores_available)
             pp->cpu_cores = m->cfg.cores_available; /* whole ticks over a few ms */
         if (!isnan(io_now[IO_READ]) && (e->io_ok & (1u << IO_READ)))
@@ -541,7 +544,7 @@ static int feed_proc(js_model_t *m, const js_value_t *v, double dt, js_proc_poin
         if (!isnan(io_now[IO_WRITE]) && (e->io_ok & (1u << IO_WRITE)))
             pp->write_bps = (io_now[IO_WRITE] - e->io[IO_WRITE]) / dt;
         e->own_prev = e->own;
-        e->dt_prev = dt;
+        e->dt_prev_ns = dt_ns;
     }
     e->stamp = m->stamp;
     e->zombie = v[pc[CP_STATE]].present && m->last_proc_rows && rows_str(m->last_proc_rows, &v[pc[CP_STATE]])[0] == 'Z';
@@ -777,7 +780,7 @@ static void read_reaped(js_model_t *m, const js_value_t *tv, reaped_t *r, js_tre
     }
     pt->root_alive = tv[tc[CT_ROOT_ALIVE]].present && tv[tc[CT_ROOT_ALIVE]].i;
     if (m->nfed == 0 && tv[tc[CT_T_BOOT]].present)
-        m->window_ticks = (double)tv[tc[CT_T_BOOT]].i / 1e9 * (double)m->cfg.clk_tck;
+        m->window_ticks = ns_to_s(tv[tc[CT_T_BOOT]].i) * (double)m->cfg.clk_tck;
 }
 
 /* node_cumulate: the node scope: totals are the host's own accounting, exact (the aggregate `cpu` line of
@@ -826,7 +829,7 @@ static void node_cumulate(js_model_t *m, js_tree_point_t *pt, const js_sample_t 
     for (int k = 0; k < IO__MAX; k++)
         pt->io[k] = pt->io_rate[k] = NAN;
     pt->minflt = pt->majflt = NAN;
-    double rate = rate_carry_step(&m->cpu_rate, pv ? pt->cpu_s - pv->cpu_s : NAN, pt->dt_s);
+    double rate = rate_carry_step(&m->cpu_rate, pv ? pt->cpu_s - pv->cpu_s : NAN, pt->dt_ns);
     pt->cpu_cores = pv ? rate : NAN;
     const js_rows_t *mem = m->node.mem ? sample_rows(s, m->node.mem) : NULL;
     const js_value_t *mv = mem && mem->nrows ? rows_row(mem, 0) : NULL;
@@ -879,12 +882,13 @@ static void cumulate(js_model_t *m, js_tree_point_t *pt, const live_sums_t *ls, 
     pt->majflt = fmax_nan(c_maj - m->base_majflt, pv ? pv->majflt : 0);
     pt->sampled_cpu_s = ls->sampled + m->sampled_gone;
 
-    double dt_since = NAN, dcpu = NAN;
+    int64_t dt_since = 0;
+    double dcpu = NAN;
     if (pv) {
-        dt_since = pt->dt_s;
+        dt_since = pt->dt_ns;
         dcpu = pt->cpu_s - pv->cpu_s;
     } else if (m->cfg.mode == JS_MODE_RUN && m->cfg.start_mono_ns > 0) {
-        dt_since = (double)(pt->t_mono_ns - m->cfg.start_mono_ns) / 1e9;
+        dt_since = pt->t_mono_ns - m->cfg.start_mono_ns;
         dcpu = pt->cpu_s;
     }
     /* a row's rate covers the interval since the previous sample (none for the first row); the stretch from
@@ -1064,7 +1068,8 @@ int model_feed(js_model_t *m, int64_t seq, const js_sample_t *s)
     pt->seq = seq;
     pt->t_mono_ns = sv && sv[SAMPLES_T_MONO].present ? sv[SAMPLES_T_MONO].i : 0;
     pt->t_unix_ns = sv && sv[SAMPLES_T_UNIX].present ? sv[SAMPLES_T_UNIX].i : 0;
-    pt->dt_s = m->nfed ? (double)(pt->t_mono_ns - m->prev.t_mono_ns) / 1e9 : NAN;
+    pt->dt_ns = m->nfed ? pt->t_mono_ns - m->prev.t_mono_ns : 0;
+    pt->dt_s = m->nfed ? ns_to_s(pt->dt_ns) : NAN;
     m->stamp++;
 
     live_sums_t ls = {.n = proc ? proc->nrows : 0, .max_proc_rss = NAN};
@@ -1082,7 +1087,7 @@ int model_feed(js_model_t *m, int64_t seq, const js_sample_t *s)
     if (m->cfg.embedded)
         embedded_self(m, bound_first(m, s, TB_SELF));
     for (size_t i = 0; i < ls.n; i++)
-        if ((r = feed_proc(m, rows_row(proc, i), pt->dt_s, &m->pp[i], &ls)) < 0)
+        if ((r = feed_proc(m, rows_row(proc, i), pt->dt_ns, &m->pp[i], &ls)) < 0)
             return r;
     if (ls.have_uss && ls.have_uss < ls.n)
         ls.uss_left_out = count_uss_unreadable(m);
@@ -1259,7 +1264,7 @@ void model_summary(const js_model_t *m, js_summary_t *ret)
 {
     *ret = m->sum;
     const js_tree_point_t *pt = &m->pt;
-    ret->interval_s = (double)m->cfg.interval_ns / 1e9;
+    ret->interval_s = ns_to_s(m->cfg.interval_ns);
     ret->cores_available = m->cfg.cores_available > 0 ? m->cfg.cores_available : NAN;
     ret->ntop_cpu = ret->ntop_rss = 0;
     if (!m->nfed) {
@@ -1276,7 +1281,7 @@ void model_summary(const js_model_t *m, js_summary_t *ret)
         return;
     }
     int64_t t0 = m->cfg.mode == JS_MODE_RUN && m->cfg.start_mono_ns > 0 ? m->cfg.start_mono_ns : m->t_first;
-    ret->wall_s = (double)(m->t_last - t0) / 1e9;
+    ret->wall_s = ns_to_s(m->t_last - t0);
     ret->user_s = pt->user_s;
     ret->system_s = pt->system_s;
     ret->total_s = pt->cpu_s;

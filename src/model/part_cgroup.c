@@ -488,7 +488,7 @@ static int cg_feed(void *state, const js_feed_t *f)
     if (dt > 0 && !isnan(d[A_USAGE])) {
         p->row[V_CPU_CORES] = d[A_USAGE] / (double)dt;
         /* the maximum over full intervals only (a closing sample may follow the last one by a few ms) */
-        if ((double)dt >= (double)p->cfg.interval_ns / 2 && (isnan(p->max_cores) || p->row[V_CPU_CORES] > p->max_cores))
+        if (!model_interval_short(&p->cfg, dt) && (isnan(p->max_cores) || p->row[V_CPU_CORES] > p->max_cores))
             p->max_cores = p->row[V_CPU_CORES];
     }
     if (!isnan(d[A_PERIODS]) && !isnan(d[A_THROTTLED]) && d[A_PERIODS] > 0)

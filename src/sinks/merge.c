@@ -327,8 +327,8 @@ static int put_meta_i64(sqlite3 *db, const char *key, int64_t v)
     return put_meta(db, key, buf);
 }
 
-/* job_meta: the merged file's own metadata: the job's facts from the first input, and the merge's. */
-static int job_meta(sqlite3 *db, const input_t *in, size_t n, int64_t bound)
+/* merged_meta: the merged file's own metadata: the job's facts from the first input, and the merge's. */
+static int merged_meta(sqlite3 *db, const input_t *in, size_t n, int64_t bound)
 {
     static const char *const keep[] = {"schema_version", "batch_scheduler", "job_id", "job_nodelist",
                                        "job_num_nodes", "jobscope_version", "clk_tck", "interval_ns", NULL};
@@ -490,7 +490,7 @@ int merge_recordings(const char *out, const char *const *paths, size_t n, char *
         if (r == 0)
             r = copy_tables(db, &in[i], err, errlen);
         if (r == 0 && i == 0)
-            r = job_meta(db, in, n, bound);
+            r = merged_meta(db, in, n, bound);
         if (r == 0)
             r = exec(db, "COMMIT", err, errlen);
         else
