@@ -7,10 +7,10 @@
 # (`FILE:WARNING-OPTION  # reason`, one per line) or scripts/raw_open.allow (`FILE  TEXT  # reason`). A finding
 # not listed fails the script.
 #   scripts/static.sh            all of them
-#   scripts/static.sh cppcheck   one of them (cppcheck, analyzer, opens, layers)
+#   scripts/static.sh cppcheck   one of them (cppcheck, analyzer, opens, layers, sizes)
 set -euo pipefail
 cd "$(dirname "$0")/.."
-what=("${@:-opens layers cppcheck analyzer}")
+what=("${@:-opens layers sizes cppcheck analyzer}")
 what=(${what[@]})
 fail=0
 for w in "${what[@]}"; do
@@ -137,7 +137,45 @@ for w in "${what[@]}"; do
             fail=1
         fi
         ;;
-    *) echo "static.sh: unknown analysis '$w' (cppcheck, analyzer, opens, layers)" >&2; exit 2 ;;
+    sizes)
+        # No function over FUNC_MAX lines (from its opening to its closing brace), no file over FILE_MAX
+        # lines: split by responsibility. A function's body opens with a '{' alone at column 0, or a line at
+        # column 0 ending in ') {', and closes at the next '}' alone at column 0 (the layout .clang-format
+        # gives). Exceptions: scripts/size.allow (`FILE` or `FILE:FUNCTION`, then `# reason`).
+        FUNC_MAX=${FUNC_MAX:-150}
+        FILE_MAX=${FILE_MAX:-1500}
+        allowed() { sed -e '/^#/d' -e 's/[[:space:]]*#.*//' -e '/^[[:space:]]*$/d' scripts/size.allow | grep -qxF "$1"; }
+        new=""
+        nfun=0
+        while IFS=$'\t' read -r n where name; do
+            nfun=$((nfun + 1))
+            [ "$n" -gt "$FUNC_MAX" ] || continue
+            allowed "${where%%:*}:$name" || new+="$where: $name() is $n lines (over $FUNC_MAX)"$'\n'
+        done < <(find src -name '*.c' | sort | xargs awk '
+            FNR == 1 { start = 0; sig = "" }
+            start == 0 && /^[A-Za-z_]/ && !/^(typedef|struct|enum|union)[ {]/ { sig = $0 }
+            start == 0 && ($0 == "{" || (/^[A-Za-z_].*\) *\{$/ && !/=/)) { start = FNR; next }
+            start > 0 && $0 == "}" {
+                s = sig; sub(/\(.*/, "", s); k = split(s, w, /[ \t*]+/)
+                printf "%d\t%s:%d\t%s\n", FNR - start + 1, FILENAME, start, w[k]
+                start = 0; sig = ""
+            }')
+        nfile=0
+        while read -r n file; do
+            [ "$file" != total ] || continue
+            nfile=$((nfile + 1))
+            [ "$n" -gt "$FILE_MAX" ] || continue
+            allowed "$file" || new+="$file: $n lines (over $FILE_MAX)"$'\n'
+        done < <(find src -name '*.[ch]' -print0 | sort -z | xargs -0 wc -l)
+        if [ -z "$new" ]; then
+            echo "static: no function over $FUNC_MAX lines ($nfun functions), no file over $FILE_MAX ($nfile files; $(sed -e '/^#/d' -e '/^[[:space:]]*$/d' scripts/size.allow | wc -l) allowed in scripts/size.allow)"
+        else
+            echo "static: too long (split by responsibility, or list in scripts/size.allow with the reason):" >&2
+            printf '%s' "$new" >&2
+            fail=1
+        fi
+        ;;
+    *) echo "static.sh: unknown analysis '$w' (cppcheck, analyzer, opens, layers, sizes)" >&2; exit 2 ;;
     esac
 done
 exit $fail
