@@ -10,7 +10,7 @@
 
 #include "core/json.h"
 #include "sinks/view_export.h"
-#include "sys/fsfile.h"
+#include "sys/outfile.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -73,13 +73,17 @@ JS_API int js_recording_export(const char *path, const char *view, const char *f
     recording_close(r);
     if (rc < 0)
         return rc;
-    int fd = fs_create(out, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW, 0644);
-    if (fd < 0)
-        return fd;
-    FILE *f = fdopen(fd, "w");
-    if (!f) {
+    /* written under a temporary name and renamed over `out` when complete (sys/outfile.h) */
+    js_outfile_t of;
+    if ((rc = outfile_open(&of, out, true, false)) < 0)
+        return rc;
+    int fd = dup(of.fd);
+    FILE *f = NULL;
+    if (fd < 0 || !(f = fdopen(fd, "w"))) {
         rc = -errno;
-        close(fd);
+        if (fd >= 0)
+            close(fd);
+        outfile_abort(&of);
         return rc;
     }
     js_view_export_t *x = NULL;
@@ -94,6 +98,10 @@ JS_API int js_recording_export(const char *path, const char *view, const char *f
     if (fclose(f) != 0 && rc == 0)
         rc = -errno;
     view_export_free(x);
+    if (rc == 0)
+        rc = outfile_commit(&of);
+    else
+        outfile_abort(&of);
     model_free(m);
     recording_close(r);
     return rc;

@@ -170,7 +170,7 @@ static const char *num_str(char *buf, size_t cap, const char *fmt, double v)
 
 typedef struct {
     char text[256];
-    const char *kind; /* "idle", "imbalance", "memory", "gpu_idle" */
+    const char *kind; /* "incomplete", "idle", "imbalance", "memory", "gpu_idle" */
     char node[128];
 } flag_t;
 
@@ -264,10 +264,21 @@ int cli_merged_summary(const char *path, bool json, js_summary_form_t form)
     mean_cpu = n ? cpu / (double)n : NAN;
     double eff = have_core_s && core_s > 0 ? cpu / core_s : NAN;
     /* the flags */
-    flag_t *fl = calloc(4 * (n ? n : 1), sizeof(*fl));
+    flag_t *fl = calloc(5 * (n ? n : 1), sizeof(*fl));
     size_t nf = 0;
+    int64_t incomplete = 0;
     for (size_t i = 0; fl && i < n; i++) {
         const node_sum_t *x = &ns[i];
+        if (strcmp(x->state, "complete") != 0) { /* merged with --partial */
+            snprintf(
+                fl[nf].text, sizeof(fl[nf].text),
+                "node %s incomplete: its monitor was killed or still writing; its figures end at its last "
+                "sample",
+                x->name);
+            fl[nf].kind = "incomplete";
+            snprintf(fl[nf++].node, sizeof(fl[0].node), "%s", x->name);
+            incomplete++;
+        }
         if (x->cores > 0 && x->wall_s > 0 && !isnan(x->cpu_s) && x->cpu_s < IDLE_FRACTION * x->cores * x->wall_s) {
             snprintf(fl[nf].text, sizeof(fl[nf].text), "node %s idle: %.3f CPU-s of %.0f core-s allocated (%.1f%%)",
                      x->name, x->cpu_s, x->cores * x->wall_s, 100 * x->cpu_s / (x->cores * x->wall_s));
@@ -316,6 +327,7 @@ int cli_merged_summary(const char *path, bool json, js_summary_form_t form)
         jw_str(&w, "recording", path);
         jw_int(&w, "node_count", (int64_t)n);
         jw_str(&w, "state", state);
+        jw_int(&w, "incomplete_nodes", incomplete);
         jw_num(&w, "wall_time_s", wall);
         jw_open(&w, "cpu");
         jw_num(&w, "total_s", cpu);

@@ -21,6 +21,7 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/statvfs.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -49,36 +50,54 @@ static const char export_usage[] =
     "RECORDING. A merged job recording (jobscope merge) gives every node's rows, with a node column after\n"
     "sample (csv and jsonl).\n";
 
+/* export_ctx_t: what the replay's callback needs: the view exporter and the output file (for its errors) */
+typedef struct {
+    js_view_export_t *x;
+    const js_outfile_t *out; /* the output file (NULL: standard output) */
+} export_ctx_t;
+
+/* no_space: a sink or the HDF5 library reports a failed write as -EIO: when the file system of the output
+ * is full, say so. */
+static int no_space(const js_outfile_t *o, int e)
+{
+    struct statvfs sv;
+    if (e == -EIO && o && o->tmp[0] && statvfs(o->dir[0] ? o->dir : o->tmp, &sv) == 0 && sv.f_bavail == 0)
+        return -ENOSPC;
+    return e;
+}
+
 /* each: the replay's callback: the view's rows of each sample fed, through the library's view exporter */
 static int each(void *arg, const js_recording_t *rec, js_model_t *m, const js_sample_t *s)
 {
     (void)rec;
     (void)s;
-    int rc = view_export_sample(arg, m);
-    if (rc < 0)
+    const export_ctx_t *c = arg;
+    int rc = view_export_sample(c->x, m);
+    if (rc < 0 && c->out)
+        cli_error("cannot write %s: %s", c->out->path, strerror(-no_space(c->out, rc)));
+    else if (rc < 0)
         cli_error("export failed: %s", strerror(-rc));
     return rc;
 }
 
-/* export_hdf5: every raw table of the recording at `path` into the HDF5 file `out`. The file is written in a
- * private directory next to `out` and renamed over the placeholder cli_output_open() created, so the HDF5
- * library never opens a path someone else could have replaced; a failure leaves nothing behind. */
+/* export_hdf5: every raw table of the recording at `path` into the HDF5 file `out`. The HDF5 library writes
+ * the file in a private directory next to `out` (cli_output_begin with a private directory), so it never
+ * opens a path someone else could have replaced; the file is renamed to `out` once closed and synced, and a
+ * failure (a full disk) leaves nothing behind. */
 static int export_hdf5(const char *path, const char *out, bool force)
 {
-    char err[1024], dir[PATH_MAX], tmp[PATH_MAX + 32], copy[PATH_MAX];
+    char err[1024];
     js_recording_t *r = NULL;
     if (recording_open(path, &r, err, sizeof(err)) < 0) {
         cli_error("%s", err);
         return EXIT_FAIL;
     }
     js_file_id_t in;
-    int fd = cli_output_open(out, force, &in, cli_file_id(path, &in) == 0 ? 1 : 0, NULL);
-    if (fd < 0) {
+    js_outfile_t o;
+    if (cli_output_begin(&o, out, force, true, &in, cli_file_id(path, &in) == 0 ? 1 : 0) < 0) {
         recording_close(r);
         return EXIT_FAIL;
     }
-    snprintf(copy, sizeof(copy), "%s", out);
-    int w = snprintf(dir, sizeof(dir), "%s/.jobscope-h5-XXXXXX", dirname(copy));
     const js_table_t *const *all = registry_tables();
     const js_table_t *tables[64];
     size_t n = 0;
@@ -89,22 +108,14 @@ static int export_hdf5(const char *path, const char *out, bool force)
     js_h5_t *h = NULL;
     js_sample_t s = {0};
     int rc = EXIT_FAIL, e;
-    if (w < 0 || (size_t)w >= sizeof(dir) || !mkdtemp(dir)) {
-        cli_error("%s: cannot make a temporary directory next to it: %s", out, w < 0 || (size_t)w >= sizeof(dir)
-                                                                              ? strerror(ENAMETOOLONG)
-                                                                              : strerror(errno));
-        dir[0] = '\0';
-        goto done;
-    }
-    snprintf(tmp, sizeof(tmp), "%s/export.h5", dir);
-    if (hdf5_open(tmp, tables, &h, err, sizeof(err)) < 0) {
+    if (hdf5_open(o.tmp, tables, &h, err, sizeof(err)) < 0) {
         cli_error("%s", err);
         goto done;
     }
     const char *key, *value;
     for (size_t i = 0; recording_meta_at(r, i, &key, &value); i++)
         if ((e = hdf5_meta(h, key, value)) < 0) {
-            cli_error("cannot write %s: %s", out, strerror(-e));
+            cli_error("cannot write %s: %s", out, strerror(-no_space(&o, e)));
             goto done;
         }
     if (sample_init(&s) < 0) {
@@ -114,7 +125,7 @@ static int export_hdf5(const char *path, const char *out, bool force)
     int64_t seq;
     while ((e = recording_next(r, &s, &seq, err, sizeof(err))) == 1)
         if ((e = hdf5_write_sample(h, seq, &s)) < 0) {
-            cli_error("cannot write %s: %s", out, strerror(-e));
+            cli_error("cannot write %s: %s", out, strerror(-no_space(&o, e)));
             goto done;
         }
     if (e < 0) {
@@ -124,11 +135,7 @@ static int export_hdf5(const char *path, const char *out, bool force)
     e = hdf5_close(h);
     h = NULL;
     if (e < 0) {
-        cli_error("cannot write %s: %s", out, strerror(-e));
-        goto done;
-    }
-    if (rename(tmp, out) < 0) {
-        cli_error("cannot write %s: %s", out, strerror(errno));
+        cli_error("cannot write %s: %s", out, strerror(-no_space(&o, e)));
         goto done;
     }
     rc = 0;
@@ -136,14 +143,7 @@ done:
     hdf5_close(h);
     sample_free(&s);
     recording_close(r);
-    if (dir[0]) {
-        unlink(tmp);
-        rmdir(dir);
-    }
-    close(fd);
-    if (rc)
-        unlink(out);
-    return rc;
+    return cli_output_end(&o, rc);
 }
 
 /* export_view: view `view` of the recording at `path` (a node's or a merged job's) as a table through `sink`
@@ -167,52 +167,57 @@ static int export_view(const char *path, const char *view, const js_tab_sink_t *
     if (!merged)
         recording_close(probe);
     FILE *f = stdout;
-    if (out) {
+    js_outfile_t o = {0};
+    export_ctx_t c = {0};
+    if (out) { /* written under a temporary name, published when complete (a full disk leaves nothing) */
         js_file_id_t in;
-        int fd = cli_output_open(out, force, &in, cli_file_id(path, &in) == 0 ? 1 : 0, NULL);
-        if (fd < 0) {
+        if (cli_output_begin(&o, out, force, false, &in, cli_file_id(path, &in) == 0 ? 1 : 0) < 0) {
             free(nodes);
             return EXIT_FAIL;
         }
-        if (!(f = fdopen(fd, "w"))) {
+        c.out = &o;
+        int fd = dup(o.fd);
+        if (fd < 0 || !(f = fdopen(fd, "w"))) {
             cli_error("%s: %s", out, strerror(errno));
-            close(fd);
+            if (fd >= 0)
+                close(fd);
             free(nodes);
-            return EXIT_FAIL;
+            return cli_output_end(&o, EXIT_FAIL);
         }
     }
-    js_view_export_t *x = NULL;
     js_recording_t *r = NULL;
     js_model_t *m = NULL;
-    int rc = view_export_open(&x, sink, f, view, merged);
+    int rc = view_export_open(&c.x, sink, f, view, merged);
     if (rc < 0)
         cli_error("export failed: %s", strerror(-rc));
     else if (!merged)
-        rc = cli_read_recording(path, &r, &m, each, x);
+        rc = cli_read_recording(path, &r, &m, each, &c);
     for (size_t i = 0; merged && i < nnodes && rc == 0; i++) { /* every node, read back as a recording */
         char dir[4096], node_db[4200];
         if ((rc = cli_merged_node_path(path, nodes[i].name, dir, sizeof(dir), node_db, sizeof(node_db))))
             break;
-        view_export_node(x, nodes[i].name);
+        view_export_node(c.x, nodes[i].name);
         model_free(m);
         recording_close(r);
         m = NULL;
         r = NULL;
-        rc = cli_read_recording(node_db, &r, &m, each, x);
+        rc = cli_read_recording(node_db, &r, &m, each, &c);
         unlink(node_db);
         rmdir(dir);
     }
     free(nodes);
-    int e = x ? view_export_finish(x, rc == 0 ? m : NULL) : 0; /* a recording with no samples: a header */
+    int e = c.x ? view_export_finish(c.x, rc == 0 ? m : NULL) : 0; /* a recording with no samples: a header */
     if (rc == 0 && e < 0) {
-        cli_error("cannot write %s: %s", out ? out : "standard output", strerror(-e));
+        cli_error("cannot write %s: %s", out ? out : "standard output", strerror(-no_space(c.out, e)));
         rc = EXIT_FAIL;
     }
     if (out && fclose(f) != 0 && rc == 0) {
         cli_error("cannot write %s: %s", out, strerror(errno));
         rc = EXIT_FAIL;
     }
-    view_export_free(x);
+    if (out)
+        rc = cli_output_end(&o, rc ? EXIT_FAIL : 0);
+    view_export_free(c.x);
     model_free(m);
     recording_close(r);
     return rc ? EXIT_FAIL : 0;

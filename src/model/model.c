@@ -305,7 +305,7 @@ static void cumulate(js_model_t *m, js_tree_point_t *pt, const live_sums_t *ls, 
         dt_since = pt->dt_ns;
         dcpu = pt->cpu_s - pv->cpu_s;
     } else if (m->cfg.mode == JS_MODE_RUN && m->cfg.start_mono_ns > 0) {
-        dt_since = pt->t_mono_ns - m->cfg.start_mono_ns;
+        dt_since = pt->t_mono_ns - m->cfg.start_mono_ns; /* both in [0, 2^62] (replay_model_cfg, sqlite.c) */
         dcpu = pt->cpu_s;
     }
     /* a row's rate covers the interval since the previous sample (none for the first row); the stretch from
@@ -371,9 +371,9 @@ static void summary_add(js_model_t *m, const js_sample_t *s, const js_value_t *s
         su->peak_kernel_pid = e ? ls->max_proc_pid : 0;
         snprintf(su->peak_kernel_comm, sizeof(su->peak_kernel_comm), "%s", e ? e->comm : "");
     }
-    if ((int64_t)pt->members > su->procs_max)
+    if (pt->members > (double)su->procs_max && pt->members < 9223372036854775808.0)
         su->procs_max = (int64_t)pt->members;
-    if ((int64_t)pt->threads > su->threads_max)
+    if (pt->threads > (double)su->threads_max && pt->threads < 9223372036854775808.0)
         su->threads_max = (int64_t)pt->threads;
     const js_rows_t *ex = bound_rows(m, s, TB_EXITS);
     su->procs_reaped += ex ? (int64_t)ex->nrows : 0;
@@ -381,7 +381,7 @@ static void summary_add(js_model_t *m, const js_sample_t *s, const js_value_t *s
     const int *fc = m->col.self;
     if (self) {
         if (self[fc[CF_UTIME]].present && self[fc[CF_STIME]].present)
-            su->mon_cpu_s = (double)(self[fc[CF_UTIME]].i + self[fc[CF_STIME]].i) / 1e6;
+            su->mon_cpu_s = ((double)self[fc[CF_UTIME]].i + (double)self[fc[CF_STIME]].i) / 1e6;
         if (self[fc[CF_MAXRSS]].present)
             su->mon_max_rss = fmax_nan(su->mon_max_rss, (double)self[fc[CF_MAXRSS]].i);
         if (self[fc[CF_PREV_WRITE]].present) {
@@ -634,8 +634,11 @@ void model_summary(const js_model_t *m, js_summary_t *ret)
         ret->exact_cpu = ret->exact_peak_rss = false;
         return;
     }
-    int64_t t0 = m->cfg.mode == JS_MODE_RUN && m->cfg.start_mono_ns > 0 ? m->cfg.start_mono_ns : m->t_first;
-    ret->wall_s = ns_to_s(m->t_last - t0);
+    /* the run's start when recorded (not after its first sample: an edited file may say so) */
+    int64_t t0 = m->cfg.mode == JS_MODE_RUN && m->cfg.start_mono_ns > 0 && m->cfg.start_mono_ns <= m->t_first
+                     ? m->cfg.start_mono_ns
+                     : m->t_first;
+    ret->wall_s = m->t_last >= t0 ? ns_to_s(m->t_last - t0) : NAN;
     ret->user_s = pt->user_s;
     ret->system_s = pt->system_s;
     ret->total_s = pt->cpu_s;

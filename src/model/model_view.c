@@ -142,7 +142,8 @@ static void set_real(js_value_t *v, double d)
 
 static void set_int(js_value_t *v, double d)
 {
-    if (!isnan(d))
+    if (d >= -9223372036854775808.0 &&
+        d < 9223372036854775808.0) /* not NaN, and an int64 (an edited recording may hold anything) */
         val_int(v, (int64_t)d);
 }
 
@@ -225,7 +226,7 @@ static int fill_process(const js_model_t *m, js_rows_t *out)
         ticks_s(&v[PV_UTIME], &r[pc[CP_UTIME]], tck);
         ticks_s(&v[PV_STIME], &r[pc[CP_STIME]], tck);
         if (r[pc[CP_CUTIME]].present && r[pc[CP_CSTIME]].present)
-            val_real(&v[PV_CHILDREN], (double)(r[pc[CP_CUTIME]].i + r[pc[CP_CSTIME]].i) / tck);
+            val_real(&v[PV_CHILDREN], ((double)r[pc[CP_CUTIME]].i + (double)r[pc[CP_CSTIME]].i) / tck);
         static const int direct[][2] = {
             {PV_THREADS, CP_THREADS}, {PV_RSS, CP_RSS},   {PV_SHARED, CP_SHARED},   {PV_ANON, CP_RSS_ANON},
             {PV_SWAP, CP_SWAP},       {PV_HWM, CP_HWM},   {PV_USS, CP_USS},         {PV_PSS, CP_PSS},
