@@ -1,16 +1,17 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: MIT
 # Static analysis, as CI runs it (scripts/test.sh): cppcheck over src/, gcc's -fanalyzer over the library and
-# the CLI, in a build directory of their own, and a check that no file outside src/sys/ opens a file or a
-# directory itself. Clean, or each remaining finding listed with its reason in scripts/cppcheck.supp
+# the CLI, in a build directory of their own, a check that no file outside src/sys/ opens a file or a
+# directory itself, the layers, the sizes, and the layout: every C file as .clang-format lays it out
+# (scripts/format.sh --check; `scripts/format.sh` reformats, a diff fails). Clean, or each remaining finding listed with its reason in scripts/cppcheck.supp
 # (cppcheck's suppression format, a `# reason` comment above each), scripts/analyzer.supp
 # (`FILE:WARNING-OPTION  # reason`, one per line) or scripts/raw_open.allow (`FILE  TEXT  # reason`). A finding
 # not listed fails the script.
 #   scripts/static.sh            all of them
-#   scripts/static.sh cppcheck   one of them (cppcheck, analyzer, opens, layers, sizes)
+#   scripts/static.sh cppcheck   one of them (cppcheck, analyzer, opens, layers, sizes, format)
 set -euo pipefail
 cd "$(dirname "$0")/.."
-what=("${@:-opens layers sizes cppcheck analyzer}")
+what=("${@:-opens layers sizes format cppcheck analyzer}")
 what=(${what[@]})
 fail=0
 for w in "${what[@]}"; do
@@ -175,7 +176,18 @@ for w in "${what[@]}"; do
             fail=1
         fi
         ;;
-    *) echo "static.sh: unknown analysis '$w' (cppcheck, analyzer, opens, layers, sizes)" >&2; exit 2 ;;
+    format)
+        # the layout is .clang-format's (Debian's clang-format): no hand-made diff to review, no style debate.
+        # A table whose layout carries meaning is kept between `// clang-format off` and `// clang-format on`.
+        if out=$(scripts/format.sh --check 2>&1); then
+            echo "static: every C file as .clang-format lays it out ($(scripts/format.sh --list | wc -l) files)"
+        else
+            echo "static: files whose layout differs from .clang-format (run scripts/format.sh and commit):" >&2
+            printf '%s\n' "$out" >&2
+            fail=1
+        fi
+        ;;
+    *) echo "static.sh: unknown analysis '$w' (cppcheck, analyzer, opens, layers, sizes, format)" >&2; exit 2 ;;
     esac
 done
 exit $fail

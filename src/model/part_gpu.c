@@ -38,7 +38,8 @@
  * `gpu_mig` (a row per MIG instance and sample). Summary: a `gpu` section and one text line per device, plus
  * flags a user acts on (idle GPU holding memory, memory within 5% of full, throttled more than 10% of the
  * time, device lost).
- */#include "model/part_gpu_int.h"
+ */
+#include "model/part_gpu_int.h"
 
 #include "model/summary.h"
 
