@@ -11,7 +11,7 @@
  *              active). The self totals of all phases plus those of `outside` (no phase active) partition the
  *              run, so they add up to the run's totals exactly: wall, CPU, I/O and energy.
  *
- * Method. Every begin and end mark makes the monitor take a sample at once (core/monitor.c; such a sample has
+ * Method. Every begin and end mark makes the monitor take a sample at once (engine/monitor.c; such a sample has
  * samples.for_marks = 1): that sample is the scope at the last mark before it, so the cumulative figures (the
  * tree's CPU seconds and I/O bytes, the scope's attributed RAPL energy from the `energy` view, GPU energy
  * from a `gpu` view when one exists) are cut there, and the stretch from that mark to the sample (the
