@@ -10,6 +10,7 @@
  */
 #include "core/source.h"
 #include "core/table.h"
+#include "sources/registry.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -88,7 +89,7 @@ int main(int argc, char **argv)
             continue;
         }
         void *state = NULL;
-        int r = src->init ? src->init(&ctx, &state) : 0;
+        int r = src->init ? src->init(&ctx, &state, NULL, 0) : 0;
         if (r < 0) {
             printf("%-12s init failed: %s\n", src->name, strerror(-r));
             continue;

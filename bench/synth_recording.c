@@ -16,6 +16,7 @@
 #include "core/source.h"
 #include "sinks/recording.h"
 #include "synth.h"
+#include "sources/registry.h"
 
 #include <stdio.h>
 #include <stdlib.h>

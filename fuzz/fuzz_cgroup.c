@@ -9,6 +9,7 @@
 
 #include "core/sample.h"
 #include "sources/cgroup.h"
+#include "sources/registry.h"
 
 static js_sample_t sample;
 

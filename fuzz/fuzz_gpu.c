@@ -12,6 +12,7 @@
 #include "core/source.h"
 #include "sources/nvml.h"
 #include "sources/rocm.h"
+#include "sources/registry.h"
 
 #include <dlfcn.h>
 #include <stdio.h>
@@ -77,7 +78,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     for (int i = 0; src->tables[i] && i < 15; i++)
         rows[i] = sample_rows(&s, src->tables[i]);
     void *state = NULL;
-    if (src->init(&ctx, &state) == 0) {
+    if (src->init(&ctx, &state, NULL, 0) == 0) {
         static const char *const times[] = {"0\n", "5\n", "60\n"};
         for (int k = 0; k < 3; k++) {
             put(timef, times[k], strlen(times[k]));

@@ -10,6 +10,7 @@
 #include "core/marks.h"
 #include "core/markwire.h"
 #include "core/sample.h"
+#include "sources/registry.h"
 
 #include <sys/socket.h>
 #include <sys/un.h>

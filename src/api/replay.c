@@ -6,6 +6,7 @@
 
 #include "sys/fsroot.h"
 #include "sys/parse.h"
+#include "sources/registry.h"
 
 #include <errno.h>
 #include <stdio.h>

@@ -6,7 +6,7 @@
 #ifndef JOBSCOPE_CLI_EXPORT_H
 #define JOBSCOPE_CLI_EXPORT_H
 
-#include "core/monitor.h"
+#include "engine/monitor.h"
 #include "sinks/http.h"
 #include "sinks/prometheus.h"
 #include "sinks/textfile.h"

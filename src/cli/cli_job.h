@@ -12,7 +12,7 @@
 
 #include "core/batchenv.h"
 #include "core/jobend.h"
-#include "core/monitor.h"
+#include "engine/monitor.h"
 #include "core/sink.h"
 #include "core/source.h"
 #include "sinks/recording.h"

@@ -11,6 +11,7 @@
 #include "core/jobs.h"
 #include "sys/cgroupfs.h"
 #include "sys/fsfile.h"
+#include "core/util.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -405,9 +406,7 @@ static bool job_stop_check(void *arg, const char **why)
         *why = "job ended";
         return true;
     }
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    if (jobend_check(p->end, (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec) != 1)
+    if (jobend_check(p->end, now_ns(CLOCK_MONOTONIC)) != 1)
         return false;
     if (p->end_marker[0]) { /* the batch node tells the others (the directory is shared, as for the merge) */
         int fd = fs_create(p->end_marker, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW, 0644);

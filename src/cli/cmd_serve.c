@@ -11,8 +11,8 @@
 #include "core/duration.h"
 #include "core/hostinfo.h"
 #include "core/jobs.h"
-#include "core/monitor.h"
-#include "core/sampler.h"
+#include "engine/monitor.h"
+#include "engine/sampler.h"
 
 #include <errno.h>
 #include <getopt.h>

@@ -8,7 +8,7 @@
  */
 #include "cli/cli.h"
 
-#include "core/sampler.h"
+#include "engine/sampler.h"
 
 #include <math.h>
 #include <stdio.h>

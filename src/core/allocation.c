@@ -51,35 +51,6 @@ static bool at_end(const char *s)
     return *s == '\0';
 }
 
-int alloc_cpulist_count(const char *s)
-{
-    const char *p = skip_blanks(s);
-    if (at_end(p))
-        return 0;
-    long count = 0;
-    for (;;) {
-        uint64_t a, b;
-        if (parse_u64(&p, &a) < 0)
-            return -EINVAL;
-        b = a;
-        if (*p == '-') {
-            p++;
-            if (parse_u64(&p, &b) < 0 || b < a)
-                return -EINVAL;
-        }
-        if (b - a > 1u << 20)
-            return -EINVAL;
-        count += (long)(b - a + 1);
-        if (count > 1 << 20)
-            return -EINVAL;
-        p = skip_blanks(p);
-        if (*p != ',')
-            break;
-        p++;
-    }
-    return at_end(p) ? (int)count : -EINVAL;
-}
-
 int alloc_parse_cpu_max(const char *s, double *ret_cores)
 {
     const char *p = skip_blanks(s);
@@ -249,7 +220,7 @@ static void cpuset_of(const js_cgroup_t *cg, char *buf, size_t cap)
                 buf[0] = '\0';
                 return;
             }
-            if (n > 0 && alloc_cpulist_count(buf) > 0) {
+            if (n > 0 && cpulist_parse(buf, NULL, 0) > 0) {
                 buf[strcspn(buf, "\n")] = '\0';
                 return;
             }
@@ -296,7 +267,7 @@ int allocation_resolve(const js_fsroot_t *r, pid_t pid, const js_cgroup_t *cg, c
                 if (n < sizeof(ret->affinity)) {
                     memcpy(ret->affinity, p, n);
                     ret->affinity[n] = '\0';
-                    int c = alloc_cpulist_count(ret->affinity);
+                    int c = cpulist_parse(ret->affinity, NULL, 0);
                     if (c > 0)
                         ret->value[JS_ALLOC_AFFINITY] = c;
                 }
@@ -307,7 +278,7 @@ int allocation_resolve(const js_fsroot_t *r, pid_t pid, const js_cgroup_t *cg, c
 
     if (cg) {
         cpuset_of(cg, ret->cpuset, sizeof(ret->cpuset));
-        int c = alloc_cpulist_count(ret->cpuset);
+        int c = cpulist_parse(ret->cpuset, NULL, 0);
         if (c > 0)
             ret->value[JS_ALLOC_CPUSET] = c;
         int version = 0;

@@ -71,10 +71,6 @@ const char *allocation_bound_name(int bound);
 
 /* ---- parsers (exposed for tests) ---- */
 
-/* alloc_cpulist_count: the number of CPUs in a list like "0-3,8,10-11" (blanks and a trailing newline
- * allowed; "" is 0). Returns the count or -EINVAL. */
-int alloc_cpulist_count(const char *s);
-
 /* alloc_parse_cpu_max: v2 cpu.max "QUOTA PERIOD" into cores (QUOTA/PERIOD). Returns 0, -ENODATA for "max
  * PERIOD" (no quota) or -EINVAL. */
 int alloc_parse_cpu_max(const char *s, double *ret_cores);

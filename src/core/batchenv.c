@@ -7,6 +7,7 @@
 
 #include "core/allocation.h"
 #include "sys/fsroot.h"
+#include "core/util.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -50,17 +51,6 @@ static const char *env_first(char *const *envp, const char *a, const char *b)
     if ((!v || !*v) && b)
         v = env_get(envp, b);
     return v && *v ? v : NULL;
-}
-
-static void why_set(char *why, size_t cap, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
-static void why_set(char *why, size_t cap, const char *fmt, ...)
-{
-    if (!why || !cap)
-        return;
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(why, cap, fmt, ap);
-    va_end(ap);
 }
 
 /* copy: `s` into `dst` when it fits; -ENAMETOOLONG otherwise. */

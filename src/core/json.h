@@ -7,17 +7,11 @@
 #ifndef JOBSCOPE_JSON_H
 #define JOBSCOPE_JSON_H
 
-#include "sys/fsroot.h"
+#include "core/buf.h"
 
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
-
-/* buf_append: append `len` bytes. Returns 0 or -ENOMEM. Keeps the buffer NUL-terminated. */
-int buf_append(js_buf_t *b, const char *s, size_t len);
-
-/* buf_printf: append formatted text (printf conventions). Returns 0 or -ENOMEM. */
-int buf_printf(js_buf_t *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
 /* utf8_len: length of the valid UTF-8 sequence at `s` (at most `n` bytes), or 0 if it is not one: overlong
  * forms, surrogates and code points above U+10FFFF are invalid (RFC 3629). */

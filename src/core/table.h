@@ -108,4 +108,16 @@ static inline void val_real(js_value_t *v, double x)
 /* table_column: index of the column named `name` in `t`, or -1. */
 int table_column(const js_table_t *t, const char *name);
 
+/* table_bind: the index in `t` of each of the `n` columns named in `names`, into ret_cols[0..n). Returns 0, or
+ * -ENOENT when one of them is not a column of `t` (its index is then -1; the others are set). A consumer binds
+ * the columns it reads by name, once, instead of including the source's column enum. */
+int table_bind(const js_table_t *t, const char *const *names, size_t n, int *ret_cols);
+
+/* rows_text: the text of column `col` of `row` (a row of `r`), or `dflt` when the column is not bound
+ * (col < 0) or the value is missing; the caller says what missing text is ("" or NULL). */
+static inline const char *rows_text(const js_rows_t *r, const js_value_t *row, int col, const char *dflt)
+{
+    return col >= 0 && row[col].present ? rows_str(r, &row[col]) : dflt;
+}
+
 #endif

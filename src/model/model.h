@@ -38,13 +38,23 @@ struct js_model_cfg {
                              * its own */
 };
 
+/* model_interval_short: whether an interval of dt_ns (the model's time is int64 nanoseconds, as sampled) is
+ * shorter than half the nominal one, like a closing sample a few ms after the previous one: such an interval
+ * is no candidate for a largest rate on its own (docs/ARCHITECTURE.md, "Rates stay physical"). The one place
+ * the model compares with the nominal interval. */
+static inline bool model_interval_short(const js_model_cfg_t *cfg, int64_t dt_ns)
+{
+    return dt_ns < cfg->interval_ns / 2;
+}
+
 enum { IO_RCHAR, IO_WCHAR, IO_SYSCR, IO_SYSCW, IO_READ, IO_WRITE, IO__MAX };
 
 /* Tree-scope values derived for one sample. NAN = missing. Cumulative values count from the run's start. */
 typedef struct {
     int64_t seq;
     int64_t t_mono_ns, t_unix_ns;
-    double dt_s;                 /* since the previous sample; NAN for the first */
+    int64_t dt_ns;               /* since the previous sample; 0 for the first */
+    double dt_s;                 /* the same in seconds, for the views; NAN for the first */
     double cpu_s, user_s, system_s; /* cumulative tree CPU time */
     double cpu_cores;            /* CPU rate over the interval (cores busy) */
     double sampled_cpu_s;        /* what sampling alone sees: sum of each process's largest own utime+stime */
@@ -189,14 +199,16 @@ int model_parts_summary_short(const js_model_t *m, js_buf_t *b);
  * candidate for the maximum like any full interval: a row never shows more than the summary's max_cores.
  * Exposed for tests. */
 typedef struct {
-    double cap, min_dt, carry, max_rate;
-    double prev_dt, prev_rate; /* the last row's window and rate (a short row is merged with it) */
+    double cap, carry, max_rate;
+    int64_t min_ns;    /* half the nominal interval: a shorter row is merged with the one before */
+    int64_t prev_ns;   /* the last row's window */
+    double prev_rate;  /* and its rate */
 } rate_carry_t;
 
-/* rate_carry_init: `cap` <= 0 means no cap; `nominal_dt` the sampling interval in seconds. */
-void rate_carry_init(rate_carry_t *c, double cap, double nominal_dt);
+/* rate_carry_init: `cap` <= 0 means no cap; `nominal_ns` the sampling interval. */
+void rate_carry_init(rate_carry_t *c, double cap, int64_t nominal_ns);
 
-/* rate_carry_step: the rate (cores) over `dt` s for `d` CPU seconds, with the carry; NAN if dt <= 0. */
-double rate_carry_step(rate_carry_t *c, double d, double dt);
+/* rate_carry_step: the rate (cores) over `dt_ns` for `d` CPU seconds, with the carry; NAN if dt_ns <= 0. */
+double rate_carry_step(rate_carry_t *c, double d, int64_t dt_ns);
 
 #endif

@@ -20,7 +20,6 @@
 
 #include "model/counter.h"
 #include "model/summary.h"
-#include "sources/cgroup.h"
 
 #include <errno.h>
 #include <math.h>
@@ -103,6 +102,28 @@ typedef struct {
     acc_t rd, wr;
 } io_dev_t;
 
+/* The cgroup source's tables and the columns read of each, bound by name (sample_bind): no source header.
+ * Each enum follows its name list. */
+enum { GT_CG, GT_MEM, GT_IO, GT__MAX };
+enum {
+    GC_USAGE_NS, GC_USER_NS, GC_SYSTEM_NS, GC_USER_TICKS, GC_SYSTEM_TICKS, GC_PERIODS, GC_THROTTLED,
+    GC_THROTTLED_NS, GC_PSI_CPU_SOME, GC_PSI_CPU_FULL, GC_PSI_MEM_SOME, GC_PSI_MEM_FULL, GC_PSI_IO_SOME,
+    GC_PSI_IO_FULL, GC_PIDS, GC_PIDS_PEAK, GC__MAX
+};
+static const char *const cg_names[GC__MAX] = {
+    "usage_ns",       "user_ns",        "system_ns",          "user_ticks",         "system_ticks",
+    "periods",        "throttled",      "throttled_ns",       "psi_cpu_some_us",    "psi_cpu_full_us",
+    "psi_memory_some_us", "psi_memory_full_us", "psi_io_some_us", "psi_io_full_us", "pids", "pids_peak"};
+enum {
+    GM_OOM, GM_OOM_KILL, GM_MAX_EVENTS, GM_HIGH_EVENTS, GM_FAILCNT, GM_CURRENT, GM_PEAK, GM_ANON, GM_FILE,
+    GM_SHMEM, GM_SWAP, GM_SWAP_PEAK, GM_MEMSW_PEAK, GM__MAX
+};
+static const char *const mem_names[GM__MAX] = {
+    "oom",        "oom_kill",    "max_events", "high_events", "failcnt",         "current_bytes",   "peak_bytes",
+    "anon_bytes", "file_bytes",  "shmem_bytes", "swap_bytes", "swap_peak_bytes", "memsw_peak_bytes"};
+enum { GI_MAJOR, GI_MINOR, GI_READ, GI_WRITE, GI__MAX };
+static const char *const io_names[GI__MAX] = {"major", "minor", "read_bytes", "write_bytes"};
+
 /* counters of the `cgroup` and `cgroup_memory` tables followed by the part */
 enum {
     A_USAGE, A_USER, A_SYSTEM, A_USER_TICKS, A_SYSTEM_TICKS, A_PERIODS, A_THROTTLED, A_THROTTLED_NS,
@@ -112,28 +133,28 @@ enum {
 };
 
 static const struct {
-    const js_table_t *t;
-    int col;
+    int t;   /* GT_CG or GT_MEM */
+    int col; /* GC_* or GM_* */
 } acc_cols[A__MAX] = {
-    [A_USAGE] = {&table_cgroup, CG_USAGE_NS},
-    [A_USER] = {&table_cgroup, CG_USER_NS},
-    [A_SYSTEM] = {&table_cgroup, CG_SYSTEM_NS},
-    [A_USER_TICKS] = {&table_cgroup, CG_USER_TICKS},
-    [A_SYSTEM_TICKS] = {&table_cgroup, CG_SYSTEM_TICKS},
-    [A_PERIODS] = {&table_cgroup, CG_PERIODS},
-    [A_THROTTLED] = {&table_cgroup, CG_THROTTLED},
-    [A_THROTTLED_NS] = {&table_cgroup, CG_THROTTLED_NS},
-    [A_PSI_CPU_SOME] = {&table_cgroup, CG_PSI_CPU_SOME_US},
-    [A_PSI_CPU_FULL] = {&table_cgroup, CG_PSI_CPU_FULL_US},
-    [A_PSI_MEM_SOME] = {&table_cgroup, CG_PSI_MEMORY_SOME_US},
-    [A_PSI_MEM_FULL] = {&table_cgroup, CG_PSI_MEMORY_FULL_US},
-    [A_PSI_IO_SOME] = {&table_cgroup, CG_PSI_IO_SOME_US},
-    [A_PSI_IO_FULL] = {&table_cgroup, CG_PSI_IO_FULL_US},
-    [A_OOM] = {&table_cgroup_memory, CGM_OOM_COUNT},
-    [A_OOM_KILL] = {&table_cgroup_memory, CGM_OOM_KILL_COUNT},
-    [A_MAX_EVENTS] = {&table_cgroup_memory, CGM_MAX_COUNT},
-    [A_HIGH_EVENTS] = {&table_cgroup_memory, CGM_HIGH_COUNT},
-    [A_FAILCNT] = {&table_cgroup_memory, CGM_FAILCNT},
+    [A_USAGE] = {GT_CG, GC_USAGE_NS},
+    [A_USER] = {GT_CG, GC_USER_NS},
+    [A_SYSTEM] = {GT_CG, GC_SYSTEM_NS},
+    [A_USER_TICKS] = {GT_CG, GC_USER_TICKS},
+    [A_SYSTEM_TICKS] = {GT_CG, GC_SYSTEM_TICKS},
+    [A_PERIODS] = {GT_CG, GC_PERIODS},
+    [A_THROTTLED] = {GT_CG, GC_THROTTLED},
+    [A_THROTTLED_NS] = {GT_CG, GC_THROTTLED_NS},
+    [A_PSI_CPU_SOME] = {GT_CG, GC_PSI_CPU_SOME},
+    [A_PSI_CPU_FULL] = {GT_CG, GC_PSI_CPU_FULL},
+    [A_PSI_MEM_SOME] = {GT_CG, GC_PSI_MEM_SOME},
+    [A_PSI_MEM_FULL] = {GT_CG, GC_PSI_MEM_FULL},
+    [A_PSI_IO_SOME] = {GT_CG, GC_PSI_IO_SOME},
+    [A_PSI_IO_FULL] = {GT_CG, GC_PSI_IO_FULL},
+    [A_OOM] = {GT_MEM, GM_OOM},
+    [A_OOM_KILL] = {GT_MEM, GM_OOM_KILL},
+    [A_MAX_EVENTS] = {GT_MEM, GM_MAX_EVENTS},
+    [A_HIGH_EVENTS] = {GT_MEM, GM_HIGH_EVENTS},
+    [A_FAILCNT] = {GT_MEM, GM_FAILCNT},
 };
 
 typedef struct {
@@ -142,6 +163,10 @@ typedef struct {
 
 typedef struct {
     js_model_cfg_t cfg;
+    /* the source tables read, bound by name against the layout `bound` (sample_bind) */
+    const js_table_t *const *bound;
+    js_bind_t t[GT__MAX];
+    int cc[GC__MAX], mc[GM__MAX], ic[GI__MAX];
     bool seen;      /* cgroup rows */
     bool inv_seen;  /* the source's inventory */
     bool created;
@@ -237,6 +262,25 @@ static double val_or_nan(const js_value_t *row, int col)
 static const js_value_t *first_row(const js_sample_t *s, const js_table_t *t)
 {
     const js_rows_t *r = sample_rows(s, t);
+    return r && r->nrows ? rows_row(r, 0) : NULL;
+}
+
+/* bind: the cgroup source's tables and columns in the layout of `s`, once per layout. */
+static void bind(cgroup_part_t *p, const js_sample_t *s)
+{
+    if (p->bound == s->tables)
+        return;
+    p->t[GT_CG] = (js_bind_t){"cgroup", cg_names, GC__MAX, p->cc, -1};
+    p->t[GT_MEM] = (js_bind_t){"cgroup_memory", mem_names, GM__MAX, p->mc, -1};
+    p->t[GT_IO] = (js_bind_t){"cgroup_io", io_names, GI__MAX, p->ic, -1};
+    sample_bind(s, p->t, GT__MAX);
+    p->bound = s->tables;
+}
+
+/* bound_first: the first row of bound table `k` in `s`, or NULL. */
+static const js_value_t *bound_first(const cgroup_part_t *p, const js_sample_t *s, int k)
+{
+    const js_rows_t *r = sample_bound(s, &p->t[k]);
     return r && r->nrows ? rows_row(r, 0) : NULL;
 }
 
@@ -398,6 +442,7 @@ static int cg_feed(void *state, const js_feed_t *f)
     int rc = read_inventory(p, f->s);
     if (rc < 0)
         return rc;
+    bind(p, f->s);
 
     const js_value_t *smp = first_row(f->s, &table_samples);
     if (!smp || !smp[SAMPLES_T_MONO].present)
@@ -421,7 +466,8 @@ static int cg_feed(void *state, const js_feed_t *f)
             p->tree_pss_max = pt->pss; /* the summary's headline without a cgroup: no page counted twice */
     }
 
-    const js_value_t *c = first_row(f->s, &table_cgroup), *m = first_row(f->s, &table_cgroup_memory);
+    const js_value_t *c = bound_first(p, f->s, GT_CG), *m = bound_first(p, f->s, GT_MEM);
+    const int *cc = p->cc, *mc = p->mc;
     for (int v = 0; v < V__MAX; v++)
         p->row[v] = NAN;
     if (!c && !m)
@@ -430,9 +476,10 @@ static int cg_feed(void *state, const js_feed_t *f)
 
     double d[A__MAX] = {0}; /* each set by acc_feed (zeroed for gcc -fanalyzer, which cannot tell) */
     for (int a = 0; a < A__MAX; a++) {
-        const js_value_t *row = acc_cols[a].t == &table_cgroup ? c : m;
-        unsigned width = acc_cols[a].t->cols[acc_cols[a].col].width;
-        acc_feed(&p->acc[a], row ? &row[acc_cols[a].col] : NULL, width, p->created || p->whole, t, t_prev, &d[a]);
+        const js_value_t *row = acc_cols[a].t == GT_CG ? c : m;
+        int col = acc_cols[a].t == GT_CG ? cc[acc_cols[a].col] : mc[acc_cols[a].col];
+        unsigned width = row ? f->s->tables[p->t[acc_cols[a].t].table]->cols[col].width : 64;
+        acc_feed(&p->acc[a], row ? &row[col] : NULL, width, p->created || p->whole, t, t_prev, &d[a]);
     }
 
     /* CPU */
@@ -441,15 +488,15 @@ static int cg_feed(void *state, const js_feed_t *f)
     if (dt > 0 && !isnan(d[A_USAGE])) {
         p->row[V_CPU_CORES] = d[A_USAGE] / (double)dt;
         /* the maximum over full intervals only (a closing sample may follow the last one by a few ms) */
-        if ((double)dt >= (double)p->cfg.interval_ns / 2 && (isnan(p->max_cores) || p->row[V_CPU_CORES] > p->max_cores))
+        if (!model_interval_short(&p->cfg, dt) && (isnan(p->max_cores) || p->row[V_CPU_CORES] > p->max_cores))
             p->max_cores = p->row[V_CPU_CORES];
     }
     if (!isnan(d[A_PERIODS]) && !isnan(d[A_THROTTLED]) && d[A_PERIODS] > 0)
         p->row[V_THROTTLED_FRACTION] = d[A_THROTTLED] / d[A_PERIODS];
     p->row[V_THROTTLED_S] = acc_total(&p->acc[A_THROTTLED_NS]) / 1e9;
-    p->row[V_PIDS] = val_or_nan(c, CG_PIDS);
-    max_into(&p->pids_max, c ? &c[CG_PIDS] : NULL);
-    max_into(&p->pids_max, c ? &c[CG_PIDS_PEAK] : NULL);
+    p->row[V_PIDS] = val_or_nan(c, cc[GC_PIDS]);
+    max_into(&p->pids_max, c ? &c[cc[GC_PIDS]] : NULL);
+    max_into(&p->pids_max, c ? &c[cc[GC_PIDS_PEAK]] : NULL);
     p->row[V_PSI_CPU_SOME] = psi_fraction(d[A_PSI_CPU_SOME], dt);
     p->row[V_PSI_MEMORY_SOME] = psi_fraction(d[A_PSI_MEM_SOME], dt);
     p->row[V_PSI_MEMORY_FULL] = psi_fraction(d[A_PSI_MEM_FULL], dt);
@@ -457,36 +504,37 @@ static int cg_feed(void *state, const js_feed_t *f)
     p->row[V_PSI_IO_FULL] = psi_fraction(d[A_PSI_IO_FULL], dt);
 
     /* memory */
-    p->row[V_MEM_CURRENT] = val_or_nan(m, CGM_CURRENT_BYTES);
-    p->row[V_MEM_PEAK] = val_or_nan(m, CGM_PEAK_BYTES);
-    p->row[V_ANON] = val_or_nan(m, CGM_ANON_BYTES);
-    p->row[V_FILE] = val_or_nan(m, CGM_FILE_BYTES);
-    p->row[V_SWAP] = val_or_nan(m, CGM_SWAP_BYTES);
+    p->row[V_MEM_CURRENT] = val_or_nan(m, mc[GM_CURRENT]);
+    p->row[V_MEM_PEAK] = val_or_nan(m, mc[GM_PEAK]);
+    p->row[V_ANON] = val_or_nan(m, mc[GM_ANON]);
+    p->row[V_FILE] = val_or_nan(m, mc[GM_FILE]);
+    p->row[V_SWAP] = val_or_nan(m, mc[GM_SWAP]);
     if (m) {
-        if (isnan(p->peak_first) && m[CGM_PEAK_BYTES].present)
-            p->peak_first = (double)m[CGM_PEAK_BYTES].i;
-        max_into(&p->peak_kernel, &m[CGM_PEAK_BYTES]);
-        max_into(&p->current_max, &m[CGM_CURRENT_BYTES]);
-        max_into(&p->anon_max, &m[CGM_ANON_BYTES]);
-        max_into(&p->file_max, &m[CGM_FILE_BYTES]);
-        max_into(&p->shmem_max, &m[CGM_SHMEM_BYTES]);
-        max_into(&p->swap_max, &m[CGM_SWAP_BYTES]);
-        max_into(&p->swap_max, &m[CGM_SWAP_PEAK_BYTES]);
-        max_into(&p->memsw_peak, &m[CGM_MEMSW_PEAK_BYTES]);
+        if (isnan(p->peak_first) && m[mc[GM_PEAK]].present)
+            p->peak_first = (double)m[mc[GM_PEAK]].i;
+        max_into(&p->peak_kernel, &m[mc[GM_PEAK]]);
+        max_into(&p->current_max, &m[mc[GM_CURRENT]]);
+        max_into(&p->anon_max, &m[mc[GM_ANON]]);
+        max_into(&p->file_max, &m[mc[GM_FILE]]);
+        max_into(&p->shmem_max, &m[mc[GM_SHMEM]]);
+        max_into(&p->swap_max, &m[mc[GM_SWAP]]);
+        max_into(&p->swap_max, &m[mc[GM_SWAP_PEAK]]);
+        max_into(&p->memsw_peak, &m[mc[GM_MEMSW_PEAK]]);
     }
     p->row[V_OOM_KILLS] = acc_total(&p->acc[A_OOM_KILL]);
 
     /* I/O: every device's increase */
-    const js_rows_t *io = sample_rows(f->s, &table_cgroup_io);
+    const js_rows_t *io = sample_bound(f->s, &p->t[GT_IO]);
+    const int *ic = p->ic;
     double rbps = NAN, wbps = NAN;
     for (size_t i = 0; io && i < io->nrows; i++) {
         const js_value_t *r = rows_row(io, i);
-        io_dev_t *dev = io_dev(p, r[CGIO_MAJOR].i, r[CGIO_MINOR].i);
+        io_dev_t *dev = io_dev(p, r[ic[GI_MAJOR]].i, r[ic[GI_MINOR]].i);
         if (!dev)
             return -ENOMEM;
         double dr, dw;
-        acc_feed(&dev->rd, &r[CGIO_READ_BYTES], 64, p->created || p->whole, t, t_prev, &dr);
-        acc_feed(&dev->wr, &r[CGIO_WRITE_BYTES], 64, p->created || p->whole, t, t_prev, &dw);
+        acc_feed(&dev->rd, &r[ic[GI_READ]], 64, p->created || p->whole, t, t_prev, &dr);
+        acc_feed(&dev->wr, &r[ic[GI_WRITE]], 64, p->created || p->whole, t, t_prev, &dw);
         if (dt > 0 && !isnan(dr))
             rbps = (isnan(rbps) ? 0 : rbps) + dr * 1e9 / (double)dt;
         if (dt > 0 && !isnan(dw))

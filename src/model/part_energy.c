@@ -25,6 +25,7 @@
  */
 #include "model/model.h"
 #include "model/track.h"
+#include "core/util.h"
 
 #include <errno.h>
 #include <math.h>
@@ -51,7 +52,8 @@ static const char *const cpu_names[CC__MAX] = {"cpu",       "user_ticks",   "nic
                                                "idle_ticks", "iowait_ticks", "irq_ticks",  "softirq_ticks"};
 
 typedef struct {
-    double tck, min_dt;
+    double tck;
+    js_model_cfg_t cfg; /* the run's (model_interval_short) */
     bool resolved_rapl, resolved_cpu;
     int rc[RC__MAX], cc[CC__MAX];
     ezone_t *z;
@@ -80,11 +82,6 @@ static void resolve(int *idx, const char *const *names, int n, const js_rows_t *
 static const js_value_t *cell(const js_value_t *row, int c)
 {
     return c >= 0 ? &row[c] : NULL;
-}
-
-static const char *text_of(const js_rows_t *r, const js_value_t *row, int c)
-{
-    return c >= 0 && row[c].present ? rows_str(r, &row[c]) : "";
 }
 
 /* is_node_zone: package-N or package-N/dram */
@@ -165,7 +162,8 @@ static int energy_feed(void *state, const js_feed_t *f)
     if (!samples || !samples->nrows || !rows_row(samples, 0)[SAMPLES_T_MONO].present)
         return 0;
     int64_t t = rows_row(samples, 0)[SAMPLES_T_MONO].i;
-    double dt = e->fed && t > e->prev_t ? (double)(t - e->prev_t) / 1e9 : NAN;
+    int64_t dt_ns = e->fed && t > e->prev_t ? t - e->prev_t : 0;
+    double dt = dt_ns ? ns_to_s(dt_ns) : NAN;
     e->fed++;
     e->prev_t = t;
     if (rapl && !e->resolved_rapl) {
@@ -182,7 +180,7 @@ static int energy_feed(void *state, const js_feed_t *f)
         e->z[i].seen_now = false;
     for (size_t i = 0; rapl && e->rc[RC_ZONE] >= 0 && i < rapl->nrows; i++) {
         const js_value_t *row = rows_row(rapl, i);
-        ezone_t *z = zone_get(e, text_of(rapl, row, e->rc[RC_ZONE]), text_of(rapl, row, e->rc[RC_DOMAIN]));
+        ezone_t *z = zone_get(e, rows_text(rapl, row, e->rc[RC_ZONE], ""), rows_text(rapl, row, e->rc[RC_DOMAIN], ""));
         if (!z)
             return -ENOMEM;
         z->seen_now = true;
@@ -191,7 +189,8 @@ static int energy_feed(void *state, const js_feed_t *f)
         z->err = err && err->present ? err->i : 0;
         track_step(&z->tr, cell(row, e->rc[RC_ENERGY]), t, track_range,
                    range && range->present && range->i > 0 ? (uint64_t)range->i : 0, 1e-6);
-        if (!isnan(z->tr.rate) && z->tr.dt_s >= e->min_dt && (isnan(z->max_w) || z->tr.rate > z->max_w))
+        if (!isnan(z->tr.rate) && !model_interval_short(&e->cfg, z->tr.dt_ns) &&
+            (isnan(z->max_w) || z->tr.rate > z->max_w))
             z->max_w = z->tr.rate;
     }
     for (size_t i = 0; i < e->n; i++)
@@ -217,7 +216,7 @@ static int energy_feed(void *state, const js_feed_t *f)
         e->node_covered_s += dt;
         e->node_intervals++;
         e->node_w = node / dt;
-        if (dt >= e->min_dt && (isnan(e->node_max_w) || e->node_w > e->node_max_w))
+        if (!model_interval_short(&e->cfg, dt_ns) && (isnan(e->node_max_w) || e->node_w > e->node_max_w))
             e->node_max_w = e->node_w;
     }
 
@@ -503,7 +502,7 @@ static int energy_init(const js_model_cfg_t *cfg, void **ret_state)
     if (!e)
         return -ENOMEM;
     e->tck = cfg->clk_tck > 0 ? (double)cfg->clk_tck : 100;
-    e->min_dt = (double)cfg->interval_ns / 2e9;
+    e->cfg = *cfg;
     e->node_max_w = NAN;
     e->prev_scope_cpu = NAN;
     e->last_share = NAN;

@@ -17,8 +17,6 @@
 #include "model/model.h"
 
 #include "model/summary.h"
-#include "sources/cgroup.h"
-#include "sources/proc_tree.h"
 
 #include <errno.h>
 #include <math.h>
@@ -28,22 +26,22 @@
 
 static const char *const level_names[JS_LV_MAX] = {"user", "job"};
 
-/* the scope's tables and, per level, the twin that stands in for each (NULL: an empty table) */
+/* the scope's tables and, per level, the twin that stands in for each (NULL: an empty table), by name (the
+ * twins have the same columns; sources/levels.c) */
 enum { S_PROC, S_INFO, S_TREE, S_EXITS, S_STEPD, S_CG, S_CGM, S_CGIO, S_INV, S__MAX };
-static const js_table_t *const scope_tables[S__MAX] = {
-    &table_proc,   &table_proc_info,     &table_tree,      &table_exits,    &table_stepd,
-    &table_cgroup, &table_cgroup_memory, &table_cgroup_io, &table_inventory};
-static const js_table_t *const twins[JS_LV_MAX][S__MAX] = {
-    [JS_LV_USER] = {&table_level_user_proc, &table_level_user_proc_info, &table_level_user_tree},
-    [JS_LV_JOB] = {&table_level_job_proc, &table_level_job_proc_info, &table_level_job_tree, NULL,
-                   &table_level_job_stepd, &table_level_job_cgroup, &table_level_job_cgroup_memory,
-                   &table_level_job_cgroup_io, &table_level_job_inventory},
+static const char *const scope_tables[S__MAX] = {"proc",   "proc_info",     "tree",      "exits",    "stepd",
+                                                 "cgroup", "cgroup_memory", "cgroup_io", "inventory"};
+static const char *const twins[JS_LV_MAX][S__MAX] = {
+    [JS_LV_USER] = {"level_user_proc", "level_user_proc_info", "level_user_tree"},
+    [JS_LV_JOB] = {"level_job_proc", "level_job_proc_info", "level_job_tree", NULL, "level_job_stepd",
+                   "level_job_cgroup", "level_job_cgroup_memory", "level_job_cgroup_io", "level_job_inventory"},
 };
 
 typedef struct {
     js_model_t *m;
     js_sample_t s; /* the shallow copy fed to m (rows copied by value; the buffers are the sample's) */
     js_rows_t empty[S__MAX];
+    int dst[S__MAX], src[S__MAX]; /* each scope table's index in the sample, and its twin's (-1: none) */
     char what[256];
 } level_t;
 
@@ -163,8 +161,12 @@ static int start_levels(levels_t *p, const js_sample_t *s)
         l->s.tables = s->tables;
         if (!(l->s.rows = calloc(s->ntables, sizeof(*l->s.rows))))
             return -ENOMEM;
-        for (int k = 0; k < S__MAX; k++)
-            rows_init(&l->empty[k], scope_tables[k]);
+        for (int k = 0; k < S__MAX; k++) { /* the layout of every sample of the run is the first one's */
+            l->dst[k] = sample_table_index(s, scope_tables[k]);
+            l->src[k] = twins[i][k] ? sample_table_index(s, twins[i][k]) : -1;
+            if (l->dst[k] >= 0)
+                rows_init(&l->empty[k], s->tables[l->dst[k]]);
+        }
         p->nlevels++;
     }
     return 0;
@@ -184,12 +186,9 @@ static int levels_feed(void *state, const js_feed_t *f)
         if (!l->m)
             continue;
         memcpy(l->s.rows, f->s->rows, f->s->ntables * sizeof(*l->s.rows));
-        for (int k = 0; k < S__MAX; k++) {
-            js_rows_t *dst = sample_rows(&l->s, scope_tables[k]);
-            const js_rows_t *src = twins[i][k] ? sample_rows(f->s, twins[i][k]) : NULL;
-            if (dst)
-                *dst = src ? *src : l->empty[k];
-        }
+        for (int k = 0; k < S__MAX; k++)
+            if (l->dst[k] >= 0)
+                l->s.rows[l->dst[k]] = l->src[k] >= 0 ? f->s->rows[l->src[k]] : l->empty[k];
         if ((r = model_feed(l->m, f->seq, &l->s)) < 0)
             return r;
     }

@@ -21,6 +21,7 @@
 #include "model/model.h"
 #include "model/summary.h"
 #include "model/track.h"
+#include "core/util.h"
 
 #include <errno.h>
 #include <math.h>
@@ -100,24 +101,6 @@ typedef struct {
 } net_t;
 
 /* grow: make room for one more element in *arr (of `size` bytes each). Returns 0 or -ENOMEM. */
-static int grow(void **arr, size_t n, size_t *cap, size_t size)
-{
-    if (n < *cap)
-        return 0;
-    size_t c = *cap ? *cap * 2 : 8;
-    void *g = realloc(*arr, c * size);
-    if (!g)
-        return -ENOMEM;
-    *arr = g;
-    *cap = c;
-    return 0;
-}
-
-static const char *text_of(const js_rows_t *r, const js_value_t *row, int c)
-{
-    return c >= 0 && row[c].present ? rows_str(r, &row[c]) : "";
-}
-
 static int64_t int_of(const js_value_t *row, int c, int64_t dflt)
 {
     return c >= 0 && row[c].present ? row[c].i : dflt;
@@ -138,7 +121,7 @@ static ibport_t *port_get(net_t *n, const char *hca, int64_t port)
     for (size_t i = 0; i < n->np; i++)
         if (n->p[i].port == port && strcmp(n->p[i].hca, hca) == 0)
             return &n->p[i];
-    if (grow((void **)&n->p, n->np, &n->pcap, sizeof(*n->p)) < 0)
+    if (array_grow((void **)&n->p, n->np, &n->pcap, sizeof(*n->p)) < 0)
         return NULL;
     ibport_t *p = &n->p[n->np];
     memset(p, 0, sizeof(*p));
@@ -156,7 +139,7 @@ static ibhw_t *hw_get(net_t *n, const char *hca, int64_t port, const char *name)
     for (size_t i = 0; i < n->nh; i++)
         if (n->h[i].port == port && strcmp(n->h[i].name, name) == 0 && strcmp(n->h[i].hca, hca) == 0)
             return &n->h[i];
-    if (grow((void **)&n->h, n->nh, &n->hcap, sizeof(*n->h)) < 0)
+    if (array_grow((void **)&n->h, n->nh, &n->hcap, sizeof(*n->h)) < 0)
         return NULL;
     ibhw_t *h = &n->h[n->nh];
     memset(h, 0, sizeof(*h));
@@ -178,7 +161,7 @@ static netif_t *if_get(net_t *n, const char *iface)
     for (size_t i = 0; i < n->nn; i++)
         if (strcmp(n->n[i].iface, iface) == 0)
             return &n->n[i];
-    if (grow((void **)&n->n, n->nn, &n->ncap, sizeof(*n->n)) < 0)
+    if (array_grow((void **)&n->n, n->nn, &n->ncap, sizeof(*n->n)) < 0)
         return NULL;
     netif_t *f = &n->n[n->nn];
     memset(f, 0, sizeof(*f));
@@ -204,7 +187,7 @@ static int feed_ib(net_t *n, const js_rows_t *r, int64_t t)
         n->p[i].seen_now = false;
     for (size_t i = 0; i < r->nrows; i++) {
         const js_value_t *row = rows_row(r, i);
-        ibport_t *p = port_get(n, text_of(r, row, n->ib_hca), int_of(row, n->ib_port, -1));
+        ibport_t *p = port_get(n, rows_text(r, row, n->ib_hca, ""), int_of(row, n->ib_port, -1));
         if (!p)
             return -ENOMEM;
         p->seen_now = true;
@@ -239,7 +222,7 @@ static int feed_hw(net_t *n, const js_rows_t *r, int64_t t)
     }
     for (size_t i = 0; i < r->nrows; i++) {
         const js_value_t *row = rows_row(r, i);
-        ibhw_t *h = hw_get(n, text_of(r, row, n->hw_hca), int_of(row, n->hw_port, -1), text_of(r, row, n->hw_name));
+        ibhw_t *h = hw_get(n, rows_text(r, row, n->hw_hca, ""), int_of(row, n->hw_port, -1), rows_text(r, row, n->hw_name, ""));
         if (!h)
             return -ENOMEM;
         track_step(&h->tr, n->hw_value >= 0 ? &row[n->hw_value] : NULL, t, track_wrapping, 64, 1.0);
@@ -259,7 +242,7 @@ static int feed_net(net_t *n, const js_rows_t *r, int64_t t)
         n->n[i].seen_now = false;
     for (size_t i = 0; i < r->nrows; i++) {
         const js_value_t *row = rows_row(r, i);
-        netif_t *f = if_get(n, text_of(r, row, n->net_iface));
+        netif_t *f = if_get(n, rows_text(r, row, n->net_iface, ""));
         if (!f)
             return -ENOMEM;
         f->seen_now = true;

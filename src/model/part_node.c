@@ -11,6 +11,7 @@
  * sections when the recording has readings.
  */
 #include "model/model.h"
+#include "core/util.h"
 
 #include <errno.h>
 #include <math.h>
@@ -72,24 +73,6 @@ typedef struct {
     size_t nt, tcap;
 } node_t;
 
-static int grow(void **arr, size_t n, size_t *cap, size_t size)
-{
-    if (n < *cap)
-        return 0;
-    size_t c = *cap ? *cap * 2 : 8;
-    void *g = realloc(*arr, c * size);
-    if (!g)
-        return -ENOMEM;
-    *arr = g;
-    *cap = c;
-    return 0;
-}
-
-static const char *text_of(const js_rows_t *r, const js_value_t *row, int c)
-{
-    return c >= 0 && row[c].present ? rows_str(r, &row[c]) : NULL;
-}
-
 static fcpu_t *cpu_get(node_t *n, int64_t cpu, size_t hint)
 {
     if (hint < n->nf && n->f[hint].cpu == cpu)
@@ -97,7 +80,7 @@ static fcpu_t *cpu_get(node_t *n, int64_t cpu, size_t hint)
     for (size_t i = 0; i < n->nf; i++)
         if (n->f[i].cpu == cpu)
             return &n->f[i];
-    if (grow((void **)&n->f, n->nf, &n->fcap, sizeof(*n->f)) < 0)
+    if (array_grow((void **)&n->f, n->nf, &n->fcap, sizeof(*n->f)) < 0)
         return NULL;
     fcpu_t *c = &n->f[n->nf++];
     c->cpu = cpu;
@@ -112,7 +95,7 @@ static tsensor_t *sensor_get(node_t *n, const char *sensor, const char *chip, co
     for (size_t i = 0; i < n->nt; i++)
         if (!strcmp(n->t[i].sensor, sensor))
             return &n->t[i];
-    if (grow((void **)&n->t, n->nt, &n->tcap, sizeof(*n->t)) < 0)
+    if (array_grow((void **)&n->t, n->nt, &n->tcap, sizeof(*n->t)) < 0)
         return NULL;
     tsensor_t *s = &n->t[n->nt];
     memset(s, 0, sizeof(*s));
@@ -184,10 +167,10 @@ static int node_feed(void *state, const js_feed_t *f)
     }
     for (size_t i = 0; r && n->resolved_t && i < r->nrows; i++) {
         const js_value_t *row = rows_row(r, i);
-        const char *sensor = text_of(r, row, n->t_sensor);
+        const char *sensor = rows_text(r, row, n->t_sensor, NULL);
         if (!sensor)
             continue;
-        tsensor_t *s = sensor_get(n, sensor, text_of(r, row, n->t_chip), text_of(r, row, n->t_label), i);
+        tsensor_t *s = sensor_get(n, sensor, rows_text(r, row, n->t_chip, NULL), rows_text(r, row, n->t_label, NULL), i);
         if (!s)
             return -ENOMEM;
         s->seen_now = true;

@@ -11,7 +11,7 @@
  *              active). The self totals of all phases plus those of `outside` (no phase active) partition the
  *              run, so they add up to the run's totals exactly: wall, CPU, I/O and energy.
  *
- * Method. Every begin and end mark makes the monitor take a sample at once (core/monitor.c; such a sample has
+ * Method. Every begin and end mark makes the monitor take a sample at once (engine/monitor.c; such a sample has
  * samples.for_marks = 1): that sample is the scope at the last mark before it, so the cumulative figures (the
  * tree's CPU seconds and I/O bytes, the scope's attributed RAPL energy from the `energy` view, GPU energy
  * from a `gpu` view when one exists) are cut there, and the stretch from that mark to the sample (the
@@ -35,6 +35,7 @@
 
 #include "core/marks.h"
 #include "model/summary.h"
+#include "core/util.h"
 
 #include <errno.h>
 #include <math.h>
@@ -118,15 +119,6 @@ typedef struct {
 } phases_t;
 
 /* ---- helpers ---------------------------------------------------------------------------------------- */
-
-static double fmax_nan(double a, double b)
-{
-    if (isnan(a))
-        return b;
-    if (isnan(b))
-        return a;
-    return a > b ? a : b;
-}
 
 static void acc_init(acc_t *a)
 {

@@ -23,6 +23,7 @@
  * No view; summary: a `split` section.
  */
 #include "model/model.h"
+#include "core/util.h"
 
 #include <errno.h>
 #include <math.h>
@@ -51,15 +52,6 @@ typedef struct {
     int64_t t_first, t_last, prev_t;
     int64_t fed;
 } split_t;
-
-static double fmax_nan(double a, double b)
-{
-    if (isnan(a))
-        return b;
-    if (isnan(b))
-        return a;
-    return a > b ? a : b;
-}
 
 static double num(const js_value_t *row, int c)
 {
@@ -180,13 +172,14 @@ static int split_feed(void *state, const js_feed_t *f)
     if (!isnan(main_own) && main_own - p->base_main > p->main_s)
         p->main_s = main_own - p->base_main; /* the root's own CPU never goes back; after it exits it stays */
     p->comb_s = fmax_nan(p->comb_s, pt->cpu_s);
-    double dt = (double)(t - p->prev_t) / 1e9;
-    if (dt > 0) {
+    int64_t dt_ns = t - p->prev_t;
+    if (dt_ns > 0) {
+        double dt = ns_to_s(dt_ns);
         double dm = p->main_s - p->prev_main, dc = p->comb_s - p->prev_comb;
         double dd = dc - dm;
-        rate_carry_step(&p->rate[W_MAIN], dm, dt);
-        rate_carry_step(&p->rate[W_DESC], dd > 0 ? dd : 0, dt);
-        rate_carry_step(&p->rate[W_COMB], dc, dt);
+        rate_carry_step(&p->rate[W_MAIN], dm, dt_ns);
+        rate_carry_step(&p->rate[W_DESC], dd > 0 ? dd : 0, dt_ns);
+        rate_carry_step(&p->rate[W_COMB], dc, dt_ns);
         double u = view_cell(m, "system", "cpu_util_fraction");
         if (!isnan(u) && !isnan(p->sys_cores) && p->fed > 1) {
             p->sys_max_cores = fmax_nan(p->sys_max_cores, u * p->sys_cores);
@@ -258,7 +251,7 @@ static int split_init(const js_model_cfg_t *cfg, void **ret_state)
     p->root = cfg->root_pid;
     for (int w = 0; w < W__MAX; w++) {
         p->peak_rss[w] = p->peak_priv[w] = p->peak_shared[w] = p->peak_pss[w] = p->peak_threads[w] = NAN;
-        rate_carry_init(&p->rate[w], cfg->cores_available, (double)cfg->interval_ns / 1e9);
+        rate_carry_init(&p->rate[w], cfg->cores_available, cfg->interval_ns);
     }
     p->sys_peak_used = p->sys_total = p->sys_max_cores = p->sys_cores = NAN;
     *ret_state = p;

@@ -20,7 +20,8 @@ typedef struct {
     double total;    /* sum of the known increases, times the scale */
     double last;     /* the increase over the last interval, times the scale; NAN when unknown or no reading */
     double rate;     /* last / interval in seconds; NAN likewise */
-    double dt_s;     /* the last interval, seconds; NAN likewise */
+    int64_t dt_ns;   /* the last interval with a known increase, 0 when none */
+    double dt_s;     /* the same in seconds; NAN likewise */
     double covered_s; /* sum of the intervals with a known increase, seconds */
     int64_t known;   /* intervals with a known increase */
     int64_t unknown; /* intervals without */

@@ -33,7 +33,7 @@
 #include "model/summary.h"
 #include "report/advice.h"
 #include "report/html.h"
-#include "sys/fsroot.h"
+#include "core/buf.h"
 
 #include <stdbool.h>
 #include <stddef.h>
@@ -49,7 +49,6 @@ typedef struct js_report js_report_t;
 typedef struct {
     int64_t start_unix_ns; /* when the run started (0: the first sample's time) */
     int64_t stop_unix_ns;  /* when the monitor closed the recording (0: it did not) */
-    int64_t interval_ns;   /* the sampling interval */
     const char *user;      /* who ran it */
     const char *job;       /* a batch job's id or name */
     const char *scope_how; /* how the scope was resolved ("cgroup of job 123", "user alice") */

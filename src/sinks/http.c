@@ -24,7 +24,7 @@
 #include "sinks/http.h"
 
 #include "core/json.h"
-#include "core/sampler.h"
+#include "core/util.h"
 #include "sinks/mhd_abi.h"
 #include "sys/dlib.h"
 #include "sys/fsroot.h"
@@ -48,7 +48,7 @@
 #define HTTP_MAX_CONNECTIONS 128u  /* in all (more make slow ones give way, see above) */
 #define HTTP_MAX_PER_IP 64u        /* from one address: 50 concurrent scrapers fit, one client cannot take all */
 #define HTTP_MHD_HEADROOM 64u      /* libmicrohttpd's own limit is this much higher: room to make room */
-#define HTTP_CONN_MEMORY 32768u    /* request headers and buffers per connection; larger headers get 431/close */
+#define HTTP_CONN_MEMORY 32768u    /* headers and buffers per connection; larger headers get 431/close */
 #define HTTP_IDLE_TIMEOUT_S 10u    /* a connection idle this long is closed (stuck readers) */
 #define HTTP_HEADER_DEADLINE_S 5   /* a request's headers must have arrived this long after it began */
 #define HTTP_SEND_DEADLINE_S 30    /* a response must have been taken this long after the request */

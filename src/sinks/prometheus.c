@@ -8,7 +8,7 @@
 #include "core/json.h"
 #include "core/source.h"
 #include "model/model.h"
-#include "sources/self.h"
+#include "core/util.h"
 #include "config.h"
 
 #include <errno.h>
@@ -528,7 +528,7 @@ static int monitor_series(js_buf_t *b, prom_format_t fmt, const prom_cfg_t *cfg,
     const js_model_cfg_t *mc = m ? model_cfg(m) : NULL;
     if (r == 0 && mc && mc->interval_ns > 0)
         r = one(b, fmt, cfg, "jobscope_sample_interval_seconds", false, "seconds", "time between samples",
-                NULL, NULL, (double)mc->interval_ns / 1e9, true);
+                NULL, NULL, ns_to_s(mc->interval_ns), true);
     if (r == 0 && mc && mc->cores_available > 0)
         r = one(b, fmt, cfg, "jobscope_cores_available", false, "cores",
                 "CPUs the scope may use (the command's affinity mask; the node's for serve)", NULL, NULL,
@@ -556,9 +556,9 @@ static int monitor_series(js_buf_t *b, prom_format_t fmt, const prom_cfg_t *cfg,
             header = false;
         }
     }
-    const js_rows_t *self = s ? sample_rows(s, &table_self) : NULL;
+    const js_rows_t *self = s ? sample_rows_named(s, "self") : NULL; /* the self source's table, by name */
     if (r == 0 && self)
-        r = prom_render_table(b, fmt, cfg, "monitor", &table_self, self, NULL, 0);
+        r = prom_render_table(b, fmt, cfg, "monitor", self->table, self, NULL, 0);
     return r;
 }
 

@@ -497,7 +497,7 @@ static void open_files(cgroup_state_t *st)
     }
 }
 
-static int cgroup_init(const js_ctx_t *ctx, void **ret_state)
+static int cgroup_init(const js_ctx_t *ctx, void **ret_state, char *why, size_t whylen)
 {
     cgroup_state_t *st = calloc(1, sizeof(*st));
     if (!st)

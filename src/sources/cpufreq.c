@@ -145,7 +145,7 @@ static int open_scaling(int sys, cpufreq_state_t *st)
     return (int)st->n;
 }
 
-static int cpufreq_init(const js_ctx_t *ctx, void **ret_state)
+static int cpufreq_init(const js_ctx_t *ctx, void **ret_state, char *why, size_t whylen)
 {
     cpufreq_state_t *st = calloc(1, sizeof(*st));
     if (!st)

@@ -184,7 +184,7 @@ static int port_open(int sys, const char *hca, int port, ib_port_t *p)
     return 0;
 }
 
-static int ib_init(const js_ctx_t *ctx, void **ret_state)
+static int ib_init(const js_ctx_t *ctx, void **ret_state, char *why, size_t whylen)
 {
     if (ctx->root.sys < 0)
         return -ENODEV;

@@ -18,7 +18,7 @@
 #include "core/batchenv.h"
 #include "core/json.h"
 #include "core/pidmap.h"
-#include "core/sampler.h"
+#include "core/util.h"
 #include "core/source.h"
 #include "sources/bpf/tasks_bpf.h"
 #include "sys/cgroupfs.h"
@@ -592,7 +592,7 @@ static int pread_proc(tree_state_t *st, const js_ctx_t *ctx, pent_t *e, int *fd,
 
 static bool bpf_wanted(tree_state_t *st, const js_ctx_t *ctx, bool live);
 
-static int tree_init(const js_ctx_t *ctx, void **ret_state)
+static int tree_init(const js_ctx_t *ctx, void **ret_state, char *why, size_t whylen)
 {
     tree_state_t *st = calloc(1, sizeof(*st));
     if (!st)

@@ -89,7 +89,7 @@ static void rapl_fini(void *state)
     free(st);
 }
 
-static int rapl_init(const js_ctx_t *ctx, void **ret_state)
+static int rapl_init(const js_ctx_t *ctx, void **ret_state, char *why, size_t whylen)
 {
     if (ctx->root.sys < 0)
         return -ENODEV;

@@ -63,7 +63,7 @@ typedef struct {
     long page;
 } self_state_t;
 
-static int self_init(const js_ctx_t *ctx, void **ret_state)
+static int self_init(const js_ctx_t *ctx, void **ret_state, char *why, size_t whylen)
 {
     self_state_t *st = calloc(1, sizeof(*st));
     if (!st)

@@ -527,7 +527,7 @@ typedef struct {
     int fd[F__MAX]; /* kept open across samples and re-read with pread: no open/close per sample */
 } system_state_t;
 
-static int system_init(const js_ctx_t *ctx, void **ret_state)
+static int system_init(const js_ctx_t *ctx, void **ret_state, char *why, size_t whylen)
 {
     system_state_t *st = calloc(1, sizeof(*st));
     if (!st)

@@ -140,7 +140,7 @@ static void thermal_fini(void *state)
     free(st);
 }
 
-static int thermal_init(const js_ctx_t *ctx, void **ret_state)
+static int thermal_init(const js_ctx_t *ctx, void **ret_state, char *why, size_t whylen)
 {
     if (ctx->root.sys < 0)
         return -ENODEV;

@@ -7,6 +7,7 @@
 #include "sys/cgroupfs.h"
 
 #include "sys/sysio.h"
+#include "core/util.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -38,19 +39,6 @@ static const char *const ctrl_names[JS_CG_CTRL_MAX] = {
 const char *cgroupfs_ctrl_name(js_cg_ctrl_t c)
 {
     return c < JS_CG_CTRL_MAX ? ctrl_names[c] : "?";
-}
-
-static void set_why(char *why, size_t cap, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
-static void set_why(char *why, size_t cap, const char *fmt, ...)
-{
-    if (!why || !cap)
-        return;
-    va_list ap;
-    va_start(ap, fmt);
-    int n = vsnprintf(why, cap, fmt, ap);
-    va_end(ap);
-    if (n < 0)
-        why[0] = '\0';
 }
 
 /* ---- parsing ---------------------------------------------------------------------------------------- */
@@ -405,7 +393,7 @@ static int cg_open_pid(const js_fsroot_t *r, pid_t pid, js_cgroup_t **ret, char 
         return -ENOMEM;
     int rc = cgroupfs_mounts(r, &cg->m);
     if (rc < 0) {
-        set_why(why, whylen, rc == -ENOENT ? "no cgroup hierarchy is mounted" : "cannot read mountinfo: %s",
+        why_set(why, whylen, rc == -ENOENT ? "no cgroup hierarchy is mounted" : "cannot read mountinfo: %s",
                 strerror(-rc));
         goto fail;
     }
@@ -420,13 +408,13 @@ static int cg_open_pid(const js_fsroot_t *r, pid_t pid, js_cgroup_t **ret, char 
         rc = cg_from_text(cg, b.p);
     buf_free(&b);
     if (rc < 0) {
-        set_why(why, whylen, "cannot read %s: %s", path, strerror(-rc));
+        why_set(why, whylen, "cannot read %s: %s", path, strerror(-rc));
         if (rc == -ENOENT)
             rc = -ESRCH;
         goto fail;
     }
     if (!cg_any(cg)) {
-        set_why(why, whylen, "none of the cgroups in %s is visible through the mounted hierarchies", path);
+        why_set(why, whylen, "none of the cgroups in %s is visible through the mounted hierarchies", path);
         rc = -ENOENT;
         goto fail;
     }
@@ -445,12 +433,12 @@ int cgroupfs_open_pid(const js_fsroot_t *r, pid_t pid, js_cgroup_t **ret, char *
 int cgroupfs_open_path(const js_fsroot_t *r, const char *path, js_cgroup_t **ret, char *why, size_t whylen)
 {
     if (!path || path[0] != '/' || has_dotdot(path)) {
-        set_why(why, whylen, "'%s': give an absolute path under a cgroup mount, or one as /proc/PID/cgroup shows it",
+        why_set(why, whylen, "'%s': give an absolute path under a cgroup mount, or one as /proc/PID/cgroup shows it",
                 path ? path : "");
         return -EINVAL;
     }
     if (strlen(path) >= CG_PATH_MAX) {
-        set_why(why, whylen, "cgroup path too long");
+        why_set(why, whylen, "cgroup path too long");
         return -EINVAL;
     }
     js_cgroup_t *cg = cg_new();
@@ -458,7 +446,7 @@ int cgroupfs_open_path(const js_fsroot_t *r, const char *path, js_cgroup_t **ret
         return -ENOMEM;
     int rc = cgroupfs_mounts(r, &cg->m);
     if (rc < 0) {
-        set_why(why, whylen, rc == -ENOENT ? "no cgroup hierarchy is mounted" : "cannot read mountinfo: %s",
+        why_set(why, whylen, rc == -ENOENT ? "no cgroup hierarchy is mounted" : "cannot read mountinfo: %s",
                 strerror(-rc));
         goto fail;
     }
@@ -484,11 +472,11 @@ int cgroupfs_open_path(const js_fsroot_t *r, const char *path, js_cgroup_t **ret
         int n = snprintf(cgpath, sizeof(cgpath), "%s%s%s", mr, mr[strlen(mr) - 1] == '/' || !*rest ? "" : "/", rest);
         if (n < 0 || (size_t)n >= sizeof(cgpath)) {
             rc = -EINVAL;
-            set_why(why, whylen, "cgroup path too long");
+            why_set(why, whylen, "cgroup path too long");
             goto fail;
         }
         if ((rc = cg_set(cg, h0, cgpath)) < 0) {
-            set_why(why, whylen, "%s: %s", path, strerror(-rc));
+            why_set(why, whylen, "%s: %s", path, strerror(-rc));
             goto fail;
         }
     } else {
@@ -500,7 +488,7 @@ int cgroupfs_open_path(const js_fsroot_t *r, const char *path, js_cgroup_t **ret
             goto fail;
         }
     if (!cg_any(cg)) {
-        set_why(why, whylen, "no cgroup %s in any mounted hierarchy", path);
+        why_set(why, whylen, "no cgroup %s in any mounted hierarchy", path);
         rc = -ENOENT;
         goto fail;
     }
@@ -935,7 +923,7 @@ int cgroupfs_create_run(const js_fsroot_t *r, pid_t monitor_pid, js_cgroup_t **r
     }
     free(parent);
     if (!made) {
-        set_why(why, whylen, "%s", first_why[0] ? first_why : "no cgroup hierarchy to create a cgroup in");
+        why_set(why, whylen, "%s", first_why[0] ? first_why : "no cgroup hierarchy to create a cgroup in");
         rc = first_err ? first_err : -ENOENT;
         cgroupfs_free(cg);
         return rc;

@@ -9,6 +9,8 @@
 #ifndef JOBSCOPE_FSROOT_H
 #define JOBSCOPE_FSROOT_H
 
+#include "core/buf.h"
+
 #include <dirent.h>
 #include <stdbool.h>
 #include <stddef.h>
@@ -19,13 +21,6 @@ typedef struct {
     int proc; /* directory fd of the procfs root */
     int sys;  /* directory fd of the sysfs root, or -1 */
 } js_fsroot_t;
-
-/* A growable byte buffer, always NUL-terminated after a successful read. Owned by the caller. */
-typedef struct {
-    char *p;
-    size_t len;
-    size_t cap;
-} js_buf_t;
 
 /* fsroot_open: open the roots. `procfs`/`sysfs` NULL means $JOBSCOPE_PROCFS / $JOBSCOPE_SYSFS, else the live
  * kernel's. Returns 0 or a negative errno (procfs missing); a missing sysfs is not an error (sys = -1). */
@@ -50,12 +45,6 @@ int fsroot_pidns_check(const js_fsroot_t *r, long *ret_pid_there);
  * r->sys, so fixture trees work; any other absolute path only when `r` is the live procfs (else -ENOENT).
  * `flags` as for openat (O_CLOEXEC is added). Returns the descriptor or -errno. */
 int fsroot_open_abs(const js_fsroot_t *r, const char *abs_path, int flags);
-
-/* buf_reserve: make room for at least `n` bytes. Returns 0 or -ENOMEM. */
-int buf_reserve(js_buf_t *b, size_t n);
-
-/* buf_free: release the buffer; accepts a zeroed buffer. */
-void buf_free(js_buf_t *b);
 
 /* JS_READ_MAX: no kernel file jobscope reads comes near this size; a read that reaches it fails with -EFBIG
  * (a fixture tree whose `stat` is /dev/zero must not grow memory without bound). */

@@ -48,14 +48,4 @@ int sysattr_list(int dirfd, const char *path, const char *prefix, char ***ret_na
 /* sysattr_list_free: free a list from sysattr_list(); accepts NULL. */
 void sysattr_list_free(char **names);
 
-/* cpulist_parse: parse a CPU list ("0-3,8,10-11\n", "" = empty) into a bitmap `set` of `nbits` bits (cleared
- * first; CPUs >= nbits are counted but not set). Returns the number of CPUs in the list, or -EINVAL. */
-int cpulist_parse(const char *s, uint64_t *set, size_t nbits);
-
-/* cpulist_has: whether bit `cpu` is set in a bitmap of `nbits` bits. */
-static inline bool cpulist_has(const uint64_t *set, size_t nbits, size_t cpu)
-{
-    return cpu < nbits && (set[cpu / 64] >> (cpu % 64)) & 1;
-}
-
 #endif

@@ -333,6 +333,11 @@ def test_no_library(js, tmp_path, monkeypatch):
     assert r.returncode == 0
     lines = stderr_lines(r.proc)
     assert len(lines) == 1 and "--gpus all: no GPU monitored" in lines[0] and "/nonexistent" in lines[0]
+    # each GPU source's own reason, as its init gave it (no side channel): the same words as the recording's
+    assert "nvml: NVML not loaded: " in lines[0] and "; rocm: " in lines[0]
+    # and `jobscope info` says why the source is not available, in the same words
+    out = js("info", "--json", check=True).stdout
+    assert "NVML not loaded: " in json.loads(out)["nvml"]["unavailable"]
 
 
 @pytest.mark.parametrize(

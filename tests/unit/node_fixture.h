@@ -125,7 +125,7 @@ static inline void src_open(src_run_t *r, const js_source_t *src, const char *ro
         r->rowp[i] = &r->rows[i];
     }
     rows_init(&r->inv, &table_inventory);
-    r->init_rc = src->init ? src->init(&r->ctx, &r->state) : 0;
+    r->init_rc = src->init ? src->init(&r->ctx, &r->state, NULL, 0) : 0;
 }
 
 /* src_collect: clear the buffers and collect sample `seq`. Returns collect()'s result. */

@@ -11,6 +11,7 @@
 #include <stdint.h>
 #include <cmocka.h>
 
+#include "sys/parse.h"
 #include "core/allocation.h"
 
 #include <errno.h>
@@ -20,15 +21,15 @@
 
 static void test_cpulist(void **state)
 {
-    assert_int_equal(alloc_cpulist_count("0-3,8,10-11"), 7);
-    assert_int_equal(alloc_cpulist_count("0-3,8,10-11\n"), 7);
-    assert_int_equal(alloc_cpulist_count("5"), 1);
-    assert_int_equal(alloc_cpulist_count(""), 0);
-    assert_int_equal(alloc_cpulist_count("\n"), 0);
-    assert_int_equal(alloc_cpulist_count("3-1"), -EINVAL);
-    assert_int_equal(alloc_cpulist_count("0-"), -EINVAL);
-    assert_int_equal(alloc_cpulist_count("0,,1"), -EINVAL);
-    assert_int_equal(alloc_cpulist_count("x"), -EINVAL);
+    assert_int_equal(cpulist_parse("0-3,8,10-11", NULL, 0), 7);
+    assert_int_equal(cpulist_parse("0-3,8,10-11\n", NULL, 0), 7);
+    assert_int_equal(cpulist_parse("5", NULL, 0), 1);
+    assert_int_equal(cpulist_parse("", NULL, 0), 0);
+    assert_int_equal(cpulist_parse("\n", NULL, 0), 0);
+    assert_int_equal(cpulist_parse("3-1", NULL, 0), -EINVAL);
+    assert_int_equal(cpulist_parse("0-", NULL, 0), -EINVAL);
+    assert_int_equal(cpulist_parse("0,,1", NULL, 0), -EINVAL);
+    assert_int_equal(cpulist_parse("x", NULL, 0), -EINVAL);
 }
 
 static void test_quota(void **state)

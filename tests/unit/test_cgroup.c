@@ -30,6 +30,7 @@
 #include <unistd.h>
 
 #include "assert_value.h"
+#include "sources/registry.h"
 
 /* ---- helpers ---- */
 
@@ -366,7 +367,7 @@ static void collect_fixture(const char *name, pid_t pid, rows3_t *rows, js_rows_
     assert_int_equal(cgroupfs_open_pid(&fx.root, pid, &fx.cg, NULL, 0), 0);
     js_ctx_t ctx = {.root = fx.root, .mode = JS_MODE_WATCH, .scope = {.kind = JS_SCOPE_CGROUP, .cgroup = fx.cg}};
     void *st = NULL;
-    assert_int_equal(source_cgroup.init(&ctx, &st), 0);
+    assert_int_equal(source_cgroup.init(&ctx, &st, NULL, 0), 0);
     rows3_init(rows);
     assert_int_equal(source_cgroup.collect(st, &ctx, rows->p), 0);
     rows_init(inv, &table_inventory);
@@ -501,7 +502,7 @@ static void test_collect_hybrid_v2_only(void **state)
     js_ctx_t ctx = {
         .root = fx.root, .mode = JS_MODE_WATCH, .scope = {.kind = JS_SCOPE_CGROUP, .cgroup = fx.cg}};
     void *st = NULL;
-    assert_int_equal(source_cgroup.init(&ctx, &st), 0);
+    assert_int_equal(source_cgroup.init(&ctx, &st, NULL, 0), 0);
     rows3_t r;
     rows3_init(&r);
     assert_int_equal(source_cgroup.collect(st, &ctx, r.p), 0);
@@ -554,7 +555,7 @@ static void test_no_cgroup(void **state)
     fx_open(&fx, "cgroup-v2");
     js_ctx_t ctx = {.root = fx.root, .mode = JS_MODE_RUN};
     void *st = NULL;
-    assert_int_equal(source_cgroup.init(&ctx, &st), 0);
+    assert_int_equal(source_cgroup.init(&ctx, &st, NULL, 0), 0);
     rows3_t r;
     rows3_init(&r);
     assert_int_equal(source_cgroup.collect(st, &ctx, r.p), 0);

@@ -20,6 +20,7 @@
 
 #include "assert_value.h"
 #include "node_fixture.h"
+#include "sources/registry.h"
 
 #include <math.h>
 

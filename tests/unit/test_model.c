@@ -13,8 +13,10 @@
 #include <cmocka.h>
 
 #include "model/model.h"
+#include "core/util.h"
 #include "core/sample.h"
 #include "sources/proc_tree.h"
+#include "sources/registry.h"
 
 #include <math.h>
 #include <string.h>
@@ -357,26 +359,26 @@ static void test_rate_carry(void **state)
 {
     (void)state;
     rate_carry_t c;
-    rate_carry_init(&c, 2.0, 1.0);
+    rate_carry_init(&c, 2.0, JS_NS_PER_S);
     assert_true(isnan(c.max_rate));
     assert_true(isnan(rate_carry_step(&c, 1.0, 0)));
-    assert_float_equal(rate_carry_step(&c, 1.0, 1.0), 1.0, 1e-12);
-    assert_float_equal(rate_carry_step(&c, 2.0, 1.0), 2.0, 1e-12);
+    assert_float_equal(rate_carry_step(&c, 1.0, JS_NS_PER_S), 1.0, 1e-12);
+    assert_float_equal(rate_carry_step(&c, 2.0, JS_NS_PER_S), 2.0, 1e-12);
     assert_float_equal(c.max_rate, 2.0, 1e-12);
     /* 0.5 s of CPU that became visible at reap, 5 ms after the previous sample: capped, carried, no new max */
-    assert_float_equal(rate_carry_step(&c, 0.5, 0.005), 2.0, 1e-12);
+    assert_float_equal(rate_carry_step(&c, 0.5, 5000000), 2.0, 1e-12);
     assert_float_equal(c.carry, 0.49, 1e-12);
     assert_float_equal(c.max_rate, 2.0, 1e-12);
     /* the carry is spread over the next interval: 0.49 + 0.2 over 1 s */
-    assert_float_equal(rate_carry_step(&c, 0.2, 1.0), 0.69, 1e-12);
+    assert_float_equal(rate_carry_step(&c, 0.2, JS_NS_PER_S), 0.69, 1e-12);
     assert_float_equal(c.carry, 0, 1e-12);
     /* a burst above the cap over a full interval: capped, the rest carried */
-    assert_float_equal(rate_carry_step(&c, 3.0, 1.0), 2.0, 1e-12);
-    assert_float_equal(rate_carry_step(&c, 0.0, 1.0), 1.0, 1e-12);
+    assert_float_equal(rate_carry_step(&c, 3.0, JS_NS_PER_S), 2.0, 1e-12);
+    assert_float_equal(rate_carry_step(&c, 0.0, JS_NS_PER_S), 1.0, 1e-12);
     /* no cap: the raw rate; a negative delta adds nothing */
-    rate_carry_init(&c, 0, 1.0);
-    assert_float_equal(rate_carry_step(&c, 5.0, 1.0), 5.0, 1e-12);
-    assert_float_equal(rate_carry_step(&c, -1.0, 1.0), 0.0, 1e-12);
+    rate_carry_init(&c, 0, JS_NS_PER_S);
+    assert_float_equal(rate_carry_step(&c, 5.0, JS_NS_PER_S), 5.0, 1e-12);
+    assert_float_equal(rate_carry_step(&c, -1.0, JS_NS_PER_S), 0.0, 1e-12);
 }
 
 /* gpu_tracker: sum percent = sum over units of their percent (here: cores busy x 100); hardware percent =

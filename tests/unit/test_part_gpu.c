@@ -21,6 +21,7 @@
 #include "sources/nvml.h"
 #include "sources/proc_tree.h"
 #include "sources/rocm.h"
+#include "sources/registry.h"
 
 #include <math.h>
 #include <stdio.h>

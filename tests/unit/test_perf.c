@@ -15,6 +15,7 @@
 #include <stdint.h>
 #include <cmocka.h>
 
+#include "sys/parse.h"
 #include "config.h"
 #include "core/json.h"
 #include "core/sample.h"
@@ -36,6 +37,7 @@
 #include <unistd.h>
 
 #include "assert_value.h"
+#include "sources/registry.h"
 
 extern const js_source_t source_perf;
 extern const js_model_part_t part_perf;
@@ -85,19 +87,19 @@ static void test_cpulist(void **state)
 {
     (void)state;
     int c[16];
-    assert_int_equal(perf_parse_cpulist("0-1\n", c, 16), 2);
+    assert_int_equal(cpulist_parse_ints("0-1\n", c, 16), 2);
     assert_int_equal(c[0], 0);
     assert_int_equal(c[1], 1);
-    assert_int_equal(perf_parse_cpulist("0-2,8,10-11", c, 16), 6);
+    assert_int_equal(cpulist_parse_ints("0-2,8,10-11", c, 16), 6);
     assert_int_equal(c[3], 8);
     assert_int_equal(c[5], 11);
-    assert_int_equal(perf_parse_cpulist("5", c, 16), 1);
+    assert_int_equal(cpulist_parse_ints("5", c, 16), 1);
     assert_int_equal(c[0], 5);
-    assert_int_equal(perf_parse_cpulist("0-63", c, 4), 64); /* counted, only 4 stored */
+    assert_int_equal(cpulist_parse_ints("0-63", c, 4), 64); /* counted, only 4 stored */
     assert_int_equal(c[3], 3);
-    assert_int_equal(perf_parse_cpulist("3-1", c, 16), -EINVAL);
-    assert_int_equal(perf_parse_cpulist("0;1", c, 16), -EINVAL);
-    assert_int_equal(perf_parse_cpulist("\n", c, 16), 0);
+    assert_int_equal(cpulist_parse_ints("3-1", c, 16), -EINVAL);
+    assert_int_equal(cpulist_parse_ints("0;1", c, 16), -EINVAL);
+    assert_int_equal(cpulist_parse_ints("\n", c, 16), 0);
 }
 
 /* ---- libpfm4 under a forced PMU ---- */
@@ -294,7 +296,7 @@ static void rig_init(rig_t *r, js_mode_t mode)
     r->ctx.monitor_pid = getpid();
     assert_int_equal(sample_init(&r->s), 0);
     r->rows[0] = sample_rows(&r->s, &table_perf);
-    assert_int_equal(source_perf.init(&r->ctx, &r->st), 0);
+    assert_int_equal(source_perf.init(&r->ctx, &r->st, NULL, 0), 0);
 }
 
 static void rig_free(rig_t *r)
@@ -479,7 +481,7 @@ static void forced_skx_source(void)
     CHECK(sample_init(&s) == 0);
     js_rows_t *rows[2] = {sample_rows(&s, &table_perf), NULL};
     void *st = NULL;
-    CHECK(source_perf.init(&ctx, &st) == 0);
+    CHECK(source_perf.init(&ctx, &st, NULL, 0) == 0);
     CHECK(source_perf.prepare_child(st, &ctx, 31) == 0);
     int raw = 0;
     for (int i = 0; i < fk.nopen; i++)
@@ -523,7 +525,7 @@ static void pfm_status_with_sysfs(const char *fixture, char *status, size_t cap,
     r.ctx.monitor_pid = getpid();
     assert_int_equal(sample_init(&r.s), 0);
     r.rows[0] = sample_rows(&r.s, &table_perf);
-    assert_int_equal(source_perf.init(&r.ctx, &r.st), 0);
+    assert_int_equal(source_perf.init(&r.ctx, &r.st, NULL, 0), 0);
     js_rows_t *inv = sample_rows(&r.s, &table_inventory);
     assert_int_equal(source_perf.inventory(r.st, &r.ctx, inv), 0);
     snprintf(status, cap, "%s", inv_value(inv, "perf.fp_scalar_double.status"));
@@ -561,7 +563,7 @@ static void test_source_without_libpfm(void **state)
     r.ctx.monitor_pid = getpid();
     assert_int_equal(sample_init(&r.s), 0);
     r.rows[0] = sample_rows(&r.s, &table_perf);
-    assert_int_equal(source_perf.init(&r.ctx, &r.st), 0);
+    assert_int_equal(source_perf.init(&r.ctx, &r.st, NULL, 0), 0);
     js_rows_t *inv = sample_rows(&r.s, &table_inventory);
     assert_int_equal(source_perf.inventory(r.st, &r.ctx, inv), 0);
     const char *want = "ENOENT: libpfm4 not loadable: $JOBSCOPE_LIBPFM_LIBRARY: /nonexistent/libpfm.so.4: ";

@@ -20,6 +20,7 @@
 #include "model/summary.h"
 #include "sinks/recording.h"
 #include "sources/proc_tree.h"
+#include "sources/registry.h"
 
 #include <math.h>
 #include <stdio.h>

@@ -34,6 +34,7 @@ extern const js_source_t source_proc_tree;
 /* ---- helpers ---- */
 
 #include "assert_value.h"
+#include "sources/registry.h"
 
 #define KB 1024LL
 
@@ -293,7 +294,7 @@ static void tree_open_scope(tree_t *t, const char *root, js_mode_t mode, pid_t r
     for (int i = 0; i < 5; i++)
         assert_ptr_equal(source_proc_tree.tables[i], t->rows[i]->table);
     assert_null(source_proc_tree.tables[5]);
-    assert_int_equal(source_proc_tree.init(&t->ctx, &t->state), 0);
+    assert_int_equal(source_proc_tree.init(&t->ctx, &t->state, NULL, 0), 0);
 }
 
 static void tree_open(tree_t *t, const char *root)

@@ -20,6 +20,7 @@
 #include "sinks/prometheus.h"
 #include "sinks/textfile.h"
 #include "sources/self.h"
+#include "sources/registry.h"
 
 #include <arpa/inet.h>
 #include <errno.h>

@@ -28,6 +28,7 @@
 #include "report/jtree.h"
 #include "report/report.h"
 #include "synth.h"
+#include "sources/registry.h"
 
 #include <errno.h>
 #include <math.h>
@@ -94,8 +95,7 @@ static void build_node(js_report_t *rep, const synth_cfg_t *cfg, const char *nam
                           .recording = "synthetic.db"};
     js_report_run_t run = {.start_unix_ns = 1714564800LL * 1000000000LL,
                            .stop_unix_ns =
-                               complete ? 1714564800LL * 1000000000LL + (int64_t)(cfg->hours * 3600e9) : 0,
-                           .interval_ns = mc.interval_ns};
+                               complete ? 1714564800LL * 1000000000LL + (int64_t)(cfg->hours * 3600e9) : 0};
     assert_int_equal(report_finish_node(rep, node, m, &info, &su, &run), 0);
     model_free(m);
     sample_free(&s);

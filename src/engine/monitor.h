@@ -22,7 +22,7 @@
 #define JOBSCOPE_MONITOR_H
 
 #include "core/sample.h"
-#include "core/sampler.h"
+#include "engine/sampler.h"
 #include "core/sink.h"
 #include "core/source.h"
 
