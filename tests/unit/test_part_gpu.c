@@ -21,6 +21,7 @@
 #include "sources/nvml.h"
 #include "sources/proc_tree.h"
 #include "sources/rocm.h"
+#include "parts_summary.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -134,12 +135,7 @@ static void nv_putil(fx_t *f, int gpu, int pid, int sm, int mem)
 static char *summary(fx_t *f)
 {
     js_buf_t b = {0};
-    jw_t w;
-    jw_init(&w, &b);
-    jw_open(&w, NULL);
-    model_parts_summary_json(f->m, &w);
-    jw_close(&w);
-    assert_int_equal(jw_error(&w), 0);
+    assert_int_equal(parts_json(f->m, &b), 0);
     return b.p;
 }
 
@@ -217,7 +213,7 @@ static void test_energy_counter_reload(void **state)
     assert_near(J(j, JOB, "energy_j"), 300);
     free(j);
     js_buf_t b = {0};
-    assert_int_equal(model_parts_summary_text(f.m, &b), 0);
+    assert_int_equal(parts_text(f.m, &b), 0);
     assert_non_null(strstr(b.p, "counter reset 1x"));
     buf_free(&b);
     fx_close(&f);
@@ -241,7 +237,7 @@ static void test_energy_integrated_without_counter(void **state)
     assert_near(J(j, "devices", "power_w", "max"), 300);
     free(j);
     js_buf_t b = {0};
-    assert_int_equal(model_parts_summary_text(f.m, &b), 0);
+    assert_int_equal(parts_text(f.m, &b), 0);
     assert_non_null(strstr(b.p, "[integrated power]"));
     buf_free(&b);
     fx_close(&f);
@@ -471,7 +467,7 @@ static void test_flags(void **state)
     assert_non_null(strstr(j, "\"lost\": true"));
     free(j);
     js_buf_t b = {0};
-    assert_int_equal(model_parts_summary_text(f.m, &b), 0);
+    assert_int_equal(parts_text(f.m, &b), 0);
     assert_non_null(strstr(b.p, "GPU FLAGS"));
     assert_non_null(strstr(b.p, "allocated but idle"));
     assert_non_null(strstr(b.p, "within 5% of full"));
