@@ -471,6 +471,12 @@ const js_figure_t *fig_get(const js_figure_t *at, const char *path)
     return walk((js_figure_t *)(uintptr_t)at, path, false, FIG_NUM, &err);
 }
 
+js_figure_t *fig_at(js_figure_t *at, const char *path)
+{
+    int err;
+    return walk(at, path, false, FIG_NUM, &err);
+}
+
 double fig_value(const js_figure_t *f)
 {
     if (!f || !f->present)

@@ -143,6 +143,9 @@ int figure_merge(js_figure_t *dst, const js_figure_t *src);
 /* fig_get: the figure (row or group) at `path` below `at`, or NULL (no such figure; `at` NULL). */
 const js_figure_t *fig_get(const js_figure_t *at, const char *path);
 
+/* fig_at: fig_get, for changing the figure's attributes (fig_how, fig_exact, fig_merge). */
+js_figure_t *fig_at(js_figure_t *at, const char *path);
+
 /* fig_num: the number at `path` (an integer too), NAN when missing, null or not a number. */
 double fig_num(const js_figure_t *at, const char *path);
 

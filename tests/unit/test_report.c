@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT
  *
- * Unit tests of the report builder (src/report/report.c, advice.c, jtree.c):
+ * Unit tests of the report builder (src/report/report.c, advice.c; tests/jtree.c reads its JSON):
  *   - the JSON reader on the summary's own output, escapes, paths and malformed text;
  *   - every advice rule: fires past its threshold with the evidence, stays silent below it and when its
  *     facts are missing; the order by severity;
@@ -24,7 +24,7 @@
 #include "core/json.h"
 #include "model/summary.h"
 #include "report/advice.h"
-#include "report/jtree.h"
+#include "jtree.h"
 #include "report/report.h"
 #include "synth.h"
 
