@@ -115,6 +115,8 @@ static int parse(const char *path, steps_t *st)
             char *name = st->buf + used;
             size_t len = 0;
             while (*p && *p != '.' && *p != '[') {
+                if (*p == '{' || *p == '}' || *p == ']')
+                    return -EINVAL; /* reserved: written with a backslash in a name */
                 if (*p == '\\' && p[1])
                     p++;
                 if (used + len + 1 >= sizeof(st->buf))
@@ -143,7 +145,7 @@ static int parse(const char *path, steps_t *st)
             }
             p++;
         }
-        if (*p == '.')
+        if (*p == '.' && p[1])
             p++;
         else if (*p)
             return -EINVAL;

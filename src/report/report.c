@@ -877,6 +877,11 @@ static double nan_max(double a, double b)
     return isfinite(a) ? (isfinite(b) && b > a ? b : a) : b;
 }
 
+const js_summary_table_t *report_summary(const js_report_t *r, size_t node)
+{
+    return node < r->nnodes && r->nodes[node].finished ? r->nodes[node].sum : NULL;
+}
+
 const js_facts_t *report_facts(js_report_t *r)
 {
     if (r->facts_done)
