@@ -584,7 +584,7 @@ static int name_escaped(js_buf_t *b, const char *name)
 
 int fig_path(const js_figure_t *f, js_buf_t *b)
 {
-    const js_figure_t *chain[MAX_STEPS * 4];
+    const js_figure_t *chain[MAX_STEPS * 4] = {NULL};
     size_t n = 0;
     for (; f && f->parent && n < sizeof(chain) / sizeof(chain[0]); f = f->parent)
         chain[n++] = f;
