@@ -5,15 +5,21 @@
  * it has the real schema and metadata and every jobscope command reads it. bench/report_bench.py uses it for
  * the size and time of the report of a 24 h run at 1 s.
  *
- * usage: synth_recording OUT.db [HOURS [INTERVAL_S [NODE]]]     (default 24 h at 1 s, node 0)
+ * usage: synth_recording OUT.db [HOURS [INTERVAL_S [NODE [EVENTS]]]]   (default 24 h at 1 s, node 0, no
+ * events) EVENTS: that many `jobscope mark event` rows spread evenly over the run (names "step" and "ckpt",
+ * data
+ * {"i": N}), for the report's bound on drawn events (bench/report_bench.py --events).
  * Prints one JSON line: {"samples":N,"seconds":S} (S: time taken to write it).
  */
 #include "config.h"
+#include "core/marks.h"
+#include "core/source.h"
 #include "sinks/recording.h"
 #include "synth.h"
 
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <time.h>
 
 static int meta(js_recorder_t *w, const char *key, long long v)
@@ -26,12 +32,13 @@ static int meta(js_recorder_t *w, const char *key, long long v)
 int main(int argc, char **argv)
 {
     if (argc < 2) {
-        fprintf(stderr, "usage: synth_recording OUT.db [HOURS [INTERVAL_S [NODE]]]\n");
+        fprintf(stderr, "usage: synth_recording OUT.db [HOURS [INTERVAL_S [NODE [EVENTS]]]]\n");
         return 2;
     }
     synth_cfg_t cfg = {.hours = argc > 2 ? atof(argv[2]) : 24,
                        .interval_s = argc > 3 ? atof(argv[3]) : 1,
                        .node = argc > 4 ? (unsigned)atoi(argv[4]) : 0};
+    long long events = argc > 5 ? atoll(argv[5]) : 0;
     struct timespec t0, t1;
     clock_gettime(CLOCK_MONOTONIC, &t0);
     synth_t *g = synth_new(&cfg);
@@ -68,7 +75,33 @@ int main(int argc, char **argv)
     rc |= meta(w, "cores_available", (long long)mc.cores_available);
     size_t n = 0;
     int r;
+    size_t total = synth_count(g);
+    long long made = 0;
     while (rc == 0 && (r = synth_next(g, &s)) == 1) {
+        /* the events due by this sample (evenly spread: sample n holds those with index < events*(n+1)/total)
+         */
+        long long due = total ? (long long)((double)events * (double)(n + 1) / (double)total) : 0;
+        const js_rows_t *sr = sample_rows(&s, &table_samples);
+        js_rows_t *mr = sample_rows(&s, &table_marks);
+        int64_t t_mono = sr->nrows ? rows_row(sr, 0)[SAMPLES_T_MONO].i : 0;
+        int64_t t_unix = sr->nrows ? rows_row(sr, 0)[SAMPLES_T_UNIX].i : 0;
+        rows_clear(mr);
+        for (; made < due && rc == 0; made++) {
+            js_value_t *v = rows_add(mr);
+            char data[32];
+            const char *name = made % 10 == 9 ? "ckpt" : "step";
+            snprintf(data, sizeof(data), "{\"i\": %lld}", made);
+            if (!v)
+                rc = -1;
+            else {
+                val_int(&v[MARK_T_MONO], t_mono - 1000);
+                val_int(&v[MARK_T_UNIX], t_unix - 1000);
+                val_int(&v[MARK_PID], mc.root_pid);
+                rc |= rows_set_str(mr, &v[MARK_KIND], "event", 5);
+                rc |= rows_set_str(mr, &v[MARK_NAME], name, strlen(name));
+                rc |= rows_set_str(mr, &v[MARK_DATA], data, strlen(data));
+            }
+        }
         if (recorder_write(w, (int64_t)n, &s) < 0) {
             fprintf(stderr, "synth_recording: cannot write sample %zu\n", n);
             rc = -1;

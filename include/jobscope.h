@@ -42,7 +42,9 @@ extern "C" {
 
 #define JS_API_VERSION 2
 
-/* Limits of one mark (bytes, UTF-8 recommended; names are stored as given and escaped on output). */
+/* Limits of one mark (bytes, UTF-8 recommended; names are stored as given and escaped on output). Data is
+ * one JSON value of at most JS_MARK_DATA_MAX bytes nested at most 64 levels (else it is stored as a JSON
+ * string); any such value is rendered by every reader (summary, report, compare). */
 #define JS_MARK_NAME_MAX 256
 #define JS_MARK_DATA_MAX 4096
 
@@ -106,10 +108,12 @@ typedef struct {
 /* js_monitor_start: start monitoring this process and its descendants (or those of opts->pid) on a new
  * thread. Takes the first sample before returning. At most one embedded monitor per process. With `pid`, the
  * monitor ends by itself when that process and every descendant have exited (js_monitor_stop then returns at
- * once, with the whole run's summary). `size` may be that of version 1 (the fields up to set_environment);
- * later fields are then taken as zero. Returns 0, -EBUSY (one is running), -EINVAL (bad options: an unknown
- * level bit, a negative pid, a bad job id), -ESRCH (no process `pid`), -EEXIST (output exists and not
- * overwrite), -ENOENT (JS_LEVEL_JOB outside a SLURM job and no job_id), or another -errno. */
+ * once, with the whole run's summary). A child forked while one runs has none (the parent's run, its
+ * recording and its socket are left to the parent) and may start its own. `size` may be that of version 1
+ * (the fields up to set_environment); later fields are then taken as zero. Returns 0, -EBUSY (one is
+ * running), -EINVAL (bad options: an unknown level bit, a negative pid, a bad job id), -ESRCH (no process
+ * `pid`), -EEXIST (output exists and not overwrite), -ENOENT (JS_LEVEL_JOB outside a SLURM job and no
+ * job_id), -EXDEV (/proc belongs to another PID namespace: mount a procfs for this one), or another -errno. */
 JS_API int js_monitor_start(const js_monitor_opts_t *opts);
 
 /* js_monitor_sample: take a sample now (off schedule) and wait until it is recorded and in the summary.
@@ -133,7 +137,8 @@ JS_API const char *js_monitor_address(void);
 
 /* js_recording_export: write view `view` of the recording `path` ("tree", "process", "system", "marks",
  * "phases", ... as `jobscope export --list` shows) as CSV (format "csv") or JSON Lines ("jsonl") to the new
- * file `out` (replaced when it exists). Returns 0, -ENOENT (no such view), or another -errno. */
+ * file `out` (replaced when it exists; written under a temporary name beside it and renamed over it when
+ * complete, so `out` never holds a partial file). Returns 0, -ENOENT (no such view), or another -errno. */
 JS_API int js_recording_export(const char *path, const char *view, const char *format, const char *out);
 
 /* js_recording_summary: the summary of the recording `path` as JSON text (malloc'ed; js_free), or NULL

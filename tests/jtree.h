@@ -3,8 +3,9 @@
  * A small JSON reader for tests: it parses what jobscope writes as JSON (the report's chart data blocks, the
  * summary) into a tree, to check it by path ("a.b.0"). The program itself never reads its own JSON back: the
  * report and the job summary read the typed summary table (model/figure.h). RFC 8259 text; \uXXXX escapes
- * (surrogate pairs too) become UTF-8; numbers are doubles. Nesting is limited to 64 levels. The tree lives in
- * one arena owned by the jt_doc_t.
+ * (surrogate pairs too) become UTF-8; numbers (of any length) are doubles,
+ * ±HUGE_VAL beyond their range. Nesting is limited to 96 levels (JSONCHECK_DEPTH_MAX, the deepest mark data,
+ * plus the summary's own). The tree lives in one arena owned by the jt_doc_t.
  */
 #ifndef JOBSCOPE_JTREE_H
 #define JOBSCOPE_JTREE_H
@@ -33,7 +34,7 @@ typedef struct {
 } jt_doc_t;
 
 /* jt_parse: parse `len` bytes of `text` into *ret (which the caller frees with jt_free, also on failure).
- * Returns 0, -EINVAL (not one JSON value, or nested deeper than 64) or -ENOMEM. */
+ * Returns 0, -EINVAL (not one JSON value, or nested deeper than 96) or -ENOMEM. */
 int jt_parse(const char *text, size_t len, jt_doc_t *ret);
 
 /* jt_free: release the tree; accepts a zeroed document. */

@@ -112,6 +112,9 @@ class Tracker:
             raise RuntimeError("another jobscope monitor is running in this process (one at a time)")
         if rc == -errno.ENOENT and "job" in self.levels:
             raise RuntimeError("level 'job': not inside a SLURM job (no SLURM_JOB_ID) and no job_id given")
+        if rc == -errno.EXDEV:
+            raise RuntimeError("/proc belongs to another PID namespace (unshare without --mount-proc?): "
+                               "this process's tree cannot be told from the host's")
         _lib.check(rc, "js_monitor_start")
         if self.set_environment:
             addr = lib.js_monitor_address()

@@ -7,10 +7,13 @@
  * as before. Children the host waits for are counted through its own cutime (exact for those); a child
  * orphaned away from the tree is counted up to its last sample, as in attach mode. The monitor thread's own
  * CPU, I/O, thread and descriptors are recorded (self table) and taken off the host's by the model
- * (cfg.embedded): the thread works in a descriptor table of its own (unshare(CLONE_FILES)), so the files it
- * opens (the recording, the kept /proc files, its sockets) are not in the host's table, which keeps only the
- * wake-up eventfd and the host's own mark connection (counted in the self table). Everything that holds a
- * descriptor is made and closed on the monitor thread; a child the host forks inherits none of it.
+ * (cfg.embedded). The descriptors share the host's table (SQLite keeps per-process state of every open
+ * database file, which a table of the monitor's own would make point at descriptors the host's threads do
+ * not have: a host that reads the recording while it is written would then wait or worse), so the self table
+ * counts the embedding's descriptors there (host_fds: those on the kept /proc and /sys files, the recording,
+ * the monitor's timers, pidfds, perf and BPF descriptors, its mark sockets and the host's own mark
+ * connection) and the model takes them off the host's count. Everything that holds a descriptor is made and
+ * closed on the monitor thread, close-on-exec.
  *
  * A live sink of this file's own tells waiting callers that a sample was committed and builds the summary
  * on the monitor thread, where the model is consistent: a caller that wants a summary (or a sample) asks for
@@ -46,8 +49,10 @@
 #include "sys/cgroupfs.h"
 #include "sys/parse.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <pthread.h>
 #include <sched.h>
 #include <signal.h>
@@ -76,7 +81,9 @@ typedef struct {
     char output[4096];
     bool have_output;
     js_monitor_opts_t opts; /* what js_monitor_start was given (output: em.output), for the monitor thread */
-    bool own_table;         /* the monitor thread has a descriptor table of its own */
+    char output_abs[PATH_MAX]; /* the recording's absolute path (host_fds), "" when none */
+    int fds_cached;            /* host_fds: the last count, -1 none */
+    int64_t fds_total;         /* and the table's size it was made at */
     int write_rc;           /* the recording's first failure, kept past the thread */
     bool env_set, env_had;
     char *env_saved;
@@ -101,15 +108,29 @@ typedef struct {
 static embed_t em = {.api = PTHREAD_MUTEX_INITIALIZER, .mu = PTHREAD_MUTEX_INITIALIZER,
                      .cv = PTHREAD_COND_INITIALIZER};
 
+/* after_fork_child: the monitor thread does not exist in a forked child, and nothing of its run belongs to
+ * the child. Every object of the parent's run is forgotten, never used or closed through the API: the
+ * recorder (SQLite must not be used across fork: a write, a checkpoint or a close from the child would
+ * corrupt or lock the parent's recording, and write the child's PID into its metadata), the model, the
+ * summary. The copies of the marks socket's descriptors are closed so the socket goes when its owner closes
+ * it. Other descriptor copies (procfs roots, sources' counters) stay open until the child exits or execs
+ * (they are close-on-exec). A Tracker started in the child then works on its own: its own thread,
+ * recorder and socket. The memory copies are not freed: the monitor thread may have been changing them. */
 static void after_fork_child(void)
 {
-    /* the monitor thread does not exist in the child: this process monitors nothing (the copies of the
-     * parent's descriptors and memory are left alone) */
     pthread_mutex_init(&em.api, NULL);
     pthread_mutex_init(&em.mu, NULL);
     pthread_cond_init(&em.cv, NULL);
+    if (em.running)
+        marks_drop_inherited(em.marks);
     em.running = false;
+    em.rec = NULL;
+    em.marks = NULL;
+    em.model = NULL;
     em.have_summary = false;
+    em.summary = (js_buf_t){0};
+    em.env_set = false;
+    em.env_saved = NULL;
 }
 
 /* ---- the sink: notifications and summaries, on the monitor thread --------------------------------------- */
@@ -286,32 +307,55 @@ static void restore_env(void)
     em.env_set = false;
 }
 
-/* host_fds: the embedding's descriptors in the host's own table (ctx.host_fds): the wake-up eventfd, and the
- * host's mark connection once it has marked */
-static int host_fds(void)
+/* monitor_target: whether a descriptor whose link reads `t` is one the monitor made: a kept /proc or /sys
+ * file or directory, the recording (and its WAL, shared-memory and journal files), a timer, pidfd, perf
+ * counter or BPF object (the embedded monitor takes no signalfd). */
+static bool monitor_target(const char *t)
 {
-    return em.own_table ? 1 + (client_has_socket() ? 1 : 0) : -1;
+    static const char *const anon[] = {"anon_inode:[timerfd]", "anon_inode:[pidfd]", "anon_inode:[perf_event]",
+                                       "anon_inode:bpf"};
+    if (!strcmp(t, "/proc") || !strncmp(t, "/proc/", 6) || !strcmp(t, "/sys") || !strncmp(t, "/sys/", 5))
+        return true;
+    for (size_t i = 0; i < sizeof(anon) / sizeof(anon[0]); i++)
+        if (!strncmp(t, anon[i], strlen(anon[i])))
+            return true;
+    size_t n = strlen(em.output_abs);
+    return n && !strncmp(t, em.output_abs, n) &&
+           (!t[n] || !strcmp(t + n, "-wal") || !strcmp(t + n, "-shm") || !strcmp(t + n, "-journal"));
 }
 
-/* own_table: give the monitor thread a descriptor table of its own, holding nothing of the host's but the
- * wake-up eventfd (stdin, stdout and stderr become /dev/null), so that the files the monitor opens are not
- * the host's descriptors (nor inherited by the children it forks) and the host's closes are not delayed by
- * copies. Returns true when done; false leaves the table shared (older kernels: the monitor's descriptors
- * are then counted with the host's). */
-static bool own_table(int keep)
+/* host_fds: the embedding's descriptors in the host's table (ctx.host_fds, called on the monitor thread right
+ * after proc_tree counted `total` descriptors in the table): those whose link monitor_target recognises, the
+ * wake-up eventfd, the mark sockets and the host's own mark connection. Listed again when the total changed
+ * since the last call (a table of the same size is taken to hold the same descriptors), else the last
+ * count; -1 when the listing cannot be read. */
+static int host_fds(int64_t total)
 {
-    if (unshare(CLONE_FILES) < 0)
-        return false;
-    int null = open("/dev/null", O_RDWR | O_CLOEXEC);
-    for (int fd = 0; fd < 3; fd++)
-        if (fd != keep && null >= 0 && null != fd)
-            dup2(null, fd);
-    if (null > 2)
-        close(null);
-    if (keep > 3)
-        close_range(3, (unsigned)keep - 1, 0);
-    close_range(keep >= 3 ? (unsigned)keep + 1 : 3, ~0U, 0);
-    return true;
+    int *cached = &em.fds_cached;
+    if (*cached >= 0 && total == em.fds_total)
+        return *cached;
+    em.fds_total = total;
+    char path[32];
+    snprintf(path, sizeof(path), "%d/fd", (int)getpid());
+    DIR *d;
+    if (fs_opendir(em.mon.ctx.root.proc, path, &d) < 0)
+        return *cached = -1;
+    int own = 0, self = dirfd(d);
+    struct dirent *de;
+    while ((de = readdir(d))) {
+        if (de->d_name[0] < '0' || de->d_name[0] > '9')
+            continue;
+        int fd = atoi(de->d_name);
+        char link[PATH_MAX];
+        ssize_t n = fd == self ? -1 : readlinkat(self, de->d_name, link, sizeof(link) - 1);
+        if (n <= 0)
+            continue;
+        link[n] = '\0';
+        own += fd == em.mon.wake_fd || monitor_target(link);
+    }
+    closedir(d);
+    own += (int)marks_fd_count(em.marks) + (client_has_socket() ? 1 : 0);
+    return *cached = own;
 }
 
 /* teardown: release everything the monitor thread made (on that thread: the descriptors are in its table);
@@ -345,8 +389,10 @@ static int set_up(void)
     int r;
     pid_t target = em.target;
     em.mon.ctx.root.proc = em.mon.ctx.root.sys = -1;
-    if ((r = fsroot_open(&em.mon.ctx.root, NULL, NULL)) < 0)
-        return r;
+    long pid_there;
+    if ((r = fsroot_open(&em.mon.ctx.root, NULL, NULL)) < 0 ||
+        (r = fsroot_pidns_check(&em.mon.ctx.root, &pid_there)) < 0)
+        return r; /* -EXDEV: /proc is another PID namespace's, where this process's tree is not what it sees */
     if (target) {
         char path[32];
         snprintf(path, sizeof(path), "%d/stat", (int)target);
@@ -357,6 +403,8 @@ static int set_up(void)
     int64_t start_ticks = self_facts(&em.mon.ctx.root, target ? target : getpid());
     if (em.have_output && (r = recorder_open(em.output, o->overwrite != 0, &em.rec, err, sizeof(err))) < 0)
         return r;
+    if (!em.have_output || !realpath(em.output, em.output_abs)) /* as /proc/self/fd shows it (host_fds) */
+        em.output_abs[0] = '\0';
     em.mon.ctx.mode = JS_MODE_ATTACH;
     em.mon.ctx.scope.kind = JS_SCOPE_TREE;
     /* own tree: nothing to skip (the monitor is a thread of the root); attached: this process is no member */
@@ -364,6 +412,8 @@ static int set_up(void)
     em.mon.ctx.root_pid = target ? target : getpid();
     em.mon.ctx.embedded = true;
     em.mon.ctx.host_fds = target ? NULL : host_fds; /* attached: the host's table is not the root's */
+    em.mon.ctx.host_fds_now = em.fds_cached = -1;
+    em.fds_total = -1;
     em.mon.ctx.uss_every = o->uss_every ? o->uss_every : 30;
     em.mon.ctx.status_every = 5;
     em.mon.embedded = true;
@@ -398,7 +448,6 @@ static void *monitor_thread(void *arg)
 {
     (void)arg;
     prctl(PR_SET_NAME, "jobscope-mon");
-    em.own_table = own_table(em.mon.wake_fd);
     int r = set_up();
     pthread_mutex_lock(&em.mu);
     em.set_up = true;

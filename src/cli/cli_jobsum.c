@@ -116,7 +116,7 @@ static const char *num_str(char *buf, size_t cap, const char *fmt, double v)
 
 typedef struct {
     char text[256];
-    const char *kind; /* "idle", "imbalance", "memory", "gpu_idle" */
+    const char *kind; /* "incomplete", "idle", "imbalance", "memory", "gpu_idle" */
     char node[128];
 } flag_t;
 
@@ -133,6 +133,13 @@ static size_t node_flags(const node_sum_t *x, size_t n, double mean_cpu, flag_t 
     double cores = nnum(x, "cpu.cores_available"), wall = nnum(x, "wall_time_s"),
            cpu = nnum(x, "cpu.total_s");
     double peak = nnum(x, "memory.peak_bytes");
+    if (strcmp(x->state, "complete") != 0) { /* merged with --partial */
+        snprintf(fl[nf].text, sizeof(fl[nf].text),
+                 "node %s incomplete: its monitor was killed or still writing; its figures end at its last "
+                 "sample",
+                 x->name);
+        flag(&fl[nf++], "incomplete", x->name);
+    }
     if (cores > 0 && wall > 0 && !isnan(cpu) && cpu < IDLE_FRACTION * cores * wall) {
         snprintf(fl[nf].text, sizeof(fl[nf].text),
                  "node %s idle: %.3f CPU-s of %.0f core-s allocated (%.1f%%)", x->name, cpu, cores * wall,
@@ -182,6 +189,10 @@ static js_summary_table_t *job_table(const char *path, const node_sum_t *ns, siz
     fig_put_text(r, "recording", path);
     fig_put_int(r, "node_count", "count", (int64_t)n);
     fig_put_text(r, "state", state);
+    int64_t incomplete = 0;
+    for (size_t i = 0; i < n; i++)
+        incomplete += strcmp(ns[i].state, "complete") != 0;
+    fig_put_int(r, "incomplete_nodes", "count", incomplete);
     double core_s = 0;
     bool have_core_s = true;
     size_t big = 0; /* the node with the largest memory peak */
@@ -349,7 +360,7 @@ int cli_merged_summary(const char *path, bool json, js_summary_form_t form)
     }
     rmdir(tdir);
     free(mn);
-    flag_t *fl = rc ? NULL : calloc(4 * (n ? n : 1), sizeof(*fl));
+    flag_t *fl = rc ? NULL : calloc(5 * (n ? n : 1), sizeof(*fl));
     size_t nf = 0;
     js_summary_table_t *job = NULL;
     js_buf_t b = {0};

@@ -333,7 +333,7 @@ static int auto_merge(const job_plan_t *p, bool quiet, char *merged, size_t cap)
                 target = tmp;
             }
             char err[1024] = "";
-            int m = merge_recordings(target, (const char *const *)ns.files, ns.n, err, sizeof(err));
+            int m = merge_recordings(target, (const char *const *)ns.files, ns.n, 0, err, sizeof(err));
             if (m == 0 && p->local && (m = job_move_into(tmp, out, false)) < 0)
                 snprintf(err, sizeof(err), "cannot move %.400s to %.400s: %s", tmp, out, strerror(-m));
             if (m < 0) {

@@ -33,7 +33,8 @@ static const char mark_usage[] =
     "user's).\n"
     "\n"
     "Options:\n"
-    "  -d, --data JSON  a JSON value recorded with the mark (at most 4096 bytes), e.g. '{\"step\": 10}'\n"
+    "  -d, --data JSON  a JSON value recorded with the mark (at most 4096 bytes, 64\n"
+    "                   levels deep), e.g. '{\"step\": 10}'\n"
     "  -h, --help       show this help\n";
 
 int cmd_mark(int argc, char **argv)
@@ -66,7 +67,8 @@ int cmd_mark(int argc, char **argv)
     if (nl == 0 || nl > JS_MARK_NAME_MAX)
         return cli_usage_error("mark ", "NAME must be 1 to %d bytes", JS_MARK_NAME_MAX);
     if (data && (strlen(data) > JS_MARK_DATA_MAX || !json_valid(data, strlen(data))))
-        return cli_usage_error("mark ", "--data must be a JSON value of at most %d bytes", JS_MARK_DATA_MAX);
+        return cli_usage_error("mark ", "--data must be a JSON value of at most %d bytes and 64 levels",
+                               JS_MARK_DATA_MAX);
     int k = strcmp(kind, "begin") == 0 ? MARKWIRE_BEGIN
             : strcmp(kind, "end") == 0   ? MARKWIRE_END
             : strcmp(kind, "event") == 0 ? MARKWIRE_EVENT

@@ -758,15 +758,16 @@ static int post_process(pm_run_t *run, const job_plan_t *plan, const char *merge
         }
         snprintf(path, sizeof(path), "%s/%s.html", run->dir, run->job);
         js_file_id_t in;
-        int fd = cli_output_open(path, true, &in, cli_file_id(merged, &in) == 0 ? 1 : 0, NULL);
-        if (fd < 0 || cli_report_fd(merged, fd, path) != 0) {
+        js_outfile_t of;
+        int r = cli_output_begin(&of, path, true, false, &in, cli_file_id(merged, &in) == 0 ? 1 : 0);
+        if (r == 0)
+            r = cli_output_end(&of, cli_report_fd(merged, of.fd, path)); /* renamed into place when complete */
+        if (r != 0) {
             pmlog("ERROR", "HTML report %s not written", path);
             rc = EXIT_FAIL;
         } else {
             pmlog("INFO", "HTML report %s", path);
         }
-        if (fd >= 0)
-            close(fd);
     }
     for (size_t i = 0; i < n; i++)
         pm_host_free(&hosts[i]);

@@ -233,9 +233,9 @@ static int parse(int argc, char **argv, const char *cmd, const char *usage, size
     return 0;
 }
 
-/* open_output: check every input is a recording, then create the output (never one of the inputs).
- * Returns the descriptor, or -1 (said). */
-static int open_output(const args_t *a, const char *out)
+/* open_output: check every input is a recording, then start the output (never one of the inputs; written
+ * under a temporary name, published by finish). Returns 0, or -1 (said). */
+static int open_output(const args_t *a, const char *out, js_outfile_t *o)
 {
     js_file_id_t ids[2];
     size_t n = 0;
@@ -250,19 +250,13 @@ static int open_output(const args_t *a, const char *out)
         if (cli_file_id(a->in[i], &ids[n]) == 0)
             n++;
     }
-    int fd = cli_output_open(out, a->force, ids, n, NULL);
-    return fd < 0 ? -1 : fd;
+    return cli_output_begin(o, out, a->force, false, ids, n) < 0 ? -1 : 0;
 }
 
-static int finish(int fd, const char *out, int rc)
+static int finish(js_outfile_t *o, const char *out, int rc)
 {
-    if (close(fd) < 0 && rc == 0) {
-        cli_error("cannot write %s: %s", out, strerror(errno));
-        rc = EXIT_FAIL;
-    }
-    if (rc)
-        unlink(out);
-    else
+    rc = cli_output_end(o, rc);
+    if (rc == 0)
         printf("%s\n", out);
     return rc;
 }
@@ -276,9 +270,11 @@ static int report_pictures(const args_t *a, bool pdf)
         return EXIT_FAIL;
     }
     int fd = -1;
+    js_outfile_t of;
     if (pdf) {
-        if ((fd = open_output(a, a->out)) < 0)
+        if (open_output(a, a->out, &of) < 0)
             return EXIT_FAIL;
+        fd = of.fd;
     } else {
         js_recording_t *probe;
         if (recording_open(a->in[0], &probe, err, sizeof(err)) < 0) {
@@ -335,26 +331,21 @@ static int report_pictures(const args_t *a, bool pdf)
             break;
         }
         js_file_id_t in;
-        int pfd = cli_output_open(path, a->force, &in, cli_file_id(a->in[0], &in) == 0 ? 1 : 0, NULL);
-        if (pfd < 0) {
+        js_outfile_t pf;
+        if (cli_output_begin(&pf, path, a->force, false, &in, cli_file_id(a->in[0], &in) == 0 ? 1 : 0) < 0) {
             rc = EXIT_FAIL;
             break;
         }
-        r = raster_png(docs.v[i].svg.p, docs.v[i].svg.len, 2.0, pfd, err, sizeof(err));
-        if (close(pfd) < 0 && r == 0) {
-            r = -errno;
-            snprintf(err, sizeof(err), "cannot write %.900s: %s", path, strerror(errno));
-        }
-        if (r < 0) {
+        r = raster_png(docs.v[i].svg.p, docs.v[i].svg.len, 2.0, pf.fd, err, sizeof(err));
+        if (r < 0)
             cli_error("%s", err);
-            unlink(path);
+        if (cli_output_end(&pf, r < 0 ? EXIT_FAIL : 0)) /* renamed into place only when complete */
             rc = EXIT_FAIL;
-        }
     }
     svgdocs_free(&docs);
     report_free(rep);
     if (pdf)
-        return finish(fd, a->out, rc);
+        return finish(&of, a->out, rc);
     if (!rc)
         printf("%s\n", a->out);
     return rc;
@@ -380,10 +371,10 @@ int cmd_report(int argc, char **argv)
     }
     if (strcmp(fmt, "html") != 0)
         return report_pictures(&a, !strcmp(fmt, "pdf"));
-    int fd = open_output(&a, a.out);
-    if (fd < 0)
+    js_outfile_t o;
+    if (open_output(&a, a.out, &o) < 0)
         return EXIT_FAIL;
-    return finish(fd, a.out, cli_report_fd(a.in[0], fd, a.out));
+    return finish(&o, a.out, cli_report_fd(a.in[0], o.fd, a.out));
 }
 
 int cmd_compare(int argc, char **argv)
@@ -404,8 +395,8 @@ int cmd_compare(int argc, char **argv)
                                    "the recordings' names are too long for a default output; use -o");
         a.out = def;
     }
-    int fd = open_output(&a, a.out);
-    if (fd < 0)
+    js_outfile_t o;
+    if (open_output(&a, a.out, &o) < 0)
         return EXIT_FAIL;
     js_report_t *ra = NULL, *rb = NULL;
     rc = load(a.in[0], &ra);
@@ -416,7 +407,7 @@ int cmd_compare(int argc, char **argv)
         /* label each run by its file name; the same name twice: A and B */
         int r = report_compare_html(ra, rb, strcmp(sa, sb) ? sa : "A", strcmp(sa, sb) ? sb : "B", &page);
         if (r == 0)
-            r = cli_write_all(fd, page.p, page.len);
+            r = cli_write_all(o.fd, page.p, page.len);
         if (r < 0) {
             cli_error("cannot write %s: %s", a.out, strerror(-r));
             rc = EXIT_FAIL;
@@ -425,5 +416,5 @@ int cmd_compare(int argc, char **argv)
     buf_free(&page);
     report_free(ra);
     report_free(rb);
-    return finish(fd, a.out, rc);
+    return finish(&o, a.out, rc);
 }

@@ -710,18 +710,32 @@ static int64_t start_ticks_of(const js_fsroot_t *root, pid_t pid)
     return (int64_t)ps.starttime;
 }
 
-/* The output files, created before the command starts so that a bad path is reported first. */
+/* The output files, created before the command starts so that a bad path is reported first. The summaries
+ * and the report are written under temporary names beside their final ones (cli_output_begin) and published
+ * at the end when complete; a failure or a full disk leaves none of them truncated. */
 typedef struct {
     js_recorder_t *rec;
-    int json_fd, text_fd;
-    int report_fd;
+    bool json, text, report; /* which of the files below are open */
+    js_outfile_t json_f, text_f, report_f;
     char report_path[4096];
 } outputs_t;
+
+/* close_outputs: remove the temporaries of the outputs not published. */
+static void close_outputs(outputs_t *out)
+{
+    if (out->json)
+        outfile_abort(&out->json_f);
+    if (out->text)
+        outfile_abort(&out->text_f);
+    if (out->report)
+        outfile_abort(&out->report_f);
+    out->json = out->text = out->report = false;
+}
 
 static int open_outputs(const run_opts_t *o, const char *host, char *outbuf, size_t outcap, outputs_t *out)
 {
     char err[1024];
-    out->json_fd = out->text_fd = out->report_fd = -1;
+    out->json = out->text = out->report = false;
     int r = o->output ? recorder_open(o->output, o->force, &out->rec, err, sizeof(err))
                       : open_default_output(outbuf, outcap, host, &out->rec, err, sizeof(err));
     if (r < 0) {
@@ -733,12 +747,27 @@ static int open_outputs(const run_opts_t *o, const char *host, char *outbuf, siz
     size_t n = 0;
     if (cli_file_id(path, &ids[n]) == 0)
         n++;
-    if (o->summary_json && (r = out->json_fd = cli_output_open(o->summary_json, o->force, ids, n, &ids[n])) < 0)
-        goto fail;
-    n += o->summary_json != NULL;
-    if (o->summary_text && (r = out->text_fd = cli_output_open(o->summary_text, o->force, ids, n, &ids[n])) < 0)
-        goto fail;
-    n += o->summary_text != NULL;
+    const char *names[3] = {NULL, NULL, NULL}; /* the outputs so far: none may be another's file */
+    size_t nn = 0;
+    if (o->summary_json) {
+        if ((r = cli_output_begin(&out->json_f, o->summary_json, o->force, false, ids, n)) < 0)
+            goto fail;
+        out->json = true;
+        names[nn++] = o->summary_json;
+    }
+    if (o->summary_text) {
+        for (size_t k = 0; k < nn; k++)
+            if (cli_output_same(names[k], o->summary_text)) {
+                cli_error("%s: is also an input or another output of this command; choose another file",
+                          o->summary_text);
+                r = -EINVAL;
+                goto fail;
+            }
+        if ((r = cli_output_begin(&out->text_f, o->summary_text, o->force, false, ids, n)) < 0)
+            goto fail;
+        out->text = true;
+        names[nn++] = o->summary_text;
+    }
     if (o->report) {
         /* the report: FILE, or the recording's name with .html in place of .db */
         size_t len = strlen(path);
@@ -751,50 +780,51 @@ static int open_outputs(const run_opts_t *o, const char *host, char *outbuf, siz
             r = -ENAMETOOLONG;
             goto fail;
         }
-        if ((r = out->report_fd = cli_output_open(out->report_path, o->force, ids, n, &ids[n])) < 0)
+        for (size_t k = 0; k < nn; k++)
+            if (cli_output_same(names[k], out->report_path)) {
+                cli_error("%s: is also an input or another output of this command; choose another file",
+                          out->report_path);
+                r = -EINVAL;
+                goto fail;
+            }
+        if ((r = cli_output_begin(&out->report_f, out->report_path, o->force, false, ids, n)) < 0)
             goto fail;
+        out->report = true;
     }
     return 0;
-fail: /* nothing ran: the recording just made is removed again */
+fail: /* nothing ran: the recording just made is removed again, and the temporaries */
     recorder_close(out->rec);
     out->rec = NULL;
     unlink(path);
-    if (out->json_fd >= 0) {
-        close(out->json_fd);
-        out->json_fd = -1;
-        unlink(o->summary_json);
-    }
-    if (out->text_fd >= 0) {
-        close(out->text_fd);
-        out->text_fd = -1;
-        unlink(o->summary_text);
-    }
+    close_outputs(out);
     return r;
 }
 
 /* write_summaries: the JSON file, the text file or stderr. Returns 0 or EXIT_FAIL (reported). */
-static int write_summaries(const run_opts_t *o, const outputs_t *out, const js_run_info_t *info,
+static int write_summaries(const run_opts_t *o, outputs_t *out, const js_run_info_t *info,
                            const js_summary_t *su, const js_model_t *model)
 {
     js_buf_t b = {0};
     int rc = 0, r;
-    if (out->json_fd >= 0) {
+    if (out->json) {
         r = summary_json(&b, info, su, model);
         if (r == 0)
-            r = cli_write_all(out->json_fd, b.p, b.len);
-        if (r < 0) {
+            r = cli_write_all(out->json_f.fd, b.p, b.len);
+        if (r < 0)
             cli_error("cannot write %s: %s", o->summary_json, strerror(-r));
+        if (cli_output_end(&out->json_f, r < 0 ? EXIT_FAIL : 0))
             rc = EXIT_FAIL;
-        }
+        out->json = false;
     }
     b.len = 0;
-    if (out->text_fd >= 0 || !o->quiet) {
+    if (out->text || !o->quiet) {
         if (summary_text(&b, info, su, model, o->summary_form) == 0) {
-            if (out->text_fd >= 0) {
-                if ((r = cli_write_all(out->text_fd, b.p, b.len)) < 0) {
+            if (out->text) {
+                if ((r = cli_write_all(out->text_f.fd, b.p, b.len)) < 0)
                     cli_error("cannot write %s: %s", o->summary_text, strerror(-r));
+                if (cli_output_end(&out->text_f, r < 0 ? EXIT_FAIL : 0))
                     rc = EXIT_FAIL;
-                }
+                out->text = false;
             } else {
                 fputs(b.p, stderr);
             }
@@ -885,7 +915,7 @@ int cmd_run_hooks(int argc, char **argv, const job_hooks_t *hooks)
     js_marks_t *marks = NULL;
     js_model_t *model = NULL;
     js_buf_t cmd = {0}, shell = {0};
-    outputs_t out = {.json_fd = -1, .text_fd = -1};
+    outputs_t out = {0};
     int status = EXIT_FAIL;
     int job_state = 0; /* job: 1 once the recording exists, 2 once monitoring ended normally */
     char outbuf[512];
@@ -903,6 +933,17 @@ int cmd_run_hooks(int argc, char **argv, const job_hooks_t *hooks)
     mon.ctx.redact_cmdline = o.redact_set ? &o.redact : NULL;
     if ((r = fsroot_open(&mon.ctx.root, o.procfs, o.sysfs)) < 0) {
         cli_error("cannot open procfs %s: %s", o.procfs ? o.procfs : "", strerror(-r));
+        return EXIT_FAIL;
+    }
+    long pid_there = 0; /* a node is the node in any namespace; every other scope names PIDs of this one */
+    if (!(o.kind == CMD_WATCH && !o.job && o.scope == JS_SCOPE_NODE) &&
+        fsroot_pidns_check(&mon.ctx.root, &pid_there) < 0) {
+        cli_error(
+            "%s is another PID namespace's /proc (this process is PID %d here, %ld there): its processes "
+            "are not this job's; mount a procfs for this namespace (unshare --pid --fork --mount-proc) "
+            "or run jobscope outside it",
+            o.procfs ? o.procfs : "procfs", (int)getpid(), pid_there);
+        fsroot_close(&mon.ctx.root);
         return EXIT_FAIL;
     }
     char scope_desc[1600] = "process tree";
@@ -1235,16 +1276,17 @@ wait_child:
         if (write_summaries(&o, &out, &info, &su, model) && o.attach)
             status = EXIT_FAIL;
     }
-    if (out.report_fd >= 0) {
+    if (out.report) {
         /* from the closed recording, as `jobscope report` would */
         recorder_close(out.rec);
         out.rec = NULL;
-        if (cli_report_fd(recording, out.report_fd, out.report_path) == 0) {
+        out.report = false;
+        if (cli_output_end(&out.report_f, cli_report_fd(recording, out.report_f.fd, out.report_path)) == 0) {
             if (!o.quiet)
                 fprintf(stderr, "jobscope: report %s\n", out.report_path);
-        }
-        else if (o.attach)
+        } else if (o.attach) {
             status = EXIT_FAIL;
+        }
     }
 out:
     monitor_finish(&mon);
@@ -1253,12 +1295,7 @@ out:
     cli_export_close(&o.exp);
     marks_close(marks);
     recorder_close(out.rec);
-    if (out.json_fd >= 0)
-        close(out.json_fd);
-    if (out.text_fd >= 0)
-        close(out.text_fd);
-    if (out.report_fd >= 0)
-        close(out.report_fd);
+    close_outputs(&out); /* an early failure: nothing is published */
     model_free(model);
     fsroot_close(&mon.ctx.root);
     buf_free(&cmd);

@@ -3,6 +3,8 @@
  * JSON writing helpers (see json.h).
  */
 #include "core/json.h"
+
+#include "core/jsoncheck.h"
 #include "sinks/tabsink.h"
 
 #include <errno.h>
@@ -273,6 +275,10 @@ void jw_null(jw_t *w, const char *key)
 
 void jw_raw(jw_t *w, const char *key, const char *json)
 {
+    if (json && !json_valid(json, strlen(json))) { /* text from a file anyone may have edited: a string */
+        jw_str(w, key, json);
+        return;
+    }
     jw_key(w, key);
     w->err |= json ? buf_append(w->b, json, strlen(json)) : buf_append(w->b, "null", 4);
 }

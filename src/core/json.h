@@ -74,7 +74,9 @@ void jw_bool(jw_t *w, const char *key, bool v);
 void jw_str(jw_t *w, const char *key, const char *s);
 void jw_null(jw_t *w, const char *key);
 
-/* jw_raw: a member whose value is `json`, already valid JSON text (NULL writes null). */
+/* jw_raw: a member whose value is `json`, JSON text written as it is (NULL writes null); text that is not
+ * one valid JSON value (json_valid: a recording edited by hand) is written as a JSON string instead, so the
+ * document stays valid. */
 void jw_raw(jw_t *w, const char *key, const char *json);
 
 /* jw_error: 0, or -ENOMEM when any write failed. */

@@ -193,6 +193,11 @@ const char *marks_address(const js_marks_t *mk)
     return mk->addr;
 }
 
+size_t marks_fd_count(const js_marks_t *mk)
+{
+    return mk ? (mk->lfd >= 0) + (mk->efd >= 0) + mk->nconns : 0;
+}
+
 int marks_fd(const js_marks_t *mk)
 {
     return mk->efd;
@@ -529,4 +534,16 @@ void marks_close(js_marks_t *mk)
     rows_free(&mk->spare);
     buf_free(&mk->data);
     free(mk);
+}
+
+void marks_drop_inherited(js_marks_t *mk)
+{
+    if (!mk)
+        return;
+    /* the connections are left: the monitor thread may have been changing their list when the process
+     * forked, and a copy of an accepted connection only delays its end until this process exits */
+    if (mk->efd >= 0)
+        close(mk->efd);
+    if (mk->lfd >= 0)
+        close(mk->lfd);
 }

@@ -82,6 +82,10 @@ const char *marks_address(const js_marks_t *mk);
 /* marks_fd: the descriptor to poll for POLLIN (an epoll set; owned by mk). */
 int marks_fd(const js_marks_t *mk);
 
+/* marks_fd_count: the descriptors mk holds now (the listening socket, the epoll set, one per open
+ * connection); 0 for NULL. */
+size_t marks_fd_count(const js_marks_t *mk);
+
 /* marks_fn: receives each accepted mark (borrowed for the call). Its return value is ignored here. */
 typedef int (*marks_fn)(void *arg, const js_mark_t *m);
 
@@ -111,5 +115,11 @@ void marks_unlink(js_marks_t *mk);
 /* marks_close: close every descriptor and free; in the process that opened it, also remove the socket, the
  * drops file and their directory. Accepts NULL. */
 void marks_close(js_marks_t *mk);
+
+/* marks_drop_inherited: in a child forked while the socket was open, close the child's copies of the
+ * listening socket and the epoll set (so the socket and its name live and die with the process that opened
+ * it) without touching anything the parent owns (no unlink, no shutdown). mk is not freed and must not be
+ * used again in this process. Accepts NULL. Async-signal-safe (only close). */
+void marks_drop_inherited(js_marks_t *mk);
 
 #endif

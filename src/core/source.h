@@ -126,9 +126,20 @@ typedef struct {
     /* embedded (js_monitor_start): the monitor is one thread of root_pid; monitor_pid is then 0 (nothing is
      * skipped in the tree) and the monitor's own cost is its thread's (the self source) */
     bool embedded;
-    /* embedded: the number of descriptors the embedding holds in the host's own table (the monitor thread has
-     * a table of its own), or -1 when its descriptors cannot be told from the host's; NULL otherwise */
-    int (*host_fds)(void);
+    /* embedded: the number of descriptors the embedding holds in the host's table of `total` (its recording,
+     * kept /proc files, timers, sockets ...), or -1 when they cannot be told from the host's; NULL otherwise */
+    int (*host_fds)(int64_t total);
+    /* embedded: host_fds() as proc_tree called it right after counting the root's descriptors (`total`), at
+     * the same instant, for the self source to record; -1 before */
+    int host_fds_now;
+    /* embedded: the monitor thread's own CPU (RUSAGE_THREAD) and I/O (its task io: rchar, wchar, syscr, syscw,
+     * read_bytes, write_bytes; bit i of mon_io_present per value) as proc_tree read them right after the
+     * root's stat and io, so that what the model takes off the root's figures is what those reads included
+     * (the monitor works on between its reads); the self source records these, and clears mon_at_root */
+    bool mon_at_root;
+    struct rusage mon_ru;
+    int64_t mon_io[6];
+    unsigned mon_io_present;
     /* the job's marks so far (core/marks.h), for the self source: received, rejected, and the drops its
      * processes reported */
     uint64_t marks_received, marks_rejected, marks_senders_dropped;

@@ -799,7 +799,7 @@ static void cumulate(js_model_t *m, js_tree_point_t *pt, const live_sums_t *ls, 
         dt_since = pt->dt_s;
         dcpu = pt->cpu_s - pv->cpu_s;
     } else if (m->cfg.mode == JS_MODE_RUN && m->cfg.start_mono_ns > 0) {
-        dt_since = (double)(pt->t_mono_ns - m->cfg.start_mono_ns) / 1e9;
+        dt_since = ((double)pt->t_mono_ns - (double)m->cfg.start_mono_ns) / 1e9;
         dcpu = pt->cpu_s;
     }
     /* a row's rate covers the interval since the previous sample (none for the first row); the stretch from
@@ -865,16 +865,16 @@ static void summary_add(js_model_t *m, const js_sample_t *s, const js_value_t *s
         su->peak_kernel_pid = e ? ls->max_proc_pid : 0;
         snprintf(su->peak_kernel_comm, sizeof(su->peak_kernel_comm), "%s", e ? e->comm : "");
     }
-    if ((int64_t)pt->members > su->procs_max)
+    if (pt->members > (double)su->procs_max && pt->members < 9223372036854775808.0)
         su->procs_max = (int64_t)pt->members;
-    if ((int64_t)pt->threads > su->threads_max)
+    if (pt->threads > (double)su->threads_max && pt->threads < 9223372036854775808.0)
         su->threads_max = (int64_t)pt->threads;
     const js_rows_t *ex = sample_rows(s, &table_exits);
     su->procs_reaped += ex ? (int64_t)ex->nrows : 0;
     const js_value_t *self = first_row(s, &table_self);
     if (self) {
         if (self[SELF_UTIME].present && self[SELF_STIME].present)
-            su->mon_cpu_s = (double)(self[SELF_UTIME].i + self[SELF_STIME].i) / 1e6;
+            su->mon_cpu_s = ((double)self[SELF_UTIME].i + (double)self[SELF_STIME].i) / 1e6;
         if (self[SELF_MAXRSS].present)
             su->mon_max_rss = fmax_nan(su->mon_max_rss, (double)self[SELF_MAXRSS].i);
         if (self[SELF_PREV_WRITE].present) {
@@ -1196,8 +1196,11 @@ void model_summary(const js_model_t *m, js_summary_t *ret)
         ret->exact_cpu = ret->exact_peak_rss = false;
         return;
     }
-    int64_t t0 = m->cfg.mode == JS_MODE_RUN && m->cfg.start_mono_ns > 0 ? m->cfg.start_mono_ns : m->t_first;
-    ret->wall_s = (double)(m->t_last - t0) / 1e9;
+    /* the run's start when recorded (not after its first sample: an edited file may say so) */
+    int64_t t0 = m->cfg.mode == JS_MODE_RUN && m->cfg.start_mono_ns > 0 && m->cfg.start_mono_ns <= m->t_first
+                     ? m->cfg.start_mono_ns
+                     : m->t_first;
+    ret->wall_s = m->t_last >= t0 ? ((double)m->t_last - (double)t0) / 1e9 : NAN;
     ret->user_s = pt->user_s;
     ret->system_s = pt->system_s;
     ret->total_s = pt->cpu_s;
@@ -1419,7 +1422,8 @@ static void set_real(js_value_t *v, double d)
 
 static void set_int(js_value_t *v, double d)
 {
-    if (!isnan(d))
+    if (d >= -9223372036854775808.0 &&
+        d < 9223372036854775808.0) /* not NaN, and an int64 (an edited recording may hold anything) */
         val_int(v, (int64_t)d);
 }
 
@@ -1501,7 +1505,7 @@ static int fill_process(const js_model_t *m, js_rows_t *out)
         ticks_s(&v[PV_UTIME], &r[PROC_UTIME], tck);
         ticks_s(&v[PV_STIME], &r[PROC_STIME], tck);
         if (r[PROC_CUTIME].present && r[PROC_CSTIME].present)
-            val_real(&v[PV_CHILDREN], (double)(r[PROC_CUTIME].i + r[PROC_CSTIME].i) / tck);
+            val_real(&v[PV_CHILDREN], ((double)r[PROC_CUTIME].i + (double)r[PROC_CSTIME].i) / tck);
         static const int direct[][2] = {
             {PV_THREADS, PROC_THREADS}, {PV_RSS, PROC_RSS},   {PV_SHARED, PROC_SHARED},   {PV_ANON, PROC_RSS_ANON},
             {PV_SWAP, PROC_SWAP},       {PV_HWM, PROC_HWM},   {PV_USS, PROC_USS},         {PV_PSS, PROC_PSS},

@@ -524,6 +524,9 @@ static int cg_view_fill(void *state, size_t i, js_rows_t *out)
     for (int c = 0; c < V__MAX; c++) {
         if (isnan(p->row[c]))
             continue;
+        if (view_cols[c].type == JS_INT &&
+            !(p->row[c] >= -9223372036854775808.0 && p->row[c] < 9223372036854775808.0))
+            continue; /* beyond an int64: an edited recording */
         if (view_cols[c].type == JS_INT)
             val_int(&v[c], (int64_t)p->row[c]);
         else

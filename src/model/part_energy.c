@@ -364,7 +364,7 @@ static int64_t first_error(const energy_t *e)
 
 static const char *error_text(int64_t err, char *buf, size_t cap)
 {
-    snprintf(buf, cap, "%s%s", strerror((int)-err),
+    snprintf(buf, cap, "%s%s", strerror(err < 0 && err > -4096 ? (int)-err : EINVAL), /* an errno, or not */
              err == -EACCES ? " (energy_uj is root-only since Linux 5.10)" : "");
     return buf;
 }

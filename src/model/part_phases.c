@@ -603,7 +603,7 @@ static int phases_view_fill(void *state, size_t i, js_rows_t *out)
         if (!v)
             return -ENOMEM;
         if (src[MARK_T_MONO].present)
-            val_real(&v[MV_T], (double)(src[MARK_T_MONO].i - p->origin_ns) / 1e9);
+            val_real(&v[MV_T], ((double)src[MARK_T_MONO].i - (double)p->origin_ns) / 1e9);
         if (src[MARK_T_UNIX].present)
             val_real(&v[MV_UNIX], (double)src[MARK_T_UNIX].i / 1e9);
         if (src[MARK_PID].present)
@@ -665,7 +665,7 @@ static void phases_summary(void *state, js_figure_t *r)
     fig_put_int(r, "phases.dropped_by_senders", "count", (int64_t)senders_dropped(p));
     fig_put_int(r, "phases.rejected_by_monitor", "count", p->rejected);
     acc_t run = p->outside;
-    run.wall_s = (double)(p->prev_t - p->origin_ns) / 1e9;
+    run.wall_s = ((double)p->prev_t - (double)p->origin_ns) / 1e9;
     for (int k = 0; k < C__MAX; k++)
         run.c[k] = p->run_c[k];
     put_acc(fig_put_object(r, "phases.run"), &run, energy, gpu);

@@ -517,6 +517,44 @@ static void line_bands(js_html_t *h, const js_chart_t *c, const geom_t *g)
     }
 }
 
+/* line_density: the density strip, one path in bucket units (x: bucket index, y: units below the plot's
+ * top) placed by a transform that report.js recomputes on zoom from data-z0, data-z1 and data-n. */
+static void line_density(js_html_t *h, const js_chart_t *c, const geom_t *g)
+{
+    if (!c->density || !c->ndensity || !(c->density_t1 > c->density_t0))
+        return;
+    double max = 0, total = 0;
+    for (size_t i = 0; i < c->ndensity; i++)
+        if (isfinite(c->density[i])) {
+            max = fmax(max, c->density[i]);
+            total += c->density[i];
+        }
+    if (!(max > 0))
+        return;
+    double sx = (gx(g, c->density_t1) - gx(g, c->density_t0)) / (double)c->ndensity;
+    html_raw(h, "<path class=\"evd\" data-z0=\"");
+    html_num(h, c->density_t0, 6);
+    html_raw(h, "\" data-z1=\"");
+    html_num(h, c->density_t1, 6);
+    html_printf(h, "\" data-n=\"%zu\" transform=\"translate(", c->ndensity);
+    num(h, gx(g, c->density_t0));
+    html_raw(h, " ");
+    num(h, g->y0);
+    html_raw(h, ") scale(");
+    html_num(h, sx, 6);
+    html_raw(h, " 1)\" d=\"");
+    for (size_t i = 0; i < c->ndensity; i++) {
+        if (!(c->density[i] > 0))
+            continue;
+        html_printf(h, "M%zu 0h1v", i);
+        num(h, 2 + 10 * c->density[i] / max);
+        html_raw(h, "h-1z");
+    }
+    html_printf(
+        h, "\"><title>%.0f marks: how many fall in each stretch of time (the largest: %.0f)</title></path>\n",
+        total, max);
+}
+
 static void line_decorations(js_html_t *h, const js_chart_t *c, const geom_t *g)
 {
     char label[96];
@@ -716,6 +754,7 @@ int svg_line_chart(js_html_t *h, const js_chart_t *c)
             path_d(h, &g, &ds[k], false);
             html_raw(h, "\"/>\n");
         }
+        line_density(h, c, &g);
         html_raw(h, "</g>\n");
         line_decorations(h, c, &g);
         html_raw(h, "</svg>\n");

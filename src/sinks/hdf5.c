@@ -62,6 +62,7 @@ static const char *const h5_sonames[] = {"libhdf5_serial.so.310", "libhdf5_seria
 static const js_dlsym_t h5_syms[] = {
     F("H5open", open),
     F("H5get_libversion", get_libversion),
+    F("H5dont_atexit", dont_atexit),
     F("H5Eset_auto2", eset_auto2),
     F("H5Zfilter_avail", zfilter_avail),
     F("H5Zget_filter_info", zget_filter_info),
@@ -109,7 +110,7 @@ static const js_dlsym_t h5_var_syms[] = {
 
 js_h5_api_t h5_api;
 js_h5_vars_t h5_vars;
-static js_dlib_t h5_lib; /* loaded once, kept for the life of the process (HDF5 closes itself at exit) */
+static js_dlib_t h5_lib; /* loaded once, kept for the life of the process */
 
 int hdf5_load(char *err, size_t errlen)
 {
@@ -129,7 +130,11 @@ int hdf5_load(char *err, size_t errlen)
                      sizeof(why)) < 0) {
         snprintf(err, errlen, "HDF5 library not loadable: %.200s: %.400s", file, why);
         r = -ENOENT;
-    } else if (H5get_libversion(&maj, &min, &rel) < 0 || maj != 1 || min < 10 || min > 14) {
+    } else if (H5dont_atexit() < 0 || H5get_libversion(&maj, &min, &rel) < 0 || maj != 1 || min < 10 ||
+               min > 14) {
+        /* H5dont_atexit first (before any call that initialises the library): HDF5's own exit handler would
+         * close again a file whose H5Fclose failed (a full disk) and crash in H5F__close_cb; every file is
+         * closed by hdf5_close, and a failed one is left to the process's end like any descriptor */
         snprintf(err, errlen, "HDF5 library %u.%u.%u (%.200s) not supported: jobscope uses HDF5 1.10 to 1.14",
                  maj, min, rel, file);
         r = -ENOTSUP;

@@ -969,6 +969,22 @@ static int visit_stat(tree_state_t *st, const js_ctx_t *ctx, int32_t pid, pent_t
     return 1;
 }
 
+/* monitor_thread_io: the embedded monitor thread's task io into ctx->mon_io (see source.h). */
+static void monitor_thread_io(js_ctx_t *ctx)
+{
+    char path[64], text[512];
+    js_pid_io_t io;
+    snprintf(path, sizeof(path), "%d/task/%d/io", (int)getpid(), (int)gettid());
+    ctx->mon_io_present = 0;
+    if (fs_read_small(ctx->root.proc, path, text, sizeof(text)) <= 0 || proc_parse_io(text, &io) < 0)
+        return;
+    for (int i = 0; i < 6; i++)
+        if (io.present & (1u << i)) {
+            ctx->mon_io[i] = (int64_t)io.v[i];
+            ctx->mon_io_present |= 1u << i;
+        }
+}
+
 /* visit_row: the proc row of a process whose stat was just read (visit_stat), with its other files, and its
  * proc_info row when it is new or exec'd. Returns 0 or -ENOMEM. */
 static int visit_row(tree_state_t *st, js_ctx_t *ctx, pent_t *e, const js_pid_stat_t *ps, bool fresh,
@@ -979,6 +995,9 @@ static int visit_row(tree_state_t *st, js_ctx_t *ctx, pent_t *e, const js_pid_st
     if (ps->state == 'Z' || ps->state == 'X')
         st->nzombies++; /* exited, waiting for its parent: counted, but it keeps no scope alive */
 
+    bool mon_root = ctx->embedded && pid == ctx->root_pid && ctx->monitor_pid == 0; /* the monitor's host */
+    if (mon_root && getrusage(RUSAGE_THREAD, &ctx->mon_ru) == 0)
+        ctx->mon_at_root = true; /* the monitor's CPU, as the stat just read includes it */
     js_value_t *v = rows_add(proc);
     if (!v)
         return -ENOMEM;
@@ -1019,14 +1038,19 @@ static int visit_row(tree_state_t *st, js_ctx_t *ctx, pent_t *e, const js_pid_st
             for (int i = 0; i < 7; i++)
                 if (io.present & (1u << i))
                     val_int(&v[PROC_RCHAR + i], (int64_t)io.v[i]);
+            if (mon_root) /* the monitor thread's own, as the io just read includes it */
+                monitor_thread_io(ctx);
         } else if (r == -EACCES || r == -EPERM) {
             e->io_denied = true;
         }
     }
 
     int64_t nfd = 0;
-    if (count_fds(st, ctx, e, &nfd) == 0)
+    if (count_fds(st, ctx, e, &nfd) == 0) {
         val_int(&v[PROC_FDS], nfd);
+        if (ctx->host_fds && pid == ctx->root_pid) /* the embedding's share, counted at the same instant */
+            ctx->host_fds_now = ctx->host_fds(nfd);
+    }
 
     /* an exec changes the comm, or (same program name, e.g. `exec bash script`) the image's addresses */
     bool exec = !fresh && (strcmp(e->comm, ps->comm) != 0 || (ps->image && e->image && ps->image != e->image));
@@ -1584,6 +1608,8 @@ static int bpf_row(tree_state_t *st, js_ctx_t *ctx, const tasks_bpf_record_t *re
     for (int i = 0; i < 7; i++)
         val_int(&v[PROC_RCHAR + i], (int64_t)rec->io[i]);
     val_int(&v[PROC_FDS], rec->fds);
+    if (ctx->host_fds && rec->pid == ctx->root_pid)
+        ctx->host_fds_now = ctx->host_fds(rec->fds);
     bool exec = !fresh && strncmp(e->comm, rec->comm, sizeof(rec->comm)) != 0;
     if (smaps_moved(e, fresh, exec, rss))
         st->smaps_event = true;

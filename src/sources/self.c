@@ -85,7 +85,10 @@ static int self_collect(void *state, js_ctx_t *ctx, js_rows_t *const *rows)
     if (!v)
         return -ENOMEM;
     struct rusage ru;
-    if (getrusage(ctx->embedded ? RUSAGE_THREAD : RUSAGE_SELF, &ru) == 0) {
+    bool at_root = ctx->embedded && ctx->mon_at_root; /* as proc_tree read the host (source.h) */
+    if (at_root)
+        ru = ctx->mon_ru;
+    if (at_root || getrusage(ctx->embedded ? RUSAGE_THREAD : RUSAGE_SELF, &ru) == 0) {
         val_int(&v[SELF_UTIME], (int64_t)ru.ru_utime.tv_sec * 1000000 + ru.ru_utime.tv_usec);
         val_int(&v[SELF_STIME], (int64_t)ru.ru_stime.tv_sec * 1000000 + ru.ru_stime.tv_usec);
     }
@@ -106,13 +109,20 @@ static int self_collect(void *state, js_ctx_t *ctx, js_rows_t *const *rows)
     if (!st->io_path[0])
         snprintf(st->io_path, sizeof(st->io_path), "%d/task/%d/io", (int)getpid(), (int)gettid());
     js_pid_io_t io;
-    if (fs_read_record(ctx->root.proc, st->io_path, &st->buf) == 0 && proc_parse_io(st->buf.p, &io) == 0)
+    if (at_root && ctx->mon_io_present) {
+        for (int i = 0; i < 6; i++)
+            if (ctx->mon_io_present & (1u << i))
+                val_int(&v[SELF_IO_RCHAR + i], ctx->mon_io[i]);
+    } else if (fs_read_record(ctx->root.proc, st->io_path, &st->buf) == 0 && proc_parse_io(st->buf.p, &io) == 0) {
         for (int i = 0; i < 6; i++)
             if (io.present & (1u << i))
                 val_int(&v[SELF_IO_RCHAR + i], (int64_t)io.v[i]);
+    }
+    ctx->mon_at_root = false;
+    ctx->mon_io_present = 0;
     if (ctx->embedded) {
         val_int(&v[SELF_THREADS], 1);
-        int nfd = ctx->host_fds ? ctx->host_fds() : -1;
+        int nfd = ctx->host_fds ? ctx->host_fds_now : -1;
         if (nfd >= 0)
             val_int(&v[SELF_FDS], nfd);
     }

@@ -11,7 +11,9 @@
 #include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
+#include <linux/magic.h>
 #include <sys/stat.h>
+#include <sys/vfs.h>
 #include <unistd.h>
 
 #define PROCFS_DEFAULT "/proc"
@@ -53,6 +55,27 @@ int fsroot_is_live(const js_fsroot_t *r)
     if (fstat(r->proc, &a) < 0 || stat(PROCFS_DEFAULT, &b) < 0)
         return 0;
     return a.st_dev == b.st_dev && a.st_ino == b.st_ino;
+}
+
+int fsroot_pidns_check(const js_fsroot_t *r, long *ret_pid_there)
+{
+    struct statfs sf;
+    if (fstatfs(r->proc, &sf) < 0 || sf.f_type != PROC_SUPER_MAGIC)
+        return 0;
+    char link[32];
+    ssize_t n = readlinkat(r->proc, "self", link, sizeof(link) - 1);
+    long there = 0;
+    if (n > 0) {
+        link[n] = '\0';
+        char *end;
+        there = strtol(link, &end, 10);
+        if (*end)
+            there = 0;
+    }
+    if (there == (long)getpid())
+        return 0;
+    *ret_pid_there = there;
+    return -EXDEV;
 }
 
 /* under: if `path` is `dir` or below it, the rest relative to it ("." for `dir` itself), else NULL. */

@@ -37,6 +37,14 @@ void fsroot_close(js_fsroot_t *r);
 /* fsroot_is_live: whether `r->proc` is the running kernel's procfs (then "self" names this process). */
 int fsroot_is_live(const js_fsroot_t *r);
 
+/* fsroot_pidns_check: whether the procfs root shows this process's PID namespace, so that the PIDs this
+ * process knows (its own, its children's, a PID it was given) name the same processes in it. A PID namespace
+ * made without a procfs of its own (`unshare -pf`, no --mount-proc) still sees the parent namespace's /proc:
+ * there this process is not PID getpid(), and "the tree under PID 1" is the host's. Returns 0 when the
+ * namespaces agree or the root is not a procfs (a fixture tree), -EXDEV when they differ; then *ret_pid_there
+ * is this process's PID as that procfs numbers it (0: not visible in it at all). */
+int fsroot_pidns_check(const js_fsroot_t *r, long *ret_pid_there);
+
 /* fsroot_open_abs: open `abs_path`, an absolute kernel path read from the kernel itself (a mount point in
  * mountinfo), through the roots: a path under the procfs or sysfs default is opened relative to r->proc or
  * r->sys, so fixture trees work; any other absolute path only when `r` is the live procfs (else -ENOENT).
