@@ -442,6 +442,10 @@ static int text_memory(js_buf_t *b, const js_figure_t *r)
                       : strstr(m, "PSS")         ? "sampled: PSS sum"
                                                  : "sampled: RSS sum, shared pages counted per process";
     int err = buf_printf(b, "  memory           peak %s [%s]", fmt_bytes(a, sizeof(a), bytes), how);
+    /* the largest process's mark misses children the kernel reaped without a wait (exact.peak_rss) */
+    if (m && !strncmp(m, "kernel", 6) &&
+        (fig_int(r, "processes.ignores_sigchld.pid", 0) || fig_int(r, "processes.auto_reaped.pid", 0)))
+        err |= buf_printf(b, " [not exact: auto-reaped children are not in it]");
     double cg = fig_num(r, "memory.peak_kernel_tree_bytes");
     if (!isnan(cg) && bytes > cg)
         err |= buf_printf(b, ", above the cgroup's %s (pages charged before to another cgroup)",

@@ -182,7 +182,7 @@ def test_3_one_unreadable_process_does_not_void_the_totals(js, shared_dir):
     assert io["write_chars"] is not None and io["write_chars"] >= 3 * MiB, io  # 1 MiB + the child's 2 MiB
     assert io["write_chars"] < 3 * MiB + 256 * 1024, io
     assert mem["uss_unreadable_processes"] == 1, mem
-    assert mem["peak_uss_bytes"] is not None and mem["peak_pss_bytes"] is not None, mem
+    assert mem["peak_private_bytes"] is not None and mem["peak_pss_bytes"] is not None, mem
     text = js("summary", shared_dir / "u.db", check=True).stdout
     assert "1 process unreadable: not in the total" in text, text
 
