@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: MIT
  *
  * Minimal JSON writing into a js_buf_t: escaped strings, locale-independent numbers, null for missing values.
- * Used by the summary, the JSON Lines sink and the cmdline column. Writing only (the report reads the summary
- * back with src/report/jtree.h).
+ * Used by the summary, the JSON Lines sink and the cmdline column. Writing only (nothing reads the summary
+ * back: its consumers read the typed table, model/figure.h).
  */
 #ifndef JOBSCOPE_JSON_H
 #define JOBSCOPE_JSON_H

@@ -532,15 +532,25 @@ static void top_lists(const js_model_t *m, js_summary_t *ret)
     free(cpu);
 }
 
+/* scope_totals: the scope's own kernel accounting from the first part that reads it (part.h: the cgroup
+ * part), through the parts' interface: the tree model names no part. Returns 0, or -ENOENT. */
+static int scope_totals(const js_model_t *m, js_scope_totals_t *ret)
+{
+    for (size_t i = 0; i < m->nparts; i++)
+        if (m->part_on[i] && js_model_parts[i]->scope_totals &&
+            js_model_parts[i]->scope_totals(m->part_state[i], ret) == 0 && ret->present)
+            return 0;
+    return -ENOENT;
+}
+
 /* summary_from_cgroup: where the scope's cgroup was made for the run (everything in it is the job's, from 0)
  * or is the scope itself (watch --cgroup), its kernel accounting is the exact CPU total, auto-reaped and
  * unread processes included, and its memory high-water mark the tree-wide peak. */
 static void summary_from_cgroup(const js_model_t *m, js_summary_t *ret)
 {
-    js_cgroup_totals_t cg;
+    js_scope_totals_t cg;
     /* the scope's own cgroup: made for the run, the watched one, or the watched user's (user-UID.slice) */
-    if (part_cgroup_totals(m, &cg) < 0 || !cg.present ||
-        !(cg.created || m->cfg.scope == JS_SCOPE_CGROUP || m->cfg.scope == JS_SCOPE_USER))
+    if (scope_totals(m, &cg) < 0)
         return;
     if (!isnan(cg.cpu_s)) {
         ret->cpu_from_cgroup = true;
@@ -555,8 +565,8 @@ static void summary_from_cgroup(const js_model_t *m, js_summary_t *ret)
         ret->exact_cpu = true;
         ret->inexact_cpu_reason = NULL;
     }
-    if (!isnan(cg.peak_kernel_tree_bytes)) {
-        ret->peak_kernel_tree = cg.peak_kernel_tree_bytes;
+    if (!isnan(cg.peak_bytes)) {
+        ret->peak_kernel_tree = cg.peak_bytes;
         ret->peak_kernel_tree_method = cg.peak_method;
         ret->exact_peak_rss = true;
     }
@@ -719,10 +729,8 @@ double model_memory_now(const js_model_t *m)
         return NAN;
     if (m->cfg.scope == JS_SCOPE_NODE)
         return m->pt.rss; /* MemTotal - MemAvailable */
-    js_cgroup_totals_t cg;
-    if (part_cgroup_totals(m, &cg) == 0 && cg.present &&
-        (cg.created || m->cfg.scope == JS_SCOPE_CGROUP || m->cfg.scope == JS_SCOPE_USER) &&
-        !isnan(cg.current_bytes))
+    js_scope_totals_t cg;
+    if (scope_totals(m, &cg) == 0 && !isnan(cg.current_bytes))
         return cg.current_bytes;
     return m->pt.pss;
 }
@@ -742,30 +750,9 @@ void *model_part_state(const js_model_t *m, const js_model_part_t *part)
     return NULL;
 }
 
-void model_parts_summary_json(const js_model_t *m, jw_t *w)
+void model_parts_summary(const js_model_t *m, js_figure_t *root)
 {
     for (size_t i = 0; i < m->nparts; i++)
-        if (m->part_on[i] && js_model_parts[i]->summary_json)
-            js_model_parts[i]->summary_json(m->part_state[i], w);
-}
-
-int model_parts_summary_short(const js_model_t *m, js_buf_t *b)
-{
-    for (size_t i = 0; i < m->nparts; i++) {
-        int r;
-        if (m->part_on[i] && js_model_parts[i]->summary_short &&
-            (r = js_model_parts[i]->summary_short(m->part_state[i], b)) < 0)
-            return r;
-    }
-    return 0;
-}
-
-int model_parts_summary_text(const js_model_t *m, js_buf_t *b)
-{
-    for (size_t i = 0; i < m->nparts; i++) {
-        int r;
-        if (m->part_on[i] && js_model_parts[i]->summary_text && (r = js_model_parts[i]->summary_text(m->part_state[i], b)) < 0)
-            return r;
-    }
-    return 0;
+        if (m->part_on[i] && js_model_parts[i]->summary)
+            js_model_parts[i]->summary(m->part_state[i], root);
 }

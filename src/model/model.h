@@ -181,14 +181,12 @@ const js_table_t *model_view_table(const js_model_t *m, size_t i);
 int model_view(js_model_t *m, const char *name, js_view_t *ret);
 
 /* model_part_state: the state of model part `part` (one of js_model_parts) in this model, for the part's own
- * accessors (part_cgroup_totals); NULL when the part is not listed or its init failed. Borrowed. */
+ * accessors (part_cgroup_totals, tests); NULL when the part is not listed or its init failed. Borrowed. */
 void *model_part_state(const js_model_t *m, const js_model_part_t *part);
 
-/* model_parts_summary_json / _text: every part's section of the summary (see part.h). */
-void model_parts_summary_json(const js_model_t *m, jw_t *w);
-int model_parts_summary_text(const js_model_t *m, js_buf_t *b);
-/* model_parts_summary_short: every part's lines of the short text summary. Returns 0 or -ENOMEM. */
-int model_parts_summary_short(const js_model_t *m, js_buf_t *b);
+/* model_parts_summary: every running part's rows of the summary table, below `root` (part.h; errors are kept
+ * in the table). */
+void model_parts_summary(const js_model_t *m, js_figure_t *root);
 
 /* rate_carry_t: turns (CPU delta, dt) pairs into rates that stay physical. The kernel shows a live process's
  * CPU time in whole clock ticks and the exact figure only when it is reaped, so CPU used earlier can become

@@ -23,6 +23,7 @@
  * Views: `energy`, one row per zone and sample. Summary: an `energy` section when the recording has RAPL
  * zones (with the reason when energy could not be read).
  */
+#include "model/figure.h"
 #include "model/model.h"
 #include "model/track.h"
 #include "core/util.h"
@@ -389,108 +390,98 @@ static size_t groups(const energy_t *e, char names[][16], double *sums, size_t m
     return n;
 }
 
-static void energy_summary_json(void *state, jw_t *w)
+static void energy_summary(void *state, js_figure_t *r)
 {
     energy_t *e = state;
     if (!e->n)
         return;
     char buf[160];
-    jw_open(w, "energy");
-    jw_str(w, "source", "RAPL (powercap energy_uj)");
-    jw_num(w, "node_energy_j", e->node_intervals ? e->node_j : NAN);
-    jw_str(w, "node_domains", "package + dram (psys reported apart)");
-    jw_num(w, "node_mean_power_w", e->node_covered_s > 0 ? e->node_j / e->node_covered_s : NAN);
-    jw_num(w, "node_max_power_w", e->node_max_w);
-    jw_num(w, "covered_s", e->node_covered_s);
+    fig_put_text(r, "energy.source", "RAPL (powercap energy_uj)");
+    fig_merge(fig_put_num(r, "energy.node_energy_j", "J", e->node_intervals ? e->node_j : NAN),
+              FIG_MERGE_SUM);
+    fig_put_text(r, "energy.node_domains", "package + dram (psys reported apart)");
+    fig_put_num(r, "energy.node_mean_power_w", "W",
+                e->node_covered_s > 0 ? e->node_j / e->node_covered_s : NAN);
+    fig_put_num(r, "energy.node_max_power_w", "W", e->node_max_w);
+    fig_put_num(r, "energy.covered_s", "s", e->node_covered_s);
     int64_t err = first_error(e);
-    jw_str(w, "error", err ? error_text(err, buf, sizeof(buf)) : NULL);
+    fig_put_text(r, "energy.error", err ? error_text(err, buf, sizeof(buf)) : NULL);
     char names[16][16];
     double sums[16];
     size_t ng = groups(e, names, sums, 16);
-    jw_open(w, "domains_j");
-    for (size_t k = 0; k < ng; k++)
-        jw_num(w, names[k], sums[k]);
-    jw_close(w);
-    jw_array(w, "zones");
+    fig_put_object(r, "energy.domains_j");
+    for (size_t k = 0; k < ng; k++) {
+        fig_name(r, "energy.domains_j", names[k]);
+        fig_put_num(r, "energy.domains_j.{}", "J", sums[k]);
+    }
+    fig_put_array(r, "energy.zones");
     for (size_t i = 0; i < e->n; i++) {
         const ezone_t *z = &e->z[i];
-        jw_open(w, NULL);
-        jw_str(w, "zone", z->zone);
-        jw_str(w, "domain", z->domain);
-        jw_num(w, "energy_j", zone_energy(z));
-        jw_num(w, "mean_power_w", zone_mean_w(z));
-        jw_num(w, "max_power_w", z->max_w);
-        jw_int(w, "intervals", z->tr.known);
-        jw_int(w, "intervals_unknown", z->tr.unknown);
-        jw_str(w, "error", !z->tr.known && z->err ? error_text(z->err, buf, sizeof(buf)) : NULL);
-        jw_close(w);
+        fig_put_elem(r, "energy.zones");
+        fig_put_text(r, "energy.zones[].zone", z->zone);
+        fig_put_text(r, "energy.zones[].domain", z->domain);
+        fig_put_num(r, "energy.zones[].energy_j", "J", zone_energy(z));
+        fig_put_num(r, "energy.zones[].mean_power_w", "W", zone_mean_w(z));
+        fig_put_num(r, "energy.zones[].max_power_w", "W", z->max_w);
+        fig_put_int(r, "energy.zones[].intervals", "count", z->tr.known);
+        fig_put_int(r, "energy.zones[].intervals_unknown", "count", z->tr.unknown);
+        fig_put_text(r, "energy.zones[].error",
+                     !z->tr.known && z->err ? error_text(z->err, buf, sizeof(buf)) : NULL);
     }
-    jw_array_close(w);
-    jw_open(w, "attribution");
-    jw_str(w, "method", "busy_cpu_share");
-    jw_str(w, "description", "per interval: node energy x the node's busy CPU fraction x the scope's share of "
-                             "the busy CPU time; the idle part is attributed to no one");
+    fig_put_text(r, "energy.attribution.method", "busy_cpu_share");
+    fig_put_text(
+        r, "energy.attribution.description",
+        "per interval: node energy x the node's busy CPU fraction x the scope's share of the busy CPU "
+        "time; the idle part is attributed to no one");
     bool any = e->attributed > 0;
-    jw_num(w, "scope_energy_j", any ? e->scope_j : NAN);
-    jw_num(w, "scope_fraction", any && e->busy_j + e->idle_j > 0 ? e->scope_j / (e->busy_j + e->idle_j) : NAN);
-    jw_num(w, "node_busy_energy_j", any ? e->busy_j : NAN);
-    jw_num(w, "node_idle_energy_j", any ? e->idle_j : NAN);
-    jw_int(w, "intervals", e->attributed);
-    jw_int(w, "intervals_unattributed", e->unattributed);
-    jw_close(w);
-    jw_close(w);
+    fig_put_num(r, "energy.attribution.scope_energy_j", "J", any ? e->scope_j : NAN);
+    fig_put_num(r, "energy.attribution.scope_fraction", "fraction",
+                any && e->busy_j + e->idle_j > 0 ? e->scope_j / (e->busy_j + e->idle_j) : NAN);
+    fig_put_num(r, "energy.attribution.node_busy_energy_j", "J", any ? e->busy_j : NAN);
+    fig_put_num(r, "energy.attribution.node_idle_energy_j", "J", any ? e->idle_j : NAN);
+    fig_put_int(r, "energy.attribution.intervals", "count", e->attributed);
+    fig_put_int(r, "energy.attribution.intervals_unattributed", "count", e->unattributed);
 }
 
-static const char *num(char *buf, size_t cap, const char *fmt, double v)
+static int energy_summary_text(const js_figure_t *r, js_buf_t *b)
 {
-    if (isnan(v))
-        snprintf(buf, cap, "n/a");
-    else
-        snprintf(buf, cap, fmt, v);
-    return buf;
-}
-
-static int energy_summary_text(void *state, js_buf_t *b)
-{
-    energy_t *e = state;
-    if (!e->n)
+    if (!fig_get(r, "energy"))
         return 0;
-    char a[32], c[32], d[32], buf[160];
+    char a[32], c[32], d[32];
     int err = 0;
-    int64_t rc = first_error(e);
-    if (!e->node_intervals && rc)
-        return buf_printf(b, "  energy           not measured: %s\n", error_text(rc, buf, sizeof(buf)));
-    err |= buf_printf(b, "  energy           node %s, mean %s W, max %s W (",
-                      fmt_j(a, sizeof(a), e->node_intervals ? e->node_j : NAN),
-                      num(c, sizeof(c), "%.1f", e->node_covered_s > 0 ? e->node_j / e->node_covered_s : NAN),
-                      num(d, sizeof(d), "%.1f", e->node_max_w));
-    char names[16][16];
-    double sums[16];
-    size_t ng = groups(e, names, sums, 16);
-    for (size_t k = 0; k < ng; k++)
-        err |= buf_printf(b, "%s%s %s", k ? ", " : "", names[k], fmt_j(a, sizeof(a), sums[k]));
+    double node_j = fig_num(r, "energy.node_energy_j");
+    const char *why = fig_text(r, "energy.error");
+    if (isnan(node_j) && why)
+        return buf_printf(b, "  energy           not measured: %s\n", why);
+    err |= buf_printf(b, "  energy           node %s, mean %s W, max %s W (", fmt_j(a, sizeof(a), node_j),
+                      fig_fmt(c, sizeof(c), "%.1f", fig_num(r, "energy.node_mean_power_w")),
+                      fig_fmt(d, sizeof(d), "%.1f", fig_num(r, "energy.node_max_power_w")));
+    const js_figure_t *dom = fig_get(r, "energy.domains_j");
+    for (size_t k = 0; k < fig_count(dom); k++)
+        err |= buf_printf(b, "%s%s %s", k ? ", " : "", fig_kid(dom, k)->name,
+                          fmt_j(a, sizeof(a), fig_value(fig_kid(dom, k))));
     err |= buf_printf(b, ")\n");
-    if (e->attributed) {
-        double total = e->busy_j + e->idle_j;
-        err |= buf_printf(b, "  energy, scope    %s, %s%% of the node's [busy_cpu_share]; idle %s not attributed\n",
-                          fmt_j(a, sizeof(a), e->scope_j),
-                          num(c, sizeof(c), "%.1f", total > 0 ? 100 * e->scope_j / total : NAN),
-                          fmt_j(d, sizeof(d), e->idle_j));
-    }
+    double scope_j = fig_num(r, "energy.attribution.scope_energy_j");
+    if (!isnan(scope_j))
+        err |= buf_printf(
+            b, "  energy, scope    %s, %s%% of the node's [busy_cpu_share]; idle %s not attributed\n",
+            fmt_j(a, sizeof(a), scope_j),
+            fig_fmt(c, sizeof(c), "%.1f", fig_num(r, "energy.attribution.scope_fraction") * 100),
+            fmt_j(d, sizeof(d), fig_num(r, "energy.attribution.node_idle_energy_j")));
     return err ? -ENOMEM : 0;
 }
 
-static int energy_summary_short(void *state, js_buf_t *b)
+static int energy_summary_short(const js_figure_t *r, js_buf_t *b)
 {
-    energy_t *e = state;
-    if (!e->n || !e->node_intervals)
+    double node_j = fig_num(r, "energy.node_energy_j");
+    if (isnan(node_j))
         return 0;
     char a[32], c[32];
-    int err =
-        buf_printf(b, "  energy           node %s (mean %s W)", fmt_j(a, sizeof(a), e->node_j),
-                   num(c, sizeof(c), "%.1f", e->node_covered_s > 0 ? e->node_j / e->node_covered_s : NAN));
-    if (e->attributed)
-        err |= buf_printf(b, "; the scope's share %s", fmt_j(a, sizeof(a), e->scope_j));
+    int err = buf_printf(b, "  energy           node %s (mean %s W)", fmt_j(a, sizeof(a), node_j),
+                         fig_fmt(c, sizeof(c), "%.1f", fig_num(r, "energy.node_mean_power_w")));
+    double scope_j = fig_num(r, "energy.attribution.scope_energy_j");
+    if (!isnan(scope_j))
+        err |= buf_printf(b, "; the scope's share %s", fmt_j(a, sizeof(a), scope_j));
     return err | buf_printf(b, "\n");
 }
 
@@ -533,7 +524,7 @@ const js_model_part_t part_energy = {
     .feed = energy_feed,
     .view_table = energy_view_table,
     .view_fill = energy_view_fill,
-    .summary_json = energy_summary_json,
+    .summary = energy_summary,
     .summary_text = energy_summary_text,
     .summary_short = energy_summary_short,
     .fini = energy_fini,

@@ -42,6 +42,8 @@
 #include "model/part_gpu_int.h"
 
 #include "model/summary.h"
+#include "model/figure.h"
+#include "model/track.h"
 
 #include <errno.h>
 #include <inttypes.h>
@@ -142,15 +144,167 @@ static size_t flags(const gpu_t *g, gflag_t *out, size_t cap)
     return n;
 }
 
-static void json_stat(jw_t *w, const char *key, const stat_t *s, double scale)
+/* put_stat: {mean, max} of a series, in `unit` */
+static void put_stat(js_figure_t *g, const char *key, const char *unit, const stat_t *s)
 {
-    jw_open(w, key);
-    jw_num(w, "mean", stat_mean(s) * scale);
-    jw_num(w, "max", s->max * scale);
-    jw_close(w);
+    js_figure_t *o = fig_put_object(g, key);
+    fig_put_num(o, "mean", unit, stat_mean(s));
+    fig_put_num(o, "max", unit, s->max);
 }
 
-static void gpu_summary_json(void *state, jw_t *w)
+static void gpu_summary_device(const gpu_t *g, const gdev_t *d, js_figure_t *r)
+{
+    js_figure_t *e = fig_put_elem(r, "gpu.devices");
+    fig_put_text(r, "gpu.devices[].vendor", vendor_names[d->vendor]);
+    fig_put_int(r, "gpu.devices[].index", NULL, d->index);
+    fig_put_text(r, "gpu.devices[].name", d->name[0] ? d->name : NULL);
+    fig_put_text(r, "gpu.devices[].uuid", d->uuid[0] ? d->uuid : NULL);
+    fig_put_text(r, "gpu.devices[].pci_bus_id", d->pci[0] ? d->pci : NULL);
+    fig_put_num(r, "gpu.devices[].memory_total_bytes", "bytes", dev_total(d));
+    fig_put_int(r, "gpu.devices[].samples", "count", d->samples);
+    fig_put_bool(r, "gpu.devices[].lost", d->lost);
+    fig_put_num(r, "gpu.devices[].lost_at_s", "s", d->lost ? d->lost_at_s : NAN);
+    fig_put_num(r, "gpu.devices[].peak_memory_bytes.device", "bytes", d->peak_used);
+    bool split = attributed(g, d) && g->cfg.root_pid > 0; /* watch: no process is the main one */
+    fig_put_num(r, "gpu.devices[].peak_memory_bytes.job.main", "bytes", split ? d->peak_main : NAN);
+    fig_put_num(r, "gpu.devices[].peak_memory_bytes.job.descendants", "bytes", split ? d->peak_desc : NAN);
+    fig_put_num(r, "gpu.devices[].peak_memory_bytes.job.combined", "bytes",
+                attributed(g, d) ? d->peak_job : NAN);
+    fig_put_num(r, "gpu.devices[].peak_memory_bytes.others", "bytes", attributed(g, d) ? d->peak_other : NAN);
+    fig_put_num(r, "gpu.devices[].min_free_bytes", "bytes", d->min_free);
+    put_stat(e, "utilization", "fraction", &d->util);
+    put_stat(e, "job_utilization", "fraction", &d->job_util);
+    put_stat(e, "memory_utilization", "fraction", &d->mem_util);
+    put_stat(e, "power_w", "W", &d->power);
+    fig_put_num(r, "gpu.devices[].power_limit_w", "W",
+                !isnan(d->power_limit_w) ? d->power_limit_w : d->inv_power_limit_w);
+    put_stat(e, "temperature_c", "celsius", &d->temp);
+    put_stat(e, "clock_sm_mhz", "MHz", &d->clk_sm);
+    const char *method;
+    double en = dev_energy(d, &method);
+    fig_how(fig_put_num(r, "gpu.devices[].energy_j", "J", en), "energy_method", method);
+    fig_put_int(r, "gpu.devices[].energy_counter_resets", "count", d->have_counter ? d->energy.unknown : 0);
+    fig_put_num(r, "gpu.devices[].energy_covered_s", "s",
+                d->have_counter ? d->energy.covered_s : d->integrated_s);
+    js_figure_t *thr_s = fig_put_object(r, "gpu.devices[].throttle_s");
+    for (int k = 0; k < NREASONS; k++)
+        if (d->reasons_covered_s > 0)
+            fig_put_num(thr_s, reason_names[k], "s", d->reason_s[k]);
+    fig_put_num(r, "gpu.devices[].violation_s.power", "s", d->viol_power.known ? d->viol_power.total : NAN);
+    fig_put_num(r, "gpu.devices[].violation_s.thermal", "s",
+                d->viol_thermal.known ? d->viol_thermal.total : NAN);
+    double thr = dev_throttled(d, &method);
+    fig_how(fig_put_num(r, "gpu.devices[].throttled_fraction", "fraction", thr), "throttled_method", method);
+    fig_put_num(r, "gpu.devices[].ecc_errors.corrected", "count",
+                d->ecc_corr.known ? d->ecc_corr.total : NAN);
+    fig_put_num(r, "gpu.devices[].ecc_errors.uncorrected", "count",
+                d->ecc_uncorr.known ? d->ecc_uncorr.total : NAN);
+    fig_put_int(r, "gpu.devices[].ecc_errors.counter_resets", "count",
+                d->ecc_corr.unknown + d->ecc_uncorr.unknown);
+    if (d->nmig)
+        fig_put_array(r, "gpu.devices[].mig");
+    for (size_t k = 0; k < d->nmig; k++) {
+        const gmig_t *m = &d->mig[k];
+        fig_put_elem(r, "gpu.devices[].mig");
+        fig_put_int(r, "gpu.devices[].mig[].mig_index", NULL, m->mig);
+        fig_put_text(r, "gpu.devices[].mig[].name", m->name[0] ? m->name : NULL);
+        fig_put_text(r, "gpu.devices[].mig[].uuid", m->uuid[0] ? m->uuid : NULL);
+        fig_put_num(r, "gpu.devices[].mig[].memory_total_bytes", "bytes", m->mem_total);
+        fig_put_num(r, "gpu.devices[].mig[].peak_memory_bytes", "bytes", m->peak_used);
+        fig_put_num(r, "gpu.devices[].mig[].job_peak_memory_bytes", "bytes", m->job_peak);
+    }
+    fig_put_object(r, "gpu.devices[].errors");
+    for (size_t k = 0; k < d->nerr; k++) {
+        char buf[200];
+        snprintf(buf, sizeof(buf), "%s (code %" PRId64 ")", d->err[k].text, d->err[k].rc);
+        char key[64];
+        bool dup = false;
+        for (size_t j = 0; j < k; j++)
+            dup |= strcmp(d->err[j].metric, d->err[k].metric) == 0;
+        if (dup)
+            snprintf(key, sizeof(key), "%s#%" PRId64, d->err[k].metric, d->err[k].rc);
+        else
+            snprintf(key, sizeof(key), "%s", d->err[k].metric);
+        fig_name(r, "gpu.devices[].errors", key);
+        fig_put_text(r, "gpu.devices[].errors.{}", buf);
+    }
+}
+
+/* in_use: whether the job used device d: a job process was listed on it (where processes are attributed),
+ * else every device that had samples */
+static bool in_use(const gpu_t *g, const gdev_t *d)
+{
+    return d->samples && (attributed(g, d) ? d->job_procs_seen > 0 : true);
+}
+
+/* job_energy: the energy of the devices the job used (the one place GPU energy is summed): each in-use
+ * device's whole energy, NAN where none of them has a figure; 0 when the job used none. The node's scope
+ * uses every device. */
+static double job_energy(const gpu_t *g, size_t *ret_used)
+{
+    double sum = NAN;
+    size_t used = 0;
+    for (size_t i = 0; i < g->nd; i++) {
+        const gdev_t *d = &g->d[i];
+        if (!(g->cfg.scope == JS_SCOPE_NODE ? d->samples > 0 : in_use(g, d)))
+            continue;
+        used++;
+        const char *m;
+        double e = dev_energy(d, &m);
+        if (!isnan(e))
+            sum = isnan(sum) ? e : sum + e;
+    }
+    *ret_used = used;
+    return used ? sum : 0;
+}
+
+static void gpu_summary_job(const gpu_t *g, size_t shown, js_figure_t *r)
+{
+    js_figure_t *job = fig_put_object(r, "gpu.job");
+    fig_put_num(r, "gpu.job.peak_memory_bytes.main", "bytes",
+                g->any_attribution && g->cfg.root_pid > 0 ? g->peak_main : NAN);
+    fig_put_num(r, "gpu.job.peak_memory_bytes.descendants", "bytes",
+                g->any_attribution && g->cfg.root_pid > 0 ? g->peak_desc : NAN);
+    fig_put_num(r, "gpu.job.peak_memory_bytes.combined", "bytes", g->any_attribution ? g->peak_job : NAN);
+    put_stat(job, "utilization_sum", "fraction", &g->util_sum);
+    put_stat(job, "hardware_fraction", "fraction", &g->hw_fraction);
+    put_stat(job, "job_utilization_sum", "fraction", &g->job_util_sum);
+    size_t used = 0;
+    for (size_t i = 0; i < g->nd; i++)
+        used += in_use(g, &g->d[i]);
+    fig_merge(fig_put_int(r, "gpu.job.devices", "count", (int64_t)shown), FIG_MERGE_SUM);
+    fig_put_int(r, "gpu.job.devices_in_use", "count", (int64_t)used);
+    fig_put_num(r, "gpu.job.peak_memory_used_bytes", "bytes",
+                g->peak_used); /* every process's, over the devices */
+    double total = 0;
+    for (size_t i = 0; i < g->nd; i++)
+        total += g->d[i].samples && !isnan(dev_total(&g->d[i])) ? dev_total(&g->d[i]) : 0;
+    fig_put_num(r, "gpu.job.memory_total_bytes", "bytes", total);
+    size_t counted;
+    double energy = job_energy(g, &counted);
+    js_figure_t *ej = fig_merge(fig_put_num(r, "gpu.job.energy_j", "J", energy), FIG_MERGE_SUM);
+    fig_how(ej, "energy_method",
+            g->cfg.scope == JS_SCOPE_NODE ? "every device of the node, each its whole energy"
+            : g->any_attribution          ? "the devices the job used (a job process was listed on them: "
+                                            "devices_in_use), each its whole energy, shared with any other "
+                                            "process on it"
+                                 : "every device (no per-process attribution: which ones the job used "
+                                   "is not known), each its whole energy");
+    bool off = false;
+    for (int v = 0; v < VENDOR_MAX; v++)
+        off |= g->attribution_off[v];
+    fig_put_text(r, "gpu.job.attribution.method", off ? "none" : "pid");
+    fig_put_text(
+        r, "gpu.job.attribution.description",
+        off ? "jobscope's procfs is in a nested PID namespace: GPU drivers report PIDs of the initial "
+              "namespace, which cannot be mapped from here"
+            : "a GPU process is the job's when its PID is a member of the scope at the same sample; main "
+              "= the root PID");
+    fig_put_int(r, "gpu.job.attribution.samples", "count", g->job_mem_known);
+    fig_put_int(r, "gpu.job.attribution.samples_unknown", "count", g->job_mem_unknown);
+}
+
+static void gpu_summary(void *state, js_figure_t *r)
 {
     gpu_t *g = state;
     size_t shown = 0;
@@ -158,153 +312,21 @@ static void gpu_summary_json(void *state, jw_t *w)
         shown += g->d[i].samples > 0;
     if (!shown)
         return;
-    jw_open(w, "gpu");
-    jw_array(w, "devices");
-    for (size_t i = 0; i < g->nd; i++) {
-        const gdev_t *d = &g->d[i];
-        if (!d->samples)
-            continue;
-        jw_open(w, NULL);
-        jw_str(w, "vendor", vendor_names[d->vendor]);
-        jw_int(w, "index", d->index);
-        jw_str(w, "name", d->name[0] ? d->name : NULL);
-        jw_str(w, "uuid", d->uuid[0] ? d->uuid : NULL);
-        jw_str(w, "pci_bus_id", d->pci[0] ? d->pci : NULL);
-        jw_num(w, "memory_total_bytes", dev_total(d));
-        jw_int(w, "samples", d->samples);
-        jw_bool(w, "lost", d->lost);
-        jw_num(w, "lost_at_s", d->lost ? d->lost_at_s : NAN);
-        jw_open(w, "peak_memory_bytes");
-        jw_num(w, "device", d->peak_used);
-        jw_open(w, "job");
-        bool split = attributed(g, d) && g->cfg.root_pid > 0; /* watch: no process is the main one */
-        jw_num(w, "main", split ? d->peak_main : NAN);
-        jw_num(w, "descendants", split ? d->peak_desc : NAN);
-        jw_num(w, "combined", attributed(g, d) ? d->peak_job : NAN);
-        jw_close(w);
-        jw_num(w, "others", attributed(g, d) ? d->peak_other : NAN);
-        jw_close(w);
-        jw_num(w, "min_free_bytes", d->min_free);
-        json_stat(w, "utilization", &d->util, 1);
-        json_stat(w, "job_utilization", &d->job_util, 1);
-        json_stat(w, "memory_utilization", &d->mem_util, 1);
-        json_stat(w, "power_w", &d->power, 1);
-        jw_num(w, "power_limit_w", !isnan(d->power_limit_w) ? d->power_limit_w : d->inv_power_limit_w);
-        json_stat(w, "temperature_c", &d->temp, 1);
-        json_stat(w, "clock_sm_mhz", &d->clk_sm, 1);
-        const char *method;
-        double e = dev_energy(d, &method);
-        jw_num(w, "energy_j", e);
-        jw_str(w, "energy_method", method);
-        jw_int(w, "energy_counter_resets", d->have_counter ? d->energy.unknown : 0);
-        jw_num(w, "energy_covered_s", d->have_counter ? d->energy.covered_s : d->integrated_s);
-        jw_open(w, "throttle_s");
-        for (int b = 0; b < NREASONS; b++)
-            if (d->reasons_covered_s > 0)
-                jw_num(w, reason_names[b], d->reason_s[b]);
-        jw_close(w);
-        jw_open(w, "violation_s");
-        jw_num(w, "power", d->viol_power.known ? d->viol_power.total : NAN);
-        jw_num(w, "thermal", d->viol_thermal.known ? d->viol_thermal.total : NAN);
-        jw_close(w);
-        double thr = dev_throttled(d, &method);
-        jw_num(w, "throttled_fraction", thr);
-        jw_str(w, "throttled_method", method);
-        jw_open(w, "ecc_errors");
-        jw_num(w, "corrected", d->ecc_corr.known ? d->ecc_corr.total : NAN);
-        jw_num(w, "uncorrected", d->ecc_uncorr.known ? d->ecc_uncorr.total : NAN);
-        jw_int(w, "counter_resets", d->ecc_corr.unknown + d->ecc_uncorr.unknown);
-        jw_close(w);
-        if (d->nmig) {
-            jw_array(w, "mig");
-            for (size_t k = 0; k < d->nmig; k++) {
-                const gmig_t *m = &d->mig[k];
-                jw_open(w, NULL);
-                jw_int(w, "mig_index", m->mig);
-                jw_str(w, "name", m->name[0] ? m->name : NULL);
-                jw_str(w, "uuid", m->uuid[0] ? m->uuid : NULL);
-                jw_num(w, "memory_total_bytes", m->mem_total);
-                jw_num(w, "peak_memory_bytes", m->peak_used);
-                jw_num(w, "job_peak_memory_bytes", m->job_peak);
-                jw_close(w);
-            }
-            jw_array_close(w);
-        }
-        jw_open(w, "errors");
-        for (size_t k = 0; k < d->nerr; k++) {
-            char buf[200];
-            snprintf(buf, sizeof(buf), "%s (code %" PRId64 ")", d->err[k].text, d->err[k].rc);
-            char key[64];
-            bool dup = false;
-            for (size_t j = 0; j < k; j++)
-                dup |= strcmp(d->err[j].metric, d->err[k].metric) == 0;
-            if (dup)
-                snprintf(key, sizeof(key), "%s#%" PRId64, d->err[k].metric, d->err[k].rc);
-            else
-                snprintf(key, sizeof(key), "%s", d->err[k].metric);
-            jw_str(w, key, buf);
-        }
-        jw_close(w);
-        jw_close(w);
-    }
-    jw_array_close(w);
-
-    jw_open(w, "job");
-    jw_open(w, "peak_memory_bytes");
-    jw_num(w, "main", g->any_attribution && g->cfg.root_pid > 0 ? g->peak_main : NAN);
-    jw_num(w, "descendants", g->any_attribution && g->cfg.root_pid > 0 ? g->peak_desc : NAN);
-    jw_num(w, "combined", g->any_attribution ? g->peak_job : NAN);
-    jw_close(w);
-    json_stat(w, "utilization_sum", &g->util_sum, 1);
-    json_stat(w, "hardware_fraction", &g->hw_fraction, 1);
-    json_stat(w, "job_utilization_sum", &g->job_util_sum, 1);
-    size_t in_use = 0;
-    double energy = 0;
-    bool energy_any = false;
-    for (size_t i = 0; i < g->nd; i++) {
-        const gdev_t *d = &g->d[i];
-        in_use += d->samples && (attributed(g, d) ? d->job_procs_seen > 0 : true);
-        const char *m;
-        double e = dev_energy(d, &m);
-        if (!isnan(e)) {
-            energy += e;
-            energy_any = true;
-        }
-    }
-    jw_int(w, "devices", (int64_t)shown);
-    jw_int(w, "devices_in_use", (int64_t)in_use);
-    jw_num(w, "peak_memory_used_bytes", g->peak_used); /* every process's, at one sample, over the devices */
-    jw_num(w, "energy_j", energy_any ? energy : NAN);
-    jw_open(w, "attribution");
-    bool off = false;
-    for (int v = 0; v < VENDOR_MAX; v++)
-        off |= g->attribution_off[v];
-    jw_str(w, "method", off ? "none" : "pid");
-    jw_str(w, "description",
-           off ? "jobscope's procfs is in a nested PID namespace: GPU drivers report PIDs of the initial "
-                 "namespace, "
-                 "which cannot be mapped from here"
-               : "a GPU process is the job's when its PID is a member of the scope at the same sample; main "
-                 "= the "
-                 "root PID");
-    jw_int(w, "samples", g->job_mem_known);
-    jw_int(w, "samples_unknown", g->job_mem_unknown);
-    jw_close(w);
-    jw_close(w);
-
+    fig_put_array(r, "gpu.devices");
+    for (size_t i = 0; i < g->nd; i++)
+        if (g->d[i].samples)
+            gpu_summary_device(g, &g->d[i], r);
+    gpu_summary_job(g, shown, r);
     gflag_t fl[32];
     size_t nf = flags(g, fl, 32);
-    jw_array(w, "flags");
+    fig_put_array(r, "gpu.flags");
     for (size_t k = 0; k < nf; k++) {
-        jw_open(w, NULL);
-        jw_str(w, "vendor", vendor_names[fl[k].d->vendor]);
-        jw_int(w, "gpu", fl[k].d->index);
-        jw_str(w, "kind", fl[k].kind);
-        jw_str(w, "text", fl[k].text);
-        jw_close(w);
+        fig_put_elem(r, "gpu.flags");
+        fig_put_text(r, "gpu.flags[].vendor", vendor_names[fl[k].d->vendor]);
+        fig_put_int(r, "gpu.flags[].gpu", NULL, fl[k].d->index);
+        fig_put_text(r, "gpu.flags[].kind", fl[k].kind);
+        fig_put_text(r, "gpu.flags[].text", fl[k].text);
     }
-    jw_array_close(w);
-    jw_close(w);
 }
 
 static const char *pct(char *buf, size_t cap, double f)
@@ -329,105 +351,108 @@ static const char *joule(char *buf, size_t cap, double j)
     return buf;
 }
 
-static int gpu_summary_text(void *state, js_buf_t *b)
+/* gpu_label: "gpu 0", "gpu amd 1" */
+static const char *gpu_label(char *buf, size_t cap, const js_figure_t *d, const char *index_key)
 {
-    gpu_t *g = state;
-    int err = 0;
-    char a[32], c[32], e[32], f[32], h[32], k[32];
-    char label[24];
-    size_t shown = 0;
-    for (size_t i = 0; i < g->nd; i++) {
-        const gdev_t *d = &g->d[i];
-        if (!d->samples)
-            continue;
-        snprintf(label, sizeof(label), "gpu %s%" PRId64, d->vendor == VENDOR_AMD ? "amd " : "", d->index);
-        const char *method, *tmethod;
-        double en = dev_energy(d, &method);
-        double thr = dev_throttled(d, &tmethod);
-        err |= buf_printf(b, "  %-17s", label);
-        err |= text_escape(b, d->name[0] ? d->name : "GPU", strlen(d->name[0] ? d->name : "GPU"));
-        err |= buf_printf(b, ": util %s mean, %s max", pct(a, sizeof(a), stat_mean(&d->util)),
-                          pct(c, sizeof(c), d->util.max));
-        if (d->job_util.n)
-            err |= buf_printf(b, " (job %s mean)", pct(a, sizeof(a), stat_mean(&d->job_util)));
-        err |= buf_printf(b, "; memory peak %s of %s", fmt_bytes(e, sizeof(e), d->peak_used),
-                          fmt_bytes(f, sizeof(f), dev_total(d)));
-        if (attributed(g, d) && g->cfg.root_pid > 0)
-            err |= buf_printf(b, " (job %s: main %s, descendants %s)", fmt_bytes(h, sizeof(h), d->peak_job),
-                              fmt_bytes(k, sizeof(k), d->peak_main), fmt_bytes(a, sizeof(a), d->peak_desc));
-        else if (attributed(g, d))
-            err |= buf_printf(b, " (scope %s)", fmt_bytes(h, sizeof(h), d->peak_job));
-        if (d->power.n)
-            err |= buf_printf(b, "; power %.0f W mean, %.0f W max", stat_mean(&d->power), d->power.max);
-        else
-            err |= buf_printf(b, "; power n/a");
-        err |= buf_printf(b, ", energy %s%s", joule(c, sizeof(c), en),
-                          method && !strcmp(method, "integrated_power") ? " [integrated power]" : "");
-        if (d->have_counter && d->energy.unknown)
-            err |= buf_printf(b, " [counter reset %" PRId64 "x: those intervals missing]", d->energy.unknown);
-        if (!isnan(thr))
-            err |= buf_printf(b, "; throttled %s", pct(a, sizeof(a), thr));
-        if (d->ecc_uncorr.total > 0 || d->ecc_corr.total > 0)
-            err |= buf_printf(b, "; ECC %.0f corrected, %.0f uncorrected", d->ecc_corr.total,
-                              d->ecc_uncorr.total);
-        if (d->lost)
-            err |= buf_printf(b, "; LOST at %.1f s", d->lost_at_s);
-        err |= buf_printf(b, "\n");
-        shown++;
-    }
+    const char *vendor = fig_text(d, "vendor");
+    snprintf(buf, cap, "gpu %s%lld", vendor && !strcmp(vendor, "amd") ? "amd " : "",
+             (long long)fig_int(d, index_key, 0));
+    return buf;
+}
+
+static int gpu_text_device(const js_figure_t *d, js_buf_t *b)
+{
+    char a[32], c[32], e[32], f[32], h[32], k[32], label[24];
+    int err = buf_printf(b, "  %-17s", gpu_label(label, sizeof(label), d, "index"));
+    const char *name = fig_text(d, "name");
+    err |= text_escape(b, name ? name : "GPU", strlen(name ? name : "GPU"));
+    err |= buf_printf(b, ": util %s mean, %s max", pct(a, sizeof(a), fig_num(d, "utilization.mean")),
+                      pct(c, sizeof(c), fig_num(d, "utilization.max")));
+    double job_util = fig_num(d, "job_utilization.mean");
+    if (!isnan(job_util))
+        err |= buf_printf(b, " (job %s mean)", pct(a, sizeof(a), job_util));
+    err |= buf_printf(b, "; memory peak %s of %s",
+                      fmt_bytes(e, sizeof(e), fig_num(d, "peak_memory_bytes.device")),
+                      fmt_bytes(f, sizeof(f), fig_num(d, "memory_total_bytes")));
+    double main = fig_num(d, "peak_memory_bytes.job.main"),
+           comb = fig_num(d, "peak_memory_bytes.job.combined");
+    if (!isnan(main))
+        err |= buf_printf(b, " (job %s: main %s, descendants %s)", fmt_bytes(h, sizeof(h), comb),
+                          fmt_bytes(k, sizeof(k), main),
+                          fmt_bytes(a, sizeof(a), fig_num(d, "peak_memory_bytes.job.descendants")));
+    else if (!isnan(comb))
+        err |= buf_printf(b, " (scope %s)", fmt_bytes(h, sizeof(h), comb));
+    double pmean = fig_num(d, "power_w.mean");
+    if (!isnan(pmean))
+        err |= buf_printf(b, "; power %.0f W mean, %.0f W max", pmean, fig_num(d, "power_w.max"));
+    else
+        err |= buf_printf(b, "; power n/a");
+    const js_figure_t *en = fig_get(d, "energy_j");
+    err |=
+        buf_printf(b, ", energy %s%s", joule(c, sizeof(c), fig_value(en)),
+                   en && en->method && !strcmp(en->method, "integrated_power") ? " [integrated power]" : "");
+    int64_t resets = fig_int(d, "energy_counter_resets", 0);
+    if (resets)
+        err |= buf_printf(b, " [counter reset %lldx: those intervals missing]", (long long)resets);
+    double thr = fig_num(d, "throttled_fraction");
+    if (!isnan(thr))
+        err |= buf_printf(b, "; throttled %s", pct(a, sizeof(a), thr));
+    double corr = fig_num(d, "ecc_errors.corrected"), uncorr = fig_num(d, "ecc_errors.uncorrected");
+    if (uncorr > 0 || corr > 0)
+        err |= buf_printf(b, "; ECC %.0f corrected, %.0f uncorrected", corr, uncorr);
+    if (fig_bool(d, "lost") == 1)
+        err |= buf_printf(b, "; LOST at %.1f s", fig_num(d, "lost_at_s"));
+    return err | buf_printf(b, "\n");
+}
+
+static int gpu_summary_text(const js_figure_t *r, js_buf_t *b)
+{
+    const js_figure_t *devs = fig_get(r, "gpu.devices");
+    size_t shown = fig_count(devs);
     if (!shown)
         return 0;
+    int err = 0;
+    char a[32], c[32], e[32], f[32], h[32], k[32], label[24];
+    for (size_t i = 0; i < shown; i++)
+        err |= gpu_text_device(fig_kid(devs, i), b);
     err |= buf_printf(b, "  %-17sutil sum %s mean, %s max over %zu GPU%s; in use %s mean", "gpu, job",
-                      pct(a, sizeof(a), stat_mean(&g->util_sum)), pct(c, sizeof(c), g->util_sum.max), shown,
-                      shown == 1 ? "" : "s", pct(e, sizeof(e), stat_mean(&g->hw_fraction)));
-    if (g->any_attribution && g->cfg.root_pid > 0)
-        err |=
-            buf_printf(b, "; memory peak %s (main %s, descendants %s)", fmt_bytes(f, sizeof(f), g->peak_job),
-                       fmt_bytes(h, sizeof(h), g->peak_main), fmt_bytes(k, sizeof(k), g->peak_desc));
-    else if (g->any_attribution)
-        err |=
-            buf_printf(b, "; memory peak of the scope's processes %s", fmt_bytes(f, sizeof(f), g->peak_job));
+                      pct(a, sizeof(a), fig_num(r, "gpu.job.utilization_sum.mean")),
+                      pct(c, sizeof(c), fig_num(r, "gpu.job.utilization_sum.max")), shown,
+                      shown == 1 ? "" : "s", pct(e, sizeof(e), fig_num(r, "gpu.job.hardware_fraction.mean")));
+    double main = fig_num(r, "gpu.job.peak_memory_bytes.main"),
+           comb = fig_num(r, "gpu.job.peak_memory_bytes.combined");
+    if (!isnan(main))
+        err |= buf_printf(b, "; memory peak %s (main %s, descendants %s)", fmt_bytes(f, sizeof(f), comb),
+                          fmt_bytes(h, sizeof(h), main),
+                          fmt_bytes(k, sizeof(k), fig_num(r, "gpu.job.peak_memory_bytes.descendants")));
+    else if (!isnan(comb))
+        err |= buf_printf(b, "; memory peak of the scope's processes %s", fmt_bytes(f, sizeof(f), comb));
     else
         err |= buf_printf(b, "; no per-process attribution");
     err |= buf_printf(b, "\n");
-    gflag_t fl[32];
-    size_t nf = flags(g, fl, 32);
-    for (size_t i = 0; i < nf; i++) {
-        snprintf(label, sizeof(label), "gpu %s%" PRId64, fl[i].d->vendor == VENDOR_AMD ? "amd " : "",
-                 fl[i].d->index);
-        err |= buf_printf(b, "  %-17s%s: %s\n", i ? "" : "GPU FLAGS", label, fl[i].text);
+    const js_figure_t *fl = fig_get(r, "gpu.flags");
+    for (size_t i = 0; i < fig_count(fl); i++) {
+        const js_figure_t *x = fig_kid(fl, i);
+        const char *text = fig_text(x, "text");
+        err |= buf_printf(b, "  %-17s%s: %s\n", i ? "" : "GPU FLAGS",
+                          gpu_label(label, sizeof(label), x, "gpu"), text ? text : "");
     }
     return err ? -ENOMEM : 0;
 }
 
-static int gpu_summary_short(void *state, js_buf_t *b)
+static int gpu_summary_short(const js_figure_t *r, js_buf_t *b)
 {
-    gpu_t *g = state;
     char a[32], c[32], e[32], f[32];
-    size_t shown = 0;
-    double en = 0;
-    bool any_en = false;
-    for (size_t i = 0; i < g->nd; i++) {
-        const gdev_t *d = &g->d[i];
-        if (!d->samples)
-            continue;
-        shown++;
-        const char *method;
-        double x = dev_energy(d, &method);
-        if (!isnan(x)) {
-            en += x;
-            any_en = true;
-        }
-    }
+    size_t shown = fig_count(fig_get(r, "gpu.devices"));
     if (!shown)
         return 0;
-    gflag_t fl[32];
-    size_t nf = flags(g, fl, 32);
+    size_t nf = fig_count(fig_get(r, "gpu.flags"));
+    double comb = fig_num(r, "gpu.job.peak_memory_bytes.combined");
     int err = buf_printf(
         b, "  GPU              %zu GPU%s: util sum %s mean, %s max; memory peak %s%s; energy %s", shown,
-        shown == 1 ? "" : "s", pct(a, sizeof(a), stat_mean(&g->util_sum)), pct(c, sizeof(c), g->util_sum.max),
-        fmt_bytes(e, sizeof(e), g->peak_job), g->any_attribution ? " (the job's processes)" : "",
-        joule(f, sizeof(f), any_en ? en : NAN));
+        shown == 1 ? "" : "s", pct(a, sizeof(a), fig_num(r, "gpu.job.utilization_sum.mean")),
+        pct(c, sizeof(c), fig_num(r, "gpu.job.utilization_sum.max")), fmt_bytes(e, sizeof(e), comb),
+        !isnan(comb) ? " (the job's processes)" : "", joule(f, sizeof(f), fig_num(r, "gpu.job.energy_j")));
     if (nf)
         err |= buf_printf(b, "; %zu GPU FLAG%s (--summary=full)", nf, nf == 1 ? "" : "S");
     return err | buf_printf(b, "\n");
@@ -474,7 +499,7 @@ const js_model_part_t part_gpu = {
     .feed = gpu_feed,
     .view_table = gpu_view_table,
     .view_fill = gpu_view_fill,
-    .summary_json = gpu_summary_json,
+    .summary = gpu_summary,
     .summary_text = gpu_summary_text,
     .summary_short = gpu_summary_short,
     .fini = gpu_fini,

@@ -19,7 +19,7 @@
  * `network` sections when the recording has ports or interfaces.
  */
 #include "model/model.h"
-#include "model/summary.h"
+#include "model/figure.h"
 #include "model/track.h"
 #include "core/util.h"
 
@@ -398,122 +398,143 @@ static const char ib_not_attributed[] =
 static const char net_not_attributed[] =
     "the kernel counts socket traffic per network namespace (net/dev), not per process or cgroup";
 
-static void net_summary_json(void *state, jw_t *w)
+static double add_missing(double a, double b)
+{
+    return isnan(a) ? b : isnan(b) ? a : a + b;
+}
+
+static void ib_summary(const net_t *n, js_figure_t *r)
+{
+    fig_put_text(r, "infiniband.attribution.method", "none");
+    fig_put_text(r, "infiniband.attribution.reason", ib_not_attributed);
+    double rcv = NAN, xmit = NAN;
+    fig_put_array(r, "infiniband.ports");
+    for (size_t i = 0; i < n->np; i++) {
+        const ibport_t *p = &n->p[i];
+        js_figure_t *port = fig_put_elem(r, "infiniband.ports");
+        fig_put_text(r, "infiniband.ports[].hca", p->hca);
+        fig_put_int(r, "infiniband.ports[].port", NULL, p->port);
+        fig_put_int(r, "infiniband.ports[].data_width_bits", "bits", p->width);
+        for (size_t k = 0; k <= IBC_RCV_PKTS; k++)
+            fig_put_num(port, ib_cols[k].key, ib_cols[k].kind == K_DATA ? "bytes" : "count",
+                        total_or_nan(&p->tr[k]));
+        rcv = add_missing(rcv, total_or_nan(&p->tr[IBC_RCV_DATA]));
+        xmit = add_missing(xmit, total_or_nan(&p->tr[IBC_XMIT_DATA]));
+        bool complete = true;
+        for (size_t k = 0; k <= IBC_RCV_PKTS; k++)
+            complete &= p->tr[k].unknown == 0;
+        fig_put_bool(r, "infiniband.ports[].complete", complete);
+        fig_put_int(r, "infiniband.ports[].saturated_intervals", "count", p->saturated);
+        fig_put_int(r, "infiniband.ports[].cleared_intervals", "count", p->cleared);
+        bool any;
+        double e = ib_errors(p, &any);
+        fig_put_num(r, "infiniband.ports[].errors", "count", any ? e : NAN);
+        js_figure_t *ec = fig_put_object(r, "infiniband.ports[].error_counters");
+        for (size_t k = 0; k < NIB; k++)
+            if (ib_cols[k].kind != K_DATA && ib_cols[k].kind != K_PKT && p->tr[k].total > 0)
+                fig_put_num(ec, ib_cols[k].key, "count", p->tr[k].total);
+        fig_put_object(r, "infiniband.ports[].hw_counters");
+        for (size_t h = 0; h < n->nh; h++)
+            if (n->h[h].port == p->port && !strcmp(n->h[h].hca, p->hca) && n->h[h].tr.total > 0) {
+                fig_name(r, "infiniband.ports[].hw_counters", n->h[h].name);
+                fig_put_num(r, "infiniband.ports[].hw_counters.{}", "count", n->h[h].tr.total);
+            }
+    }
+    fig_merge(fig_how(fig_put_num(r, "infiniband.rcv_bytes", "bytes", rcv), "method", "every port, summed"),
+              FIG_MERGE_SUM);
+    fig_merge(fig_put_num(r, "infiniband.xmit_bytes", "bytes", xmit), FIG_MERGE_SUM);
+}
+
+static void net_summary(void *state, js_figure_t *r)
 {
     net_t *n = state;
-    if (n->np) {
-        jw_open(w, "infiniband");
-        jw_open(w, "attribution");
-        jw_str(w, "method", "none");
-        jw_str(w, "reason", ib_not_attributed);
-        jw_close(w);
-        jw_array(w, "ports");
-        for (size_t i = 0; i < n->np; i++) {
-            const ibport_t *p = &n->p[i];
-            jw_open(w, NULL);
-            jw_str(w, "hca", p->hca);
-            jw_int(w, "port", p->port);
-            jw_int(w, "data_width_bits", p->width);
-            for (size_t k = 0; k <= IBC_RCV_PKTS; k++)
-                jw_num(w, ib_cols[k].key, total_or_nan(&p->tr[k]));
-            bool complete = true;
-            for (size_t k = 0; k <= IBC_RCV_PKTS; k++)
-                complete &= p->tr[k].unknown == 0;
-            jw_bool(w, "complete", complete);
-            jw_int(w, "saturated_intervals", p->saturated);
-            jw_int(w, "cleared_intervals", p->cleared);
-            bool any;
-            double e = ib_errors(p, &any);
-            jw_num(w, "errors", any ? e : NAN);
-            jw_open(w, "error_counters");
-            for (size_t k = 0; k < NIB; k++)
-                if (ib_cols[k].kind != K_DATA && ib_cols[k].kind != K_PKT && p->tr[k].total > 0)
-                    jw_num(w, ib_cols[k].key, p->tr[k].total);
-            jw_close(w);
-            jw_open(w, "hw_counters");
-            for (size_t h = 0; h < n->nh; h++)
-                if (n->h[h].port == p->port && !strcmp(n->h[h].hca, p->hca) && n->h[h].tr.total > 0)
-                    jw_num(w, n->h[h].name, n->h[h].tr.total);
-            jw_close(w);
-            jw_close(w);
+    if (n->np)
+        ib_summary(n, r);
+    if (!n->nn)
+        return;
+    fig_put_text(r, "network.attribution.method", "none");
+    fig_put_text(r, "network.attribution.reason", net_not_attributed);
+    fig_put_array(r, "network.interfaces");
+    static const char *const keys[NNET] = {"rx_bytes",  "tx_bytes",  "rx_packets", "tx_packets",
+                                           "rx_errors", "tx_errors", "rx_drops",   "tx_drops"};
+    double rx = NAN, tx = NAN;
+    for (size_t i = 0; i < n->nn; i++) {
+        const netif_t *f = &n->n[i];
+        js_figure_t *e = fig_put_elem(r, "network.interfaces");
+        fig_put_text(r, "network.interfaces[].iface", f->iface);
+        for (size_t k = 0; k < NNET; k++)
+            fig_put_num(e, keys[k], k < NC_RX_PKTS ? "bytes" : "count", total_or_nan(&f->tr[k]));
+        bool complete = true;
+        for (size_t k = 0; k < NNET; k++)
+            complete &= f->tr[k].unknown == 0;
+        fig_put_bool(r, "network.interfaces[].complete", complete);
+        if (strcmp(f->iface, "lo") != 0) {
+            rx = add_missing(rx, total_or_nan(&f->tr[NC_RX_BYTES]));
+            tx = add_missing(tx, total_or_nan(&f->tr[NC_TX_BYTES]));
         }
-        jw_array_close(w);
-        jw_close(w);
     }
-    if (n->nn) {
-        jw_open(w, "network");
-        jw_open(w, "attribution");
-        jw_str(w, "method", "none");
-        jw_str(w, "reason", net_not_attributed);
-        jw_close(w);
-        jw_array(w, "interfaces");
-        static const char *const keys[NNET] = {"rx_bytes", "tx_bytes", "rx_packets", "tx_packets",
-                                               "rx_errors", "tx_errors", "rx_drops", "tx_drops"};
-        for (size_t i = 0; i < n->nn; i++) {
-            const netif_t *f = &n->n[i];
-            jw_open(w, NULL);
-            jw_str(w, "iface", f->iface);
-            for (size_t k = 0; k < NNET; k++)
-                jw_num(w, keys[k], total_or_nan(&f->tr[k]));
-            bool complete = true;
-            for (size_t k = 0; k < NNET; k++)
-                complete &= f->tr[k].unknown == 0;
-            jw_bool(w, "complete", complete);
-            jw_close(w);
-        }
-        jw_array_close(w);
-        jw_close(w);
-    }
+    fig_merge(
+        fig_how(fig_put_num(r, "network.rx_bytes", "bytes", rx), "method", "every interface but lo, summed"),
+        FIG_MERGE_SUM);
+    fig_merge(fig_put_num(r, "network.tx_bytes", "bytes", tx), FIG_MERGE_SUM);
 }
 
 static const char *count_text(char *buf, size_t cap, double v)
 {
-    if (isnan(v))
-        snprintf(buf, cap, "n/a");
-    else
-        snprintf(buf, cap, "%.0f", v);
-    return buf;
+    return fig_fmt(buf, cap, "%.0f", v);
 }
 
-static int net_summary_text(void *state, js_buf_t *b)
+static int ib_summary_text(const js_figure_t *r, js_buf_t *b)
 {
-    net_t *n = state;
     char a[32], c[32], d[32], e[32];
     int err = 0;
-    for (size_t i = 0; i < n->np; i++) {
-        const ibport_t *p = &n->p[i];
-        bool any, complete = true;
-        double errors = ib_errors(p, &any);
-        for (size_t k = 0; k <= IBC_RCV_PKTS; k++)
-            complete &= p->tr[k].unknown == 0;
-        err |= buf_printf(b, "  %-17s%s/%lld: sent %s, received %s%s; %s errors, %s discards (node; not attributed)\n",
-                          i ? "" : "infiniband", p->hca, (long long)p->port,
-                          fmt_bytes(a, sizeof(a), total_or_nan(&p->tr[IBC_XMIT_DATA])),
-                          fmt_bytes(c, sizeof(c), total_or_nan(&p->tr[IBC_RCV_DATA])),
-                          complete ? "" : " (at least: counters saturated or cleared)",
-                          count_text(d, sizeof(d), any ? errors : NAN),
-                          count_text(e, sizeof(e), total_or_nan(&p->tr[IBC_XMIT_DISCARDS])));
+    const js_figure_t *ports = fig_get(r, "infiniband.ports");
+    for (size_t i = 0; i < fig_count(ports); i++) {
+        const js_figure_t *p = fig_kid(ports, i);
+        double errors = fig_num(p, "errors");
+        /* xmit_discards is among the error counters when above 0; with the error counters read, 0 */
+        double discards = fig_num(p, "error_counters.xmit_discards");
+        if (isnan(discards) && !isnan(errors))
+            discards = 0;
+        const char *hca = fig_text(p, "hca");
+        err |= buf_printf(
+            b, "  %-17s%s/%lld: sent %s, received %s%s; %s errors, %s discards (node; not attributed)\n",
+            i ? "" : "infiniband", hca ? hca : "?", (long long)fig_int(p, "port", 0),
+            fmt_bytes(a, sizeof(a), fig_num(p, "xmit_bytes")),
+            fmt_bytes(c, sizeof(c), fig_num(p, "rcv_bytes")),
+            fig_bool(p, "complete") == 1 ? "" : " (at least: counters saturated or cleared)",
+            count_text(d, sizeof(d), errors), count_text(e, sizeof(e), discards));
     }
+    return err;
+}
+
+static int net_summary_text(const js_figure_t *r, js_buf_t *b)
+{
+    char a[32], c[32], d[32], e[32];
+    int err = ib_summary_text(r, b);
     /* interfaces that carried traffic, loopback aside, at most NET_TEXT_MAX of them */
     enum { NET_TEXT_MAX = 6 };
     size_t shown = 0, more = 0;
-    for (size_t i = 0; i < n->nn; i++) {
-        const netif_t *f = &n->n[i];
-        if (!strcmp(f->iface, "lo") || !(f->tr[NC_RX_BYTES].total > 0 || f->tr[NC_TX_BYTES].total > 0))
+    const js_figure_t *ifs = fig_get(r, "network.interfaces");
+    for (size_t i = 0; i < fig_count(ifs); i++) {
+        const js_figure_t *f = fig_kid(ifs, i);
+        const char *name = fig_text(f, "iface");
+        if (!name || !strcmp(name, "lo") || !(fig_num(f, "rx_bytes") > 0 || fig_num(f, "tx_bytes") > 0))
             continue;
         if (shown == NET_TEXT_MAX) {
             more++;
             continue;
         }
         char g[32], h[32];
-        err |= buf_printf(b, "  %-17s%s: received %s, sent %s; errors %s/%s, drops %s/%s (rx/tx; node; not "
-                             "attributed)\n",
-                          shown++ ? "" : "network", f->iface, fmt_bytes(a, sizeof(a), total_or_nan(&f->tr[NC_RX_BYTES])),
-                          fmt_bytes(c, sizeof(c), total_or_nan(&f->tr[NC_TX_BYTES])),
-                          count_text(d, sizeof(d), total_or_nan(&f->tr[NC_RX_ERRS])),
-                          count_text(e, sizeof(e), total_or_nan(&f->tr[NC_TX_ERRS])),
-                          count_text(g, sizeof(g), total_or_nan(&f->tr[NC_RX_DROP])),
-                          count_text(h, sizeof(h), total_or_nan(&f->tr[NC_TX_DROP])));
+        err |= buf_printf(b,
+                          "  %-17s%s: received %s, sent %s; errors %s/%s, drops %s/%s (rx/tx; node; not "
+                          "attributed)\n",
+                          shown++ ? "" : "network", name, fmt_bytes(a, sizeof(a), fig_num(f, "rx_bytes")),
+                          fmt_bytes(c, sizeof(c), fig_num(f, "tx_bytes")),
+                          count_text(d, sizeof(d), fig_num(f, "rx_errors")),
+                          count_text(e, sizeof(e), fig_num(f, "tx_errors")),
+                          count_text(g, sizeof(g), fig_num(f, "rx_drops")),
+                          count_text(h, sizeof(h), fig_num(f, "tx_drops")));
     }
     if (more)
         err |= buf_printf(b, "  %-17s%zu more interfaces with traffic (see the JSON summary)\n", "", more);
@@ -557,7 +578,7 @@ const js_model_part_t part_network = {
     .feed = net_feed,
     .view_table = net_view_table,
     .view_fill = net_view_fill,
-    .summary_json = net_summary_json,
+    .summary = net_summary,
     .summary_text = net_summary_text,
     .fini = net_fini,
 };

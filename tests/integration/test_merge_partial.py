@@ -78,7 +78,7 @@ def test_merge_with_an_incomplete_node(js, tmp_path):
     assert (wal.stat().st_size, wal.stat().st_mtime_ns) == wal_before  # the node's own files untouched
 
     s = js.summary_json(out)
-    assert s["node_count"] == 3 and s["incomplete_nodes"] == 1
+    assert s["node_count"] == 3 and s["incomplete_nodes"] == 1 and s["state"] == "incomplete"
     node = direct["host"]
     states = {n["node"]: n["state"] for n in s["nodes"]}
     assert states[node] == "incomplete" and list(states.values()).count("complete") == 2

@@ -14,6 +14,7 @@
 #include "core/source.h"
 #include "model/model.h"
 #include "sources/proc_tree.h"
+#include "parts_summary.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -267,14 +268,9 @@ static inline void summary_of(js_model_t *m, js_buf_t *b, bool text)
     if (b->p)
         b->p[0] = '\0';
     if (text) {
-        assert_int_equal(model_parts_summary_text(m, b), 0);
+        assert_int_equal(parts_text(m, b), 0);
     } else {
-        jw_t w;
-        jw_init(&w, b);
-        jw_open(&w, NULL);
-        model_parts_summary_json(m, &w);
-        jw_close(&w);
-        assert_int_equal(jw_error(&w), 0);
+        assert_int_equal(parts_json(m, b), 0);
     }
     if (!b->p)
         buf_append(b, "", 0);

@@ -31,6 +31,7 @@
 
 #include "assert_value.h"
 #include "sources/registry.h"
+#include "parts_summary.h"
 
 /* ---- helpers ---- */
 
@@ -762,19 +763,14 @@ static void test_part_run(void **state)
     assert_true(t.oom_kills == 0);
 
     js_buf_t b = {0};
-    jw_t w;
-    jw_init(&w, &b);
-    jw_open(&w, NULL);
-    model_parts_summary_json(m, &w);
-    jw_close(&w);
-    assert_int_equal(jw_error(&w), 0);
+    assert_int_equal(parts_json(m, &b), 0);
     assert_non_null(strstr(b.p, "\"peak_kernel_tree_bytes\": 500000000"));
     assert_non_null(strstr(b.p, "\"throttled_periods\": 5"));
     assert_non_null(strstr(b.p, "\"peak_fraction_of_limit\": 0.5"));
     /* CPU efficiency 2.6 s / (2 cores x 3 s) */
     assert_non_null(strstr(b.p, "\"cpu_efficiency\": 0.43333333333333335"));
     b.len = 0;
-    assert_int_equal(model_parts_summary_text(m, &b), 0);
+    assert_int_equal(parts_text(m, &b), 0);
     assert_non_null(strstr(b.p, "CPU efficiency   43.3% of 6.00 core-s"));
     assert_non_null(strstr(b.p, "mem efficiency   50.0% of 953.67 MiB"));
     buf_free(&b);
@@ -802,11 +798,7 @@ static void test_part_watch(void **state)
     assert_true(isnan(t.peak_kernel_tree_bytes));
     assert_true(t.peak_since_created_bytes == 300000000);
     js_buf_t b = {0};
-    jw_t w;
-    jw_init(&w, &b);
-    jw_open(&w, NULL);
-    model_parts_summary_json(m, &w);
-    jw_close(&w);
+    assert_int_equal(parts_json(m, &b), 0);
     assert_non_null(strstr(b.p, "\"throttled_periods\": 4"));
     assert_non_null(strstr(b.p, "\"peak_kernel_tree_bytes\": 1000,"));
     assert_non_null(strstr(b.p, "\"peak_since_created_bytes\": 300000000"));

@@ -21,6 +21,7 @@
 #include "core/sample.h"
 #include "model/part.h"
 #include "model/model.h"
+#include "model/figure.h"
 #include "model/part_perf.h"
 #include "sources/perf.h"
 
@@ -1026,12 +1027,10 @@ static void test_model_part(void **state)
 
     /* the summary: totals, fraction counted, the missing events once with their reason */
     js_buf_t b = {0};
-    jw_t w;
-    jw_init(&w, &b);
-    jw_open(&w, NULL);
-    part_perf.summary_json(ps, &w);
-    jw_close(&w);
-    assert_int_equal(jw_error(&w), 0);
+    js_summary_table_t *t = figure_new();
+    assert_non_null(t);
+    part_perf.summary(ps, figure_root(t));
+    assert_int_equal(figure_json(t, &b), 0);
     assert_non_null(strstr(b.p, "\"cycles\": \"ENOENT: No such file or directory\""));
     assert_non_null(
         strstr(b.p, "\"fp_flops_any\": \"ENOENT: libpfm4: not an event of the detected core PMU\""));
@@ -1042,7 +1041,8 @@ static void test_model_part(void **state)
     assert_non_null(strstr(b.p, "\"target\": \"tree: test\""));
     assert_non_null(strstr(b.p, "\"paranoid\": 2"));
     b.len = 0;
-    assert_int_equal(part_perf.summary_text(ps, &b), 0);
+    assert_int_equal(part_perf.summary_text(figure_root(t), &b), 0);
+    figure_free(t);
     assert_non_null(strstr(b.p, "  perf software    task-clock 1.700 s"));
     assert_non_null(
         strstr(b.p, "  perf missing     cycles, cache_misses: ENOENT: No such file or directory\n"));
@@ -1064,11 +1064,13 @@ static void test_model_part_no_data(void **state)
     assert_int_equal(sample_init(&s), 0);
     feed(ps, &s, 0, 1, NULL, 0, false);
     js_buf_t b = {0};
-    jw_t w;
-    jw_init(&w, &b);
-    part_perf.summary_json(ps, &w); /* a recording without perf data: no section */
-    assert_int_equal(part_perf.summary_text(ps, &b), 0);
+    js_summary_table_t *t = figure_new();
+    assert_non_null(t);
+    part_perf.summary(ps, figure_root(t)); /* a recording without perf data: no section */
+    assert_int_equal(fig_count(figure_root(t)), 0);
+    assert_int_equal(part_perf.summary_text(figure_root(t), &b), 0);
     assert_true(b.len == 0);
+    figure_free(t);
     buf_free(&b);
     sample_free(&s);
     part_perf.fini(ps);

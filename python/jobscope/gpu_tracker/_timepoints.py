@@ -107,8 +107,8 @@ def load(path, summary, root_pid, embedded, gpu_brand=None, gpu_uuids=None, stop
       timestamp
 
     `summary` is the run's summary (GPU devices and their UUIDs); `embedded`: the root is the process that runs
-    the monitor, whose thread (and, at the closing sample, the thread waiting in stop() when `stop_helper`)
-    is not counted; `gpu_brand` keeps that vendor's GPUs; `gpu_uuids` the GPUs whose utilisation is summed.
+    the monitor, whose thread (the process view leaves it out) and, at the closing sample, the thread waiting
+    in stop() when `stop_helper` are not counted; `gpu_brand` keeps that vendor's GPUs; `gpu_uuids` the GPUs whose utilisation is summed.
     Values that could not be measured are None."""
     procs = _views.by_sample(_views.rows(path, "process", PROCESS_COLUMNS))
     tree = {int(r["sample"]): r for r in _views.rows(path, "tree", TREE_COLUMNS) if r.get("sample") is not None}
