@@ -47,9 +47,9 @@ enum { ST_UNINIT, ST_OFF, ST_ON, ST_GONE };
 #define SNDBUF_WANTED (1 << 20) /* queued marks before drops; the kernel caps it at net.core.wmem_max */
 
 static struct {
-    pthread_mutex_t lock;    /* taken only to connect or redirect */
+    pthread_mutex_t lock; /* taken only to connect or redirect */
     atomic_int state;
-    int fd;                  /* fixed once made (see above) */
+    int fd; /* fixed once made (see above) */
     int32_t rank;
     char host[MARKWIRE_HOST_MAX + 1];
     size_t host_len;
@@ -58,7 +58,7 @@ static struct {
     void *page;                        /* where it is mapped (kept: a new one is mapped over it) */
     char shared_for[128];              /* the address it belongs to */
     int gone_errno;                    /* why the announced monitor cannot be reached (state ST_GONE) */
-    bool redirected;         /* client_point() gave an address */
+    bool redirected;                   /* client_point() gave an address */
     char addr[128];
     bool atfork_set;
 } cl = {.lock = PTHREAD_MUTEX_INITIALIZER, .fd = -1};

@@ -21,10 +21,10 @@
 #include <string.h>
 #include <unistd.h>
 
-#define IDLE_FRACTION 0.02   /* a node that used under 2% of its allocated core-seconds is idle */
-#define IMBALANCE 0.5        /* a node under half the mean CPU of the job's nodes */
-#define MEM_NEAR 0.9         /* a peak at 90% of the limit or more */
-#define GPU_IDLE 0.05        /* a GPU busy under 5% of the time on average */
+#define IDLE_FRACTION 0.02 /* a node that used under 2% of its allocated core-seconds is idle */
+#define IMBALANCE 0.5      /* a node under half the mean CPU of the job's nodes */
+#define MEM_NEAR 0.9       /* a peak at 90% of the limit or more */
+#define GPU_IDLE 0.05      /* a GPU busy under 5% of the time on average */
 
 /* One node: the job's facts about it (from the merge and its metadata) and its own summary table, whose
  * rows every figure below is read from. */
@@ -341,7 +341,8 @@ int cli_merged_summary(const char *path, bool json, js_summary_form_t form)
     char dir[] = "/tmp/jobscope-summary-XXXXXX";
     const char *tdir = getenv("TMPDIR");
     char dirbuf[4096];
-    if (tdir && *tdir && snprintf(dirbuf, sizeof(dirbuf), "%s/jobscope-summary-XXXXXX", tdir) < (int)sizeof(dirbuf) &&
+    if (tdir && *tdir &&
+        snprintf(dirbuf, sizeof(dirbuf), "%s/jobscope-summary-XXXXXX", tdir) < (int)sizeof(dirbuf) &&
         mkdtemp(dirbuf))
         tdir = dirbuf;
     else if (mkdtemp(dir))
@@ -398,7 +399,8 @@ int cli_merged_summary(const char *path, bool json, js_summary_form_t form)
     return rc;
 }
 
-int cli_merged_node_path(const char *path, const char *node, char *tmpdir, size_t dircap, char *out, size_t outcap)
+int cli_merged_node_path(const char *path, const char *node, char *tmpdir, size_t dircap, char *out,
+                         size_t outcap)
 {
     const char *t = getenv("TMPDIR");
     if (!t || !*t)

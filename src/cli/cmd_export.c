@@ -1,10 +1,10 @@
 /* SPDX-License-Identifier: MIT
  *
- * `jobscope export`: a recording's samples as a table for pandas, SQL or spreadsheets. The model derives every
- * value; what is exported is one of its views (model/part.h): `tree` (a row per sample), `process` (a row per
- * sample and process), `system` (a row per sample), and the views of every model part. This file only puts
- * the time columns in front and hands rows to a tabular sink (CSV or JSON Lines). The HDF5 format is different:
- * it holds every raw table of the recording as recorded (src/sinks/hdf5.h), not a view.
+ * `jobscope export`: a recording's samples as a table for pandas, SQL or spreadsheets. The model derives
+ * every value; what is exported is one of its views (model/part.h): `tree` (a row per sample), `process` (a
+ * row per sample and process), `system` (a row per sample), and the views of every model part. This file only
+ * puts the time columns in front and hands rows to a tabular sink (CSV or JSON Lines). The HDF5 format is
+ * different: it holds every raw table of the recording as recorded (src/sinks/hdf5.h), not a view.
  */
 #include "cli/cli.h"
 #include "cli/cli_jobsum.h"
@@ -148,7 +148,8 @@ done:
 
 /* export_view: view `view` of the recording at `path` (a node's or a merged job's) as a table through `sink`
  * into `out` (standard output when NULL). Returns 0 or EXIT_FAIL (reported). */
-static int export_view(const char *path, const char *view, const js_tab_sink_t *sink, const char *out, bool force)
+static int export_view(const char *path, const char *view, const js_tab_sink_t *sink, const char *out,
+                       bool force)
 {
     /* validate the recording before creating the output file */
     char err[1024];
@@ -286,15 +287,19 @@ int cmd_export(int argc, char **argv)
         if (!out) {
             const char *p = argv[optind];
             size_t len = strlen(p);
-            int w = len > 3 && strcmp(p + len - 3, ".db") == 0 ? snprintf(def, sizeof(def), "%.*s.h5", (int)(len - 3), p)
-                                                               : snprintf(def, sizeof(def), "%s.h5", p);
+            int w = len > 3 && strcmp(p + len - 3, ".db") == 0
+                        ? snprintf(def, sizeof(def), "%.*s.h5", (int)(len - 3), p)
+                        : snprintf(def, sizeof(def), "%s.h5", p);
             if (w < 0 || (size_t)w >= sizeof(def))
-                return cli_usage_error("export ", "RECORDING's name is too long for a default output; use -o");
+                return cli_usage_error("export ",
+                                       "RECORDING's name is too long for a default output; use -o");
             out = def;
         }
         if (merge_is_merged(argv[optind])) {
-            cli_error("%s: a merged job recording: export it as csv or jsonl (a node column), or hdf5 from the "
-                      "nodes' own recordings", argv[optind]);
+            cli_error(
+                "%s: a merged job recording: export it as csv or jsonl (a node column), or hdf5 from the "
+                "nodes' own recordings",
+                argv[optind]);
             return EXIT_FAIL;
         }
         return export_hdf5(argv[optind], out, force);
@@ -302,7 +307,8 @@ int cmd_export(int argc, char **argv)
     if (!sink)
         return cli_usage_error("export ", "missing --format (csv, jsonl or hdf5)");
     if (!view_export_known(view, NULL))
-        return cli_usage_error("export ", "unknown scope '%s' (tree, process, system; --list shows all)", view);
+        return cli_usage_error("export ", "unknown scope '%s' (tree, process, system; --list shows all)",
+                               view);
     if (optind != argc - 1)
         return cli_usage_error("export ", optind >= argc ? "missing RECORDING" : "too many arguments");
     return export_view(argv[optind], view, sink, out, force);

@@ -169,8 +169,9 @@ static void cgroup_remove(js_cgroup_t *cg, bool *warned, bool at_exit)
             n += (size_t)snprintf(pids + n, sizeof(pids) - n, "%s%d", i ? ", " : "", (int)left.pid[i]);
         cgroupfs_main_path(cg, path, sizeof(path));
         if (left.n)
-            cli_error("cgroup %s: process%s %s still in it after the run; moved to the enclosing cgroup at exit",
-                      path, left.n > 1 ? "es" : "", pids);
+            cli_error(
+                "cgroup %s: process%s %s still in it after the run; moved to the enclosing cgroup at exit",
+                path, left.n > 1 ? "es" : "", pids);
         else
             cli_error("cgroup %s not removed: %s", path, strerror(-r));
         *warned = true;
@@ -314,9 +315,9 @@ static int write_summaries(const run_opts_t *o, outputs_t *out, const js_run_inf
 }
 
 /* resolve_watch: the scope `watch` was asked for, resolved before anything is created: the UID of a user
- * (and the user's own cgroup, user.slice/user-UID.slice, where there is one: exact totals), the cgroup, or the
- * node. Sets ctx->scope and *ret_cg (owned by the caller) and describes the scope in `desc`. Returns 0, or
- * EXIT_FAIL after one line. */
+ * (and the user's own cgroup, user.slice/user-UID.slice, where there is one: exact totals), the cgroup, or
+ * the node. Sets ctx->scope and *ret_cg (owned by the caller) and describes the scope in `desc`. Returns 0,
+ * or EXIT_FAIL after one line. */
 static int resolve_watch(const run_opts_t *o, js_ctx_t *ctx, js_cgroup_t **ret_cg, char *desc, size_t cap)
 {
     char why[512] = "";
@@ -476,8 +477,10 @@ static int run_resolve(run_t *run)
  * or -1 with run->status set (run_cleanup follows). */
 static int run_outputs(run_t *run)
 {
-    static const char *const scope_label[] = {[JS_SCOPE_TREE] = "tree", [JS_SCOPE_USER] = "user",
-                                              [JS_SCOPE_CGROUP] = "cgroup", [JS_SCOPE_NODE] = "node"};
+    static const char *const scope_label[] = {[JS_SCOPE_TREE] = "tree",
+                                              [JS_SCOPE_USER] = "user",
+                                              [JS_SCOPE_CGROUP] = "cgroup",
+                                              [JS_SCOPE_NODE] = "node"};
     const char *label = scope_label[run->o.kind == CMD_WATCH ? run->o.scope : JS_SCOPE_TREE];
     run->o.exp.endpoint_optional = true; /* a taken port is said, and the command runs (listen_error below) */
     /* the port is taken before anything */
@@ -572,8 +575,10 @@ static void run_configure(run_t *run)
 
     /* everything known before the command starts is recorded before it starts */
     recorder_meta(run->rec, "jobscope_version", JOBSCOPE_VERSION);
-    static const char *const kind_names[] = {[JS_SCOPE_TREE] = "tree", [JS_SCOPE_USER] = "user",
-                                             [JS_SCOPE_CGROUP] = "cgroup", [JS_SCOPE_NODE] = "node"};
+    static const char *const kind_names[] = {[JS_SCOPE_TREE] = "tree",
+                                             [JS_SCOPE_USER] = "user",
+                                             [JS_SCOPE_CGROUP] = "cgroup",
+                                             [JS_SCOPE_NODE] = "node"};
     recorder_meta(run->rec, "mode",
                   run->o.job                  ? "job"
                   : run->o.kind == CMD_RUN    ? "run"
@@ -832,8 +837,8 @@ static void run_conclude(run_t *run)
         recorder_close(run->out.rec);
         run->out.rec = NULL;
         run->out.report = false;
-        if (cli_output_end(&run->out.report_f, cli_report_fd(run->recording, run->out.report_f.fd,
-                                                             run->out.report_path)) == 0) {
+        if (cli_output_end(&run->out.report_f,
+                           cli_report_fd(run->recording, run->out.report_f.fd, run->out.report_path)) == 0) {
             if (!run->o.quiet)
                 fprintf(stderr, "jobscope: report %s\n", run->out.report_path);
         } else if (run->o.attach) {

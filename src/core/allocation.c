@@ -144,11 +144,27 @@ int alloc_parse_slurm_mem(const char *s, double *ret_bytes)
         return -EINVAL;
     double scale = MIB;
     switch (*p) {
-    case 'K': case 'k': scale = 1024.0; p++; break;
-    case 'M': case 'm': p++; break;
-    case 'G': case 'g': scale = MIB * 1024; p++; break;
-    case 'T': case 't': scale = MIB * 1024 * 1024; p++; break;
-    default: break;
+    case 'K':
+    case 'k':
+        scale = 1024.0;
+        p++;
+        break;
+    case 'M':
+    case 'm':
+        p++;
+        break;
+    case 'G':
+    case 'g':
+        scale = MIB * 1024;
+        p++;
+        break;
+    case 'T':
+    case 't':
+        scale = MIB * 1024 * 1024;
+        p++;
+        break;
+    default:
+        break;
     }
     if (!at_end(p))
         return -EINVAL;
@@ -170,7 +186,8 @@ static const char *env_get(char *const *envp, const char *name)
 }
 
 /* min_up: the smallest value `parse` gives for `file` from the cgroup up to its hierarchy's root. */
-static double min_up(const js_cgroup_t *cg, js_cg_ctrl_t c, const char *file, int (*parse)(const char *, double *))
+static double min_up(const js_cgroup_t *cg, js_cg_ctrl_t c, const char *file,
+                     int (*parse)(const char *, double *))
 {
     double best = NAN;
     char buf[128];
@@ -235,8 +252,8 @@ static double v1_hier_limit(const js_cgroup_t *cg)
     js_buf_t b = {0};
     double v = NAN;
     uint64_t u;
-    if (dir >= 0 && fs_read(dir, "memory.stat", &b) == 0 && kv_u64(b.p, "hierarchical_memory_limit", &u) == 0 &&
-        u < UNLIMITED_BYTES)
+    if (dir >= 0 && fs_read(dir, "memory.stat", &b) == 0 &&
+        kv_u64(b.p, "hierarchical_memory_limit", &u) == 0 && u < UNLIMITED_BYTES)
         v = (double)u;
     buf_free(&b);
     return v;
@@ -310,7 +327,8 @@ int allocation_resolve(const js_fsroot_t *r, pid_t pid, const js_cgroup_t *cg, c
     const char *v;
     int node_cpus = -1;
     uint64_t u;
-    if ((v = env_get(envp, "SLURM_CPUS_ON_NODE")) && parse_u64(&v, &u) == 0 && at_end(v) && u > 0 && u < 1u << 20) {
+    if ((v = env_get(envp, "SLURM_CPUS_ON_NODE")) && parse_u64(&v, &u) == 0 && at_end(v) && u > 0 &&
+        u < 1u << 20) {
         node_cpus = (int)u;
         ret->value[JS_ALLOC_SLURM_CPUS_ON_NODE] = node_cpus;
     }

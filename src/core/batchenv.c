@@ -112,7 +112,8 @@ static int one_name(const char *s, const char *e, int (*fn)(void *, const char *
         for (unsigned long long v = a; v <= b; v++) {
             count++;
             if (fn && !*ret_stop) {
-                int n = snprintf(name, sizeof(name), "%.*s%0*llu%.*s", (int)plen, s, width, v, (int)slen, rb + 1);
+                int n =
+                    snprintf(name, sizeof(name), "%.*s%0*llu%.*s", (int)plen, s, width, v, (int)slen, rb + 1);
                 if (n < 0 || (size_t)n >= sizeof(name))
                     return -EINVAL;
                 *ret_stop = fn(arg, name);
@@ -188,8 +189,8 @@ static bool same_host(const char *a, size_t alen, const char *b)
     return (ad || bd) && as == bs && as > 0 && memcmp(a, b, as) == 0;
 }
 
-int nodefile_parse(const char *text, const char *host, char *nodes, size_t cap, int *ret_nnodes, int *ret_cores,
-                   char ret_node[128])
+int nodefile_parse(const char *text, const char *host, char *nodes, size_t cap, int *ret_nnodes,
+                   int *ret_cores, char ret_node[128])
 {
     size_t used = 0;
     int nn = 0, cores = 0;

@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: MIT
  *
- * A growable byte buffer, kept NUL-terminated by the writers below: what file readers (sys/fsroot.h), the JSON
- * writer (core/json.h), the summary and the report's HTML write into. A leaf module: it uses libc only, so
- * every layer, src/sys/ included, may use it (docs/ARCHITECTURE.md, "Layers").
+ * A growable byte buffer, kept NUL-terminated by the writers below: what file readers (sys/fsroot.h), the
+ * JSON writer (core/json.h), the summary and the report's HTML write into. A leaf module: it uses libc only,
+ * so every layer, src/sys/ included, may use it (docs/ARCHITECTURE.md, "Layers").
  */
 #ifndef JOBSCOPE_BUF_H
 #define JOBSCOPE_BUF_H

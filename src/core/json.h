@@ -19,8 +19,8 @@ size_t utf8_len(const unsigned char *s, size_t n);
 
 /* text_escape: append `s` (`len` bytes, any bytes) as text safe for a terminal and valid UTF-8: a backslash
  * as two backslashes, \n \t \r for those controls, \xNN for other control bytes and for bytes that are not
- * UTF-8, \u00NN for C1 controls. Reversible. The exports write command names and lines this way (CSV and JSON Lines
- * alike) and the text summary prints them this way. Returns 0 or -ENOMEM. */
+ * UTF-8, \u00NN for C1 controls. Reversible. The exports write command names and lines this way (CSV and JSON
+ * Lines alike) and the text summary prints them this way. Returns 0 or -ENOMEM. */
 int text_escape(js_buf_t *b, const char *s, size_t len);
 
 /* text_escape_quoted: text_escape, and a single quote as \' too (inside a shell's $'...'). */

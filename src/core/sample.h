@@ -1,9 +1,9 @@
 /* SPDX-License-Identifier: MIT
  *
  * One sample: the row buffers of every registered table (core tables first, then each source's, in
- * registry_tables() order, sources/registry.h). The live sampler fills it from the sources; the recording reader fills it from a
- * SQLite file. The model consumes it the same way in both cases, which is why the end-of-run summary,
- * `jobscope summary` and the exports agree.
+ * registry_tables() order, sources/registry.h). The live sampler fills it from the sources; the recording
+ * reader fills it from a SQLite file. The model consumes it the same way in both cases, which is why the
+ * end-of-run summary, `jobscope summary` and the exports agree.
  */
 #ifndef JOBSCOPE_SAMPLE_H
 #define JOBSCOPE_SAMPLE_H
@@ -40,11 +40,11 @@ int sample_table_index(const js_sample_t *s, const char *name);
 
 /* A table a consumer reads, with the columns it reads of it, bound by name (sample_bind). */
 typedef struct {
-    const char *name;         /* the table's name */
-    const char *const *cols;  /* the names of the columns read, `ncols` of them (may be 0) */
+    const char *name;        /* the table's name */
+    const char *const *cols; /* the names of the columns read, `ncols` of them (may be 0) */
     size_t ncols;
-    int *col;                 /* out: their indices, `ncols` of them */
-    int table;                /* out: the table's index in the sample; -1 when absent or a column is missing */
+    int *col;  /* out: their indices, `ncols` of them */
+    int table; /* out: the table's index in the sample; -1 when absent or a column is missing */
 } js_bind_t;
 
 /* sample_bind: bind each of the `n` tables of `b` against the layout of `s` (sample_table_index, table_bind).

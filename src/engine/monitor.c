@@ -172,12 +172,12 @@ static int take(js_monitor_t *mon, js_sampler_t *sp, js_sample_t *s, int64_t dea
 
 /* Phases cut at their marks: a begin or end mark takes a sample of the scope at once (the mark already woke
  * the loop), so cumulative figures are exact at phase boundaries and a phase's peak is that of the samples
- * inside it. Marks in a burst coalesce: samples taken for marks draw on a budget that grows by 1/MARK_GAP_COST
- * of the time passed (at most 5% of one CPU, in the monitor thread's CPU time: a loaded machine's preemption
- * is not the sample's cost) and holds MARK_BURST samples (an end mark and the next begin, a cell's end and the
- * next cell's start, each get their own sample at once); each costs what the last sample cost, at least
- * MARK_GAP_MIN_NS / MARK_GAP_COST (at most 100 a second in a long burst). The marks that arrive while the
- * budget is spent go to the sample taken when it allows one. */
+ * inside it. Marks in a burst coalesce: samples taken for marks draw on a budget that grows by
+ * 1/MARK_GAP_COST of the time passed (at most 5% of one CPU, in the monitor thread's CPU time: a loaded
+ * machine's preemption is not the sample's cost) and holds MARK_BURST samples (an end mark and the next
+ * begin, a cell's end and the next cell's start, each get their own sample at once); each costs what the last
+ * sample cost, at least MARK_GAP_MIN_NS / MARK_GAP_COST (at most 100 a second in a long burst). The marks
+ * that arrive while the budget is spent go to the sample taken when it allows one. */
 #define MARK_GAP_MIN_NS 10000000 /* 10 ms: at most 100 samples a second for marks, past a burst */
 #define MARK_GAP_COST 20         /* at most 5% of one CPU */
 #define MARK_BURST 4             /* samples for marks taken at once before the budget paces them */
@@ -218,7 +218,8 @@ static void commit(js_monitor_t *mon, js_sample_t *s, bool final)
 {
     if (final)
         sampler_mark_final(s);
-    if (mon->marks) { /* the marks made before this sample was taken become its rows (all of them at the end) */
+    if (mon->marks) { /* the marks made before this sample was taken become its rows (all of them at the end)
+                       */
         receive_marks(mon, final);
         self_marks_update(s, &mon->ctx); /* the sample's mark counts are those of the marks it takes */
         const js_rows_t *sr = sample_rows(s, &table_samples);
@@ -254,8 +255,9 @@ static void commit(js_monitor_t *mon, js_sample_t *s, bool final)
     mon->last_sample_cost_ns = now_ns(CLOCK_THREAD_CPUTIME_ID) - mon->take_cpu0_ns;
     if (mon->ctx.for_marks) {
         mon->cut_samples++;
-        int64_t cost = mon->last_sample_cost_ns > MARK_GAP_MIN_NS / MARK_GAP_COST ? mon->last_sample_cost_ns
-                                                                                : MARK_GAP_MIN_NS / MARK_GAP_COST;
+        int64_t cost = mon->last_sample_cost_ns > MARK_GAP_MIN_NS / MARK_GAP_COST
+                           ? mon->last_sample_cost_ns
+                           : MARK_GAP_MIN_NS / MARK_GAP_COST;
         /* the budget (CPU ns): what the time since the last such sample allows, up to a burst's worth */
         int64_t cap = MARK_BURST * cost, since = now - mon->cut_credit_at_ns;
         mon->cut_credit_ns = mon->cut_credit_at_ns == 0 || since / MARK_GAP_COST >= cap - mon->cut_credit_ns
@@ -269,7 +271,8 @@ static void commit(js_monitor_t *mon, js_sample_t *s, bool final)
     mon->ctx.for_marks = false;
 }
 
-/* has_children: whether the monitor still has a child (every member of a run-mode tree is a descendant of one). */
+/* has_children: whether the monitor still has a child (every member of a run-mode tree is a descendant of
+ * one). */
 static bool has_children(const js_monitor_t *mon)
 {
     char path[64], text[64];
@@ -295,8 +298,8 @@ static bool scope_over(js_monitor_t *mon)
     else
         over = mon->ctx.live_members == 0;
     if (over && !mon->stop_reason)
-        mon->stop_reason = mon->ctx.scope_gone && mon->ctx.scope.kind == JS_SCOPE_CGROUP ? "scope removed"
-                                                                                         : "scope ended";
+        mon->stop_reason =
+            mon->ctx.scope_gone && mon->ctx.scope.kind == JS_SCOPE_CGROUP ? "scope removed" : "scope ended";
     return over;
 }
 
@@ -366,8 +369,8 @@ bool monitor_file_finished(const char *path)
         return false;
     buf[n] = '\0';
     for (char *p = buf; (p = strstr(p, "FINISHED")); p++) /* the word, not a part of one */
-        if ((p == buf || (!isalnum((unsigned char)p[-1]) && p[-1] != '_')) &&
-            !isalnum((unsigned char)p[8]) && p[8] != '_')
+        if ((p == buf || (!isalnum((unsigned char)p[-1]) && p[-1] != '_')) && !isalnum((unsigned char)p[8]) &&
+            p[8] != '_')
             return true;
     return false;
 }
@@ -383,8 +386,9 @@ static bool until_file_says_stop(const char *path, int mode)
 
 /* The loop's own state: its descriptors, its schedule and what wakes it. */
 typedef struct {
-    int tfd, sfd, root_pidfd; /* the deadline timer, the signalfd (not embedded), the watched process (attach) */
-    wpids_t wp;               /* processes whose exit wakes the loop */
+    int tfd, sfd,
+        root_pidfd; /* the deadline timer, the signalfd (not embedded), the watched process (attach) */
+    wpids_t wp;     /* processes whose exit wakes the loop */
     size_t reaped_cap;
     int64_t start, iv, stop_at; /* the schedule: deadline k is start + k * iv; --duration's end */
     int until;                  /* UNTIL_*: what --until-file waits for */
@@ -417,7 +421,7 @@ static int loop_open(js_monitor_t *mon, loop_t *lp)
     lp->start = mon->start_mono_ns;
     lp->iv = mon->interval_ns;
     lp->stop_at = mon->duration_ns > 0 ? lp->start + mon->duration_ns : INT64_MAX;
-    lp->until = !mon->until_file                      ? UNTIL_NONE
+    lp->until = !mon->until_file                     ? UNTIL_NONE
                 : access(mon->until_file, F_OK) == 0 ? UNTIL_FINISHED
                                                      : UNTIL_APPEARS;
     return 0;
@@ -465,7 +469,8 @@ static int loop_wait(js_monitor_t *mon, loop_t *lp, struct pollfd *pf)
 
 /* loop_events: what woke the loop, other than the timer and signals: a watched task's exit, marks, the
  * host's requests (embedded), the attached process's exit. Sets *event_sample and *stop. */
-static void loop_events(js_monitor_t *mon, loop_t *lp, const struct pollfd *pf, bool *event_sample, bool *stop)
+static void loop_events(js_monitor_t *mon, loop_t *lp, const struct pollfd *pf, bool *event_sample,
+                        bool *stop)
 {
     for (size_t i = 0; i < lp->wp.n; i++)
         if (lp->wp.w[i].fd >= 0 && (pf[5 + i].revents & (POLLIN | POLLHUP | POLLERR))) {
@@ -593,7 +598,8 @@ int monitor_loop(js_monitor_t *mon)
             lp.k = kn + 1;
         }
         if ((r = take(mon, sp, s, dl, stop)) == -EINTR)
-            continue; /* a stop signal came in mid-sample: handle it first, the next sample reads everything */
+            continue; /* a stop signal came in mid-sample: handle it first, the next sample reads everything
+                       */
         if (r < 0)
             goto out;
         done = stop || scope_over(mon);

@@ -35,7 +35,8 @@ int sampler_init(js_sampler_t *sp, js_ctx_t *ctx, js_sample_t *s)
             goto nomem;
         for (size_t t = 0; t < nt; t++)
             sp->rows[i][t] = sample_rows(s, src->tables[t]);
-        sp->init_rc[i] = src->init ? src->init(ctx, &sp->state[i], sp->init_why[i], sizeof(sp->init_why[i])) : 0;
+        sp->init_rc[i] =
+            src->init ? src->init(ctx, &sp->state[i], sp->init_why[i], sizeof(sp->init_why[i])) : 0;
     }
     return 0;
 nomem:

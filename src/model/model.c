@@ -15,22 +15,53 @@
 #include <string.h>
 
 /* The names of the columns the tree model reads (model_int.h: each enum follows its list). */
-static const char *const proc_names[CP__MAX] = {
-    "pid", "start_ticks", "ppid", "state", "utime_ticks", "stime_ticks", "cutime_ticks", "cstime_ticks",
-    "threads", "minflt", "majflt", "cminflt", "cmajflt", "rss_bytes", "shared_bytes", "rss_anon_bytes",
-    "rss_file_bytes", "rss_shmem_bytes", "swap_bytes", "hwm_bytes", "vol_ctxsw", "invol_ctxsw", "rchar_bytes",
-    "wchar_bytes", "syscr", "syscw", "read_bytes", "write_bytes", "fds", "uss_bytes", "pss_bytes", "sigignore",
-    "cpu_ns"};
+static const char *const proc_names[CP__MAX] = {"pid",
+                                                "start_ticks",
+                                                "ppid",
+                                                "state",
+                                                "utime_ticks",
+                                                "stime_ticks",
+                                                "cutime_ticks",
+                                                "cstime_ticks",
+                                                "threads",
+                                                "minflt",
+                                                "majflt",
+                                                "cminflt",
+                                                "cmajflt",
+                                                "rss_bytes",
+                                                "shared_bytes",
+                                                "rss_anon_bytes",
+                                                "rss_file_bytes",
+                                                "rss_shmem_bytes",
+                                                "swap_bytes",
+                                                "hwm_bytes",
+                                                "vol_ctxsw",
+                                                "invol_ctxsw",
+                                                "rchar_bytes",
+                                                "wchar_bytes",
+                                                "syscr",
+                                                "syscw",
+                                                "read_bytes",
+                                                "write_bytes",
+                                                "fds",
+                                                "uss_bytes",
+                                                "pss_bytes",
+                                                "sigignore",
+                                                "cpu_ns"};
 static const char *const info_names[CI__MAX] = {"pid", "start_ticks", "comm"};
-static const char *const tree_names[CT__MAX] = {
-    "root_alive", "unread", "node_processes", "reaped_utime_us", "reaped_stime_us", "reaped_maxrss_bytes",
-    "reaped_minflt", "reaped_majflt", "reaped_vol_ctxsw", "reaped_invol_ctxsw", "reaped_rchar_bytes",
-    "reaped_wchar_bytes", "reaped_syscr", "reaped_syscw", "reaped_read_bytes", "reaped_write_bytes",
-    "t_boot_ns"};
+static const char *const tree_names[CT__MAX] = {"root_alive",         "unread",
+                                                "node_processes",     "reaped_utime_us",
+                                                "reaped_stime_us",    "reaped_maxrss_bytes",
+                                                "reaped_minflt",      "reaped_majflt",
+                                                "reaped_vol_ctxsw",   "reaped_invol_ctxsw",
+                                                "reaped_rchar_bytes", "reaped_wchar_bytes",
+                                                "reaped_syscr",       "reaped_syscw",
+                                                "reaped_read_bytes",  "reaped_write_bytes",
+                                                "t_boot_ns"};
 static const char *const stepd_names[CS__MAX] = {"pid", "start_ticks", "cutime_ticks", "cstime_ticks"};
 static const char *const self_names[CF__MAX] = {
-    "utime_us",   "stime_us",   "maxrss_bytes", "prev_write_ns", "write_errors", "rchar_bytes", "wchar_bytes",
-    "syscr",      "syscw",      "read_bytes",   "write_bytes",   "threads",      "fds"};
+    "utime_us", "stime_us", "maxrss_bytes", "prev_write_ns", "write_errors", "rchar_bytes", "wchar_bytes",
+    "syscr",    "syscw",    "read_bytes",   "write_bytes",   "threads",      "fds"};
 
 void rate_carry_init(rate_carry_t *c, double cap, int64_t nominal_ns)
 {
@@ -206,8 +237,8 @@ static void read_reaped(js_model_t *m, const js_value_t *tv, reaped_t *r, js_tre
 static void node_cumulate(js_model_t *m, js_tree_point_t *pt, const js_sample_t *s)
 {
     if (!m->node.cpu) { /* resolve the columns by name, once */
-        static const char *const busy[6] = {"user_ticks", "nice_ticks", "system_ticks", "irq_ticks", "softirq_ticks",
-                                            "steal_ticks"};
+        static const char *const busy[6] = {"user_ticks", "nice_ticks",    "system_ticks",
+                                            "irq_ticks",  "softirq_ticks", "steal_ticks"};
         m->node.cpu = table_named(s, "cpu");
         m->node.mem = table_named(s, "memory");
         m->node.c_id = m->node.cpu ? table_column(m->node.cpu, "cpu") : -1;
@@ -274,8 +305,9 @@ static void cumulate(js_model_t *m, js_tree_point_t *pt, const live_sums_t *ls, 
     double c_min = ls->minflt + r->minflt + m->lost_minflt, c_maj = ls->majflt + r->majflt + m->lost_majflt;
     if (!m->have_base) {
         m->have_base = true;
-        if (m->cfg.mode != JS_MODE_RUN && !m->cfg.stepd_roots) { /* attach and watch count what was used while
-                                                                   * watched; a job's tasks count from their start */
+        if (m->cfg.mode != JS_MODE_RUN &&
+            !m->cfg.stepd_roots) { /* attach and watch count what was used while
+                                    * watched; a job's tasks count from their start */
             m->base_user = c_user;
             m->base_sys = c_sys;
             for (int k = 0; k < IO__MAX; k++)
@@ -353,13 +385,15 @@ static void summary_add(js_model_t *m, const js_sample_t *s, const js_value_t *s
     su->taken++;
     if (sv && sv[SAMPLES_MISSED].present)
         su->missed = sv[SAMPLES_MISSED].i;
-    /* a sample without a live member (a command that exited before it) holds no figure of the scope's memory */
+    /* a sample without a live member (a command that exited before it) holds no figure of the scope's memory
+     */
     bool levels = any || m->cfg.scope == JS_SCOPE_NODE;
     su->peak_rss_sum = fmax_nan(su->peak_rss_sum, levels ? pt->rss : NAN);
     su->peak_rss_main = fmax_nan(su->peak_rss_main, any ? pt->rss_main : NAN);
     su->peak_rss_desc = fmax_nan(su->peak_rss_desc, any ? pt->rss_desc : NAN);
     su->peak_swap = fmax_nan(su->peak_swap, levels ? pt->swap : NAN);
-    if (pt->pss_read && any) { /* the PSS peaks: sums measured at one sample, not the estimates between reads */
+    if (pt->pss_read &&
+        any) { /* the PSS peaks: sums measured at one sample, not the estimates between reads */
         su->pss_samples++;
         su->peak_pss = fmax_nan(su->peak_pss, pt->pss);
         su->peak_private = fmax_nan(su->peak_private, pt->uss);
@@ -474,7 +508,8 @@ int model_feed(js_model_t *m, int64_t seq, const js_sample_t *s)
         m->views[i].built = -1;
     js_feed_t f = {.seq = seq, .s = s, .m = m};
     for (size_t i = 0; i < m->nparts; i++)
-        if (m->part_on[i] && js_model_parts[i]->feed && (r = js_model_parts[i]->feed(m->part_state[i], &f)) < 0)
+        if (m->part_on[i] && js_model_parts[i]->feed &&
+            (r = js_model_parts[i]->feed(m->part_state[i], &f)) < 0)
             return r;
     return 0;
 }
@@ -509,7 +544,8 @@ static void top_lists(const js_model_t *m, js_summary_t *ret)
         for (size_t i = 0; i < m->ncomms; i++) {
             if (!used_cpu[i] && cpu[i] > 0 && (bc == SIZE_MAX || cpu[i] > cpu[bc]))
                 bc = i;
-            if (!used_rss[i] && m->comms[i].peak_rss > 0 && (br == SIZE_MAX || m->comms[i].peak_rss > m->comms[br].peak_rss))
+            if (!used_rss[i] && m->comms[i].peak_rss > 0 &&
+                (br == SIZE_MAX || m->comms[i].peak_rss > m->comms[br].peak_rss))
                 br = i;
         }
         if (bc != SIZE_MAX) {
@@ -680,16 +716,18 @@ void model_summary(const js_model_t *m, js_summary_t *ret)
     ret->exact_peak_rss = m->cfg.mode == JS_MODE_RUN;
     ret->inexact_cpu_reason = NULL;
     if (!reaped_all && m->cfg.stepd_roots)
-        ret->inexact_cpu_reason = "a task and its slurmstepd ended within one interval: counted up to its last sample";
+        ret->inexact_cpu_reason =
+            "a task and its slurmstepd ended within one interval: counted up to its last sample";
     else if (!reaped_all && m->cfg.scope == JS_SCOPE_USER)
         ret->inexact_cpu_reason =
             "sampled: the user's processes up to their last sample, with what they reaped; a "
             "process whose parent is another user's (a root daemon, sudo, cron) is counted "
             "only while sampling sees it, and missed whole if it ends between two samples";
     else if (!reaped_all)
-        ret->inexact_cpu_reason = m->cfg.embedded ? "embedded: exact for the children the process waited for; "
-                                                    "orphans are counted up to their last sample"
-                                                  : "sampled: members that exited are counted up to their last sample";
+        ret->inexact_cpu_reason = m->cfg.embedded
+                                      ? "embedded: exact for the children the process waited for; "
+                                        "orphans are counted up to their last sample"
+                                      : "sampled: members that exited are counted up to their last sample";
     else if (ret->sigchld_pid)
         ret->inexact_cpu_reason =
             "sampled: a member ignored SIGCHLD: its children were reaped by the kernel, "

@@ -17,7 +17,8 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-/* ---- the source tables the tree model reads, bound by name ---------------------------------------------- */
+/* ---- the source tables the tree model reads, bound by name ----------------------------------------------
+ */
 
 /* The tables, and the columns of each that the model reads. Each enum follows its name list; the indices are
  * looked up by name once per table layout (model_bind), so the model includes no source header and a
@@ -25,25 +26,82 @@
 enum { TB_PROC, TB_INFO, TB_TREE, TB_EXITS, TB_STEPD, TB_SELF, TB__MAX };
 
 enum {
-    CP_PID, CP_START_TICKS, CP_PPID, CP_STATE, CP_UTIME, CP_STIME, CP_CUTIME, CP_CSTIME, CP_THREADS, CP_MINFLT,
-    CP_MAJFLT, CP_CMINFLT, CP_CMAJFLT, CP_RSS, CP_SHARED, CP_RSS_ANON, CP_RSS_FILE, CP_RSS_SHMEM, CP_SWAP,
-    CP_HWM, CP_VCSW, CP_IVCSW, CP_RCHAR, CP_WCHAR, CP_SYSCR, CP_SYSCW, CP_READ_BYTES, CP_WRITE_BYTES, CP_FDS,
-    CP_USS, CP_PSS, CP_SIGIGNORE, CP_CPU_NS, CP__MAX
+    CP_PID,
+    CP_START_TICKS,
+    CP_PPID,
+    CP_STATE,
+    CP_UTIME,
+    CP_STIME,
+    CP_CUTIME,
+    CP_CSTIME,
+    CP_THREADS,
+    CP_MINFLT,
+    CP_MAJFLT,
+    CP_CMINFLT,
+    CP_CMAJFLT,
+    CP_RSS,
+    CP_SHARED,
+    CP_RSS_ANON,
+    CP_RSS_FILE,
+    CP_RSS_SHMEM,
+    CP_SWAP,
+    CP_HWM,
+    CP_VCSW,
+    CP_IVCSW,
+    CP_RCHAR,
+    CP_WCHAR,
+    CP_SYSCR,
+    CP_SYSCW,
+    CP_READ_BYTES,
+    CP_WRITE_BYTES,
+    CP_FDS,
+    CP_USS,
+    CP_PSS,
+    CP_SIGIGNORE,
+    CP_CPU_NS,
+    CP__MAX
 };
 
 enum { CI_PID, CI_START_TICKS, CI_COMM, CI__MAX };
 
 enum {
-    CT_ROOT_ALIVE, CT_UNREAD, CT_NODE_PROCS, CT_REAPED_UTIME, CT_REAPED_STIME, CT_REAPED_MAXRSS,
-    CT_REAPED_MINFLT, CT_REAPED_MAJFLT, CT_REAPED_NVCSW, CT_REAPED_NIVCSW, CT_REAPED_RCHAR, CT_REAPED_WCHAR,
-    CT_REAPED_SYSCR, CT_REAPED_SYSCW, CT_REAPED_READ_BYTES, CT_REAPED_WRITE_BYTES, CT_T_BOOT, CT__MAX
+    CT_ROOT_ALIVE,
+    CT_UNREAD,
+    CT_NODE_PROCS,
+    CT_REAPED_UTIME,
+    CT_REAPED_STIME,
+    CT_REAPED_MAXRSS,
+    CT_REAPED_MINFLT,
+    CT_REAPED_MAJFLT,
+    CT_REAPED_NVCSW,
+    CT_REAPED_NIVCSW,
+    CT_REAPED_RCHAR,
+    CT_REAPED_WCHAR,
+    CT_REAPED_SYSCR,
+    CT_REAPED_SYSCW,
+    CT_REAPED_READ_BYTES,
+    CT_REAPED_WRITE_BYTES,
+    CT_T_BOOT,
+    CT__MAX
 };
 
 enum { CS_PID, CS_START_TICKS, CS_CUTIME, CS_CSTIME, CS__MAX };
 
 enum {
-    CF_UTIME, CF_STIME, CF_MAXRSS, CF_PREV_WRITE, CF_WRITE_ERRORS, CF_IO_RCHAR, CF_IO_WCHAR, CF_IO_SYSCR,
-    CF_IO_SYSCW, CF_IO_READ_BYTES, CF_IO_WRITE_BYTES, CF_THREADS, CF_FDS, CF__MAX
+    CF_UTIME,
+    CF_STIME,
+    CF_MAXRSS,
+    CF_PREV_WRITE,
+    CF_WRITE_ERRORS,
+    CF_IO_RCHAR,
+    CF_IO_WCHAR,
+    CF_IO_SYSCR,
+    CF_IO_SYSCW,
+    CF_IO_READ_BYTES,
+    CF_IO_WRITE_BYTES,
+    CF_THREADS,
+    CF_FDS,
+    CF__MAX
 };
 
 /* The bound layout: each table (sample_bind) and its columns. */
@@ -59,13 +117,13 @@ typedef struct {
     int32_t ppid;
     double cpu_all, user_all, sys_all; /* own + reaped children, seconds */
     double own, max_own;               /* own utime+stime, seconds */
-    double base_own;                   /* attach mode: own CPU before monitoring began (present at the start) */
-    double comm_base;                  /* own CPU when it took its current comm (an exec) */
-    double own_prev;                   /* own CPU at the row before the last one */
-    int64_t dt_prev_ns;                /* and that row's interval */
+    double base_own;    /* attach mode: own CPU before monitoring began (present at the start) */
+    double comm_base;   /* own CPU when it took its current comm (an exec) */
+    double own_prev;    /* own CPU at the row before the last one */
+    int64_t dt_prev_ns; /* and that row's interval */
     double io[IO__MAX];
-    uint8_t io_ok;   /* bit per IO_* known */
-    bool io_missing; /* its io could not be read at some sample (while not a zombie) */
+    uint8_t io_ok;    /* bit per IO_* known */
+    bool io_missing;  /* its io could not be read at some sample (while not a zombie) */
     bool uss_missing; /* its smaps_rollup could never be read while others' could (not a zombie) */
     double minflt, majflt;
     double uss, pss;     /* last read (smaps_rollup of every member at once, now and then), NAN before */
@@ -73,8 +131,8 @@ typedef struct {
     double rss;          /* its RSS at this sample, NAN when unread */
     double vcsw, ivcsw;  /* last read (status cadence), NAN before the first */
     double peak_rss;
-    uint32_t comm_ix;    /* index + 1 in the per-command table, 0 before its comm is known */
-    bool zombie;         /* last seen exited (state Z): its totals were final */
+    uint32_t comm_ix; /* index + 1 in the per-command table, 0 before its comm is known */
+    bool zombie;      /* last seen exited (state Z): its totals were final */
     /* what it reaped (cutime + cstime, seconds) at its last three rows, newest first, and their samples: a
      * child that vanishes while its parent lives must show up there (check_reaped) */
     double reaped[3];
@@ -82,7 +140,7 @@ typedef struct {
     double owed, owed_user; /* CPU of its children that vanished (as last seen), not yet found in `reaped` */
     double owed_base;       /* its reaped CPU before the first of them vanished */
     uint64_t owed_due;      /* the sample at which `reaped` must have grown by `owed` */
-    char comm[64];       /* from proc_info, for the process view */
+    char comm[64];          /* from proc_info, for the process view */
 } mproc_t;
 
 /* Per command name: what its processes used (the summary's top lists). */
@@ -121,8 +179,8 @@ struct js_model {
     size_t gone_cap;
     /* totals of members that vanished unreaped by anyone we see (attach mode) */
     double lost_cpu, lost_user, lost_sys, lost_io[IO__MAX], lost_minflt, lost_majflt;
-    double sampled_gone;      /* sum of max_own - base_own of vanished processes */
-    double ctxsw_gone[2];     /* last-seen context switches of vanished processes */
+    double sampled_gone;  /* sum of max_own - base_own of vanished processes */
+    double ctxsw_gone[2]; /* last-seen context switches of vanished processes */
     /* baseline subtracted from cumulative values (attach mode: the first sample) */
     bool have_base;
     double base_cpu, base_user, base_sys, base_io[IO__MAX], base_minflt, base_majflt;
@@ -139,8 +197,8 @@ struct js_model {
     /* slurmstepd roots (cfg.stepd_roots): pid -> mstepd_t; what the gone ones had reaped, in seconds */
     js_pidmap_t stepds;
     double stepd_gone_user, stepd_gone_sys;
-    bool lost_any; /* a member vanished with nobody seen to reap it: its last interval is missing */
-    bool io_seen;  /* a member's I/O counters were read at some sample */
+    bool lost_any;       /* a member vanished with nobody seen to reap it: its last interval is missing */
+    bool io_seen;        /* a member's I/O counters were read at some sample */
     double window_ticks; /* start_ticks clock (CLOCK_BOOTTIME, in ticks) at the first sample; NAN unknown */
     const js_rows_t *last_proc_rows; /* the proc rows being fed (their strings) */
     mcomm_t *comms;

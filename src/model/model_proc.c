@@ -162,8 +162,8 @@ static const int opt_cols[6] = {CP_RSS_ANON, CP_RSS_FILE, CP_RSS_SHMEM, CP_SWAP,
 
 /* proc_rates: a process's own CPU and storage rates over the interval (not for one first seen). A short
  * interval (the closing sample) gives the mean over it and the one before, as for the tree. */
-static void proc_rates(const js_model_t *m, mproc_t *e, int fresh, double own, const double *io_now, int64_t dt_ns,
-                       js_proc_point_t *pp)
+static void proc_rates(const js_model_t *m, mproc_t *e, int fresh, double own, const double *io_now,
+                       int64_t dt_ns, js_proc_point_t *pp)
 {
     pp->cpu_cores = pp->read_bps = pp->write_bps = NAN;
     if (!fresh && dt_ns > 0) {
@@ -210,8 +210,8 @@ static void proc_cpu(js_model_t *m, mproc_t *e, int32_t pid, int fresh, double u
     }
 }
 
-/* proc_io: a process's I/O counters (this sample's, else the last read) into the live sums; one whose counters
- * cannot be read is counted once as unreadable. */
+/* proc_io: a process's I/O counters (this sample's, else the last read) into the live sums; one whose
+ * counters cannot be read is counted once as unreadable. */
 static void proc_io(js_model_t *m, mproc_t *e, const js_value_t *v, const double *io_now, live_sums_t *ls)
 {
     const int *pc = m->col.proc;
@@ -240,7 +240,8 @@ static void proc_io(js_model_t *m, mproc_t *e, const js_value_t *v, const double
 
 /* proc_memory: a process's memory, descriptors, context switches and threads into the live sums; a member
  * that ignores SIGCHLD is named. `host`: the embedding process (its monitor thread's share is taken off). */
-static void proc_memory(js_model_t *m, mproc_t *e, const js_value_t *v, int32_t pid, bool host, live_sums_t *ls)
+static void proc_memory(js_model_t *m, mproc_t *e, const js_value_t *v, int32_t pid, bool host,
+                        live_sums_t *ls)
 {
     const int *pc = m->col.proc;
     if (v[pc[CP_RSS]].present) {
@@ -299,7 +300,8 @@ static void proc_memory(js_model_t *m, mproc_t *e, const js_value_t *v, int32_t 
         ls->ctxsw[1] += e->ivcsw;
         ls->have_ctxsw++;
     }
-    if (v[pc[CP_SIGIGNORE]].present && ((uint64_t)v[pc[CP_SIGIGNORE]].i & SIGCHLD_BIT) && !m->sum.sigchld_pid) {
+    if (v[pc[CP_SIGIGNORE]].present && ((uint64_t)v[pc[CP_SIGIGNORE]].i & SIGCHLD_BIT) &&
+        !m->sum.sigchld_pid) {
         m->sum.sigchld_pid = pid; /* its children are reaped by the kernel, their usage accounted to nobody */
         snprintf(m->sum.sigchld_comm, sizeof(m->sum.sigchld_comm), "%s", e->comm);
     }
@@ -352,15 +354,18 @@ int mproc_feed(js_model_t *m, const js_value_t *v, int64_t dt_ns, js_proc_point_
     }
     proc_rates(m, e, fresh, own, io_now, dt_ns, pp);
     e->stamp = m->stamp;
-    e->zombie = v[pc[CP_STATE]].present && m->last_proc_rows && rows_str(m->last_proc_rows, &v[pc[CP_STATE]])[0] == 'Z';
+    e->zombie = v[pc[CP_STATE]].present && m->last_proc_rows &&
+                rows_str(m->last_proc_rows, &v[pc[CP_STATE]])[0] == 'Z';
     e->ppid = v[pc[CP_PPID]].present ? (int32_t)v[pc[CP_PPID]].i : 0;
     if (!isnan(own))
         proc_cpu(m, e, pid, fresh, ut, st, cut, cst);
     proc_io(m, e, v, io_now, ls);
     if (v[pc[CP_MINFLT]].present)
-        e->minflt = (double)v[pc[CP_MINFLT]].i + (v[pc[CP_CMINFLT]].present ? (double)v[pc[CP_CMINFLT]].i : 0);
+        e->minflt =
+            (double)v[pc[CP_MINFLT]].i + (v[pc[CP_CMINFLT]].present ? (double)v[pc[CP_CMINFLT]].i : 0);
     if (v[pc[CP_MAJFLT]].present)
-        e->majflt = (double)v[pc[CP_MAJFLT]].i + (v[pc[CP_CMAJFLT]].present ? (double)v[pc[CP_CMAJFLT]].i : 0);
+        e->majflt =
+            (double)v[pc[CP_MAJFLT]].i + (v[pc[CP_CMAJFLT]].present ? (double)v[pc[CP_CMAJFLT]].i : 0);
     ls->user += e->user_all;
     ls->sys += e->sys_all;
     ls->minflt += e->minflt;
@@ -371,10 +376,10 @@ int mproc_feed(js_model_t *m, const js_value_t *v, int64_t dt_ns, js_proc_point_
     return 0;
 }
 
-/* mproc_count_uss_unreadable: the live members of this sample with no USS/PSS ever read while others' were (another
- * user's smaps_rollup): counted once each in the summary; the sums leave them out (tree_levels). A zombie or a
- * process with no resident memory (a kernel thread) leaves nothing out. Returns how many members of this
- * sample are left out. */
+/* mproc_count_uss_unreadable: the live members of this sample with no USS/PSS ever read while others' were
+ * (another user's smaps_rollup): counted once each in the summary; the sums leave them out (tree_levels). A
+ * zombie or a process with no resident memory (a kernel thread) leaves nothing out. Returns how many members
+ * of this sample are left out. */
 size_t mproc_count_uss_unreadable(js_model_t *m)
 {
     size_t out = 0;
@@ -382,7 +387,8 @@ size_t mproc_count_uss_unreadable(js_model_t *m)
         mproc_t *e;
         if (!pidmap_at(&m->procs, i, (void **)&e) || e->stamp != m->stamp)
             continue;
-        if (isnan(e->uss) && !e->zombie && !e->uss_missing && e->peak_rss != 0) { /* no RSS: a kernel thread */
+        if (isnan(e->uss) && !e->zombie && !e->uss_missing &&
+            e->peak_rss != 0) { /* no RSS: a kernel thread */
             e->uss_missing = true;
             m->sum.uss_unreadable++;
         }
@@ -427,8 +433,8 @@ int mproc_forget_vanished(js_model_t *m)
     return 0;
 }
 
-/* mproc_remember_comms: the command name of each process first seen (or exec'd) in this sample, for the views and
- * the per-command figures. */
+/* mproc_remember_comms: the command name of each process first seen (or exec'd) in this sample, for the views
+ * and the per-command figures. */
 void mproc_remember_comms(js_model_t *m, const js_rows_t *info)
 {
     const int *ic = m->col.info;

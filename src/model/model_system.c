@@ -75,18 +75,35 @@ static const char *const fixed_names[F__MAX] = {
  * Each enum follows its name list. */
 enum { KT_CPU, KT_SYSTEM, KT_MEMORY, KT_NET, KT_DISK, KT__MAX };
 enum { KC_CPU, KC_USER, KC_NICE, KC_SYSTEM, KC_IDLE, KC_IOWAIT, KC_IRQ, KC_SOFTIRQ, KC_STEAL, KC__MAX };
-static const char *const cpu_names[KC__MAX] = {"cpu",         "user_ticks", "nice_ticks",    "system_ticks", "idle_ticks",
-                                               "iowait_ticks", "irq_ticks",  "softirq_ticks", "steal_ticks"};
+static const char *const cpu_names[KC__MAX] = {"cpu",          "user_ticks",    "nice_ticks",
+                                               "system_ticks", "idle_ticks",    "iowait_ticks",
+                                               "irq_ticks",    "softirq_ticks", "steal_ticks"};
 enum {
-    KS_CTXT, KS_FORKS, KS_LOAD1, KS_LOAD5, KS_LOAD15, KS_PSI_CPU_SOME, KS_PSI_MEMORY_SOME, KS_PSI_MEMORY_FULL,
-    KS_PSI_IO_SOME, KS_PSI_IO_FULL, KS__MAX
+    KS_CTXT,
+    KS_FORKS,
+    KS_LOAD1,
+    KS_LOAD5,
+    KS_LOAD15,
+    KS_PSI_CPU_SOME,
+    KS_PSI_MEMORY_SOME,
+    KS_PSI_MEMORY_FULL,
+    KS_PSI_IO_SOME,
+    KS_PSI_IO_FULL,
+    KS__MAX
 };
-static const char *const system_names[KS__MAX] = {
-    "ctxt_count",           "forks_count",          "load1", "load5", "load15", "psi_cpu_some_total_us",
-    "psi_memory_some_total_us", "psi_memory_full_total_us", "psi_io_some_total_us", "psi_io_full_total_us"};
+static const char *const system_names[KS__MAX] = {"ctxt_count",
+                                                  "forks_count",
+                                                  "load1",
+                                                  "load5",
+                                                  "load15",
+                                                  "psi_cpu_some_total_us",
+                                                  "psi_memory_some_total_us",
+                                                  "psi_memory_full_total_us",
+                                                  "psi_io_some_total_us",
+                                                  "psi_io_full_total_us"};
 enum { KM_TOTAL, KM_AVAILABLE, KM_SWAP_TOTAL, KM_SWAP_FREE, KM__MAX };
-static const char *const memory_names[KM__MAX] = {"mem_total_bytes", "mem_available_bytes", "swap_total_bytes",
-                                                  "swap_free_bytes"};
+static const char *const memory_names[KM__MAX] = {"mem_total_bytes", "mem_available_bytes",
+                                                  "swap_total_bytes", "swap_free_bytes"};
 enum { KN_IFACE, KN_RX, KN_TX, KN__MAX };
 static const char *const net_names[KN__MAX] = {"iface", "rx_bytes", "tx_bytes"};
 enum { KD_DEVICE, KD_READ, KD_WRITTEN, KD__MAX };
@@ -94,7 +111,7 @@ static const char *const disk_names[KD__MAX] = {"device", "sectors_read", "secto
 
 /* system-table counter behind each psi_*_fraction column */
 static const int psi_source_col[F__MAX] = {
-    [F_PSI_CPU_SOME] = KS_PSI_CPU_SOME, [F_PSI_MEMORY_SOME] = KS_PSI_MEMORY_SOME,
+    [F_PSI_CPU_SOME] = KS_PSI_CPU_SOME,       [F_PSI_MEMORY_SOME] = KS_PSI_MEMORY_SOME,
     [F_PSI_MEMORY_FULL] = KS_PSI_MEMORY_FULL, [F_PSI_IO_SOME] = KS_PSI_IO_SOME,
     [F_PSI_IO_FULL] = KS_PSI_IO_FULL,
 };
@@ -409,7 +426,8 @@ static js_cell_t diff_cell(const js_value_t *row, int a, int b)
 /* First feed: fix the entities and column names from `s`. Returns 0 or -ENOMEM (layout freed). */
 static int layout_build(model_system_t *m, const js_sample_t *s)
 {
-    const js_rows_t *cpu = bound_of(m, s, KT_CPU), *net = bound_of(m, s, KT_NET), *disk = bound_of(m, s, KT_DISK);
+    const js_rows_t *cpu = bound_of(m, s, KT_CPU), *net = bound_of(m, s, KT_NET),
+                    *disk = bound_of(m, s, KT_DISK);
     const int cpu_col = m->cc[KC_CPU];
     size_t ncpu = 0;
     for (size_t i = 0; cpu && i < cpu->nrows; i++) {
@@ -556,8 +574,7 @@ int model_system_feed(model_system_t *m, const js_sample_t *s)
     for (int f = F_PSI_CPU_SOME; f <= F_PSI_IO_FULL; f++) {
         int k = psi_source_col[f];
         /* Δus / Δt_us = Δus * 1e-6 per second */
-        m->row[col_fixed(m, f)] =
-            rate(&m->prev_sys[k], SYSV(k), width(m, s, KT_SYSTEM, sc[k]), 1e-6, dt_ns);
+        m->row[col_fixed(m, f)] = rate(&m->prev_sys[k], SYSV(k), width(m, s, KT_SYSTEM, sc[k]), 1e-6, dt_ns);
     }
     for (int k = 0; k < KS__MAX; k++)
         m->prev_sys[k] = *SYSV(k);
@@ -571,7 +588,8 @@ int model_system_feed(model_system_t *m, const js_sample_t *s)
         const int cols[2] = {m->nc[KN_RX], m->nc[KN_TX]};
         for (int k = 0; k < 2; k++) {
             js_value_t cur = row ? row[cols[k]] : none;
-            m->row[col_net(m, i) + (size_t)k] = rate(&p->v[k], &cur, width(m, s, KT_NET, cols[k]), 1.0, dt_ns);
+            m->row[col_net(m, i) + (size_t)k] =
+                rate(&p->v[k], &cur, width(m, s, KT_NET, cols[k]), 1.0, dt_ns);
             p->v[k] = cur;
         }
     }
@@ -619,7 +637,8 @@ static const char *unit_of(const char *name)
 {
     static const struct {
         const char *suffix, *unit;
-    } units[] = {{"_bytes_per_s", "bytes/s"}, {"_per_s", "1/s"}, {"_fraction", "fraction"}, {"_bytes", "bytes"}};
+    } units[] = {
+        {"_bytes_per_s", "bytes/s"}, {"_per_s", "1/s"}, {"_fraction", "fraction"}, {"_bytes", "bytes"}};
     size_t n = strlen(name);
     for (size_t i = 0; i < sizeof(units) / sizeof(units[0]); i++) {
         size_t k = strlen(units[i].suffix);
@@ -641,8 +660,8 @@ static int system_part_feed(void *state, const js_feed_t *f)
         return -ENOMEM;
     for (size_t i = 0; i < n; i++) {
         const char *u = unit_of(names[i]);
-        p->cols[i] = (js_column_t){names[i], u, strcmp(u, "bytes") == 0 ? JS_INT : JS_REAL, JS_GAUGE, 0,
-                                   "host-wide (docs/METRICS.md, system scope)"};
+        p->cols[i] = (js_column_t){names[i], u, strcmp(u, "bytes") == 0 ? JS_INT : JS_REAL,
+                                   JS_GAUGE, 0, "host-wide (docs/METRICS.md, system scope)"};
     }
     p->view = (js_table_t){"system", "the host: one row per sample", n, p->cols};
     return 0;

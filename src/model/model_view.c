@@ -97,9 +97,35 @@ static const js_column_t tree_view_cols[TV__MAX] = {
 static const js_table_t view_tree = {"tree", "the scope: one row per sample", TV__MAX, tree_view_cols};
 
 enum {
-    PV_PID, PV_PPID, PV_START, PV_COMM, PV_STATE, PV_CORES, PV_UTIME, PV_STIME, PV_CHILDREN, PV_THREADS, PV_RSS,
-    PV_SHARED, PV_ANON, PV_SWAP, PV_HWM, PV_USS, PV_PSS, PV_FDS, PV_READ, PV_WRITE, PV_RCHAR, PV_WCHAR,
-    PV_READ_RATE, PV_WRITE_RATE, PV_MINFLT, PV_MAJFLT, PV_VCSW, PV_IVCSW, PV__MAX
+    PV_PID,
+    PV_PPID,
+    PV_START,
+    PV_COMM,
+    PV_STATE,
+    PV_CORES,
+    PV_UTIME,
+    PV_STIME,
+    PV_CHILDREN,
+    PV_THREADS,
+    PV_RSS,
+    PV_SHARED,
+    PV_ANON,
+    PV_SWAP,
+    PV_HWM,
+    PV_USS,
+    PV_PSS,
+    PV_FDS,
+    PV_READ,
+    PV_WRITE,
+    PV_RCHAR,
+    PV_WCHAR,
+    PV_READ_RATE,
+    PV_WRITE_RATE,
+    PV_MINFLT,
+    PV_MAJFLT,
+    PV_VCSW,
+    PV_IVCSW,
+    PV__MAX
 };
 
 static const js_column_t proc_view_cols[PV__MAX] = {
@@ -132,7 +158,8 @@ static const js_column_t proc_view_cols[PV__MAX] = {
     [PV_VCSW] = VI("vol_ctxsw", "count", JS_COUNTER, "voluntary context switches (status cadence)"),
     [PV_IVCSW] = VI("invol_ctxsw", "count", JS_COUNTER, "involuntary context switches (status cadence)"),
 };
-static const js_table_t view_process = {"process", "one row per sample and live member", PV__MAX, proc_view_cols};
+static const js_table_t view_process = {"process", "one row per sample and live member", PV__MAX,
+                                        proc_view_cols};
 
 static void set_real(js_value_t *v, double d)
 {
@@ -153,14 +180,15 @@ static int fill_tree(const js_model_t *m, js_rows_t *out)
     js_value_t *v = rows_add(out);
     if (!v)
         return -ENOMEM;
-    const double reals[] = {[TV_DT] = p->dt_s, [TV_CPU] = p->cpu_s, [TV_USER] = p->user_s,
-                            [TV_SYSTEM] = p->system_s, [TV_CORES] = p->cpu_cores, [TV_SAMPLED] = p->sampled_cpu_s};
+    const double reals[] = {
+        [TV_DT] = p->dt_s,         [TV_CPU] = p->cpu_s,       [TV_USER] = p->user_s,
+        [TV_SYSTEM] = p->system_s, [TV_CORES] = p->cpu_cores, [TV_SAMPLED] = p->sampled_cpu_s};
     for (int c = 0; c <= TV_SAMPLED; c++)
         set_real(&v[c], reals[c]);
     set_int(&v[TV_MEMORY], model_memory_now(m));
-    const double ints[] = {p->rss,     p->rss_main, p->rss_desc, p->shared,  p->rss_anon, p->rss_file,
-                           p->rss_shmem, p->swap,   p->uss,      p->pss,     p->hwm_max,  p->members,
-                           p->threads, p->fds};
+    const double ints[] = {p->rss,      p->rss_main,  p->rss_desc, p->shared, p->rss_anon,
+                           p->rss_file, p->rss_shmem, p->swap,     p->uss,    p->pss,
+                           p->hwm_max,  p->members,   p->threads,  p->fds};
     for (int c = TV_RSS; c <= TV_FDS; c++)
         set_int(&v[c], ints[c - TV_RSS]);
     static const int io_order[] = {IO_READ, IO_WRITE, IO_RCHAR, IO_WCHAR, IO_SYSCR, IO_SYSCW};
@@ -216,7 +244,8 @@ static int fill_process(const js_model_t *m, js_rows_t *out)
         if (e && e->start == (uint64_t)r[pc[CP_START_TICKS]].i && e->comm[0] &&
             rows_set_str(out, &v[PV_COMM], e->comm, strlen(e->comm)) < 0)
             return -ENOMEM;
-        if (r[pc[CP_STATE]].present && rows_set_str(out, &v[PV_STATE], rows_str(proc, &r[pc[CP_STATE]]), 1) < 0)
+        if (r[pc[CP_STATE]].present &&
+            rows_set_str(out, &v[PV_STATE], rows_str(proc, &r[pc[CP_STATE]]), 1) < 0)
             return -ENOMEM;
         if (i < m->npp) {
             set_real(&v[PV_CORES], m->pp[i].cpu_cores);
@@ -228,10 +257,11 @@ static int fill_process(const js_model_t *m, js_rows_t *out)
         if (r[pc[CP_CUTIME]].present && r[pc[CP_CSTIME]].present)
             val_real(&v[PV_CHILDREN], ((double)r[pc[CP_CUTIME]].i + (double)r[pc[CP_CSTIME]].i) / tck);
         static const int direct[][2] = {
-            {PV_THREADS, CP_THREADS}, {PV_RSS, CP_RSS},   {PV_SHARED, CP_SHARED},   {PV_ANON, CP_RSS_ANON},
-            {PV_SWAP, CP_SWAP},       {PV_HWM, CP_HWM},   {PV_USS, CP_USS},         {PV_PSS, CP_PSS},
-            {PV_FDS, CP_FDS},         {PV_READ, CP_READ_BYTES}, {PV_WRITE, CP_WRITE_BYTES},
-            {PV_RCHAR, CP_RCHAR},     {PV_WCHAR, CP_WCHAR}, {PV_MINFLT, CP_MINFLT}, {PV_MAJFLT, CP_MAJFLT},
+            {PV_THREADS, CP_THREADS}, {PV_RSS, CP_RSS},           {PV_SHARED, CP_SHARED},
+            {PV_ANON, CP_RSS_ANON},   {PV_SWAP, CP_SWAP},         {PV_HWM, CP_HWM},
+            {PV_USS, CP_USS},         {PV_PSS, CP_PSS},           {PV_FDS, CP_FDS},
+            {PV_READ, CP_READ_BYTES}, {PV_WRITE, CP_WRITE_BYTES}, {PV_RCHAR, CP_RCHAR},
+            {PV_WCHAR, CP_WCHAR},     {PV_MINFLT, CP_MINFLT},     {PV_MAJFLT, CP_MAJFLT},
             {PV_VCSW, CP_VCSW},       {PV_IVCSW, CP_IVCSW},
         };
         for (size_t d = 0; d < sizeof(direct) / sizeof(direct[0]); d++)

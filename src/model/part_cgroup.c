@@ -67,9 +67,11 @@ static const js_column_t view_cols[V__MAX] = {
     [V_USER_S] = VC("user_s", "s", "user-mode part"),
     [V_SYSTEM_S] = VC("system_s", "s", "kernel-mode part"),
     [V_CPU_CORES] = VR("cpu_cores", "cores", "CPU rate over the interval"),
-    [V_THROTTLED_FRACTION] = VR("throttled_fraction", "fraction", "share of the interval's quota periods that were throttled"),
+    [V_THROTTLED_FRACTION] =
+        VR("throttled_fraction", "fraction", "share of the interval's quota periods that were throttled"),
     [V_THROTTLED_S] = VC("throttled_s", "s", "time throttled so far"),
-    [V_MEM_CURRENT] = VB("memory_current_bytes", "memory charged to the cgroup (page cache and kernel memory included)"),
+    [V_MEM_CURRENT] =
+        VB("memory_current_bytes", "memory charged to the cgroup (page cache and kernel memory included)"),
     [V_MEM_PEAK] = VB("memory_peak_bytes", "the kernel's high-water mark of the cgroup's tree"),
     [V_ANON] = VB("anon_bytes", "anonymous memory"),
     [V_FILE] = VB("file_bytes", "page cache (tmpfs and shmem included)"),
@@ -80,11 +82,16 @@ static const js_column_t view_cols[V__MAX] = {
     [V_IO_READ_BPS] = VR("io_read_bytes_per_s", "bytes/s", "block read rate over the interval"),
     [V_IO_WRITE_BPS] = VR("io_write_bytes_per_s", "bytes/s", "block write rate over the interval"),
     [V_PIDS] = {"pids", "count", JS_INT, JS_GAUGE, 0, "tasks in the cgroup"},
-    [V_PSI_CPU_SOME] = VR("psi_cpu_some_fraction", "fraction", "share of the interval some task waited for CPU"),
-    [V_PSI_MEMORY_SOME] = VR("psi_memory_some_fraction", "fraction", "share of the interval some task stalled on memory"),
-    [V_PSI_MEMORY_FULL] = VR("psi_memory_full_fraction", "fraction", "share of the interval all tasks stalled on memory"),
-    [V_PSI_IO_SOME] = VR("psi_io_some_fraction", "fraction", "share of the interval some task stalled on I/O"),
-    [V_PSI_IO_FULL] = VR("psi_io_full_fraction", "fraction", "share of the interval all tasks stalled on I/O"),
+    [V_PSI_CPU_SOME] =
+        VR("psi_cpu_some_fraction", "fraction", "share of the interval some task waited for CPU"),
+    [V_PSI_MEMORY_SOME] =
+        VR("psi_memory_some_fraction", "fraction", "share of the interval some task stalled on memory"),
+    [V_PSI_MEMORY_FULL] =
+        VR("psi_memory_full_fraction", "fraction", "share of the interval all tasks stalled on memory"),
+    [V_PSI_IO_SOME] =
+        VR("psi_io_some_fraction", "fraction", "share of the interval some task stalled on I/O"),
+    [V_PSI_IO_FULL] =
+        VR("psi_io_full_fraction", "fraction", "share of the interval all tasks stalled on I/O"),
 };
 static const js_table_t view_cgroup = {"cgroup", "the scope's cgroup: one row per sample", V__MAX, view_cols};
 
@@ -107,29 +114,84 @@ typedef struct {
  * Each enum follows its name list. */
 enum { GT_CG, GT_MEM, GT_IO, GT__MAX };
 enum {
-    GC_USAGE_NS, GC_USER_NS, GC_SYSTEM_NS, GC_USER_TICKS, GC_SYSTEM_TICKS, GC_PERIODS, GC_THROTTLED,
-    GC_THROTTLED_NS, GC_PSI_CPU_SOME, GC_PSI_CPU_FULL, GC_PSI_MEM_SOME, GC_PSI_MEM_FULL, GC_PSI_IO_SOME,
-    GC_PSI_IO_FULL, GC_PIDS, GC_PIDS_PEAK, GC__MAX
+    GC_USAGE_NS,
+    GC_USER_NS,
+    GC_SYSTEM_NS,
+    GC_USER_TICKS,
+    GC_SYSTEM_TICKS,
+    GC_PERIODS,
+    GC_THROTTLED,
+    GC_THROTTLED_NS,
+    GC_PSI_CPU_SOME,
+    GC_PSI_CPU_FULL,
+    GC_PSI_MEM_SOME,
+    GC_PSI_MEM_FULL,
+    GC_PSI_IO_SOME,
+    GC_PSI_IO_FULL,
+    GC_PIDS,
+    GC_PIDS_PEAK,
+    GC__MAX
 };
-static const char *const cg_names[GC__MAX] = {
-    "usage_ns",       "user_ns",        "system_ns",          "user_ticks",         "system_ticks",
-    "periods",        "throttled",      "throttled_ns",       "psi_cpu_some_us",    "psi_cpu_full_us",
-    "psi_memory_some_us", "psi_memory_full_us", "psi_io_some_us", "psi_io_full_us", "pids", "pids_peak"};
+static const char *const cg_names[GC__MAX] = {"usage_ns",
+                                              "user_ns",
+                                              "system_ns",
+                                              "user_ticks",
+                                              "system_ticks",
+                                              "periods",
+                                              "throttled",
+                                              "throttled_ns",
+                                              "psi_cpu_some_us",
+                                              "psi_cpu_full_us",
+                                              "psi_memory_some_us",
+                                              "psi_memory_full_us",
+                                              "psi_io_some_us",
+                                              "psi_io_full_us",
+                                              "pids",
+                                              "pids_peak"};
 enum {
-    GM_OOM, GM_OOM_KILL, GM_MAX_EVENTS, GM_HIGH_EVENTS, GM_FAILCNT, GM_CURRENT, GM_PEAK, GM_ANON, GM_FILE,
-    GM_SHMEM, GM_SWAP, GM_SWAP_PEAK, GM_MEMSW_PEAK, GM__MAX
+    GM_OOM,
+    GM_OOM_KILL,
+    GM_MAX_EVENTS,
+    GM_HIGH_EVENTS,
+    GM_FAILCNT,
+    GM_CURRENT,
+    GM_PEAK,
+    GM_ANON,
+    GM_FILE,
+    GM_SHMEM,
+    GM_SWAP,
+    GM_SWAP_PEAK,
+    GM_MEMSW_PEAK,
+    GM__MAX
 };
 static const char *const mem_names[GM__MAX] = {
-    "oom",        "oom_kill",    "max_events", "high_events", "failcnt",         "current_bytes",   "peak_bytes",
-    "anon_bytes", "file_bytes",  "shmem_bytes", "swap_bytes", "swap_peak_bytes", "memsw_peak_bytes"};
+    "oom",           "oom_kill",        "max_events",      "high_events", "failcnt",
+    "current_bytes", "peak_bytes",      "anon_bytes",      "file_bytes",  "shmem_bytes",
+    "swap_bytes",    "swap_peak_bytes", "memsw_peak_bytes"};
 enum { GI_MAJOR, GI_MINOR, GI_READ, GI_WRITE, GI__MAX };
 static const char *const io_names[GI__MAX] = {"major", "minor", "read_bytes", "write_bytes"};
 
 /* counters of the `cgroup` and `cgroup_memory` tables followed by the part */
 enum {
-    A_USAGE, A_USER, A_SYSTEM, A_USER_TICKS, A_SYSTEM_TICKS, A_PERIODS, A_THROTTLED, A_THROTTLED_NS,
-    A_PSI_CPU_SOME, A_PSI_CPU_FULL, A_PSI_MEM_SOME, A_PSI_MEM_FULL, A_PSI_IO_SOME, A_PSI_IO_FULL,
-    A_OOM, A_OOM_KILL, A_MAX_EVENTS, A_HIGH_EVENTS, A_FAILCNT,
+    A_USAGE,
+    A_USER,
+    A_SYSTEM,
+    A_USER_TICKS,
+    A_SYSTEM_TICKS,
+    A_PERIODS,
+    A_THROTTLED,
+    A_THROTTLED_NS,
+    A_PSI_CPU_SOME,
+    A_PSI_CPU_FULL,
+    A_PSI_MEM_SOME,
+    A_PSI_MEM_FULL,
+    A_PSI_IO_SOME,
+    A_PSI_IO_FULL,
+    A_OOM,
+    A_OOM_KILL,
+    A_MAX_EVENTS,
+    A_HIGH_EVENTS,
+    A_FAILCNT,
     A__MAX
 };
 
@@ -168,19 +230,19 @@ typedef struct {
     const js_table_t *const *bound;
     js_bind_t t[GT__MAX];
     int cc[GC__MAX], mc[GM__MAX], ic[GI__MAX];
-    bool seen;      /* cgroup rows */
-    bool inv_seen;  /* the source's inventory */
+    bool seen;     /* cgroup rows */
+    bool inv_seen; /* the source's inventory */
     bool created;
-    bool whole; /* the cgroup held only the job from its start (cgroup.whole): counted from zero too */
+    bool whole;      /* the cgroup held only the job from its start (cgroup.whole): counted from zero too */
     bool peak_reset; /* the source reset the kernel's peak for its own descriptor (v2 memory.peak, 6.12+) */
     double
         peak_first; /* the kernel's peak at the first sample (a watched cgroup's counts from its creation) */
     char *path, *version;
-    kv_t *files;    /* file.TABLE.COLUMN inventory rows */
+    kv_t *files; /* file.TABLE.COLUMN inventory rows */
     size_t nfiles;
     double alloc_cores, alloc_mem;
     char *cores_bound, *mem_bound;
-    kv_t *bounds;   /* allocation.bound.* rows */
+    kv_t *bounds; /* allocation.bound.* rows */
     size_t nbounds;
     acc_t acc[A__MAX];
     io_dev_t *io;
@@ -239,8 +301,10 @@ static double acc_total(const acc_t *a)
 static void cpu_split(const cgroup_part_t *p, double *ret_user, double *ret_sys)
 {
     double total = acc_total(&p->acc[A_USAGE]) / 1e9, tck = (double)p->cfg.clk_tck;
-    double u = p->acc[A_USER].have ? acc_total(&p->acc[A_USER]) / 1e9 : acc_total(&p->acc[A_USER_TICKS]) / tck;
-    double s = p->acc[A_SYSTEM].have ? acc_total(&p->acc[A_SYSTEM]) / 1e9 : acc_total(&p->acc[A_SYSTEM_TICKS]) / tck;
+    double u =
+        p->acc[A_USER].have ? acc_total(&p->acc[A_USER]) / 1e9 : acc_total(&p->acc[A_USER_TICKS]) / tck;
+    double s =
+        p->acc[A_SYSTEM].have ? acc_total(&p->acc[A_SYSTEM]) / 1e9 : acc_total(&p->acc[A_SYSTEM_TICKS]) / tck;
     if (!isnan(total) && !isnan(u) && !isnan(s) && u + s > 0) {
         u = total * u / (u + s);
         s = total - u;
@@ -590,7 +654,8 @@ static double wall_s(const cgroup_part_t *p)
 {
     if (!p->have_t)
         return NAN;
-    int64_t start = p->cfg.start_mono_ns > 0 && p->cfg.start_mono_ns <= p->t_first ? p->cfg.start_mono_ns : p->t_first;
+    int64_t start =
+        p->cfg.start_mono_ns > 0 && p->cfg.start_mono_ns <= p->t_first ? p->cfg.start_mono_ns : p->t_first;
     return (double)(p->t_last - start) / 1e9;
 }
 

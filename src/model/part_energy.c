@@ -9,16 +9,15 @@
  *
  * Attribution (method `busy_cpu_share`). RAPL measures the node, and the scope may be a small part of it.
  * Over each interval i with node energy E_i:
- *   u_i = busy_i / (busy_i + idle_i)        the node's busy share of CPU time, from the `cpu` table's aggregate
- *                                            row (busy = user + nice + system + irq + softirq; idle = idle +
- *                                            iowait; steal, time the CPUs were not ours, counts in neither)
- *   s_i = min(1, scope_cpu_i / busy_i)      the scope's share of that busy time (scope CPU seconds from the tree
- *                                            model: the difference of its cumulative cpu_s)
- *   scope energy   += s_i * u_i * E_i       the scope's share of the busy part of the energy
- *   idle energy    += (1 - u_i) * E_i       the idle part, attributed to no one and reported apart
- * An interval lacking any of the inputs is not attributed and is counted. With the whole node as the scope,
- * s_i is about 1 and the scope's energy is the node's busy energy. This is a linear model (energy follows
- * busy CPU time); it ignores that cores differ in frequency and that memory-bound work draws more DRAM power.
+ *   u_i = busy_i / (busy_i + idle_i)        the node's busy share of CPU time, from the `cpu` table's
+ * aggregate row (busy = user + nice + system + irq + softirq; idle = idle + iowait; steal, time the CPUs were
+ * not ours, counts in neither) s_i = min(1, scope_cpu_i / busy_i)      the scope's share of that busy time
+ * (scope CPU seconds from the tree model: the difference of its cumulative cpu_s) scope energy   += s_i * u_i
+ * * E_i       the scope's share of the busy part of the energy idle energy    += (1 - u_i) * E_i       the
+ * idle part, attributed to no one and reported apart An interval lacking any of the inputs is not attributed
+ * and is counted. With the whole node as the scope, s_i is about 1 and the scope's energy is the node's busy
+ * energy. This is a linear model (energy follows busy CPU time); it ignores that cores differ in frequency
+ * and that memory-bound work draws more DRAM power.
  *
  * Views: `energy`, one row per zone and sample. Summary: an `energy` section when the recording has RAPL
  * zones (with the reason when energy could not be read).
@@ -36,20 +35,21 @@
 
 typedef struct {
     char *zone, *domain;
-    bool node;          /* counts in the node total */
-    track_t tr;         /* energy, joules */
-    double max_w;       /* largest power over an interval at least half the nominal one */
+    bool node;    /* counts in the node total */
+    track_t tr;   /* energy, joules */
+    double max_w; /* largest power over an interval at least half the nominal one */
     double attributed_j;
-    double share;       /* this interval's s_i * u_i (NAN when not attributed) */
-    int64_t err;        /* errno column of the last row */
+    double share; /* this interval's s_i * u_i (NAN when not attributed) */
+    int64_t err;  /* errno column of the last row */
     bool seen_now;
 } ezone_t;
 
 /* columns of the source tables, resolved by name at the first feed that has them (-1: absent) */
 enum { RC_ZONE, RC_DOMAIN, RC_ENERGY, RC_RANGE, RC_ERRNO, RC__MAX };
-static const char *const rapl_names[RC__MAX] = {"zone", "domain", "energy_uj", "max_energy_range_uj", "errno"};
+static const char *const rapl_names[RC__MAX] = {"zone", "domain", "energy_uj", "max_energy_range_uj",
+                                                "errno"};
 enum { CC_CPU, CC_USER, CC_NICE, CC_SYSTEM, CC_IDLE, CC_IOWAIT, CC_IRQ, CC_SOFTIRQ, CC__MAX };
-static const char *const cpu_names[CC__MAX] = {"cpu",       "user_ticks",   "nice_ticks", "system_ticks",
+static const char *const cpu_names[CC__MAX] = {"cpu",        "user_ticks",   "nice_ticks", "system_ticks",
                                                "idle_ticks", "iowait_ticks", "irq_ticks",  "softirq_ticks"};
 
 typedef struct {
@@ -181,7 +181,8 @@ static int energy_feed(void *state, const js_feed_t *f)
         e->z[i].seen_now = false;
     for (size_t i = 0; rapl && e->rc[RC_ZONE] >= 0 && i < rapl->nrows; i++) {
         const js_value_t *row = rows_row(rapl, i);
-        ezone_t *z = zone_get(e, rows_text(rapl, row, e->rc[RC_ZONE], ""), rows_text(rapl, row, e->rc[RC_DOMAIN], ""));
+        ezone_t *z =
+            zone_get(e, rows_text(rapl, row, e->rc[RC_ZONE], ""), rows_text(rapl, row, e->rc[RC_DOMAIN], ""));
         if (!z)
             return -ENOMEM;
         z->seen_now = true;
@@ -272,12 +273,14 @@ static const js_column_t energy_view_cols[EV__MAX] = {
     [EV_POWER] = {"power_w", "W", JS_REAL, JS_GAUGE, 0, "mean power over the last interval"},
     [EV_SCOPE_ENERGY] = {"scope_energy_j", "J", JS_REAL, JS_COUNTER, 0,
                          "the scope's share since the first sample (busy_cpu_share, docs/METRICS.md)"},
-    [EV_SHARE] = {"scope_share_fraction", "fraction", JS_REAL, JS_GAUGE, 0,
-                  "the scope's share of this interval's energy: busy CPU share times the node's busy fraction"},
-    [EV_ERRNO] = {"errno", "errno", JS_INT, JS_GAUGE, 0, "0, or why energy_uj could not be read (negative errno)"},
+    [EV_SHARE] =
+        {"scope_share_fraction", "fraction", JS_REAL, JS_GAUGE, 0,
+         "the scope's share of this interval's energy: busy CPU share times the node's busy fraction"},
+    [EV_ERRNO] = {"errno", "errno", JS_INT, JS_GAUGE, 0,
+                  "0, or why energy_uj could not be read (negative errno)"},
 };
-static const js_table_t energy_view = {"energy", "RAPL energy and power per zone, one row per zone and sample",
-                                       EV__MAX, energy_view_cols};
+static const js_table_t energy_view = {
+    "energy", "RAPL energy and power per zone, one row per zone and sample", EV__MAX, energy_view_cols};
 
 static const js_table_t *energy_view_table(void *state, size_t i)
 {

@@ -28,14 +28,14 @@ static const char *const vendor_names[VENDOR_MAX] __attribute__((unused)) = {"nv
 /* clock event reasons (nvmlClocksEventReason*), in bit order */
 #define NREASONS 9
 static const char *const reason_names[NREASONS] __attribute__((unused)) = {"gpu_idle",
-                                                   "applications_clocks_setting",
-                                                   "sw_power_cap",
-                                                   "hw_slowdown",
-                                                   "sync_boost",
-                                                   "sw_thermal_slowdown",
-                                                   "hw_thermal_slowdown",
-                                                   "hw_power_brake_slowdown",
-                                                   "display_clock_setting"};
+                                                                           "applications_clocks_setting",
+                                                                           "sw_power_cap",
+                                                                           "hw_slowdown",
+                                                                           "sync_boost",
+                                                                           "sw_thermal_slowdown",
+                                                                           "hw_thermal_slowdown",
+                                                                           "hw_power_brake_slowdown",
+                                                                           "display_clock_setting"};
 #define THROTTLE_BITS (0x4ULL | 0x8ULL | 0x20ULL | 0x40ULL | 0x80ULL)
 
 typedef struct {

@@ -35,7 +35,8 @@ static const char *const scope_tables[S__MAX] = {"proc",   "proc_info",     "tre
 static const char *const twins[JS_LV_MAX][S__MAX] = {
     [JS_LV_USER] = {"level_user_proc", "level_user_proc_info", "level_user_tree"},
     [JS_LV_JOB] = {"level_job_proc", "level_job_proc_info", "level_job_tree", NULL, "level_job_stepd",
-                   "level_job_cgroup", "level_job_cgroup_memory", "level_job_cgroup_io", "level_job_inventory"},
+                   "level_job_cgroup", "level_job_cgroup_memory", "level_job_cgroup_io",
+                   "level_job_inventory"},
 };
 
 typedef struct {

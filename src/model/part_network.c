@@ -222,7 +222,8 @@ static int feed_hw(net_t *n, const js_rows_t *r, int64_t t)
     }
     for (size_t i = 0; i < r->nrows; i++) {
         const js_value_t *row = rows_row(r, i);
-        ibhw_t *h = hw_get(n, rows_text(r, row, n->hw_hca, ""), int_of(row, n->hw_port, -1), rows_text(r, row, n->hw_name, ""));
+        ibhw_t *h = hw_get(n, rows_text(r, row, n->hw_hca, ""), int_of(row, n->hw_port, -1),
+                           rows_text(r, row, n->hw_name, ""));
         if (!h)
             return -ENOMEM;
         track_step(&h->tr, n->hw_value >= 0 ? &row[n->hw_value] : NULL, t, track_wrapping, 64, 1.0);
@@ -248,8 +249,8 @@ static int feed_net(net_t *n, const js_rows_t *r, int64_t t)
         f->seen_now = true;
         for (size_t k = 0; k < NNET; k++) {
             int c = n->net_idx[k];
-            track_step(&f->tr[k], c >= 0 ? &row[c] : NULL, t, track_wrapping, c >= 0 ? r->table->cols[c].width : 64,
-                       1.0);
+            track_step(&f->tr[k], c >= 0 ? &row[c] : NULL, t, track_wrapping,
+                       c >= 0 ? r->table->cols[c].width : 64, 1.0);
         }
     }
     for (size_t i = 0; i < n->nn; i++)
@@ -276,28 +277,61 @@ static int net_feed(void *state, const js_feed_t *f)
 
 /* ---- views ---------------------------------------------------------------------------------------- */
 
-enum { IV_HCA, IV_PORT, IV_XMIT_BPS, IV_RCV_BPS, IV_XMIT_PPS, IV_RCV_PPS, IV_XMIT_BYTES, IV_RCV_BYTES, IV_ERRORS,
-       IV_DISCARDS, IV__MAX };
+enum {
+    IV_HCA,
+    IV_PORT,
+    IV_XMIT_BPS,
+    IV_RCV_BPS,
+    IV_XMIT_PPS,
+    IV_RCV_PPS,
+    IV_XMIT_BYTES,
+    IV_RCV_BYTES,
+    IV_ERRORS,
+    IV_DISCARDS,
+    IV__MAX
+};
 static const js_column_t ib_view_cols[IV__MAX] = {
     [IV_HCA] = {"hca", "text", JS_TEXT, JS_LABEL, 0, "RDMA device"},
     [IV_PORT] = {"port", "id", JS_INT, JS_LABEL, 0, "port number"},
     [IV_XMIT_BPS] = {"xmit_bytes_per_s", "bytes/s", JS_REAL, JS_GAUGE, 0, "data sent over the last interval"},
-    [IV_RCV_BPS] = {"rcv_bytes_per_s", "bytes/s", JS_REAL, JS_GAUGE, 0, "data received over the last interval"},
-    [IV_XMIT_PPS] = {"xmit_packets_per_s", "1/s", JS_REAL, JS_GAUGE, 0, "packets sent over the last interval"},
-    [IV_RCV_PPS] = {"rcv_packets_per_s", "1/s", JS_REAL, JS_GAUGE, 0, "packets received over the last interval"},
-    [IV_XMIT_BYTES] = {"xmit_bytes", "bytes", JS_REAL, JS_COUNTER, 0, "data sent since the first sample (known part)"},
-    [IV_RCV_BYTES] = {"rcv_bytes", "bytes", JS_REAL, JS_COUNTER, 0, "data received since the first sample (known part)"},
-    [IV_ERRORS] = {"errors", "count", JS_REAL, JS_COUNTER, 0, "error counters' increases since the first sample"},
-    [IV_DISCARDS] = {"xmit_discards", "count", JS_REAL, JS_COUNTER, 0, "outbound packets discarded since the first sample"},
+    [IV_RCV_BPS] = {"rcv_bytes_per_s", "bytes/s", JS_REAL, JS_GAUGE, 0,
+                    "data received over the last interval"},
+    [IV_XMIT_PPS] = {"xmit_packets_per_s", "1/s", JS_REAL, JS_GAUGE, 0,
+                     "packets sent over the last interval"},
+    [IV_RCV_PPS] = {"rcv_packets_per_s", "1/s", JS_REAL, JS_GAUGE, 0,
+                    "packets received over the last interval"},
+    [IV_XMIT_BYTES] = {"xmit_bytes", "bytes", JS_REAL, JS_COUNTER, 0,
+                       "data sent since the first sample (known part)"},
+    [IV_RCV_BYTES] = {"rcv_bytes", "bytes", JS_REAL, JS_COUNTER, 0,
+                      "data received since the first sample (known part)"},
+    [IV_ERRORS] = {"errors", "count", JS_REAL, JS_COUNTER, 0,
+                   "error counters' increases since the first sample"},
+    [IV_DISCARDS] = {"xmit_discards", "count", JS_REAL, JS_COUNTER, 0,
+                     "outbound packets discarded since the first sample"},
 };
-static const js_table_t ib_view = {"infiniband", "InfiniBand/RDMA port traffic, one row per port and sample (node)",
-                                   IV__MAX, ib_view_cols};
+static const js_table_t ib_view = {
+    "infiniband", "InfiniBand/RDMA port traffic, one row per port and sample (node)", IV__MAX, ib_view_cols};
 
-enum { NV_IFACE, NV_RX_BPS, NV_TX_BPS, NV_RX_PPS, NV_TX_PPS, NV_RX_EPS, NV_TX_EPS, NV_RX_DPS, NV_TX_DPS, NV_RX_ERRS,
-       NV_TX_ERRS, NV_RX_DROPS, NV_TX_DROPS, NV__MAX };
+enum {
+    NV_IFACE,
+    NV_RX_BPS,
+    NV_TX_BPS,
+    NV_RX_PPS,
+    NV_TX_PPS,
+    NV_RX_EPS,
+    NV_TX_EPS,
+    NV_RX_DPS,
+    NV_TX_DPS,
+    NV_RX_ERRS,
+    NV_TX_ERRS,
+    NV_RX_DROPS,
+    NV_TX_DROPS,
+    NV__MAX
+};
 static const js_column_t net_view_cols[NV__MAX] = {
     [NV_IFACE] = {"iface", "text", JS_TEXT, JS_LABEL, 0, "network interface"},
-    [NV_RX_BPS] = {"rx_bytes_per_s", "bytes/s", JS_REAL, JS_GAUGE, 0, "bytes received over the last interval"},
+    [NV_RX_BPS] = {"rx_bytes_per_s", "bytes/s", JS_REAL, JS_GAUGE, 0,
+                   "bytes received over the last interval"},
     [NV_TX_BPS] = {"tx_bytes_per_s", "bytes/s", JS_REAL, JS_GAUGE, 0, "bytes sent over the last interval"},
     [NV_RX_PPS] = {"rx_packets_per_s", "1/s", JS_REAL, JS_GAUGE, 0, "packets received"},
     [NV_TX_PPS] = {"tx_packets_per_s", "1/s", JS_REAL, JS_GAUGE, 0, "packets sent"},
@@ -307,11 +341,14 @@ static const js_column_t net_view_cols[NV__MAX] = {
     [NV_TX_DPS] = {"tx_drops_per_s", "1/s", JS_REAL, JS_GAUGE, 0, "outbound packets dropped"},
     [NV_RX_ERRS] = {"rx_errors", "count", JS_REAL, JS_COUNTER, 0, "receive errors since the first sample"},
     [NV_TX_ERRS] = {"tx_errors", "count", JS_REAL, JS_COUNTER, 0, "transmit errors since the first sample"},
-    [NV_RX_DROPS] = {"rx_drops", "count", JS_REAL, JS_COUNTER, 0, "received packets dropped since the first sample"},
-    [NV_TX_DROPS] = {"tx_drops", "count", JS_REAL, JS_COUNTER, 0, "outbound packets dropped since the first sample"},
+    [NV_RX_DROPS] = {"rx_drops", "count", JS_REAL, JS_COUNTER, 0,
+                     "received packets dropped since the first sample"},
+    [NV_TX_DROPS] = {"tx_drops", "count", JS_REAL, JS_COUNTER, 0,
+                     "outbound packets dropped since the first sample"},
 };
-static const js_table_t net_view = {"network", "per-interface traffic, errors and drops, one row per interface and "
-                                               "sample (node)",
+static const js_table_t net_view = {"network",
+                                    "per-interface traffic, errors and drops, one row per interface and "
+                                    "sample (node)",
                                     NV__MAX, net_view_cols};
 
 static const js_table_t *net_view_table(void *state, size_t i)

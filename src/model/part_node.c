@@ -121,7 +121,8 @@ static void inventory_source(node_t *n, const js_sample_t *s)
     for (size_t i = 0; inv && i < inv->nrows; i++) {
         const js_value_t *v = rows_row(inv, i);
         if (v[INV_SOURCE].present && v[INV_KEY].present && v[INV_VALUE].present &&
-            !strcmp(rows_str(inv, &v[INV_SOURCE]), "cpufreq") && !strcmp(rows_str(inv, &v[INV_KEY]), "source"))
+            !strcmp(rows_str(inv, &v[INV_SOURCE]), "cpufreq") &&
+            !strcmp(rows_str(inv, &v[INV_KEY]), "source"))
             snprintf(n->freq_source, sizeof(n->freq_source), "%s", rows_str(inv, &v[INV_VALUE]));
     }
 }
@@ -171,7 +172,8 @@ static int node_feed(void *state, const js_feed_t *f)
         const char *sensor = rows_text(r, row, n->t_sensor, NULL);
         if (!sensor)
             continue;
-        tsensor_t *s = sensor_get(n, sensor, rows_text(r, row, n->t_chip, NULL), rows_text(r, row, n->t_label, NULL), i);
+        tsensor_t *s =
+            sensor_get(n, sensor, rows_text(r, row, n->t_chip, NULL), rows_text(r, row, n->t_label, NULL), i);
         if (!s)
             return -ENOMEM;
         s->seen_now = true;

@@ -11,10 +11,10 @@
  *              active). The self totals of all phases plus those of `outside` (no phase active) partition the
  *              run, so they add up to the run's totals exactly: wall, CPU, I/O and energy.
  *
- * Method. Every begin and end mark makes the monitor take a sample at once (engine/monitor.c; such a sample has
- * samples.for_marks = 1): that sample is the scope at the last mark before it, so the cumulative figures (the
- * tree's CPU seconds and I/O bytes, the scope's attributed RAPL energy from the `energy` view, GPU energy
- * from a `gpu` view when one exists) are cut there, and the stretch from that mark to the sample (the
+ * Method. Every begin and end mark makes the monitor take a sample at once (engine/monitor.c; such a sample
+ * has samples.for_marks = 1): that sample is the scope at the last mark before it, so the cumulative figures
+ * (the tree's CPU seconds and I/O bytes, the scope's attributed RAPL energy from the `energy` view, GPU
+ * energy from a `gpu` view when one exists) are cut there, and the stretch from that mark to the sample (the
  * monitor's wake-up) gets none of the interval's increase. Marks before it in the same sample (a burst,
  * coalesced) and marks in samples not taken for them (recordings of earlier versions) are interpolated
  * linearly in time between the previous sample and that cut: a phase gets the share of the increase that
@@ -63,8 +63,8 @@ typedef struct {
     acc_t incl, self;
     double peak_mem, peak_rss,
         peak_gpu_mem; /* memory headline, RSS sum, GPU memory: largest at its samples */
-    bool touched; /* active at some time within the interval being fed */
-    size_t id;    /* position in the active stack + 1, 0 when inactive */
+    bool touched;     /* active at some time within the interval being fed */
+    size_t id;        /* position in the active stack + 1, 0 when inactive */
 } phase_t;
 
 typedef struct {
@@ -104,7 +104,7 @@ typedef struct {
     sender_t *snd;
     size_t nsnd, sndcap;
     int64_t marks, begins, ends, events, unmatched;
-    int64_t rejected; /* the monitor's count, from the self table */
+    int64_t rejected;     /* the monitor's count, from the self table */
     int64_t self_dropped; /* the drops the senders reported, the monitor's count (self table; -1: none) */
     bool self_resolved;
     int self_rejected_col, self_dropped_col;
@@ -364,7 +364,8 @@ static int phases_feed(void *state, const js_feed_t *f)
             p->self_dropped = sv[p->self_dropped_col].i;
     }
 
-    double c[C__MAX] = {pt->cpu_s, pt->io[IO_READ], pt->io[IO_WRITE], pt->io[IO_RCHAR], pt->io[IO_WCHAR], NAN, NAN};
+    double c[C__MAX] = {pt->cpu_s, pt->io[IO_READ], pt->io[IO_WRITE], pt->io[IO_RCHAR], pt->io[IO_WCHAR], NAN,
+                        NAN};
     c[C_ENERGY] = view_sum(m, "energy", "scope_energy_j", "domain", node_zone);
     c[C_GPU_ENERGY] = view_sum(m, "gpu", "energy_j", NULL, NULL);
     double gpu_mem = view_sum(m, "gpu", "mem_used_bytes", NULL, NULL);
@@ -478,10 +479,24 @@ static int phases_feed(void *state, const js_feed_t *f)
 
 /* ---- views ------------------------------------------------------------------------------------------ */
 
-enum { MV_T, MV_UNIX, MV_KIND, MV_NAME, MV_PID, MV_TID, MV_RANK, MV_HOST, MV_DATA, MV_PHASE, MV_DEPTH, MV__MAX };
+enum {
+    MV_T,
+    MV_UNIX,
+    MV_KIND,
+    MV_NAME,
+    MV_PID,
+    MV_TID,
+    MV_RANK,
+    MV_HOST,
+    MV_DATA,
+    MV_PHASE,
+    MV_DEPTH,
+    MV__MAX
+};
 static const js_column_t marks_view_cols[MV__MAX] = {
     [MV_T] = {"t_s", "s", JS_REAL, JS_GAUGE, 0, "when the mark was made, seconds since the run's start"},
-    [MV_UNIX] = {"mark_unix_s", "s", JS_REAL, JS_GAUGE, 0, "when the mark was made, seconds since the epoch (UTC)"},
+    [MV_UNIX] = {"mark_unix_s", "s", JS_REAL, JS_GAUGE, 0,
+                 "when the mark was made, seconds since the epoch (UTC)"},
     [MV_KIND] = {"kind", "text", JS_TEXT, JS_LABEL, 0, "begin, end or event"},
     [MV_NAME] = {"name", "text", JS_TEXT, JS_LABEL, 0, "phase or event name"},
     [MV_PID] = {"pid", "count", JS_INT, JS_LABEL, 0, "sender's process ID"},
@@ -489,11 +504,13 @@ static const js_column_t marks_view_cols[MV__MAX] = {
     [MV_RANK] = {"rank", "count", JS_INT, JS_LABEL, 0, "MPI rank, missing if none"},
     [MV_HOST] = {"host", "text", JS_TEXT, JS_LABEL, 0, "sender's host name"},
     [MV_DATA] = {"data", "json", JS_TEXT, JS_GAUGE, 0, "JSON given with the mark"},
-    [MV_PHASE] = {"phase", "text", JS_TEXT, JS_GAUGE, 0, "the innermost active phase after this mark, if any"},
+    [MV_PHASE] = {"phase", "text", JS_TEXT, JS_GAUGE, 0,
+                  "the innermost active phase after this mark, if any"},
     [MV_DEPTH] = {"depth", "count", JS_INT, JS_GAUGE, 0, "active phases after this mark"},
 };
-static const js_table_t marks_view = {"marks", "the job's marks, one row per mark, with the phase they leave "
-                                               "active",
+static const js_table_t marks_view = {"marks",
+                                      "the job's marks, one row per mark, with the phase they leave "
+                                      "active",
                                       MV__MAX, marks_view_cols};
 
 enum {
@@ -530,8 +547,9 @@ static const js_column_t phases_view_cols[PV__MAX] = {
     [PV_SELF_WALL] = {"self_wall_s", "s", JS_REAL, JS_COUNTER, 0, "time it was the innermost active phase"},
     [PV_SELF_CPU] = {"self_cpu_s", "s", JS_REAL, JS_COUNTER, 0, "tree CPU time while it was the innermost"},
 };
-static const js_table_t phases_view = {"phases", "per phase, cumulative figures so far (one row per phase and "
-                                                 "sample; (outside) is time with no phase active)",
+static const js_table_t phases_view = {"phases",
+                                       "per phase, cumulative figures so far (one row per phase and "
+                                       "sample; (outside) is time with no phase active)",
                                        PV__MAX, phases_view_cols};
 
 static const js_table_t *phases_view_table(void *state, size_t i)

@@ -43,7 +43,8 @@ int shell_quote(js_buf_t *b, char *const *argv, size_t argc)
         const char *s = argv[a];
         if (a)
             err |= buf_append(b, " ", 1);
-        if (*s && strspn(s, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_@%+=:,./-") == strlen(s)) {
+        if (*s && strspn(s, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_@%+=:,./-") ==
+                      strlen(s)) {
             err |= buf_append(b, s, strlen(s));
         } else if (needs_ansi_c(s)) {
             err |= buf_append(b, "$'", 2);
@@ -365,11 +366,13 @@ static int text_state(js_buf_t *b, const js_figure_t *r)
     int err = 0;
     const char *state = text_or(r, "state", "complete");
     if (strcmp(state, "in progress") == 0)
-        err |= buf_printf(b, "  state            in progress: the monitor is still recording; figures up to the last "
-                             "sample\n");
+        err |= buf_printf(
+            b, "  state            in progress: the monitor is still recording; figures up to the last "
+               "sample\n");
     else if (strcmp(state, "incomplete") == 0)
-        err |= buf_printf(b, "  state            INCOMPLETE: the monitor stopped without closing the recording "
-                             "(killed?); figures up to its last sample\n");
+        err |=
+            buf_printf(b, "  state            INCOMPLETE: the monitor stopped without closing the recording "
+                          "(killed?); figures up to its last sample\n");
     const char *exec_error = fig_text(r, "exec_error");
     if (exec_error)
         err |= buf_printf(b, "  error            the command could not be started: %s\n", exec_error);

@@ -20,14 +20,15 @@ typedef struct {
     const char *command_json;  /* JSON array of the command's arguments ("[]" when unknown) */
     const char *command_shell; /* the command as a shell would quote it, or NULL (then the JSON is shown) */
     const char *host;
-    const char *mode;          /* "run", "attach" or "watch" */
-    const char *scope;         /* what was watched, in words ("process tree", "user alice (uid 1001)"), or NULL */
-    const char *state;         /* "complete", "in progress" or "incomplete" (the monitor stopped unclosed) */
-    const char *exec_error;    /* run: why the command could not be started, or NULL */
-    const char *stop_reason;   /* why monitoring ended ("scope ended", "duration", "signal SIGTERM", ...), or NULL */
+    const char *mode;  /* "run", "attach" or "watch" */
+    const char *scope; /* what was watched, in words ("process tree", "user alice (uid 1001)"), or NULL */
+    const char *state; /* "complete", "in progress" or "incomplete" (the monitor stopped unclosed) */
+    const char *exec_error; /* run: why the command could not be started, or NULL */
+    const char
+        *stop_reason; /* why monitoring ended ("scope ended", "duration", "signal SIGTERM", ...), or NULL */
     bool have_exit;
-    int exit_status;          /* shell convention: code, or 128+signal */
-    const char *recording;    /* path, or NULL */
+    int exit_status;       /* shell convention: code, or 128+signal */
+    const char *recording; /* path, or NULL */
 } js_run_info_t;
 
 /* summary_build: the summary table of a run: its facts `info`, the tree model's figures `s`, then every model

@@ -22,7 +22,8 @@ void track_init(track_t *t)
     t->last_rc = -ENODATA;
 }
 
-int track_step(track_t *t, const js_value_t *cur, int64_t t_ns, track_delta_fn delta, uint64_t arg, double scale)
+int track_step(track_t *t, const js_value_t *cur, int64_t t_ns, track_delta_fn delta, uint64_t arg,
+               double scale)
 {
     t->last = t->rate = t->dt_s = NAN;
     t->dt_ns = 0;

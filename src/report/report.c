@@ -361,7 +361,8 @@ static int plan_view(rview_t *v, const js_table_t *t)
     v->table = t;
     /* per process: the summary's top lists instead; marks: shaded phases and events; phases: cumulative
      * figures per phase, which the summary's section shows as a table */
-    v->skip = strcmp(t->name, "process") == 0 || strcmp(t->name, "marks") == 0 || strcmp(t->name, "phases") == 0;
+    v->skip =
+        strcmp(t->name, "process") == 0 || strcmp(t->name, "marks") == 0 || strcmp(t->name, "phases") == 0;
     v->aggregate = strcmp(t->name, "cpufreq") == 0;
     for (size_t c = 0; c < t->ncols; c++) {
         const js_column_t *col = &t->cols[c];
@@ -1151,8 +1152,12 @@ static const struct {
     const char *id, *title;
 } sections[] = {
     {"cpu", "CPU"},
-    {"gpu", "GPUs"},         {"memory", "Memory"},          {"io", "I/O and pressure"},
-    {"network", "Network"}, {"power", "Power and energy"}, {"thermal", "Temperature"},
+    {"gpu", "GPUs"},
+    {"memory", "Memory"},
+    {"io", "I/O and pressure"},
+    {"network", "Network"},
+    {"power", "Power and energy"},
+    {"thermal", "Temperature"},
     {"procs", "Processes"},
 };
 
@@ -1576,7 +1581,8 @@ static int emit_generic_view(page_t *pg, const src_t *src, size_t nsrc, const ch
                     js_facts_t f;
                     node_facts(src[a].n, &f);
                     lim = f.mem_limit;
-                    snprintf(plain, sizeof(plain), "memory limit %s", units_format(vb, sizeof(vb), lim, "bytes"));
+                    snprintf(plain, sizeof(plain), "memory limit %s",
+                             units_format(vb, sizeof(vb), lim, "bytes"));
                 }
                 if (!isfinite(lim))
                     continue;

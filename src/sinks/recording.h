@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: MIT
  *
  * The recording: one SQLite file per run (docs/FORMAT.md). The writer (recorder_*) creates one table per
- * registered js_table_t, each row prefixed by its sample number, and commits each sample in one transaction in
- * WAL mode, so a killed monitor loses at most the sample in flight and readers can follow a live run. The
+ * registered js_table_t, each row prefixed by its sample number, and commits each sample in one transaction
+ * in WAL mode, so a killed monitor loses at most the sample in flight and readers can follow a live run. The
  * reader (recording_*) validates the file and hands samples back as js_sample_t in sample order, mapping
  * stored columns onto the current descriptors by name (unknown columns are ignored, absent ones missing).
  */
@@ -90,8 +90,8 @@ int recording_next(js_recording_t *r, js_sample_t *s, int64_t *ret_seq, char *er
 void recording_close(js_recording_t *r);
 
 /* recording_uri: the SQLite URI of the file `path` with `query` ("mode=ro&immutable=1"): "file:" and the path
- * with %, ? and # percent-encoded (a relative path as ./path), written into `buf` of `cap` bytes. Returns 0 or
- * -ENAMETOOLONG. */
+ * with %, ? and # percent-encoded (a relative path as ./path), written into `buf` of `cap` bytes. Returns 0
+ * or -ENAMETOOLONG. */
 int recording_uri(char *buf, size_t cap, const char *path, const char *query);
 
 #endif

@@ -18,7 +18,8 @@ typedef struct js_tab_sink {
     /* begin: start writing to `f` (borrowed) with these column names (borrowed until end()).
      * Returns 0 or -errno; *ret_state is freed by end(). */
     int (*begin)(FILE *f, const char *const *cols, size_t ncols, void **ret_state);
-    /* row: write one row of ncols cells. Returns 0 or -EIO when the stream failed (full disk, closed pipe). */
+    /* row: write one row of ncols cells. Returns 0 or -EIO when the stream failed (full disk, closed pipe).
+     */
     int (*row)(void *state, const js_cell_t *cells);
     /* end: flush and free the state; returns 0 or the first write error. Accepts NULL. */
     int (*end)(void *state);

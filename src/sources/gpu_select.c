@@ -241,8 +241,8 @@ int gpu_select_source(const js_ctx_t *ctx, const char *const *vars, gpu_sel_t *r
     return 0;
 }
 
-int gpu_load(js_dlib_t *lib, const char *env, const char *const *sonames, const js_dlsym_t *syms, size_t nsyms,
-             void *api, const char *what, char *why, size_t whylen)
+int gpu_load(js_dlib_t *lib, const char *env, const char *const *sonames, const js_dlsym_t *syms,
+             size_t nsyms, void *api, const char *what, char *why, size_t whylen)
 {
     char err[1024];
     if (dlib_open(lib, env, sonames, err, sizeof(err)) < 0) {

@@ -82,8 +82,8 @@ int gpu_select_source(const js_ctx_t *ctx, const char *const *vars, gpu_sel_t *r
  * `nsyms` entry points `syms` into `api`. `what` names the library in the reason ("NVML", "ROCm SMI").
  * Returns 0, -ENOENT (no library could be loaded) or -ENOSYS (a required entry point is missing), with the
  * reason in `why`; on failure `lib` may hold the opened library (dlib_close it). */
-int gpu_load(js_dlib_t *lib, const char *env, const char *const *sonames, const js_dlsym_t *syms, size_t nsyms,
-             void *api, const char *what, char *why, size_t whylen);
+int gpu_load(js_dlib_t *lib, const char *env, const char *const *sonames, const js_dlsym_t *syms,
+             size_t nsyms, void *api, const char *what, char *why, size_t whylen);
 
 /* gpu_status_once: record that metric `metric` of GPU `index` failed with library code `rc` (text `text`)
  * as a row of the source's status table `out` (columns gpu, metric, rc, error: nvml_status and rocm_status

@@ -412,7 +412,8 @@ static void status(nvml_t *st, nvdev_t *d, int m, nvmlReturn_t rc, js_rows_t *ou
         d->skip[m] = true;
     gpu_status_once(out, &d->seen[m], d->index, metric_names[m], (int64_t)rc, err_text(st, rc));
 }
-_Static_assert(NVS_INDEX == 0 && NVS_METRIC == 1 && NVS_RC == 2 && NVS_ERROR == 3, "gpu_status_once's columns");
+_Static_assert(NVS_INDEX == 0 && NVS_METRIC == 1 && NVS_RC == 2 && NVS_ERROR == 3,
+               "gpu_status_once's columns");
 
 /* want: metric m is to be asked on d (its entry point is `bound`; a missing one is recorded once). */
 static bool want(nvml_t *st, nvdev_t *d, int m, bool bound, js_rows_t *out)

@@ -10,19 +10,19 @@
 #include <string.h>
 
 /* The sources, in collection order: one line each. X(name) refers to `const js_source_t source_<name>`. */
-#define JS_SOURCE_LIST(X)                                                                                      \
-    X(proc_tree)                                                                                               \
-    X(system)                                                                                                  \
-    X(host)                                                                                                    \
-    X(rapl)                                                                                                    \
-    X(infiniband)                                                                                              \
-    X(cpufreq)                                                                                                 \
-    X(thermal)                                                                                                 \
-    X(cgroup)                                                                                                  \
-    X(perf)                                                                                                    \
-    X(levels)                                                                                                  \
-    X(nvml)                                                                                                    \
-    X(rocm)                                                                                                    \
+#define JS_SOURCE_LIST(X)                                                                                    \
+    X(proc_tree)                                                                                             \
+    X(system)                                                                                                \
+    X(host)                                                                                                  \
+    X(rapl)                                                                                                  \
+    X(infiniband)                                                                                            \
+    X(cpufreq)                                                                                               \
+    X(thermal)                                                                                               \
+    X(cgroup)                                                                                                \
+    X(perf)                                                                                                  \
+    X(levels)                                                                                                \
+    X(nvml)                                                                                                  \
+    X(rocm)                                                                                                  \
     X(self)
 
 #define JS_SOURCE_DECLARE(name) extern const js_source_t source_##name;

@@ -339,8 +339,8 @@ static int rocm_init(const js_ctx_t *ctx, void **ret_state, char *why, size_t wh
         r = -ENODEV;
         goto fail;
     }
-    if ((r = gpu_load(&st->lib, "JOBSCOPE_ROCM_SMI_LIBRARY", sonames, rocm_syms, NSYMS, &st->api, "ROCm SMI", why,
-                      whylen)) < 0)
+    if ((r = gpu_load(&st->lib, "JOBSCOPE_ROCM_SMI_LIBRARY", sonames, rocm_syms, NSYMS, &st->api, "ROCm SMI",
+                      why, whylen)) < 0)
         goto fail;
     rsmi_status_t rc = st->api.init(0);
     if (rc != RSMI_STATUS_SUCCESS) {

@@ -2,7 +2,8 @@
  *
  * The `thermal` source (see thermal.h). Sensors are found once, at init; each tempK_input or zone `temp` is
  * opened then and re-read with one pread per sample. A read that fails (a zone that is disabled answers
- * ENODATA or EAGAIN) leaves that sample's value missing. No sensor disables the source (init returns -ENODEV).
+ * ENODATA or EAGAIN) leaves that sample's value missing. No sensor disables the source (init returns
+ * -ENODEV).
  */
 #include "sources/thermal.h"
 

@@ -531,8 +531,8 @@ int slurm_spank_user_init(spank_t sp, int ac, char **av)
     slurm_info(
         "jobscope: monitor pid %d for step %u.%s on %s started in %.1f ms, ready %.1f ms later, writing "
         "into %s",
-        (int)pid, job.job_id, step, job.node, (double)(t_exec - t0) / 1e6, (double)(now_ns(CLOCK_MONOTONIC) - t_exec) / 1e6,
-        launch.dir);
+        (int)pid, job.job_id, step, job.node, (double)(t_exec - t0) / 1e6,
+        (double)(now_ns(CLOCK_MONOTONIC) - t_exec) / 1e6, launch.dir);
     return 0;
 }
 
@@ -546,7 +546,8 @@ int slurm_spank_exit(spank_t sp, int ac, char **av)
     int64_t t0 = now_ns(CLOCK_MONOTONIC);
     /* a monitor still starting: let it get ready for SIGTERM first (up to stop_timeout) */
     int64_t ready_by = t0 + config.stop_timeout_ns;
-    while (ready_for_sigterm(monitor_pid) == 0 && now_ns(CLOCK_MONOTONIC) < ready_by && !wait_gone(now_ns(CLOCK_MONOTONIC) + 10000000LL))
+    while (ready_for_sigterm(monitor_pid) == 0 && now_ns(CLOCK_MONOTONIC) < ready_by &&
+           !wait_gone(now_ns(CLOCK_MONOTONIC) + 10000000LL))
         ;
     int64_t deadline = now_ns(CLOCK_MONOTONIC) + config.stop_timeout_ns;
     if (wait_gone(t0)) {

@@ -1,10 +1,10 @@
 /* SPDX-License-Identifier: MIT
  *
  * The procfs and sysfs roots, and the file readers every source uses. All /proc and /sys access in jobscope
- * goes through a js_fsroot_t: a pair of directory descriptors opened once, so tests point a source at a fixture
- * tree (tests/fixtures/...) and production points it at the live kernel. This module is the only place that
- * names the default paths. Readers read to end-of-file (procfs files such as task/<tid>/children hand back one
- * page per read) and never allocate per call except to grow a caller-owned js_buf_t.
+ * goes through a js_fsroot_t: a pair of directory descriptors opened once, so tests point a source at a
+ * fixture tree (tests/fixtures/...) and production points it at the live kernel. This module is the only
+ * place that names the default paths. Readers read to end-of-file (procfs files such as task/<tid>/children
+ * hand back one page per read) and never allocate per call except to grow a caller-owned js_buf_t.
  */
 #ifndef JOBSCOPE_FSROOT_H
 #define JOBSCOPE_FSROOT_H
@@ -50,9 +50,9 @@ int fsroot_open_abs(const js_fsroot_t *r, const char *abs_path, int flags);
  * (a fixture tree whose `stat` is /dev/zero must not grow memory without bound). */
 #define JS_READ_MAX (64u << 20)
 
-/* fs_open: open `path` (relative to `dirfd`) for reading, never blocking (O_NONBLOCK: a FIFO in a fixture tree
- * does not hang the monitor) and only if it is a regular file, as every procfs, sysfs and cgroup file is.
- * Returns the descriptor (O_CLOEXEC) or -errno (-EINVAL: not a regular file). */
+/* fs_open: open `path` (relative to `dirfd`) for reading, never blocking (O_NONBLOCK: a FIFO in a fixture
+ * tree does not hang the monitor) and only if it is a regular file, as every procfs, sysfs and cgroup file
+ * is. Returns the descriptor (O_CLOEXEC) or -errno (-EINVAL: not a regular file). */
 int fs_open(int dirfd, const char *path);
 
 /* fs_read: read all of `path` (relative to `dirfd`) into `b`, growing it. Returns 0 or -errno (-ENOENT for a
@@ -64,7 +64,8 @@ int fd_read(int fd, js_buf_t *b);
 
 /* fd_read_record: as fd_read for files the kernel renders whole in one read (stat, statm, io, status:
  * single-record seq_files): one pread when the content fits the buffer, the full loop otherwise. Saves the
- * second, empty read that confirms end-of-file. Not for files served a page at a time (task/<tid>/children). */
+ * second, empty read that confirms end-of-file. Not for files served a page at a time (task/<tid>/children).
+ */
 int fd_read_record(int fd, js_buf_t *b);
 
 /* fd_read_paged: as fd_read for seq_files served one page per read (task/<tid>/children): a first read that

@@ -132,7 +132,8 @@ int parse_pid_stat(const char *text, js_pid_stat_t *ret)
     return 0;
 }
 
-/* cpulist_walk: the CPU-list parser behind cpulist_parse (the bitmap) and cpulist_parse_ints (the numbers). */
+/* cpulist_walk: the CPU-list parser behind cpulist_parse (the bitmap) and cpulist_parse_ints (the numbers).
+ */
 static int cpulist_walk(const char *s, uint64_t *set, size_t nbits, int *cpus, size_t cap)
 {
     if (set)

@@ -52,7 +52,7 @@ typedef struct {
     char state;
     int32_t ppid;
     uint64_t minflt, cminflt, majflt, cmajflt;
-    uint64_t utime, stime; /* ticks */
+    uint64_t utime, stime;  /* ticks */
     int64_t cutime, cstime; /* ticks */
     int64_t num_threads;
     uint64_t starttime; /* ticks after boot */
@@ -60,9 +60,9 @@ typedef struct {
     int64_t rss;        /* pages */
     int32_t processor;
     uint64_t sigignore; /* field 33: ignored signals, bit N-1 for signal N (the kernel prints the low 31) */
-    uint64_t image; /* a fingerprint of the process image: start_code, end_code, startstack, arg_start, arg_end
-                     * (fields 26-28, 48-49), which an exec changes (ASLR) even when comm stays; 0 where the
-                     * kernel hides them (another user's process) or the line is too short */
+    uint64_t image;     /* a fingerprint of the process image: start_code, end_code, startstack, arg_start,
+                         * arg_end     (fields 26-28, 48-49), which an exec changes (ASLR) even when comm stays; 0
+                         * where the     kernel hides them (another user's process) or the line is too short */
 } js_pid_stat_t;
 
 /* parse_pid_stat: parse the text of /proc/<pid>/stat. Returns 0 or -EINVAL (truncated or malformed);

@@ -223,8 +223,8 @@ static inline void sample_base(js_sample_t *s, int64_t t_ns, int64_t cpu_ticks, 
         const js_table_t *ct = cpu->table;
         js_value_t *c = rows_add(cpu);
         val_int(&c[table_column(ct, "cpu")], -1);
-        static const char *const zero[] = {"nice_ticks", "system_ticks", "iowait_ticks", "irq_ticks",
-                                           "softirq_ticks", "steal_ticks"};
+        static const char *const zero[] = {"nice_ticks", "system_ticks",  "iowait_ticks",
+                                           "irq_ticks",  "softirq_ticks", "steal_ticks"};
         for (size_t k = 0; k < sizeof(zero) / sizeof(zero[0]); k++)
             val_int(&c[table_column(ct, zero[k])], 0);
         val_int(&c[table_column(ct, "user_ticks")], busy);
@@ -235,8 +235,12 @@ static inline void sample_base(js_sample_t *s, int64_t t_ns, int64_t cpu_ticks, 
 /* new_model: a run-mode model with a 1 s interval and 100 ticks per second. */
 static inline js_model_t *node_model(void)
 {
-    js_model_cfg_t cfg = {.mode = JS_MODE_RUN, .clk_tck = 100, .monitor_pid = 1, .root_pid = 10,
-                          .interval_ns = SEC, .cores_available = 8};
+    js_model_cfg_t cfg = {.mode = JS_MODE_RUN,
+                          .clk_tck = 100,
+                          .monitor_pid = 1,
+                          .root_pid = 10,
+                          .interval_ns = SEC,
+                          .cores_available = 8};
     js_model_t *m = model_new(&cfg);
     assert_non_null(m);
     return m;
@@ -244,8 +248,8 @@ static inline js_model_t *node_model(void)
 
 /* view_value: the value of column `col` in the row of view `name` whose label column `key_col` is `key`
  * (text), or of its first row when key is NULL. */
-static inline const js_value_t *view_value(js_model_t *m, const char *name, const char *key_col, const char *key,
-                                    const char *col)
+static inline const js_value_t *view_value(js_model_t *m, const char *name, const char *key_col,
+                                           const char *key, const char *col)
 {
     js_view_t v;
     assert_int_equal(model_view(m, name, &v), 0);

@@ -739,8 +739,12 @@ static js_report_t *device_report(const js_table_t *t)
     js_model_t *m = model_new(&mc);
     js_summary_t su;
     model_summary(m, &su);
-    js_run_info_t info = {.version = "0.1.0", .command_json = "[\"train\"]", .host = "gpunode", .mode = "run",
-                          .state = "complete", .have_exit = true};
+    js_run_info_t info = {.version = "0.1.0",
+                          .command_json = "[\"train\"]",
+                          .host = "gpunode",
+                          .mode = "run",
+                          .state = "complete",
+                          .have_exit = true};
     assert_int_equal(report_finish_node(rep, node, m, &info, &su, NULL), 0);
     model_free(m);
     return rep;
@@ -840,8 +844,8 @@ static void t_marks(void **state)
         int at;
         double t;
         const char *kind, *name;
-    } script[] = {{10, 9.5, "begin", "load"},  {40, 39.2, "end", "load"},      {41, 40.1, "begin", "solve"},
-                  {100, 99, "event", "ckpt"},  {150, 149.5, "begin", "inner"}, {200, 199, "end", "inner"},
+    } script[] = {{10, 9.5, "begin", "load"}, {40, 39.2, "end", "load"},      {41, 40.1, "begin", "solve"},
+                  {100, 99, "event", "ckpt"}, {150, 149.5, "begin", "inner"}, {200, 199, "end", "inner"},
                   {250, 250, "begin", "post"}};
     int64_t seq = 0;
     while (synth_next(g, &s) == 1) {
@@ -861,8 +865,12 @@ static void t_marks(void **state)
     rows_free(&marks);
     js_summary_t su;
     model_summary(m, &su);
-    js_run_info_t info = {.version = "0.1.0", .command_json = "[\"x\"]", .host = "node001", .mode = "run",
-                          .state = "complete", .have_exit = true};
+    js_run_info_t info = {.version = "0.1.0",
+                          .command_json = "[\"x\"]",
+                          .host = "node001",
+                          .mode = "run",
+                          .state = "complete",
+                          .have_exit = true};
     assert_int_equal(report_finish_node(rep, node, m, &info, &su, NULL), 0);
     char *page = page_of(rep);
     /* load, inner, then solve and post closed at the end of the data (360 s) */
