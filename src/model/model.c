@@ -392,8 +392,9 @@ static void summary_add(js_model_t *m, const js_sample_t *s, const js_value_t *s
     su->peak_rss_main = fmax_nan(su->peak_rss_main, any ? pt->rss_main : NAN);
     su->peak_rss_desc = fmax_nan(su->peak_rss_desc, any ? pt->rss_desc : NAN);
     su->peak_swap = fmax_nan(su->peak_swap, levels ? pt->swap : NAN);
-    if (pt->pss_read &&
-        any) { /* the PSS peaks: sums measured at one sample, not the estimates between reads */
+    /* the PSS peaks: sums measured at one sample, not the estimates between reads; a PSS sum of 0 beside a
+     * resident RSS is members exiting between their statm and smaps_rollup reads, not a measurement */
+    if (pt->pss_read && any && !(pt->pss == 0 && pt->rss > 0)) {
         su->pss_samples++;
         su->peak_pss = fmax_nan(su->peak_pss, pt->pss);
         su->peak_private = fmax_nan(su->peak_private, pt->uss);

@@ -251,7 +251,7 @@ def test_units_and_percentages(jobscope):
     assert m["max_gpu_ram"]["combined"] == 0.0 and m["gpu_utilization"]["system_gpu_count"] == 0
     # the layout of the gpu part's summary (src/model/part_gpu.c, docs/METRICS.md)
     s["gpu"] = {"devices": [{"index": 0, "memory_total_bytes": 80e9}, {"index": 1, "memory_total_bytes": 80e9}],
-                "job": {"peak_memory_used_bytes": 50e9,
+                "job": {"peak_memory_used_bytes": 50e9, "memory_total_bytes": 160e9,
                         "peak_memory_bytes": {"main": 10e9, "descendants": 30e9, "combined": 40e9},
                         "utilization_sum": {"mean": 0.5, "max": 1.5}}}
     gg = figures(s, "gigabytes", "gigabytes", "hours", gpu_uuids={"GPU-a"})

@@ -41,8 +41,11 @@ def install(cluster, src, name=None):
     libdir = cluster.dir / "plugins"
     libdir.mkdir(mode=0o755, exist_ok=True)
     dest = libdir / (name or Path(src).name)
-    shutil.copyfile(src, dest)
-    dest.chmod(0o755)
+    # by rename: a monitor of the previous test's job may still run the copy there (a copy over it: ETXTBSY)
+    tmp = libdir / f".{dest.name}.{os.getpid()}"
+    shutil.copyfile(src, tmp)
+    tmp.chmod(0o755)
+    os.replace(tmp, dest)
     return dest
 
 

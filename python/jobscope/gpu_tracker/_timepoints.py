@@ -47,8 +47,8 @@ def ram_split(procs, root_pid):
         rss, uss, pss = r.get("rss_bytes"), r.get("uss_bytes"), r.get("pss_bytes")
         if rss is None or uss is None or pss is None:
             return rss, None, None, None
-        uss = min(uss, rss)
-        prop = max(pss - uss, 0.0)
+        prop = max(pss - uss, 0.0)  # PSS and USS are one read (smaps_rollup): consistent with each other
+        uss = min(uss, rss)  # RSS (statm) was read before it: a process growing meanwhile has USS above RSS
         shared = rss - uss
         if r.get("shared_bytes") is not None:
             shared = min(shared, r["shared_bytes"] + 2 * prop)
