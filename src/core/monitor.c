@@ -155,6 +155,9 @@ static int reap(js_monitor_t *mon, size_t *cap)
 static int take(js_monitor_t *mon, js_sampler_t *sp, js_sample_t *s, int64_t deadline, bool final)
 {
     mon->ctx.final = final;
+    mon->ctx.interval_ns = mon->interval_ns;
+    mon->ctx.end_mono_ns =
+        mon->duration_ns > 0 && mon->start_mono_ns ? mon->start_mono_ns + mon->duration_ns : 0;
     return sampler_collect(sp, s, deadline, mon->missed);
 }
 

@@ -111,6 +111,14 @@ typedef struct {
     uint64_t marks_received, marks_rejected;
     /* --redact-cmdline: every match in a recorded command-line argument becomes "***" (NULL: none) */
     const regex_t *redact_cmdline;
+    /* the sampling plan, for a source weighing a one-time cost against what it saves per sample (set by the
+     * monitor before each sample): the interval, and when --duration ends the run (0: not known) */
+    int64_t interval_ns;
+    int64_t end_mono_ns;
+    /* set by a source in collect() when a fact of its inventory changed (proc_tree: a backend loaded, refused
+     * or dropped; its closing figures): the sampler writes that source's inventory rows again with this
+     * sample, and a reader takes the last row of each key */
+    bool inventory_changed;
 } js_ctx_t;
 
 typedef struct js_source {
@@ -129,8 +137,9 @@ typedef struct js_source {
      * nothing it runs escapes what is set up here (a cgroup to join, counters inherited by every descendant).
      * Returns 0 or -errno: the source then records why and goes on without it; the command still starts. */
     int (*prepare_child)(void *state, js_ctx_t *ctx, pid_t child);
-    /* inventory: may be NULL. Append once per run what the source knows about the hardware and the
-     * allocation (rows of the core `inventory` table: source, key, value; inventory_add()). Returns 0/-errno. */
+    /* inventory: may be NULL. Append what the source knows about the hardware and the allocation (rows of the
+     * core `inventory` table: source, key, value; inventory_add()): at the first sample, and again at a
+     * sample whose collect() set ctx->inventory_changed. Returns 0/-errno. */
     int (*inventory)(void *state, const js_ctx_t *ctx, js_rows_t *inv);
 } js_source_t;
 

@@ -26,6 +26,7 @@
 #include <errno.h>
 #include <stddef.h>
 #include <fcntl.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -380,6 +381,12 @@ typedef struct {
     tasks_bpf_t *bpf;
     bool bpf_refused;       /* it could not be opened (or failed): /proc from then on */
     char bpf_why[256];      /* why, for the inventory */
+    /* auto: /proc's CPU above what the BPF reader would have cost, summed over the samples so far; the reader
+     * is loaded once that passes the load's cost (bpf_pays) */
+    double bpf_saved_ns, bpf_last_saving_ns;
+    uint64_t bpf_loaded_at; /* the sample it was loaded at */
+    double bpf_load_cpu_ns; /* what the load cost (thread CPU) */
+    size_t fds_closed;      /* procfs descriptors closed when the reader took over */
     const char *backend;    /* this sample's: "procfs", "bpf-tasks", "bpf-cgroup" */
     uint8_t *how;           /* tasks_bpf_set_pids' kinds, beside `queue` */
     size_t how_cap;
@@ -401,7 +408,13 @@ static bool stepd_mode(const js_ctx_t *ctx)
     return ctx->scope.kind == JS_SCOPE_TREE && (ctx->scope.stepd_job || ctx->scope.stepd_pid > 0);
 }
 
-#define BPF_AUTO_MIN 32 /* auto: load the BPF reader once the scope has this many processes (a load is ~0.3 s) */
+/* auto: what the BPF reader costs, for weighing it against /proc (docs/BENCHMARKS.md: one load 40-60 ms of
+ * CPU, a pass 0.3 us per process it reports plus 0.07 us per other process on the node in tasks mode, and the
+ * row) */
+#define BPF_LOAD_NS 60e6
+#define BPF_PASS_NS 5e3
+#define BPF_PER_PROC_NS 500.0
+#define BPF_PER_VISIT_NS 75.0
 
 #define KEPT_PER_PROC 5   /* stat, statm, io, children, fd directory */
 #define FD_RESERVE 256    /* descriptors left for everything else: the recording, other sources, reads */
@@ -553,7 +566,8 @@ static int pread_proc(tree_state_t *st, const js_ctx_t *ctx, pent_t *e, int *fd,
     return -EMFILE;
 }
 
-static bool bpf_wanted(tree_state_t *st, const js_ctx_t *ctx, bool live);
+static bool bpf_wanted(tree_state_t *st, js_ctx_t *ctx, bool live);
+static void bpf_opts_for(const js_ctx_t *ctx, tasks_bpf_opts_t *o);
 
 static int tree_init(const js_ctx_t *ctx, void **ret_state)
 {
@@ -573,7 +587,8 @@ static int tree_init(const js_ctx_t *ctx, void **ret_state)
         st->live = true;
     }
     if (ctx->backend == JS_BACKEND_BPF)
-        bpf_wanted(st, ctx, st->live); /* loaded now; a refusal falls back to /proc, its reason kept */
+        bpf_wanted(st, (js_ctx_t *)ctx,
+                   st->live); /* loaded now; a refusal falls back to /proc, its reason kept */
     /* children files need CONFIG_PROC_CHILDREN; probe on the root (or the monitor) */
     char path[64];
     pid_t probe = ctx->mode == JS_MODE_RUN || ctx->root_pid <= 0 ? ctx->monitor_pid : ctx->root_pid;
@@ -1424,11 +1439,86 @@ static void bpf_opts_for(const js_ctx_t *ctx, tasks_bpf_opts_t *o)
     }
 }
 
-/* bpf_wanted: whether to read this sample through the BPF reader, loading it when it pays: always with
- * --backend bpf; in auto mode once the scope has BPF_AUTO_MIN processes and, for a PID filter, is a sizeable
- * share of the node's tasks (the filtered walk still visits every task on the node, 0.075 µs each, against
- * about 10 µs per process through /proc). A refusal is final for the run, its reason kept. */
-static bool bpf_wanted(tree_state_t *st, const js_ctx_t *ctx, bool live)
+static double thread_cpu_ns(void)
+{
+    struct timespec ts;
+    return clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts) == 0 ? (double)ts.tv_sec * 1e9 + (double)ts.tv_nsec
+                                                            : NAN;
+}
+
+/* bpf_cost_ns: what one pass of the BPF reader would cost for this sample's processes. */
+static double bpf_cost_ns(const tree_state_t *st, const js_ctx_t *ctx)
+{
+    tasks_bpf_opts_t o;
+    bpf_opts_for(ctx, &o);
+    size_t n =
+        ctx->scope.kind == JS_SCOPE_TREE || ctx->scope.kind == JS_SCOPE_CGROUP ? st->norder : st->nprocs;
+    double cost = BPF_PASS_NS + BPF_PER_PROC_NS * (double)n;
+    if (o.mode == TASKS_BPF_TASKS && o.filter) { /* the filtered walk visits every task of the node */
+        struct sysinfo si;
+        if (sysinfo(&si) == 0)
+            cost += BPF_PER_VISIT_NS * (double)si.procs;
+    }
+    return cost;
+}
+
+/* bpf_account: auto mode, after a sample read through /proc that cost `spent_ns` of CPU: add what the BPF
+ * reader would have saved. */
+static void bpf_account(tree_state_t *st, const js_ctx_t *ctx, double spent_ns)
+{
+    if (isnan(spent_ns))
+        return;
+    double saving = spent_ns - bpf_cost_ns(st, ctx);
+    st->bpf_last_saving_ns = saving > 0 ? saving : 0;
+    st->bpf_saved_ns += st->bpf_last_saving_ns;
+}
+
+/* bpf_pays: auto mode: whether loading the reader now pays within the run, its load counted. The run's length
+ * is not known in general, so the reader is loaded once /proc has cost, over the samples so far, as much more
+ * than the reader would have as the load costs: never more than twice the cheaper choice's cost, whatever the
+ * run's length (the rent-or-buy rule). When --duration says how many samples are left, at once if what they
+ * save at the last sample's rate pays for the load. */
+static bool bpf_pays(const tree_state_t *st, const js_ctx_t *ctx)
+{
+    if (st->bpf_saved_ns >= BPF_LOAD_NS)
+        return true;
+    if (ctx->end_mono_ns > 0 && ctx->interval_ns > 0 && st->bpf_last_saving_ns > 0) {
+        struct timespec ts;
+        clock_gettime(CLOCK_MONOTONIC, &ts);
+        double left = ((double)ctx->end_mono_ns - ((double)ts.tv_sec * 1e9 + (double)ts.tv_nsec)) /
+                      (double)ctx->interval_ns;
+        return left * st->bpf_last_saving_ns >= BPF_LOAD_NS;
+    }
+    return false;
+}
+
+/* fds_release: the BPF reader takes over: the descriptors /proc kept open are of no use to it, and closing
+ * them first means the reader never competes with them for the descriptor limit (with thousands of processes
+ * they can fill it). /proc reopens what it needs should the reader be refused or fail. */
+static void fds_release(tree_state_t *st)
+{
+    for (size_t i = 0; i < st->procs.cap; i++) {
+        pent_t *e;
+        if (!pidmap_at(&st->procs, i, (void **)&e) || !e->kept)
+            continue;
+        for (int k = 0; k < 5; k++) {
+            int fd = k == 0   ? e->fd_stat
+                     : k == 1 ? e->fd_statm
+                     : k == 2 ? e->fd_io
+                     : k == 3 ? e->fd_children
+                              : e->fd_fddir;
+            st->fds_closed += fd >= 0;
+        }
+        ent_close(e);
+        e->kept = false;
+        st->nkept--;
+    }
+}
+
+/* bpf_wanted: whether to read this sample through the BPF reader, loading it now if it is wanted: at once
+ * with --backend bpf; in auto mode when it pays within the run (bpf_pays). A refusal is final for the run,
+ * its reason kept for the inventory. */
+static bool bpf_wanted(tree_state_t *st, js_ctx_t *ctx, bool live)
 {
     if (st->bpf)
         return true;
@@ -1444,32 +1534,38 @@ static bool bpf_wanted(tree_state_t *st, const js_ctx_t *ctx, bool live)
         st->bpf_refused = ctx->backend == JS_BACKEND_BPF;
         return false;
     }
+    if (ctx->backend == JS_BACKEND_AUTO) {
+        if (ctx->scope.kind == JS_SCOPE_NODE && !ctx->scope.top_n) {
+            snprintf(st->bpf_why, sizeof(st->bpf_why), "no per-process reads (watch --node without --top)");
+            st->bpf_refused = true;
+            return false;
+        }
+        if (!bpf_pays(st, ctx))
+            return false;
+    }
     tasks_bpf_opts_t o;
     bpf_opts_for(ctx, &o);
-    if (ctx->backend == JS_BACKEND_AUTO) {
-        size_t n = ctx->scope.kind == JS_SCOPE_TREE || ctx->scope.kind == JS_SCOPE_CGROUP ? st->norder : st->nprocs;
-        if (ctx->scope.kind == JS_SCOPE_NODE && !ctx->scope.top_n)
-            return false; /* no per-process reads at all */
-        if (n < BPF_AUTO_MIN)
-            return false;
-        if (o.mode == TASKS_BPF_TASKS && o.filter) {
-            struct sysinfo si;
-            if (sysinfo(&si) == 0 && (double)n * 10.0 < 8.0 + 0.075 * (double)si.procs)
-                return false;
-        }
-    }
+    size_t n =
+        ctx->scope.kind == JS_SCOPE_TREE || ctx->scope.kind == JS_SCOPE_CGROUP ? st->norder : st->nprocs;
+    o.expect = n > UINT32_MAX / 2 ? UINT32_MAX / 2 : (uint32_t)n;
+    fds_release(st);
+    double c0 = thread_cpu_ns();
     int r = tasks_bpf_open(&o, &st->bpf, st->bpf_why, sizeof(st->bpf_why));
+    st->bpf_load_cpu_ns = thread_cpu_ns() - c0;
+    ctx->inventory_changed = true;
     if (r < 0) {
         st->bpf = NULL;
         st->bpf_refused = true; /* the reason stays in bpf_why (inventory and source_stats) */
         return false;
     }
+    st->bpf_loaded_at = ctx->seq;
     return true;
 }
 
 /* bpf_drop: the reader failed mid-run: /proc from now on, with the reason. */
-static void bpf_drop(tree_state_t *st, int r)
+static void bpf_drop(tree_state_t *st, js_ctx_t *ctx, int r)
 {
+    ctx->inventory_changed = true;
     snprintf(st->bpf_why, sizeof(st->bpf_why), "the BPF reader failed during the run (%s): /proc from then on",
              strerror(-r));
     tasks_bpf_close(st->bpf);
@@ -1647,6 +1743,7 @@ static int collect_bpf(tree_state_t *st, js_ctx_t *ctx, js_rows_t *proc, js_rows
             return r;
     }
     st->nqueue = 0;
+    uint64_t grows = bi.grows;
     if (ctx->scope.kind != JS_SCOPE_NODE) {
         r = tasks_bpf_read(st->bpf, bpf_member, &p);
         if (r == -ENOENT && cgroup_mode) { /* the cgroup was removed */
@@ -1655,6 +1752,8 @@ static int collect_bpf(tree_state_t *st, js_ctx_t *ctx, js_rows_t *proc, js_rows
         }
         if (r < 0)
             return r;
+        tasks_bpf_info(st->bpf, &bi);
+        ctx->inventory_changed |= bi.grows != grows; /* the array grew: its size in the inventory */
         st->norder = 0;
         for (size_t i = 0; i < st->nqueue; i++)
             if (push_pid(&st->order, &st->norder, &st->order_cap, st->queue[i]) < 0)
@@ -1669,6 +1768,8 @@ static int collect_bpf(tree_state_t *st, js_ctx_t *ctx, js_rows_t *proc, js_rows
     st->nrecs = 0;
     if ((r = tasks_bpf_read(st->bpf, bpf_keep, &p)) < 0)
         return r;
+    tasks_bpf_info(st->bpf, &bi);
+    ctx->inventory_changed |= bi.grows != grows;
     st->nprocs = st->nrecs;
     if (st->nrecs > st->cand_cap) {
         cand_t *c = realloc(st->cand, st->nrecs * sizeof(*c));
@@ -1806,13 +1907,17 @@ static int tree_collect(void *state, js_ctx_t *ctx, js_rows_t *const *rows)
         if (r == 0)
             goto done;
         /* the reader failed: drop what it wrote and read this sample, and the next ones, from /proc */
-        bpf_drop(st, r);
+        bpf_drop(st, ctx, r);
         proc->nrows = proc_rows;
         info->nrows = info_rows;
         st->nzombies = 0;
         root_alive = false;
         st->backend = "procfs";
     }
+    /* auto, undecided: what /proc costs, against what the reader would (bpf_account); not at the first
+     * sample, whose opening of every process's files and command lines is no sample's cost */
+    bool weigh = ctx->backend == JS_BACKEND_AUTO && !st->bpf && !st->bpf_refused && st->live && ctx->seq > 0;
+    double c0 = weigh ? thread_cpu_ns() : NAN;
     switch (ctx->scope.kind) {
     case JS_SCOPE_CGROUP:
         st->norder = 0;
@@ -1844,6 +1949,8 @@ static int tree_collect(void *state, js_ctx_t *ctx, js_rows_t *const *rows)
     }
     if (r < 0)
         return r;
+    if (weigh)
+        bpf_account(st, ctx, thread_cpu_ns() - c0);
 done:
     /* forget processes not seen this sample (collected first: deletion moves entries) */
     st->nqueue = 0;
@@ -1874,6 +1981,8 @@ done:
     if (ctx->mode == JS_MODE_RUN)
         reaped_totals(st, ctx, t);
     emit_exits(ctx, exits); /* last: an interrupted sample keeps them queued for the next */
+    if (ctx->backend == JS_BACKEND_AUTO && !st->bpf && !st->bpf_refused && (ctx->seq & 1023) == 1023)
+        ctx->inventory_changed = true; /* what auto has weighed so far, now and then */
     ctx->live_members = st->norder - st->nzombies;
     /* stepd roots: the work on this node is over when the explicit slurmstepd is gone, or when the one step
      * watched has no slurmstepd left (after one was seen), and no member is left; a whole job (every step)
@@ -1885,7 +1994,8 @@ done:
     return 0;
 }
 
-/* tree_inventory: which backend reads the processes, and why not BPF when it is not. */
+/* tree_inventory: which backend reads the processes, and why not BPF when it is not; written at the first
+ * sample, when the backend changes, and at the closing sample (the last row of a key is the run's). */
 static int tree_inventory(void *state, const js_ctx_t *ctx, js_rows_t *inv)
 {
     tree_state_t *st = state;
@@ -1894,14 +2004,23 @@ static int tree_inventory(void *state, const js_ctx_t *ctx, js_rows_t *inv)
     if (r == 0 && st->bpf) {
         tasks_bpf_info_t bi;
         tasks_bpf_info(st->bpf, &bi);
-        r = inventory_addf(inv, "proc_tree", "backend.bpf", "loaded (%s mode; rss %s)", bi.mode,
-                           bi.rss_exact ? "exact" : "from the counters alone");
+        r = inventory_addf(inv, "proc_tree", "backend.bpf",
+                           "loaded at sample %llu (%s mode; rss %s): %llu load (%.1f ms of CPU), array of %u "
+                           "records grown %llu times; %zu procfs descriptors closed",
+                           (unsigned long long)st->bpf_loaded_at, bi.mode,
+                           bi.rss_exact ? "exact" : "from the counters alone", (unsigned long long)bi.loads,
+                           st->bpf_load_cpu_ns / 1e6, bi.capacity, (unsigned long long)bi.grows,
+                           st->fds_closed);
     } else if (r == 0 && st->bpf_refused) {
         r = inventory_addf(inv, "proc_tree", "backend.bpf", "refused: %s", st->bpf_why);
+    } else if (r == 0 && ctx->backend == JS_BACKEND_PROCFS) {
+        r = inventory_add(inv, "proc_tree", "backend.bpf", "not used (--backend procfs)");
     } else if (r == 0) {
-        r = inventory_add(inv, "proc_tree", "backend.bpf",
-                          ctx->backend == JS_BACKEND_PROCFS ? "not used (--backend procfs)"
-                                                            : "not loaded yet (auto: once the scope has 32 processes)");
+        r = inventory_addf(
+            inv, "proc_tree", "backend.bpf",
+            "not loaded (auto): /proc cost %.2f ms of CPU more than the BPF reader would have, "
+            "less than its load (%.0f ms)",
+            st->bpf_saved_ns / 1e6, BPF_LOAD_NS / 1e6);
     }
     return r;
 }
