@@ -91,18 +91,21 @@ static const char attach_usage[] =
     "      --summary FILE       write the text summary to FILE instead of stderr\n"
     "      --report[=FILE]      write the HTML report at the end (default: the recording with .html)\n"
     "  -q, --quiet              no status line, no summary on stderr\n"
-    "      --uss-every N        read USS/PSS (smaps_rollup) at least every N samples; 0 = never (default 30)\n"
+    "      --uss-every N        read USS/PSS (smaps_rollup) at least every N samples; 0 = never (default "
+    "30)\n"
     "      --status-every N     read /proc/PID/status every N samples (default 5)\n"
     "      --backend B          how processes are read: auto (the BPF task reader where it pays and is\n"
     "                           allowed: root, BTF, Linux >= 6.7), bpf, or procfs (default auto)\n"
+    "      --perf-per-task      perf counters on every task of the tree, a row per task (default: the\n"
+    "                           tree's own cgroup per CPU if it has one, else the root with inheritance:\n"
+    "                           what it starts from the attach on, not the processes it had then)\n"
     "      --gpus SPEC          GPUs to monitor: all, none, or indices / UUIDs; default: those PID may use\n"
     "                           (its CUDA_VISIBLE_DEVICES etc.), else all\n"
     "      --redact-cmdline REGEX  record command lines with every match of REGEX (POSIX extended) in an\n"
     "                           argument replaced by *** (e.g. 'password=[^ ]*'; the environment is never\n"
     "                           recorded)\n"
-    "      --procfs DIR         read process data from DIR instead of the kernel's procfs (testing)\n"
-    CLI_EXPORT_HELP
-    "  -h, --help               show this help\n";
+    "      --procfs DIR         read process data from DIR instead of the kernel's procfs "
+    "(testing)\n" CLI_EXPORT_HELP "  -h, --help               show this help\n";
 
 static const char watch_usage[] =
     "Usage: jobscope watch (--user NAME|UID | --cgroup PATH | --node) [OPTIONS]\n"
@@ -117,7 +120,8 @@ static const char watch_usage[] =
     "  --node              the whole machine; per-process rows only with --top N\n"
     "\n"
     "Options:\n"
-    "      --top N              node: rows for the N processes using the most CPU over the last interval and\n"
+    "      --top N              node: rows for the N processes using the most CPU over the last interval "
+    "and\n"
     "                           the N with the largest RSS, at each sample (default 0: none)\n"
     "      --duration DURATION  stop after DURATION (units as for --interval)\n"
     "      --until-file FILE    stop when FILE appears, or, if it exists at the start, when it contains the\n"
@@ -129,10 +133,13 @@ static const char watch_usage[] =
     "      --summary FILE       write the text summary to FILE instead of stderr\n"
     "      --report[=FILE]      write the HTML report at the end (default: the recording with .html)\n"
     "  -q, --quiet              no status line, no summary on stderr\n"
-    "      --uss-every N        read USS/PSS (smaps_rollup) at least every N samples; 0 = never (default 30)\n"
+    "      --uss-every N        read USS/PSS (smaps_rollup) at least every N samples; 0 = never (default "
+    "30)\n"
     "      --status-every N     read /proc/PID/status every N samples (default 5)\n"
     "      --backend B          how processes are read: auto (the BPF task reader where it pays and is\n"
     "                           allowed: root, BTF, Linux >= 6.7), bpf, or procfs (default auto)\n"
+    "      --perf-per-task      --user: perf counters on every task of the user's processes, a row per task\n"
+    "                           (default: the user's cgroup per CPU where it exists)\n"
     "      --redact-cmdline REGEX  record command lines with every match of REGEX (POSIX extended) in an\n"
     "                           argument replaced by *** (e.g. 'password=[^ ]*'; the environment is never\n"
     "                           recorded)\n"
@@ -211,7 +218,8 @@ enum {
     OPT_TRACK,
     OPT_NO_MERGE,
     OPT_NODE_LOCAL,
-    OPT_REDACT
+    OPT_REDACT,
+    OPT_PERF_PER_TASK
 };
 
 /* jobscope job: watch's options (no scope to name) and the job's own */
@@ -266,6 +274,7 @@ static const struct option run_opts[] = {
     {"gpus", required_argument, NULL, OPT_GPUS},
     {"report", optional_argument, NULL, OPT_REPORT},
     {"redact-cmdline", required_argument, NULL, OPT_REDACT},
+    {"perf-per-task", no_argument, NULL, OPT_PERF_PER_TASK},
     {"help", no_argument, NULL, 'h'},
     CLI_EXPORT_LONGOPTS,
     {NULL, 0, NULL, 0},
@@ -297,6 +306,7 @@ typedef struct {
     int64_t duration_ns;
     const char *until_file;
     js_backend_t backend;
+    bool perf_per_task; /* attach, watch --user: --perf-per-task */
     cli_export_t exp; /* --listen, --textfile */
     /* job: a watch of the batch job's share of this node */
     bool job;
@@ -459,6 +469,12 @@ static int parse_args(int argc, char **argv, run_opts_t *o)
                 o->backend = JS_BACKEND_PROCFS;
             else
                 return cli_usage_error(cmd, "invalid --backend '%s' (auto, bpf or procfs)", optarg);
+            break;
+        case OPT_PERF_PER_TASK:
+            if (o->kind == CMD_RUN)
+                return cli_usage_error(cmd, "--perf-per-task is for attach and watch --user (run counts the "
+                                            "command with inherited counters)");
+            o->perf_per_task = true;
             break;
         case OPT_UNTIL_FILE:
             if (o->kind == CMD_RUN)
@@ -991,6 +1007,7 @@ int cmd_run(int argc, char **argv)
     mon.duration_ns = o.duration_ns;
     mon.until_file = o.until_file;
     mon.ctx.backend = o.backend;
+    mon.ctx.perf_per_task = o.perf_per_task;
     mon.ctx.monitor_pid = getpid();
     mon.ctx.root_pid = o.pid;
     mon.ctx.uss_every = o.uss_every;

@@ -119,6 +119,9 @@ typedef struct {
      * or dropped; its closing figures): the sampler writes that source's inventory rows again with this
      * sample, and a reader takes the last row of each key */
     bool inventory_changed;
+    /* --perf-per-task (attach, watch --user): perf counters on every task, a row per task (else the job is
+     * counted: its cgroup per CPU, or the root with inheritance) */
+    bool perf_per_task;
 } js_ctx_t;
 
 typedef struct js_source {
