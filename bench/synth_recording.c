@@ -5,10 +5,15 @@
  * it has the real schema and metadata and every jobscope command reads it. bench/report_bench.py uses it for
  * the size and time of the report of a 24 h run at 1 s.
  *
- * usage: synth_recording OUT.db [HOURS [INTERVAL_S [NODE]]]     (default 24 h at 1 s, node 0)
- * Prints one JSON line: {"samples":N,"seconds":S} (S: time taken to write it).
+ * It feeds jobscope's model as a monitor does, so the recording holds the model's stored aggregates too
+ * (schema 2: tree_totals, summary_state).
+ *
+ * usage: synth_recording OUT.db [HOURS [INTERVAL_S [NODE [NPROCS]]]]   (default 24 h at 1 s, node 0, 6
+ * processes; more processes than 4 per CPU make a task farm: 16 busy at a time on the 8 CPUs, the rest
+ * asleep) Prints one JSON line: {"samples":N,"seconds":S} (S: time taken to write it).
  */
 #include "config.h"
+#include "model/model.h"
 #include "sinks/recording.h"
 #include "synth.h"
 
@@ -26,12 +31,13 @@ static int meta(js_recorder_t *w, const char *key, long long v)
 int main(int argc, char **argv)
 {
     if (argc < 2) {
-        fprintf(stderr, "usage: synth_recording OUT.db [HOURS [INTERVAL_S [NODE]]]\n");
+        fprintf(stderr, "usage: synth_recording OUT.db [HOURS [INTERVAL_S [NODE [NPROCS]]]]\n");
         return 2;
     }
     synth_cfg_t cfg = {.hours = argc > 2 ? atof(argv[2]) : 24,
                        .interval_s = argc > 3 ? atof(argv[3]) : 1,
-                       .node = argc > 4 ? (unsigned)atoi(argv[4]) : 0};
+                       .node = argc > 4 ? (unsigned)atoi(argv[4]) : 0,
+                       .nprocs = argc > 5 ? (unsigned)atoi(argv[5]) : 0};
     struct timespec t0, t1;
     clock_gettime(CLOCK_MONOTONIC, &t0);
     synth_t *g = synth_new(&cfg);
@@ -51,8 +57,7 @@ int main(int argc, char **argv)
     int64_t start_unix = 1714564800LL * 1000000000LL;
     char host[32];
     snprintf(host, sizeof(host), "node%03u", cfg.node + 1);
-    int rc = recorder_meta(w, "schema_version", "1");
-    rc |= recorder_meta(w, "jobscope_version", JOBSCOPE_VERSION);
+    int rc = recorder_meta(w, "jobscope_version", JOBSCOPE_VERSION);
     rc |= recorder_meta(w, "mode", "run");
     rc |= recorder_meta(w, "scope", "process tree");
     rc |= recorder_meta(w, "host", host);
@@ -66,10 +71,16 @@ int main(int argc, char **argv)
     rc |= meta(w, "start_mono_ns", mc.start_mono_ns);
     rc |= meta(w, "start_unix_ns", start_unix);
     rc |= meta(w, "cores_available", (long long)mc.cores_available);
-    size_t n = 0;
+    js_model_t *m = model_new(&mc);
+    if (!m) {
+        fprintf(stderr, "synth_recording: out of memory\n");
+        return 1;
+    }
+    size_t n = 0, total = synth_count(g);
     int r;
     while (rc == 0 && (r = synth_next(g, &s)) == 1) {
-        if (recorder_write(w, (int64_t)n, &s) < 0) {
+        if (model_feed(m, (int64_t)n, &s) < 0 ||
+            recorder_write_model(w, (int64_t)n, &s, m, n + 1 == total) < 0) {
             fprintf(stderr, "synth_recording: cannot write sample %zu\n", n);
             rc = -1;
             break;
@@ -83,6 +94,7 @@ int main(int argc, char **argv)
     rc |= meta(w, "samples_taken", (long long)n);
     rc |= meta(w, "samples_missed", 0);
     recorder_close(w);
+    model_free(m);
     sample_free(&s);
     synth_free(g);
     clock_gettime(CLOCK_MONOTONIC, &t1);

@@ -168,7 +168,8 @@ JS_API int js_recording_export(const char *path, const char *view, const char *f
     }
     js_model_t *m = NULL;
     r = NULL;
-    rc = replay_open(path, &r, &m, exp_each, &x, err, sizeof(err));
+    rc = replay_open_ex(path, strcmp(view, "process") == 0 ? REPLAY_PROCS : 0, &r, &m, exp_each, &x, err,
+                        sizeof(err));
     if (rc == 0 && !x.begun && m) { /* no row: still a header */
         const js_table_t *t = NULL;
         for (size_t i = 0; (t = model_view_table(m, i)) && strcmp(t->name, view) != 0; i++)

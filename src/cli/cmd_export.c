@@ -8,6 +8,7 @@
  */
 #include "cli/cli.h"
 #include "cli/cli_jobsum.h"
+#include "api/replay.h"
 
 #include "sinks/hdf5.h"
 #include "sinks/merge.h"
@@ -42,6 +43,8 @@ static const char export_usage[] =
     "                       --force, never through a symbolic link, never over the recording itself\n"
     "      --force          replace FILE if it exists\n"
     "      --list           list the views and their columns, then exit\n"
+    "      --recompute      recompute every view from the process rows instead of the totals the\n"
+    "                       recording kept (as an older recording is read)\n"
     "  -h, --help           show this help\n"
     "Text cells (command names) are escaped the same way in CSV and JSON Lines: \\\\ for a backslash,\n"
     "\\n, \\t, \\r, \\xNN for other control bytes and bytes that are not UTF-8. Options may follow\n"
@@ -257,14 +260,12 @@ done:
 
 int cmd_export(int argc, char **argv)
 {
-    enum { OPT_LIST = 256, OPT_FORCE };
-    static const struct option opts[] = {{"format", required_argument, NULL, 'f'},
-                                         {"scope", required_argument, NULL, 's'},
-                                         {"output", required_argument, NULL, 'o'},
-                                         {"list", no_argument, NULL, OPT_LIST},
-                                         {"force", no_argument, NULL, OPT_FORCE},
-                                         {"help", no_argument, NULL, 'h'},
-                                         {NULL, 0, NULL, 0}};
+    enum { OPT_LIST = 256, OPT_FORCE, OPT_RECOMPUTE };
+    static const struct option opts[] = {
+        {"format", required_argument, NULL, 'f'}, {"scope", required_argument, NULL, 's'},
+        {"output", required_argument, NULL, 'o'}, {"list", no_argument, NULL, OPT_LIST},
+        {"force", no_argument, NULL, OPT_FORCE},  {"recompute", no_argument, NULL, OPT_RECOMPUTE},
+        {"help", no_argument, NULL, 'h'},         {NULL, 0, NULL, 0}};
     export_t x = {.view = "tree"};
     const char *out = NULL;
     bool force = false, hdf5 = false, scope = false;
@@ -295,6 +296,9 @@ int cmd_export(int argc, char **argv)
             return 0;
         case OPT_FORCE:
             force = true;
+            break;
+        case OPT_RECOMPUTE:
+            cli_replay_flags |= REPLAY_RECOMPUTE;
             break;
         case 'h':
             fputs(export_usage, stdout);
@@ -375,8 +379,9 @@ int cmd_export(int argc, char **argv)
     js_recording_t *r = NULL;
     js_model_t *m = NULL;
     int rc = 0;
+    unsigned procs = strcmp(x.view, "process") == 0 ? REPLAY_PROCS : 0; /* the process rows, rebuilt */
     if (!merged) {
-        rc = cli_read_recording(path, &r, &m, each, &x);
+        rc = cli_read_recording(path, procs, &r, &m, each, &x);
     } else { /* every node in turn, read back as a recording of its own */
         for (size_t i = 0; i < nnodes && rc == 0; i++) {
             char dir[4096], node_db[4200];
@@ -387,7 +392,7 @@ int cmd_export(int argc, char **argv)
             recording_close(r);
             m = NULL;
             r = NULL;
-            rc = cli_read_recording(node_db, &r, &m, each, &x);
+            rc = cli_read_recording(node_db, procs, &r, &m, each, &x);
             unlink(node_db);
             rmdir(dir);
         }

@@ -6,6 +6,7 @@
  */
 #include "cli/cli.h"
 #include "cli/cli_jobsum.h"
+#include "api/replay.h"
 #include "sinks/merge.h"
 
 #include "core/json.h"
@@ -28,6 +29,8 @@ static const char report_usage[] =
     "                     jobscope output: not over an existing file unless --force, never through a\n"
     "                     symbolic link, never over the recording\n"
     "      --force        replace FILE if it exists\n"
+    "      --recompute    recompute every figure from the process rows instead of the totals the\n"
+    "                     recording kept (as an older recording is read)\n"
     "  -h, --help         show this help\n";
 
 static const char compare_usage[] =
@@ -88,7 +91,7 @@ static int load_node(js_report_t *rep, const char *file, const char *path, const
         cli_error("out of memory");
         return EXIT_FAIL;
     }
-    if (cli_read_recording(file, &r, &m, each_sample, &f))
+    if (cli_read_recording(file, 0, &r, &m, each_sample, &f))
         return EXIT_FAIL;
     js_summary_t su;
     js_run_info_t info;
@@ -182,9 +185,10 @@ typedef struct {
 
 static int parse(int argc, char **argv, const char *cmd, const char *usage, size_t nin, args_t *a)
 {
-    enum { OPT_FORCE = 256 };
+    enum { OPT_FORCE = 256, OPT_RECOMPUTE };
     static const struct option opts[] = {{"output", required_argument, NULL, 'o'},
                                          {"force", no_argument, NULL, OPT_FORCE},
+                                         {"recompute", no_argument, NULL, OPT_RECOMPUTE},
                                          {"help", no_argument, NULL, 'h'},
                                          {NULL, 0, NULL, 0}};
     optind = 1;
@@ -197,6 +201,9 @@ static int parse(int argc, char **argv, const char *cmd, const char *usage, size
             break;
         case OPT_FORCE:
             a->force = true;
+            break;
+        case OPT_RECOMPUTE:
+            cli_replay_flags |= REPLAY_RECOMPUTE;
             break;
         case 'h':
             fputs(usage, stdout);

@@ -729,6 +729,8 @@ static int open_outputs(const run_opts_t *o, const char *host, char *outbuf, siz
         cli_error("%s", err);
         return r;
     }
+    /* below a second, the samples of a second share one commit (at most a second lost to a kill -9) */
+    recorder_set_batch(out->rec, o->interval_ns < 1000000000 ? (unsigned)(1000000000 / o->interval_ns) : 1);
     const char *path = o->output ? o->output : outbuf;
     js_file_id_t ids[4];
     size_t n = 0;
@@ -1152,6 +1154,10 @@ int cmd_run(int argc, char **argv)
         .cores_available = cores,
         .cores_bound = cores_bound,
         .scope = mon.ctx.scope.kind,
+        /* as a reader configures it from the meta (job_roots), so the totals stored in the recording are a
+         * reader's */
+        .stepd_roots =
+            mon.ctx.scope.kind == JS_SCOPE_TREE && (mon.ctx.scope.stepd_job || mon.ctx.scope.stepd_pid > 0),
     };
     model = model_new(&cfg);
     if (!model) {

@@ -6,6 +6,7 @@
  */
 #include "cli/cli.h"
 #include "cli/cli_jobsum.h"
+#include "api/replay.h"
 
 #include "core/json.h"
 #include "sinks/merge.h"
@@ -13,20 +14,26 @@
 #include <getopt.h>
 #include <string.h>
 
-static const char summary_usage[] = "Usage: jobscope summary [--json] RECORDING\n"
-                                    "\n"
-                                    "Print the summary of a recording (text, or JSON with --json). Options may\n"
-                                    "also follow RECORDING. A merged job recording (jobscope merge) shows each\n"
-                                    "node and the job: CPU-hours, efficiency, memory against the limits, I/O,\n"
-                                    "network, energy, GPUs, and flags (idle nodes, imbalance, memory near the\n"
-                                    "limit, idle GPUs).\n"
-                                    "  -j, --json   the summary as JSON (docs/FORMAT.md lists the keys)\n"
-                                    "  -h, --help   show this help\n";
+static const char summary_usage[] =
+    "Usage: jobscope summary [--json] RECORDING\n"
+    "\n"
+    "Print the summary of a recording (text, or JSON with --json). Options may\n"
+    "also follow RECORDING. A merged job recording (jobscope merge) shows each\n"
+    "node and the job: CPU-hours, efficiency, memory against the limits, I/O,\n"
+    "network, energy, GPUs, and flags (idle nodes, imbalance, memory near the\n"
+    "limit, idle GPUs).\n"
+    "  -j, --json       the summary as JSON (docs/FORMAT.md lists the keys)\n"
+    "      --recompute  recompute it from every process row instead of the\n"
+    "                   totals the recording kept (as an older recording is\n"
+    "                   read; the figures are the same)\n"
+    "  -h, --help       show this help\n";
 
 int cmd_summary(int argc, char **argv)
 {
-    static const struct option opts[] = {
-        {"json", no_argument, NULL, 'j'}, {"help", no_argument, NULL, 'h'}, {NULL, 0, NULL, 0}};
+    static const struct option opts[] = {{"json", no_argument, NULL, 'j'},
+                                         {"recompute", no_argument, NULL, 'R'},
+                                         {"help", no_argument, NULL, 'h'},
+                                         {NULL, 0, NULL, 0}};
     bool json = false;
     optind = 1;
     opterr = 0;
@@ -34,6 +41,8 @@ int cmd_summary(int argc, char **argv)
     while ((c = getopt_long(argc, argv, "jh", opts, NULL)) != -1) {
         if (c == 'j')
             json = true;
+        else if (c == 'R')
+            cli_replay_flags |= REPLAY_RECOMPUTE;
         else if (c == 'h') {
             fputs(summary_usage, stdout);
             return 0;
@@ -47,7 +56,7 @@ int cmd_summary(int argc, char **argv)
         return cli_merged_summary(path, json);
     js_recording_t *r;
     js_model_t *m;
-    if (cli_read_recording(path, &r, &m, NULL, NULL))
+    if (cli_read_recording(path, 0, &r, &m, NULL, NULL))
         return EXIT_FAIL;
     js_summary_t su;
     js_run_info_t info;

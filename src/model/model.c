@@ -13,6 +13,7 @@
 
 #include <errno.h>
 #include <math.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -107,6 +108,10 @@ struct js_model {
     bool *part_on;
     view_cache_t *views;
     size_t nviews, views_cap;
+    /* replaying stored aggregates (model_use_stored): tree points from tree_totals, this summary */
+    bool stored;
+    js_summary_t stored_sum;
+    char *stored_reason; /* stored_sum.inexact_cpu_reason's text (owned) */
 };
 
 void rate_carry_init(rate_carry_t *c, double cap, double nominal_dt)
@@ -190,8 +195,12 @@ void model_free(js_model_t *m)
     free(m->pp);
     free(m->gone);
     free(m->comms);
+    free(m->stored_reason);
     free(m);
 }
+
+static void totals_load(js_tree_point_t *pt, const js_value_t *v);
+static void tree_summary(const js_model_t *m, js_summary_t *ret);
 
 static double v_num(const js_value_t *v)
 {
@@ -827,6 +836,14 @@ int model_feed(js_model_t *m, int64_t seq, const js_sample_t *s)
     pt->t_unix_ns = sv && sv[SAMPLES_T_UNIX].present ? sv[SAMPLES_T_UNIX].i : 0;
     pt->dt_s = m->nfed ? (double)(pt->t_mono_ns - m->prev.t_mono_ns) / 1e9 : NAN;
     m->stamp++;
+    if (m->stored) { /* the point as the recording kept it; the summary is the stored one */
+        totals_load(pt, first_row(s, &table_tree_totals));
+        if (!m->nfed)
+            m->t_first = pt->t_mono_ns;
+        m->t_last = pt->t_mono_ns;
+        m->npp = 0;
+        goto parts;
+    }
 
     live_sums_t ls = {.n = proc ? proc->nrows : 0, .max_proc_rss = NAN};
     for (int k = 0; k < 6; k++)
@@ -864,6 +881,7 @@ int model_feed(js_model_t *m, int64_t seq, const js_sample_t *s)
     if (m->cfg.scope == JS_SCOPE_NODE)
         node_cumulate(m, pt, s);
     summary_add(m, s, sv, pt, &ls);
+parts:
     m->nfed++;
     m->last = s;
     for (size_t i = 0; i < m->nviews; i++)
@@ -958,8 +976,14 @@ static void summary_from_cgroup(const js_model_t *m, js_summary_t *ret)
     }
 }
 
-void model_summary(const js_model_t *m, js_summary_t *ret)
+/* tree_summary: the summary of the tree model itself (what the process rows give), before the parts' say. */
+static void tree_summary(const js_model_t *m, js_summary_t *ret)
 {
+    if (m->stored) {
+        *ret = m->stored_sum;
+        ret->cores_bound = m->cfg.cores_bound;
+        return;
+    }
     *ret = m->sum;
     const js_tree_point_t *pt = &m->pt;
     ret->interval_s = (double)m->cfg.interval_ns / 1e9;
@@ -1030,7 +1054,390 @@ void model_summary(const js_model_t *m, js_summary_t *ret)
     ret->tree_total_s = ret->total_s;
     ret->peak_kernel_tree = NAN;
     ret->cores_bound = m->cfg.cores_bound;
-    summary_from_cgroup(m, ret);
+}
+
+void model_summary(const js_model_t *m, js_summary_t *ret)
+{
+    tree_summary(m, ret);
+    if (m->nfed)
+        summary_from_cgroup(m, ret);
+}
+
+static void set_real(js_value_t *v, double d);
+
+/* ---- stored aggregates ------------------------------------------------------------------------------ */
+
+/* clang-format off */
+#define TT(n, u, k, h) {n, u, JS_REAL, k, 0, h}
+/* clang-format on */
+
+/* table_tree_totals: js_tree_point_t, column by column (tt_off gives each column's field). REAL columns:
+ * SQLite stores the whole numbers among them as integers. */
+static const js_column_t tt_cols[] = {
+    TT("cpu_s", "s", JS_COUNTER, "CPU time of the scope since the start (as the tree view)"),
+    TT("user_s", "s", JS_COUNTER, "user CPU time"),
+    TT("system_s", "s", JS_COUNTER, "system CPU time"),
+    TT("cpu_cores", "cores", JS_GAUGE, "cores busy over the interval"),
+    TT("sampled_cpu_s", "s", JS_COUNTER, "CPU time sampling alone sees"),
+    TT("rss_bytes", "bytes", JS_GAUGE, "sum of the members' RSS"),
+    TT("rss_main_bytes", "bytes", JS_GAUGE, "RSS of the command itself"),
+    TT("rss_descendants_bytes", "bytes", JS_GAUGE, "RSS of every other member"),
+    TT("shared_bytes", "bytes", JS_GAUGE, "resident file-backed and shared memory"),
+    TT("rss_anon_bytes", "bytes", JS_GAUGE, "anonymous RSS"),
+    TT("rss_file_bytes", "bytes", JS_GAUGE, "file-backed RSS"),
+    TT("rss_shmem_bytes", "bytes", JS_GAUGE, "shared-memory RSS"),
+    TT("swap_bytes", "bytes", JS_GAUGE, "swapped out"),
+    TT("uss_bytes", "bytes", JS_GAUGE, "unique set size"),
+    TT("pss_bytes", "bytes", JS_GAUGE, "proportional set size"),
+    TT("hwm_max_bytes", "bytes", JS_GAUGE, "largest single-process VmHWM"),
+    TT("members", "count", JS_GAUGE, "live members"),
+    TT("threads", "count", JS_GAUGE, "threads of the live members"),
+    TT("fds", "count", JS_GAUGE, "open descriptors of the live members"),
+    TT("read_chars", "bytes", JS_COUNTER, "bytes passed to read-like calls since the start"),
+    TT("write_chars", "bytes", JS_COUNTER, "bytes passed to write-like calls"),
+    TT("read_syscalls", "count", JS_COUNTER, "read-like system calls"),
+    TT("write_syscalls", "count", JS_COUNTER, "write-like system calls"),
+    TT("read_bytes", "bytes", JS_COUNTER, "bytes read from storage"),
+    TT("write_bytes", "bytes", JS_COUNTER, "bytes written to storage"),
+    TT("read_chars_per_s", "bytes/s", JS_GAUGE, "read-call rate over the interval"),
+    TT("write_chars_per_s", "bytes/s", JS_GAUGE, "write-call rate"),
+    TT("read_syscalls_per_s", "1/s", JS_GAUGE, "read-like calls per second"),
+    TT("write_syscalls_per_s", "1/s", JS_GAUGE, "write-like calls per second"),
+    TT("read_bytes_per_s", "bytes/s", JS_GAUGE, "storage read rate"),
+    TT("write_bytes_per_s", "bytes/s", JS_GAUGE, "storage write rate"),
+    TT("minflt", "count", JS_COUNTER, "minor page faults since the start"),
+    TT("majflt", "count", JS_COUNTER, "major page faults since the start"),
+    TT("root_alive", "bool", JS_GAUGE, "1 while the root process lives"),
+};
+#define TT_N (sizeof(tt_cols) / sizeof(tt_cols[0]))
+#define TPO(f) offsetof(js_tree_point_t, f)
+#define TPIO(a, k) (offsetof(js_tree_point_t, a) + (k) * sizeof(double))
+static const size_t tt_off[TT_N - 1] = {
+    TPO(cpu_s),
+    TPO(user_s),
+    TPO(system_s),
+    TPO(cpu_cores),
+    TPO(sampled_cpu_s),
+    TPO(rss),
+    TPO(rss_main),
+    TPO(rss_desc),
+    TPO(shared),
+    TPO(rss_anon),
+    TPO(rss_file),
+    TPO(rss_shmem),
+    TPO(swap),
+    TPO(uss),
+    TPO(pss),
+    TPO(hwm_max),
+    TPO(members),
+    TPO(threads),
+    TPO(fds),
+    TPIO(io, IO_RCHAR),
+    TPIO(io, IO_WCHAR),
+    TPIO(io, IO_SYSCR),
+    TPIO(io, IO_SYSCW),
+    TPIO(io, IO_READ),
+    TPIO(io, IO_WRITE),
+    TPIO(io_rate, IO_RCHAR),
+    TPIO(io_rate, IO_WCHAR),
+    TPIO(io_rate, IO_SYSCR),
+    TPIO(io_rate, IO_SYSCW),
+    TPIO(io_rate, IO_READ),
+    TPIO(io_rate, IO_WRITE),
+    TPO(minflt),
+    TPO(majflt),
+};
+#if defined(__LP64__)
+/* a field added to js_tree_point_t must be stored too: add it to tt_cols and tt_off (and docs/FORMAT.md) */
+_Static_assert(sizeof(js_tree_point_t) == 304, "js_tree_point_t changed: update tt_cols / tt_off");
+#endif
+
+const js_table_t table_tree_totals = {
+    "tree_totals",
+    "per sample: the tree model's point (the tree view's sums), so readers need not re-read "
+    "every process row (schema 2)",
+    TT_N, tt_cols};
+
+int model_totals_row(const js_model_t *m, js_rows_t *out)
+{
+    if (!m->nfed)
+        return -ENODATA;
+    js_value_t *v = rows_add(out);
+    if (!v)
+        return -ENOMEM;
+    for (size_t c = 0; c < TT_N - 1; c++) {
+        double d;
+        memcpy(&d, (const char *)&m->pt + tt_off[c], sizeof(d));
+        set_real(&v[c], d);
+    }
+    val_real(&v[TT_N - 1], m->pt.root_alive ? 1 : 0);
+    return 0;
+}
+
+/* totals_load: a stored tree_totals row into *pt (times and seq already set); missing values are NAN. */
+static void totals_load(js_tree_point_t *pt, const js_value_t *v)
+{
+    for (size_t c = 0; c < TT_N - 1; c++) {
+        double d = v && v[c].present ? v[c].d : NAN;
+        memcpy((char *)pt + tt_off[c], &d, sizeof(d));
+    }
+    pt->root_alive = v && v[TT_N - 1].present && v[TT_N - 1].d != 0;
+}
+
+static const js_column_t ss_cols[] = {
+    {"key", "text", JS_TEXT, JS_LABEL, 0, "a field of the tree model's summary (model.c, summary fields)"},
+    {"num", "value", JS_REAL, JS_GAUGE, 0, "its number (NULL for a missing figure or a text field)"},
+    {"text", "text", JS_TEXT, JS_GAUGE, 0, "its text (command names, the reason a total is not exact)"},
+};
+const js_table_t table_summary_state = {
+    "summary_state",
+    "at the closing sample: the tree model's summary, so readers need not re-read every process "
+    "row (schema 2)",
+    3, ss_cols};
+
+/* The numeric fields of js_summary_t the tree model sets (summary_from_cgroup's are the parts' and are
+ * recomputed). Bump SUMMARY_STATE_VERSION when the list changes meaning: a recording of another version is
+ * then read in full. */
+#define SUMMARY_STATE_VERSION 1
+enum { SF_D, SF_I64, SF_I32, SF_INT, SF_BOOL };
+#define SUO(f) offsetof(js_summary_t, f)
+static const struct {
+    const char *key;
+    int type;
+    size_t off;
+} sum_fields[] = {
+    {"user_s", SF_D, SUO(user_s)},
+    {"system_s", SF_D, SUO(system_s)},
+    {"total_s", SF_D, SUO(total_s)},
+    {"sampled_s", SF_D, SUO(sampled_s)},
+    {"mean_cores", SF_D, SUO(mean_cores)},
+    {"max_cores", SF_D, SUO(max_cores)},
+    {"efficiency", SF_D, SUO(efficiency)},
+    {"cores_available", SF_D, SUO(cores_available)},
+    {"peak_rss", SF_D, SUO(peak_rss)},
+    {"peak_rss_kernel", SF_D, SUO(peak_rss_kernel)},
+    {"peak_swap", SF_D, SUO(peak_swap)},
+    {"peak_rss_main", SF_D, SUO(peak_rss_main)},
+    {"peak_rss_desc", SF_D, SUO(peak_rss_desc)},
+    {"peak_uss", SF_D, SUO(peak_uss)},
+    {"peak_pss", SF_D, SUO(peak_pss)},
+    {"peak_kernel_pid", SF_I32, SUO(peak_kernel_pid)},
+    {"io.rchar", SF_D, SUO(io) + IO_RCHAR * sizeof(double)},
+    {"io.wchar", SF_D, SUO(io) + IO_WCHAR * sizeof(double)},
+    {"io.syscr", SF_D, SUO(io) + IO_SYSCR * sizeof(double)},
+    {"io.syscw", SF_D, SUO(io) + IO_SYSCW * sizeof(double)},
+    {"io.read", SF_D, SUO(io) + IO_READ * sizeof(double)},
+    {"io.write", SF_D, SUO(io) + IO_WRITE * sizeof(double)},
+    {"io_unreadable", SF_I64, SUO(io_unreadable)},
+    {"uss_samples", SF_I64, SUO(uss_samples)},
+    {"minflt", SF_D, SUO(minflt)},
+    {"majflt", SF_D, SUO(majflt)},
+    {"vol_ctxsw", SF_D, SUO(vol_ctxsw)},
+    {"invol_ctxsw", SF_D, SUO(invol_ctxsw)},
+    {"procs_total", SF_I64, SUO(procs_total)},
+    {"procs_max", SF_I64, SUO(procs_max)},
+    {"threads_max", SF_I64, SUO(threads_max)},
+    {"procs_reaped", SF_I64, SUO(procs_reaped)},
+    {"unread_samples", SF_I64, SUO(unread_samples)},
+    {"unread_max", SF_I64, SUO(unread_max)},
+    {"sigchld_pid", SF_I32, SUO(sigchld_pid)},
+    {"ntop_cpu", SF_INT, SUO(ntop_cpu)},
+    {"ntop_rss", SF_INT, SUO(ntop_rss)},
+    {"unattributed_cpu_s", SF_D, SUO(unattributed_cpu_s)},
+    {"taken", SF_I64, SUO(taken)},
+    {"missed", SF_I64, SUO(missed)},
+    {"interval_s", SF_D, SUO(interval_s)},
+    {"wall_s", SF_D, SUO(wall_s)},
+    {"mon_cpu_s", SF_D, SUO(mon_cpu_s)},
+    {"mon_max_rss", SF_D, SUO(mon_max_rss)},
+    {"mon_mean_cost_s", SF_D, SUO(mon_mean_cost_s)},
+    {"write_errors", SF_I64, SUO(write_errors)},
+    {"exact_cpu", SF_BOOL, SUO(exact_cpu)},
+    {"exact_peak_rss", SF_BOOL, SUO(exact_peak_rss)},
+    {"cpu_from_cgroup", SF_BOOL, SUO(cpu_from_cgroup)},
+    {"tree_total_s", SF_D, SUO(tree_total_s)},
+    {"peak_kernel_tree", SF_D, SUO(peak_kernel_tree)},
+    {"scope", SF_INT, SUO(scope)},
+};
+#define NSUM_FIELDS (sizeof(sum_fields) / sizeof(sum_fields[0]))
+#if defined(__LP64__)
+/* a field added to js_summary_t must be stored too (or recomputed from the parts): add it to sum_fields, bump
+ * SUMMARY_STATE_VERSION, and tests/integration/test_stored.py checks the stored summary against a full read
+ */
+_Static_assert(sizeof(js_summary_t) == 1440, "js_summary_t changed: update sum_fields (stored summary)");
+#endif
+
+static int state_row(js_rows_t *out, const char *key, double num, const char *text)
+{
+    js_value_t *v = rows_add(out);
+    if (!v || rows_set_str(out, &v[0], key, strlen(key)) < 0 ||
+        (text && rows_set_str(out, &v[2], text, strlen(text)) < 0))
+        return -ENOMEM;
+    set_real(&v[1], num);
+    return 0;
+}
+
+int model_state_rows(const js_model_t *m, js_rows_t *out)
+{
+    js_summary_t su;
+    tree_summary(m, &su);
+    int r = state_row(out, "state_version", SUMMARY_STATE_VERSION, NULL);
+    for (size_t i = 0; i < NSUM_FIELDS && r == 0; i++) {
+        const char *p = (const char *)&su + sum_fields[i].off;
+        double d;
+        switch (sum_fields[i].type) {
+        case SF_D:
+            memcpy(&d, p, sizeof(d));
+            break;
+        case SF_I64: {
+            int64_t x;
+            memcpy(&x, p, sizeof(x));
+            d = (double)x;
+            break;
+        }
+        case SF_I32: {
+            int32_t x;
+            memcpy(&x, p, sizeof(x));
+            d = x;
+            break;
+        }
+        case SF_INT: {
+            int x;
+            memcpy(&x, p, sizeof(x));
+            d = x;
+            break;
+        }
+        default: {
+            bool x;
+            memcpy(&x, p, sizeof(x));
+            d = x;
+        }
+        }
+        r = state_row(out, sum_fields[i].key, d, NULL);
+    }
+    if (r == 0)
+        r = state_row(out, "peak_kernel_comm", NAN, su.peak_kernel_comm);
+    if (r == 0)
+        r = state_row(out, "sigchld_comm", NAN, su.sigchld_comm);
+    if (r == 0)
+        r = state_row(out, "inexact_cpu_reason", NAN, su.inexact_cpu_reason);
+    for (int l = 0; l < 2 && r == 0; l++) {
+        const js_top_t *t = l ? su.top_rss : su.top_cpu;
+        int n = l ? su.ntop_rss : su.ntop_cpu;
+        for (int k = 0; k < n && r == 0; k++) {
+            char key[48];
+            snprintf(key, sizeof(key), "%s.%d.", l ? "top_rss" : "top_cpu", k);
+            size_t kl = strlen(key);
+            snprintf(key + kl, sizeof(key) - kl, "comm");
+            r = state_row(out, key, NAN, t[k].comm);
+            snprintf(key + kl, sizeof(key) - kl, "cpu_s");
+            if (r == 0)
+                r = state_row(out, key, t[k].cpu_s, NULL);
+            snprintf(key + kl, sizeof(key) - kl, "peak_rss");
+            if (r == 0)
+                r = state_row(out, key, t[k].peak_rss, NULL);
+            snprintf(key + kl, sizeof(key) - kl, "procs");
+            if (r == 0)
+                r = state_row(out, key, (double)t[k].procs, NULL);
+        }
+    }
+    return r;
+}
+
+int model_use_stored(js_model_t *m, const js_rows_t *state)
+{
+    js_summary_t su;
+    memset(&su, 0, sizeof(su));
+    bool seen[NSUM_FIELDS] = {false};
+    double version = NAN;
+    char *reason = NULL;
+    for (size_t i = 0; state && i < state->nrows; i++) {
+        const js_value_t *v = rows_row(state, i);
+        if (!v[0].present)
+            continue;
+        const char *key = rows_str(state, &v[0]);
+        double d = v[1].present ? v[1].d : NAN;
+        const char *text = v[2].present ? rows_str(state, &v[2]) : NULL;
+        if (!strcmp(key, "state_version")) {
+            version = d;
+            continue;
+        }
+        if (!strcmp(key, "peak_kernel_comm") || !strcmp(key, "sigchld_comm")) {
+            char *dst = key[0] == 'p' ? su.peak_kernel_comm : su.sigchld_comm;
+            snprintf(dst, sizeof(su.peak_kernel_comm), "%s", text ? text : "");
+            continue;
+        }
+        if (!strcmp(key, "inexact_cpu_reason")) {
+            free(reason);
+            reason = text ? strdup(text) : NULL;
+            if (text && !reason)
+                return -ENOMEM;
+            continue;
+        }
+        int k;
+        char field[16];
+        if (sscanf(key, "top_cpu.%d.%15s", &k, field) == 2 ||
+            sscanf(key, "top_rss.%d.%15s", &k, field) == 2) {
+            if (k < 0 || k >= JS_TOP_N)
+                continue;
+            js_top_t *t = key[4] == 'c' ? &su.top_cpu[k] : &su.top_rss[k];
+            if (!strcmp(field, "comm"))
+                snprintf(t->comm, sizeof(t->comm), "%s", text ? text : "");
+            else if (!strcmp(field, "cpu_s"))
+                t->cpu_s = d;
+            else if (!strcmp(field, "peak_rss"))
+                t->peak_rss = d;
+            else if (!strcmp(field, "procs"))
+                t->procs = isnan(d) ? 0 : (int64_t)d;
+            continue;
+        }
+        for (size_t f = 0; f < NSUM_FIELDS; f++) {
+            if (strcmp(key, sum_fields[f].key) != 0)
+                continue;
+            char *p = (char *)&su + sum_fields[f].off;
+            seen[f] = true;
+            switch (sum_fields[f].type) {
+            case SF_D:
+                memcpy(p, &d, sizeof(d));
+                break;
+            case SF_I64: {
+                int64_t x = isnan(d) ? 0 : (int64_t)d;
+                memcpy(p, &x, sizeof(x));
+                break;
+            }
+            case SF_I32: {
+                int32_t x = isnan(d) ? 0 : (int32_t)d;
+                memcpy(p, &x, sizeof(x));
+                break;
+            }
+            case SF_INT: {
+                int x = isnan(d) ? 0 : (int)d;
+                memcpy(p, &x, sizeof(x));
+                break;
+            }
+            default: {
+                bool x = !isnan(d) && d != 0;
+                memcpy(p, &x, sizeof(x));
+            }
+            }
+            break;
+        }
+    }
+    bool all = version == SUMMARY_STATE_VERSION;
+    for (size_t f = 0; f < NSUM_FIELDS && all; f++)
+        all = seen[f];
+    if (!all || su.ntop_cpu < 0 || su.ntop_cpu > JS_TOP_N || su.ntop_rss < 0 || su.ntop_rss > JS_TOP_N ||
+        (unsigned)su.scope >= JS_SCOPE_MAX) {
+        free(reason);
+        return -EINVAL;
+    }
+    free(m->stored_reason);
+    m->stored_reason = reason;
+    su.inexact_cpu_reason = reason;
+    su.cpu_file = su.peak_kernel_tree_method = NULL;
+    m->stored_sum = su;
+    m->stored = true;
+    return 0;
 }
 
 /* ---- views ------------------------------------------------------------------------------------------ */

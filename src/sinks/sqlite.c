@@ -8,6 +8,8 @@
 #include "sinks/recording.h"
 
 #include "core/json.h"
+#include "core/pidmap.h"
+#include "model/model.h"
 #include "sinks/sqlio.h"
 #include "sys/sysio.h"
 
@@ -20,7 +22,36 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
+
+/* Schema 2 keeps one table's rows only when they change (docs/FORMAT.md): the `proc` table is stored as
+ * `proc_changes`, a row of a process when any of its values (or whether it has one) differs from its
+ * previous row, with `proc_gone` saying when a process left (pid 0: every process known before that sample
+ * left, unless it has a row there: after a failed write, every live process is written again). A view named
+ * `proc` shows SQL users the full table; jobscope's reader rebuilds each sample's rows itself. */
+#define DELTA_TABLE "proc"
+#define DELTA_STORE "proc_changes"
+#define DELTA_TEXT 16 /* a text value kept for the comparison (the state letter); longer: always written */
+
+/* the last row written of one process (pidmap value; the values and texts follow it) */
+typedef struct {
+    int64_t start;
+    uint64_t stamp; /* the sample it was last seen at (the writer's count) */
+} delta_ent_t;
+
+typedef struct {
+    size_t ix;              /* the table's index in tables[] */
+    int key_pid, key_start; /* its identity columns */
+    js_pidmap_t last;       /* pid -> delta_ent_t, js_value_t[ncols], char[ncols][DELTA_TEXT] */
+    size_t vsize;
+    uint64_t stamp;
+    bool reset;    /* the next sample writes every row, after a reset marker */
+    js_rows_t out; /* this sample's rows to write */
+    sqlite3_stmt *gone;
+    int32_t *stale;
+    size_t nstale, stale_cap;
+} delta_t;
 
 struct js_recorder {
     sqlite3 *db;
@@ -30,7 +61,16 @@ struct js_recorder {
     int max_vars;       /* SQLITE_LIMIT_VARIABLE_NUMBER of this connection */
     sqlite3_stmt *meta;
     sqlite3_stmt *begin, *commit, *rollback; /* prepared once: no SQL parsing per sample */
+    delta_t delta;
+    size_t totals_ix, state_ix; /* the model's stored tables */
+    js_rows_t mrows;            /* their rows for this sample */
+    /* commits: one transaction holds up to `batch` samples and at most JS_COMMIT_MAX_NS of them */
+    unsigned batch, pending;
+    bool in_txn;
+    int64_t txn_start_ns;
 };
+
+#define JS_COMMIT_MAX_NS 1000000000LL /* a commit at least every second: what a kill -9 can lose */
 
 /* A sample's rows of one table are inserted by one multi-row statement per chunk: up to 16 rows in one
  * statement of exactly that many, more in chunks of 64 and 32 first (1000 rows take 17 statements). Fewer
@@ -72,6 +112,40 @@ static int exec(sqlite3 *db, const char *sql)
     return rc == SQLITE_OK ? 0 : sql_errno(rc);
 }
 
+static int delta_init(js_recorder_t *w);
+
+/* storage_name: the SQL table that holds table `t`'s rows (schema 2: the delta table's changes). */
+static const char *storage_name(const js_table_t *t)
+{
+    return strcmp(t->name, DELTA_TABLE) == 0 ? DELTA_STORE : t->name;
+}
+
+/* create_delta: proc_gone, its index, and the view that shows the delta table whole: each change row holds
+ * from its sample until the process's next row, its departure, or the next reset (pid 0), whichever first. */
+static int create_delta(js_recorder_t *w, const js_table_t *t)
+{
+    js_buf_t sql = {0};
+    int e = buf_printf(
+        &sql,
+        "CREATE TABLE proc_gone (sample INTEGER NOT NULL, pid INTEGER, start_ticks INTEGER);"
+        "CREATE INDEX proc_gone_pid ON proc_gone (pid, sample);"
+        "CREATE VIEW %s AS WITH spans AS (SELECT c.*, CASE WHEN c.pid IS NULL OR c.pid <= 0 OR "
+        "c.start_ticks IS NULL THEN c.sample + 1 ELSE min("
+        "coalesce(lead(c.sample) OVER (PARTITION BY c.pid, c.start_ticks ORDER BY c.sample), %lld), "
+        "coalesce((SELECT min(g.sample) FROM proc_gone g WHERE g.pid = c.pid AND "
+        "g.start_ticks = c.start_ticks AND g.sample > c.sample), %lld), "
+        "coalesce((SELECT min(r.sample) FROM proc_gone r WHERE r.pid = 0 AND r.sample > c.sample), "
+        "%lld)) END AS until_sample FROM %s c) SELECT s.sample AS sample",
+        t->name, (long long)INT64_MAX, (long long)INT64_MAX, (long long)INT64_MAX, DELTA_STORE);
+    for (size_t c = 0; c < t->ncols; c++)
+        e |= buf_printf(&sql, ", spans.%s AS %s", t->cols[c].name, t->cols[c].name);
+    e |= buf_printf(
+        &sql, " FROM spans JOIN samples s ON s.sample >= spans.sample AND s.sample < spans.until_sample");
+    int r = e ? -ENOMEM : exec(w->db, sql.p);
+    buf_free(&sql);
+    return r;
+}
+
 static int create_schema(js_recorder_t *w)
 {
     js_buf_t sql = {0};
@@ -87,7 +161,8 @@ static int create_schema(js_recorder_t *w)
         const js_table_t *t = w->tables[i];
         bool is_samples = strcmp(t->name, "samples") == 0;
         sql.len = 0;
-        int e = buf_printf(&sql, "CREATE TABLE %s (sample INTEGER %s", t->name, is_samples ? "PRIMARY KEY" : "NOT NULL");
+        int e = buf_printf(&sql, "CREATE TABLE %s (sample INTEGER %s", storage_name(t),
+                           is_samples ? "PRIMARY KEY" : "NOT NULL");
         for (size_t c = 0; c < t->ncols && r == 0; c++) {
             const js_column_t *cd = &t->cols[c];
             e |= buf_printf(&sql, ", %s %s", cd->name, type_names[cd->type]);
@@ -106,6 +181,8 @@ static int create_schema(js_recorder_t *w)
             r = -ENOMEM;
         if (r == 0)
             r = exec(w->db, sql.p);
+        if (r == 0 && strcmp(t->name, DELTA_TABLE) == 0)
+            r = create_delta(w, t);
     }
     sqlite3_finalize(col);
     buf_free(&sql);
@@ -450,6 +527,8 @@ int recorder_open(const char *path, bool overwrite, js_recorder_t **ret, char *e
         r = -EIO;
         goto fail;
     }
+    if ((r = delta_init(w)) < 0)
+        goto fail;
     char v[16];
     snprintf(v, sizeof(v), "%d", JS_SCHEMA_VERSION);
     if ((r = recorder_meta(w, "schema_version", v)) < 0)
@@ -462,6 +541,45 @@ fail:
     recorder_close(w);
     unlink(path);
     return r;
+}
+
+/* delta_init: the delta table's index and identity columns, its cache, the statement for departures; the
+ * model's stored tables. */
+static int delta_init(js_recorder_t *w)
+{
+    delta_t *d = &w->delta;
+    d->ix = w->totals_ix = w->state_ix = SIZE_MAX;
+    w->batch = 1;
+    for (size_t i = 0; i < w->ntables; i++) {
+        const js_table_t *t = w->tables[i];
+        if (!strcmp(t->name, DELTA_TABLE))
+            d->ix = i;
+        else if (t == &table_tree_totals)
+            w->totals_ix = i;
+        else if (t == &table_summary_state)
+            w->state_ix = i;
+    }
+    if (d->ix == SIZE_MAX)
+        return 0;
+    const js_table_t *t = w->tables[d->ix];
+    d->key_pid = table_column(t, "pid");
+    d->key_start = table_column(t, "start_ticks");
+    if (d->key_pid < 0 || d->key_start < 0) {
+        d->ix = SIZE_MAX;
+        return 0;
+    }
+    d->vsize = sizeof(delta_ent_t) + t->ncols * (sizeof(js_value_t) + DELTA_TEXT);
+    pidmap_init(&d->last, d->vsize);
+    rows_init(&d->out, t);
+    if (sqlite3_prepare_v3(w->db, "INSERT INTO proc_gone VALUES (?,?,?)", -1, SQLITE_PREPARE_PERSISTENT,
+                           &d->gone, NULL) != SQLITE_OK)
+        return -EIO;
+    return 0;
+}
+
+void recorder_set_batch(js_recorder_t *w, unsigned samples)
+{
+    w->batch = samples ? samples : 1;
 }
 
 int recorder_meta(js_recorder_t *w, const char *key, const char *value)
@@ -503,7 +621,7 @@ static void insert_prepare(js_recorder_t *w, size_t i, int k, sqlite3_stmt **slo
 {
     const js_table_t *t = w->tables[i];
     js_buf_t sql = {0};
-    int e = buf_printf(&sql, "INSERT INTO %s VALUES ", t->name);
+    int e = buf_printf(&sql, "INSERT INTO %s VALUES ", storage_name(t));
     for (int row = 0; row < slot_rows(k); row++) {
         e |= buf_append(&sql, row ? ",(?" : "(?", row ? 3 : 2);
         for (size_t c = 0; c < t->ncols; c++)
@@ -556,38 +674,263 @@ static int insert_rows(js_recorder_t *w, size_t i, int64_t seq, const js_rows_t 
     return 0;
 }
 
+/* ---- the delta table ---- */
+
+static js_value_t *ent_vals(const delta_t *d, delta_ent_t *e)
+{
+    (void)d;
+    return (js_value_t *)(e + 1);
+}
+
+static char *ent_text(const delta_t *d, delta_ent_t *e, size_t c, size_t ncols)
+{
+    (void)d;
+    return (char *)((js_value_t *)(e + 1) + ncols) + c * DELTA_TEXT;
+}
+
+/* ent_differs: whether row `v` of `rows` differs from the process's last row (a value, or whether it has
+ * one; a text too long to keep always differs). */
+static bool ent_differs(const delta_t *d, delta_ent_t *e, const js_rows_t *rows, const js_value_t *v)
+{
+    const js_table_t *t = rows->table;
+    const js_value_t *last = ent_vals(d, e);
+    for (size_t c = 0; c < t->ncols; c++) {
+        if (v[c].present != last[c].present)
+            return true;
+        if (!v[c].present)
+            continue;
+        if (t->cols[c].type == JS_TEXT) {
+            const char *a = rows_str(rows, &v[c]);
+            if (strlen(a) >= DELTA_TEXT || strcmp(a, ent_text(d, e, c, t->ncols)) != 0)
+                return true;
+        } else if (memcmp(&v[c].i, &last[c].i, sizeof(v[c].i)) != 0) {
+            return true;
+        }
+    }
+    return false;
+}
+
+/* ent_store: make row `v` the process's last row. */
+static void ent_store(const delta_t *d, delta_ent_t *e, const js_rows_t *rows, const js_value_t *v)
+{
+    const js_table_t *t = rows->table;
+    js_value_t *last = ent_vals(d, e);
+    for (size_t c = 0; c < t->ncols; c++) {
+        last[c] = v[c];
+        if (t->cols[c].type == JS_TEXT)
+            snprintf(ent_text(d, e, c, t->ncols), DELTA_TEXT, "%s",
+                     v[c].present ? rows_str(rows, &v[c]) : "");
+    }
+}
+
+/* copy_row: append row `v` of `from` to `to` (same table). */
+static int copy_row(js_rows_t *to, const js_rows_t *from, const js_value_t *v)
+{
+    js_value_t *o = rows_add(to);
+    if (!o)
+        return -ENOMEM;
+    for (size_t c = 0; c < from->table->ncols; c++) {
+        if (from->table->cols[c].type == JS_TEXT) {
+            if (v[c].present) {
+                const char *txt = rows_str(from, &v[c]);
+                if (rows_set_str(to, &o[c], txt, strlen(txt)) < 0)
+                    return -ENOMEM;
+            }
+        } else {
+            o[c] = v[c];
+        }
+    }
+    return 0;
+}
+
+static int gone_row(js_recorder_t *w, int64_t seq, int32_t pid, const int64_t *start)
+{
+    sqlite3_stmt *st = w->delta.gone;
+    sqlite3_bind_int64(st, 1, seq);
+    sqlite3_bind_int64(st, 2, pid);
+    if (start)
+        sqlite3_bind_int64(st, 3, *start);
+    else
+        sqlite3_bind_null(st, 3);
+    int r = step_once(st);
+    sqlite3_clear_bindings(st);
+    return r;
+}
+
+/* delta_write: the rows of this sample that differ from their process's last row, and a departure for each
+ * process seen before and not now. After a failed write (d->reset) every row is written, after a reset
+ * marker. */
+static int delta_write(js_recorder_t *w, int64_t seq, const js_rows_t *rows)
+{
+    delta_t *d = &w->delta;
+    int r = 0;
+    d->stamp++;
+    rows_clear(&d->out);
+    if (d->reset) {
+        pidmap_free(&d->last);
+        pidmap_init(&d->last, d->vsize);
+        if ((r = gone_row(w, seq, 0, NULL)) < 0)
+            return r;
+        d->reset = false;
+    }
+    for (size_t i = 0; i < rows->nrows && r == 0; i++) {
+        const js_value_t *v = rows_row(rows, i);
+        const js_value_t *pv = &v[d->key_pid], *sv = &v[d->key_start];
+        if (!pv->present || !sv->present || pv->i <= 0 || pv->i > INT32_MAX) {
+            r = copy_row(&d->out, rows, v); /* no identity: written, never carried */
+            continue;
+        }
+        int32_t pid = (int32_t)pv->i;
+        delta_ent_t *e = pidmap_get(&d->last, pid);
+        if (e && e->start != sv->i) { /* the PID names another process now */
+            int64_t old = e->start;
+            pidmap_del(&d->last, pid);
+            if ((r = gone_row(w, seq, pid, &old)) < 0)
+                break;
+            e = NULL;
+        }
+        if (!e || ent_differs(d, e, rows, v)) {
+            if (!e && !(e = pidmap_put(&d->last, pid, NULL))) {
+                r = -ENOMEM;
+                break;
+            }
+            e->start = sv->i;
+            ent_store(d, e, rows, v);
+            r = copy_row(&d->out, rows, v);
+        }
+        e->stamp = d->stamp;
+    }
+    /* departures (collected first: deletion moves entries) */
+    d->nstale = 0;
+    for (size_t i = 0; i < d->last.cap && r == 0; i++) {
+        delta_ent_t *e;
+        int32_t pid = pidmap_at(&d->last, i, (void **)&e);
+        if (!pid || e->stamp == d->stamp)
+            continue;
+        if (d->nstale == d->stale_cap) {
+            size_t cap = d->stale_cap ? d->stale_cap * 2 : 64;
+            int32_t *n = realloc(d->stale, cap * sizeof(*n));
+            if (!n) {
+                r = -ENOMEM;
+                break;
+            }
+            d->stale = n;
+            d->stale_cap = cap;
+        }
+        d->stale[d->nstale++] = pid;
+        r = gone_row(w, seq, pid, &e->start);
+    }
+    for (size_t i = 0; i < d->nstale; i++)
+        pidmap_del(&d->last, d->stale[i]);
+    if (r == 0 && d->out.nrows)
+        r = insert_rows(w, d->ix, seq, &d->out);
+    return r;
+}
+
+/* now_mono_ns: CLOCK_MONOTONIC in ns. */
+static int64_t now_mono_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (int64_t)ts.tv_sec * 1000000000LL + ts.tv_nsec;
+}
+
+int recorder_write_model(js_recorder_t *w, int64_t seq, const js_sample_t *s, const js_model_t *m, bool final)
+{
+    int r = 0;
+    if (!w->in_txn) {
+        if ((r = step_once(w->begin)) < 0)
+            return r;
+        w->in_txn = true;
+        w->txn_start_ns = now_mono_ns();
+        w->pending = 0;
+    }
+    for (size_t i = 0; i < s->ntables && r == 0; i++) {
+        if (i == w->delta.ix)
+            r = delta_write(w, seq, &s->rows[i]);
+        else if (s->rows[i].nrows)
+            r = insert_rows(w, i, seq, &s->rows[i]);
+    }
+    /* the model's stored aggregates: the tree point, and at the closing sample its summary */
+    if (r == 0 && m && w->totals_ix != SIZE_MAX) {
+        rows_init(&w->mrows, &table_tree_totals);
+        r = model_totals_row(m, &w->mrows);
+        if (r == 0)
+            r = insert_rows(w, w->totals_ix, seq, &w->mrows);
+        else if (r == -ENODATA)
+            r = 0;
+        rows_free(&w->mrows);
+    }
+    if (r == 0 && m && final && w->state_ix != SIZE_MAX) {
+        rows_init(&w->mrows, &table_summary_state);
+        r = model_state_rows(m, &w->mrows);
+        if (r == 0)
+            r = insert_rows(w, w->state_ix, seq, &w->mrows);
+        rows_free(&w->mrows);
+    }
+    w->pending++;
+    if (r == 0 && (final || w->pending >= w->batch || now_mono_ns() - w->txn_start_ns >= JS_COMMIT_MAX_NS)) {
+        r = step_once(w->commit);
+        if (r == 0)
+            w->in_txn = false;
+    }
+    if (r < 0) {
+        if (!sqlite3_get_autocommit(w->db))
+            step_once(w->rollback);
+        w->in_txn = false;
+        w->delta.reset = true; /* what was rolled back is not what the next sample compares with */
+    }
+    return r;
+}
+
 int recorder_write(js_recorder_t *w, int64_t seq, const js_sample_t *s)
 {
-    int r = step_once(w->begin);
-    if (r < 0)
-        return r;
-    for (size_t i = 0; i < s->ntables && r == 0; i++)
-        if (s->rows[i].nrows)
-            r = insert_rows(w, i, seq, &s->rows[i]);
-    if (r == 0)
-        r = step_once(w->commit);
-    if (r < 0 && !sqlite3_get_autocommit(w->db))
-        step_once(w->rollback);
+    return recorder_write_model(w, seq, s, NULL, true);
+}
+
+int recorder_flush(js_recorder_t *w)
+{
+    if (!w || !w->in_txn)
+        return 0;
+    int r = step_once(w->commit);
+    if (r < 0) {
+        if (!sqlite3_get_autocommit(w->db))
+            step_once(w->rollback);
+        w->delta.reset = true;
+    }
+    w->in_txn = false;
     return r;
 }
 
 static int recording_sink_sample(void *state, const js_sink_sample_t *ev)
 {
-    return recorder_write(state, ev->seq, ev->sample);
+    return recorder_write_model(state, ev->seq, ev->sample, ev->model, ev->final);
+}
+
+static int recording_sink_stop(void *state)
+{
+    return recorder_flush(state);
 }
 
 const js_live_sink_t sink_recording = {
     .name = "recording",
     .durable = true,
     .sample = recording_sink_sample,
+    .stop = recording_sink_stop,
 };
 
 void recorder_close(js_recorder_t *w)
 {
     if (!w)
         return;
+    recorder_flush(w);
     for (size_t i = 0; w->ins && i < w->ntables * JS_INS_SLOTS; i++)
         sqlite3_finalize(w->ins[i]);
+    sqlite3_finalize(w->delta.gone);
+    if (w->delta.vsize)
+        pidmap_free(&w->delta.last);
+    rows_free(&w->delta.out);
+    free(w->delta.stale);
     sqlite3_finalize(w->meta);
     sqlite3_finalize(w->begin);
     sqlite3_finalize(w->commit);
@@ -615,11 +958,34 @@ typedef struct {
     int nmap;
     bool has_row; /* st is positioned on an unconsumed row */
     bool done;
-    bool absent; /* the recording has no such table */
+    bool absent;  /* the recording has no such table */
+    bool skipped; /* recording_skip: not read */
 } tab_reader_t;
+
+/* A process of the delta table as the reader rebuilds it (schema 2): its last row, in order of first sight.
+ */
+typedef struct {
+    int32_t pid; /* -1: a row without identity, this sample's only */
+    int64_t start;
+    bool live;
+} rent_t;
+
+typedef struct {
+    size_t ix; /* the delta table's index, SIZE_MAX when the recording stores it whole */
+    int key_pid, key_start;
+    sqlite3_stmt *gone; /* SELECT sample, pid, start_ticks FROM proc_gone ORDER BY rowid */
+    bool gone_row, gone_done;
+    js_pidmap_t at; /* pid -> index in ents and rows (size_t) */
+    rent_t *ents;   /* in order of first sight */
+    js_rows_t rows; /* row k: the last row of ents[k] */
+    size_t n, cap, dead;
+    js_sample_t *lent; /* the sample that holds `rows` until the next recording_next (zero copy) */
+} rdelta_t;
 
 struct js_recording {
     sqlite3 *db;
+    int version; /* the schema version of the file */
+    rdelta_t delta;
     char shm_made[PATH_MAX]; /* a -shm file this reader had to create (removed at close), or "" */
     char tmpdir[PATH_MAX];   /* a private copy of an unfinished recording in a read-only place, or "" */
     size_t ntables;
@@ -665,7 +1031,8 @@ static int prepare_table(js_recording_t *r, size_t i)
     const js_table_t *t = r->tables[i];
     tab_reader_t *tr = &r->tr[i];
     char q[256];
-    snprintf(q, sizeof(q), "SELECT name FROM pragma_table_info('%s')", t->name); /* our own short names */
+    snprintf(q, sizeof(q), "SELECT name FROM pragma_table_info('%s')", /* our own short names */
+             r->version >= 2 ? storage_name(t) : t->name);
     sqlite3_stmt *st;
     if (sqlite3_prepare_v2(r->db, q, -1, &st, NULL) != SQLITE_OK)
         return -EINVAL;
@@ -693,7 +1060,7 @@ static int prepare_table(js_recording_t *r, size_t i)
         ret = -EINVAL;
     else if (!any) /* table absent (a recording from an older or smaller build): always empty */
         tr->done = tr->absent = true;
-    else if ((e |= buf_printf(&sql, " FROM %s ORDER BY rowid", t->name)))
+    else if ((e |= buf_printf(&sql, " FROM %s ORDER BY rowid", r->version >= 2 ? storage_name(t) : t->name)))
         ret = -ENOMEM;
     else if (sqlite3_prepare_v2(r->db, sql.p, -1, &tr->st, NULL) != SQLITE_OK)
         ret = -EINVAL;
@@ -784,6 +1151,30 @@ static void remove_private(js_recording_t *r)
     }
 }
 
+/* rdelta_open: schema 2: the delta table's identity columns and its departures' statement. 0 or -EINVAL. */
+static int rdelta_open(js_recording_t *r)
+{
+    rdelta_t *d = &r->delta;
+    d->ix = SIZE_MAX;
+    pidmap_init(&d->at, sizeof(size_t));
+    if (r->version < 2)
+        return 0;
+    for (size_t i = 0; i < r->ntables; i++)
+        if (!strcmp(r->tables[i]->name, DELTA_TABLE) && !r->tr[i].absent)
+            d->ix = i;
+    if (d->ix == SIZE_MAX)
+        return 0;
+    const js_table_t *t = r->tables[d->ix];
+    d->key_pid = table_column(t, "pid");
+    d->key_start = table_column(t, "start_ticks");
+    rows_init(&d->rows, t);
+    if (d->key_pid < 0 || d->key_start < 0 ||
+        sqlite3_prepare_v2(r->db, "SELECT sample, pid, start_ticks FROM proc_gone ORDER BY rowid", -1,
+                           &d->gone, NULL) != SQLITE_OK)
+        return -EINVAL;
+    return 0;
+}
+
 int recording_open(const char *path, js_recording_t **ret, char *err, size_t errlen)
 {
     struct stat sb;
@@ -853,9 +1244,11 @@ int recording_open(const char *path, js_recording_t **ret, char *err, size_t err
         rv = -EINVAL;
         goto fail;
     }
-    if (atoi(ver) != JS_SCHEMA_VERSION) {
+    r->version = atoi(ver);
+    if (r->version < JS_SCHEMA_VERSION_MIN || r->version > JS_SCHEMA_VERSION) {
         char m[128];
-        snprintf(m, sizeof(m), "recording schema version %s, this jobscope reads %d", ver, JS_SCHEMA_VERSION);
+        snprintf(m, sizeof(m), "recording schema version %s, this jobscope reads %d to %d", ver,
+                 JS_SCHEMA_VERSION_MIN, JS_SCHEMA_VERSION);
         set_err(err, errlen, path, m);
         rv = -EPROTO;
         goto fail;
@@ -879,6 +1272,12 @@ int recording_open(const char *path, js_recording_t **ret, char *err, size_t err
     if (r->tr[0].done) {
         set_err(err, errlen, path, "damaged recording (no samples table)");
         rv = -EINVAL;
+        goto fail;
+    }
+    if ((rv = rdelta_open(r)) < 0) {
+        char m[256];
+        snprintf(m, sizeof(m), "damaged recording (proc_gone: %s)", sqlite3_errmsg(r->db));
+        set_err(err, errlen, path, m);
         goto fail;
     }
     *ret = r;
@@ -978,8 +1377,175 @@ static int load_row(tab_reader_t *tr, js_rows_t *rows)
     return 0;
 }
 
+/* rdelta_compact: drop the departed processes' rows, in order (and the strings of replaced rows, when
+ * `strings`), and index the others again. 0 or -ENOMEM. */
+static int rdelta_compact(rdelta_t *d, bool strings)
+{
+    pidmap_free(&d->at);
+    pidmap_init(&d->at, sizeof(size_t));
+    if (strings) {
+        js_rows_t fresh;
+        rows_init(&fresh, d->rows.table);
+        for (size_t i = 0; i < d->n; i++)
+            if (d->ents[i].live && copy_row(&fresh, &d->rows, rows_row(&d->rows, i)) < 0) {
+                rows_free(&fresh);
+                return -ENOMEM;
+            }
+        rows_free(&d->rows);
+        d->rows = fresh;
+    }
+    size_t k = 0, ncols = d->rows.table->ncols;
+    for (size_t i = 0; i < d->n; i++) {
+        if (!d->ents[i].live)
+            continue;
+        if (!strings && k != i)
+            memcpy(rows_row(&d->rows, k), rows_row(&d->rows, i), ncols * sizeof(js_value_t));
+        d->ents[k] = d->ents[i];
+        if (d->ents[k].pid > 0) {
+            size_t *at = pidmap_put(&d->at, d->ents[k].pid, NULL);
+            if (!at)
+                return -ENOMEM;
+            *at = k;
+        }
+        k++;
+    }
+    d->n = k;
+    if (!strings)
+        d->rows.nrows = k;
+    d->dead = 0;
+    return 0;
+}
+
+static void rdelta_kill(rdelta_t *d, size_t k)
+{
+    if (d->ents[k].live) {
+        d->ents[k].live = false;
+        d->dead++;
+    }
+}
+
+/* rdelta_sample: sample `seq` of the delta table: its departures, then its changed rows; every live process's
+ * last row, in order of first sight, is then lent to `out` (no copy: `out` and the kept rows swap buffers,
+ * and recording_next swaps them back). Returns 0, -ENOMEM or -EIO. */
+static int rdelta_sample(js_recording_t *r, tab_reader_t *tr, int64_t seq, js_sample_t *s, js_rows_t *out)
+{
+    rdelta_t *d = &r->delta;
+    int rc;
+    for (size_t i = 0; i < d->n; i++) /* last sample's rows without identity */
+        if (d->ents[i].pid < 0)
+            rdelta_kill(d, i);
+    while (!d->gone_done) {
+        if (!d->gone_row) {
+            rc = sqlite3_step(d->gone);
+            if (rc != SQLITE_ROW) {
+                d->gone_done = true;
+                if (rc != SQLITE_DONE)
+                    return -EIO;
+                break;
+            }
+            d->gone_row = true;
+        }
+        if (sqlite3_column_int64(d->gone, 0) > seq)
+            break;
+        d->gone_row = false;
+        int32_t pid = (int32_t)sqlite3_column_int64(d->gone, 1);
+        int64_t start = sqlite3_column_int64(d->gone, 2);
+        if (pid == 0) { /* a reset: every process known so far is gone unless it has a row now */
+            for (size_t i = 0; i < d->n; i++)
+                rdelta_kill(d, i);
+            continue;
+        }
+        size_t *at = pidmap_get(&d->at, pid);
+        if (at && d->ents[*at].start == start)
+            rdelta_kill(d, *at);
+    }
+    int k;
+    js_rows_t *tmp = out; /* empty (cleared): each changed row is loaded there, then moved */
+    while ((k = step_table(tr)) == 1) {
+        int64_t rs = sqlite3_column_int64(tr->st, 0);
+        if (rs > seq)
+            break;
+        if (rs < seq) {
+            tr->has_row = false; /* a row of a sample without a samples row: skip */
+            continue;
+        }
+        rows_clear(tmp);
+        if ((rc = load_row(tr, tmp)) < 0)
+            return rc;
+        const js_value_t *v = rows_row(tmp, 0);
+        const js_value_t *pv = &v[d->key_pid], *sv = &v[d->key_start];
+        bool keyed = pv->present && sv->present && pv->i > 0 && pv->i <= INT32_MAX;
+        int32_t pid = keyed ? (int32_t)pv->i : -1;
+        size_t *at = keyed ? pidmap_get(&d->at, pid) : NULL;
+        if (at && d->ents[*at].live && d->ents[*at].start == sv->i) { /* its new values, in place */
+            js_value_t *dst = rows_row(&d->rows, *at);
+            for (size_t c = 0; c < d->rows.table->ncols; c++) {
+                if (d->rows.table->cols[c].type == JS_TEXT) {
+                    dst[c].present = false;
+                    if (v[c].present) {
+                        const char *txt = rows_str(tmp, &v[c]);
+                        if (rows_set_str(&d->rows, &dst[c], txt, strlen(txt)) < 0)
+                            return -ENOMEM;
+                    }
+                } else {
+                    dst[c] = v[c];
+                }
+            }
+            continue;
+        }
+        if (at) /* the PID names another process now */
+            rdelta_kill(d, *at);
+        if (d->n == d->cap) {
+            size_t cap = d->cap ? d->cap * 2 : 64;
+            rent_t *e = realloc(d->ents, cap * sizeof(*e));
+            if (!e)
+                return -ENOMEM;
+            d->ents = e;
+            d->cap = cap;
+        }
+        if ((rc = copy_row(&d->rows, tmp, v)) < 0)
+            return rc;
+        size_t slot = d->n++;
+        d->ents[slot] = (rent_t){.pid = pid, .start = keyed ? sv->i : 0, .live = true};
+        if (keyed) {
+            if (!(at = pidmap_put(&d->at, pid, NULL)))
+                return -ENOMEM;
+            *at = slot;
+        }
+    }
+    rows_clear(tmp);
+    if (k < 0)
+        return -EIO;
+    bool strings = d->rows.arena_len > ((size_t)1 << 20) && d->rows.arena_len > 64 * d->n;
+    if ((d->dead || strings) && (rc = rdelta_compact(d, strings)) < 0)
+        return rc;
+    js_rows_t t = *out; /* lend the rows: swap buffers */
+    *out = d->rows;
+    d->rows = t;
+    d->lent = s;
+    return 0;
+}
+
+/* rdelta_return: take back the rows lent to `s` at the last sample (before `s` is cleared). */
+static void rdelta_return(js_recording_t *r, js_sample_t *s)
+{
+    rdelta_t *d = &r->delta;
+    if (!d->lent || d->lent != s || d->ix == SIZE_MAX)
+        return;
+    js_rows_t t = s->rows[d->ix];
+    s->rows[d->ix] = d->rows;
+    d->rows = t;
+    d->lent = NULL;
+}
+
 int recording_next(js_recording_t *r, js_sample_t *s, int64_t *ret_seq, char *err, size_t errlen)
 {
+    if (r->delta.lent && r->delta.lent != s) {
+        snprintf(err, errlen,
+                 "recording_next: called with another sample than the last (its process rows are lent)");
+        return -EINVAL;
+    }
+    rdelta_return(r, s);
     sample_clear(s);
     int k = step_table(&r->tr[0]);
     if (k <= 0) {
@@ -991,6 +1557,16 @@ int recording_next(js_recording_t *r, js_sample_t *s, int64_t *ret_seq, char *er
     int rv = load_row(&r->tr[0], &s->rows[0]);
     for (size_t i = 1; i < r->ntables && rv == 0; i++) {
         tab_reader_t *tr = &r->tr[i];
+        if (i == r->delta.ix) {
+            if (tr->done && tr->skipped)
+                continue;
+            if ((rv = rdelta_sample(r, tr, seq, s, &s->rows[i])) < 0) {
+                snprintf(err, errlen, "damaged recording (table %s): %s", r->tables[i]->name,
+                         sqlite3_errmsg(r->db));
+                break;
+            }
+            continue;
+        }
         while ((k = step_table(tr)) == 1) {
             int64_t rs = sqlite3_column_int64(tr->st, 0);
             if (rs > seq)
@@ -1017,6 +1593,10 @@ void recording_close(js_recording_t *r)
 {
     if (!r)
         return;
+    sqlite3_finalize(r->delta.gone);
+    pidmap_free(&r->delta.at);
+    free(r->delta.ents);
+    rows_free(&r->delta.rows);
     for (size_t i = 0; r->tr && i < r->ntables; i++) {
         sqlite3_finalize(r->tr[i].st);
         free(r->tr[i].map);
@@ -1032,4 +1612,52 @@ void recording_close(js_recording_t *r)
         sqlite3_close(r->db);
     remove_private(r);
     free(r);
+}
+
+void recording_skip(js_recording_t *r, const js_table_t *t)
+{
+    for (size_t i = 0; i < r->ntables; i++)
+        if (r->tables[i] == t) {
+            r->tr[i].done = r->tr[i].skipped = true;
+            r->tr[i].has_row = false;
+        }
+}
+
+int recording_stored_state(js_recording_t *r, js_rows_t *out)
+{
+    if (r->version < 2)
+        return 0;
+    sqlite3_stmt *st;
+    if (sqlite3_prepare_v2(r->db, "SELECT key, num, text FROM summary_state ORDER BY rowid", -1, &st, NULL) !=
+        SQLITE_OK)
+        return 0; /* no such table: nothing stored */
+    int rc, n = 0;
+    while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+        js_value_t *v = rows_add(out);
+        if (!v) {
+            sqlite3_finalize(st);
+            return -ENOMEM;
+        }
+        for (int c = 0; c < 3; c++) {
+            if (sqlite3_column_type(st, c) == SQLITE_NULL)
+                continue;
+            if (c == 1) {
+                val_real(&v[1], sqlite3_column_double(st, 1));
+            } else {
+                const char *txt = (const char *)sqlite3_column_text(st, c);
+                if (txt && rows_set_str(out, &v[c], txt, (size_t)sqlite3_column_bytes(st, c)) < 0) {
+                    sqlite3_finalize(st);
+                    return -ENOMEM;
+                }
+            }
+        }
+        n++;
+    }
+    sqlite3_finalize(st);
+    return rc == SQLITE_DONE && n > 0 ? 1 : rc == SQLITE_DONE ? 0 : -EIO;
+}
+
+int recording_version(const js_recording_t *r)
+{
+    return r->version;
 }
