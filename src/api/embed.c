@@ -356,10 +356,8 @@ JS_API int js_monitor_start(const js_monitor_opts_t *opts)
     em.mon.ctx.embedded = true;
     em.mon.ctx.uss_every = opts->uss_every ? opts->uss_every : 30;
     em.mon.ctx.status_every = 5;
-    em.mon.interval_ns = (int64_t)(iv * 1e9 + 0.5);
-    if (em.rec && em.mon.interval_ns > 0 &&
-        em.mon.interval_ns < 1000000000) /* a second's samples per commit */
-        recorder_set_batch(em.rec, (unsigned)(1000000000 / em.mon.interval_ns));
+    em.mon.interval_ns =
+        (int64_t)(iv * 1e9 + 0.5); /* every sample committed: the host reads the recording live */
     em.mon.embedded = true;
     if ((em.mon.wake_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK)) < 0) {
         r = -errno;

@@ -118,9 +118,14 @@ static int use_stored(js_recording_t *r, js_model_t *m)
         rc = 0;
     }
     rows_free(&state);
-    if (rc ==
-        1) /* the process rows are still read: the split and GPU parts use them (rebuilt without copies) */
+    if (rc == 1) {
         recording_skip(r, &table_proc_info);
+        /* the GPU part matches the GPUs' processes with the members: the process rows only where it has any
+         */
+        const js_table_t *gp[] = {registry_find_table("nvml_process"), registry_find_table("rocm_process")};
+        if (!(gp[0] && recording_has_rows(r, gp[0])) && !(gp[1] && recording_has_rows(r, gp[1])))
+            recording_skip(r, &table_proc);
+    }
     return rc;
 }
 

@@ -328,6 +328,9 @@ typedef struct {
     size_t have_uss, have_pss, have_ctxsw;
     double max_proc_rss; /* largest single-process RSS */
     int32_t max_proc_pid;
+    /* the split part's figures (js_tree_point_t main_*, desc_*) */
+    double main_rss, main_shared, main_threads, main_own_s, desc_rss, desc_shared, desc_threads;
+    bool desc_rss_all, desc_shared_all;
 } live_sums_t;
 
 static const int opt_cols[6] = {PROC_RSS_ANON, PROC_RSS_FILE, PROC_RSS_SHMEM, PROC_SWAP, PROC_HWM, PROC_FDS};
@@ -479,6 +482,20 @@ static int feed_proc(js_model_t *m, const js_value_t *v, double dt, js_proc_poin
         snprintf(m->sum.sigchld_comm, sizeof(m->sum.sigchld_comm), "%s", e->comm);
     }
     ls->threads += v[PROC_THREADS].present ? (double)v[PROC_THREADS].i : 0;
+    /* the split: the root against the others, each value as read (ticks, not the BPF backend's ns) */
+    double r_rss = v_num(&v[PROC_RSS]), r_shared = v_num(&v[PROC_SHARED]), r_thr = v_num(&v[PROC_THREADS]);
+    if (pid == m->cfg.root_pid) {
+        ls->main_rss = r_rss;
+        ls->main_shared = r_shared;
+        ls->main_threads = r_thr;
+        ls->main_own_s = (v_num(&v[PROC_UTIME]) + v_num(&v[PROC_STIME])) / tck;
+    } else {
+        ls->desc_rss_all &= !isnan(r_rss);
+        ls->desc_shared_all &= !isnan(r_shared);
+        ls->desc_rss += r_rss;
+        ls->desc_shared += r_shared;
+        ls->desc_threads += isnan(r_thr) ? 0 : r_thr;
+    }
     return 0;
 }
 
@@ -694,6 +711,13 @@ static void tree_levels(js_tree_point_t *pt, const live_sums_t *ls)
     pt->fds = all_or_nan(ls->opt[OPT_FDS], ls->opt_have[OPT_FDS], n);
     pt->members = (double)n;
     pt->threads = ls->threads;
+    pt->main_rss = ls->main_rss;
+    pt->main_shared = ls->main_shared;
+    pt->main_threads = ls->main_threads;
+    pt->main_own_s = ls->main_own_s;
+    pt->desc_rss = ls->desc_rss_all ? ls->desc_rss : NAN;
+    pt->desc_shared = ls->desc_shared_all ? ls->desc_shared : NAN;
+    pt->desc_threads = ls->desc_threads;
 }
 
 /* summary_add: fold this sample's point and the monitor's own rows into the run summary. */
@@ -845,7 +869,14 @@ int model_feed(js_model_t *m, int64_t seq, const js_sample_t *s)
         goto parts;
     }
 
-    live_sums_t ls = {.n = proc ? proc->nrows : 0, .max_proc_rss = NAN};
+    live_sums_t ls = {.n = proc ? proc->nrows : 0,
+                      .max_proc_rss = NAN,
+                      .main_rss = NAN,
+                      .main_shared = NAN,
+                      .main_threads = NAN,
+                      .main_own_s = NAN,
+                      .desc_rss_all = true,
+                      .desc_shared_all = true};
     for (int k = 0; k < 6; k++)
         ls.opt[k] = k == OPT_HWM ? NAN : 0;
     if (ls.n > m->pp_cap) {
@@ -1107,6 +1138,13 @@ static const js_column_t tt_cols[] = {
     TT("write_bytes_per_s", "bytes/s", JS_GAUGE, "storage write rate"),
     TT("minflt", "count", JS_COUNTER, "minor page faults since the start"),
     TT("majflt", "count", JS_COUNTER, "major page faults since the start"),
+    TT("main_rss_bytes", "bytes", JS_GAUGE, "the root process's RSS (the split part)"),
+    TT("main_shared_bytes", "bytes", JS_GAUGE, "its resident shared memory (statm)"),
+    TT("main_threads", "count", JS_GAUGE, "its threads"),
+    TT("main_own_cpu_s", "s", JS_COUNTER, "its own CPU time (utime + stime)"),
+    TT("desc_rss_bytes", "bytes", JS_GAUGE, "the other members' RSS (missing when one lacks it)"),
+    TT("desc_shared_bytes", "bytes", JS_GAUGE, "their resident shared memory, likewise"),
+    TT("desc_threads", "count", JS_GAUGE, "their threads"),
     TT("root_alive", "bool", JS_GAUGE, "1 while the root process lives"),
 };
 #define TT_N (sizeof(tt_cols) / sizeof(tt_cols[0]))
@@ -1146,10 +1184,17 @@ static const size_t tt_off[TT_N - 1] = {
     TPIO(io_rate, IO_WRITE),
     TPO(minflt),
     TPO(majflt),
+    TPO(main_rss),
+    TPO(main_shared),
+    TPO(main_threads),
+    TPO(main_own_s),
+    TPO(desc_rss),
+    TPO(desc_shared),
+    TPO(desc_threads),
 };
 #if defined(__LP64__)
 /* a field added to js_tree_point_t must be stored too: add it to tt_cols and tt_off (and docs/FORMAT.md) */
-_Static_assert(sizeof(js_tree_point_t) == 304, "js_tree_point_t changed: update tt_cols / tt_off");
+_Static_assert(sizeof(js_tree_point_t) == 360, "js_tree_point_t changed: update tt_cols / tt_off");
 #endif
 
 const js_table_t table_tree_totals = {

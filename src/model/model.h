@@ -52,6 +52,10 @@ typedef struct {
     double io_rate[IO__MAX];     /* per second over the interval */
     double minflt, majflt;       /* cumulative */
     bool root_alive;
+    /* the root process against the other members, as the split part reports them (NAN = missing): the root's
+     * RSS, shared (statm), threads and own CPU (utime + stime ticks, seconds); the others' RSS and shared
+     * sums (missing when one of them lacks it) and their threads */
+    double main_rss, main_shared, main_threads, main_own_s, desc_rss, desc_shared, desc_threads;
 } js_tree_point_t;
 
 /* Per-process values derived for one sample, aligned with the proc rows of that sample. */

@@ -92,6 +92,9 @@ void recording_skip(js_recording_t *r, const js_table_t *t);
  * whose closing sample was never written), or -ENOMEM / -EIO. */
 int recording_stored_state(js_recording_t *r, js_rows_t *out);
 
+/* recording_has_rows: whether table `t` (one of registry_tables()) has a row in the recording. */
+bool recording_has_rows(const js_recording_t *r, const js_table_t *t);
+
 /* recording_version: the schema version of the file (JS_SCHEMA_VERSION_MIN..JS_SCHEMA_VERSION). */
 int recording_version(const js_recording_t *r);
 

@@ -868,8 +868,14 @@ int recorder_write_model(js_recorder_t *w, int64_t seq, const js_sample_t *s, co
             r = insert_rows(w, w->state_ix, seq, &w->mrows);
         rows_free(&w->mrows);
     }
+    /* a sample with inventory rows (the first, and where a source's facts changed) is committed at once:
+     * readers look at the start of a run for what it found */
+    bool urgent = false;
+    for (size_t i = 0; i < s->ntables && !urgent; i++)
+        urgent = s->tables[i] == &table_inventory && s->rows[i].nrows > 0;
     w->pending++;
-    if (r == 0 && (final || w->pending >= w->batch || now_mono_ns() - w->txn_start_ns >= JS_COMMIT_MAX_NS)) {
+    if (r == 0 &&
+        (final || urgent || w->pending >= w->batch || now_mono_ns() - w->txn_start_ns >= JS_COMMIT_MAX_NS)) {
         r = step_once(w->commit);
         if (r == 0)
             w->in_txn = false;
@@ -1355,19 +1361,20 @@ static int load_row(tab_reader_t *tr, js_rows_t *rows)
         return -ENOMEM;
     for (int k = 0; k < tr->nmap; k++) {
         int c = tr->map[k];
-        int type = sqlite3_column_type(tr->st, k + 1);
-        if (type == SQLITE_NULL)
+        /* the column's value once (sqlite3_column_* each take the statement's mutex and error state) */
+        sqlite3_value *x = sqlite3_column_value(tr->st, k + 1);
+        if (sqlite3_value_type(x) == SQLITE_NULL)
             continue;
         switch (rows->table->cols[c].type) {
         case JS_INT:
-            val_int(&v[c], sqlite3_column_int64(tr->st, k + 1));
+            val_int(&v[c], sqlite3_value_int64(x));
             break;
         case JS_REAL:
-            val_real(&v[c], sqlite3_column_double(tr->st, k + 1));
+            val_real(&v[c], sqlite3_value_double(x));
             break;
         default: {
-            const char *s = (const char *)sqlite3_column_text(tr->st, k + 1);
-            int len = sqlite3_column_bytes(tr->st, k + 1);
+            const char *s = (const char *)sqlite3_value_text(x);
+            int len = sqlite3_value_bytes(x);
             if (s && rows_set_str(rows, &v[c], s, (size_t)len) < 0)
                 return -ENOMEM;
         }
@@ -1660,4 +1667,21 @@ int recording_stored_state(js_recording_t *r, js_rows_t *out)
 int recording_version(const js_recording_t *r)
 {
     return r->version;
+}
+
+bool recording_has_rows(const js_recording_t *r, const js_table_t *t)
+{
+    for (size_t i = 0; i < r->ntables; i++) {
+        if (r->tables[i] != t || r->tr[i].absent)
+            continue;
+        char q[128];
+        snprintf(q, sizeof(q), "SELECT 1 FROM %s LIMIT 1", r->version >= 2 ? storage_name(t) : t->name);
+        sqlite3_stmt *st;
+        if (sqlite3_prepare_v2(r->db, q, -1, &st, NULL) != SQLITE_OK)
+            return true; /* cannot tell: as if it had */
+        bool any = sqlite3_step(st) == SQLITE_ROW;
+        sqlite3_finalize(st);
+        return any;
+    }
+    return false;
 }
