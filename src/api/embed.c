@@ -355,6 +355,7 @@ JS_API int js_monitor_start(const js_monitor_opts_t *opts)
     em.mon.ctx.root_pid = target ? target : getpid();
     em.mon.ctx.embedded = true;
     em.mon.ctx.uss_every = opts->uss_every ? opts->uss_every : 30;
+    em.mon.ctx.uss_interval_ns = opts->uss_every ? 0 : 30000000000LL; /* unset: every 30 s per process */
     em.mon.ctx.status_every = 5;
     em.mon.interval_ns =
         (int64_t)(iv * 1e9 + 0.5); /* every sample committed: the host reads the recording live */

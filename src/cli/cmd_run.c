@@ -38,6 +38,7 @@
 #include <unistd.h>
 
 #define DEFAULT_USS_EVERY 30
+#define DEFAULT_USS_INTERVAL_NS 30000000000LL /* USS/PSS per process every 30 s, whatever the interval */
 #define DEFAULT_STATUS_EVERY 5
 
 static const char run_usage[] =
@@ -45,7 +46,8 @@ static const char run_usage[] =
     "\n"
     "Start COMMAND (execvp, no shell) and monitor it and every descendant, including orphans, until all are\n"
     "gone; exit with COMMAND's exit status (128+N if it died of signal N; 127 not found, 126 not\n"
-    "executable). SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGUSR1 and SIGUSR2 are forwarded to COMMAND. The summary\n"
+    "executable). SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGUSR1 and SIGUSR2 are forwarded to COMMAND. The "
+    "summary\n"
     "is printed on stderr at the end.\n"
     "\n"
     "Options:\n"
@@ -58,8 +60,9 @@ static const char run_usage[] =
     "                           and print its path on stderr (unless -q)\n"
     "  -q, --quiet              no summary on stderr\n"
     "      --status             show live figures in the terminal's title bar (never in COMMAND's output)\n"
-    "      --uss-every N        read USS/PSS (smaps_rollup) at least every N samples; 0 = never (default 30;\n"
-    "                           also at first sight, after exec, on 10% RSS growth and at the end)\n"
+    "      --uss-every T|N      read USS/PSS (smaps_rollup) of each process at least every T (a duration:\n"
+    "                           30s, 5m) or every N samples; 0 = never (default 30s; also at first sight,\n"
+    "                           after exec, on 10% RSS growth and at the end)\n"
     "      --status-every N     read /proc/PID/status (RSS split, swap, VmHWM, context switches) every N\n"
     "                           samples (default 5)\n"
     "      --until-main-exits   stop when COMMAND exits, even if descendants remain\n"
@@ -67,14 +70,14 @@ static const char run_usage[] =
     "                           the default, where one can be created; off: tree accounting only)\n"
     "      --backend B          how processes are read: auto (the BPF task reader where it pays and is\n"
     "                           allowed: root, BTF, Linux >= 6.7), bpf, or procfs (default auto)\n"
-    "      --gpus SPEC          GPUs to monitor: all, none, or indices / UUIDs (0,1 or GPU-6f4e...); default:\n"
+    "      --gpus SPEC          GPUs to monitor: all, none, or indices / UUIDs (0,1 or GPU-6f4e...); "
+    "default:\n"
     "                           those COMMAND may use (CUDA_VISIBLE_DEVICES etc.), else all\n"
     "      --redact-cmdline REGEX  record command lines with every match of REGEX (POSIX extended) in an\n"
     "                           argument replaced by *** (e.g. 'password=[^ ]*'; the environment is never\n"
     "                           recorded)\n"
-    "      --procfs DIR         read process data from DIR instead of the kernel's procfs (testing)\n"
-    CLI_EXPORT_HELP
-    "  -h, --help               show this help\n";
+    "      --procfs DIR         read process data from DIR instead of the kernel's procfs "
+    "(testing)\n" CLI_EXPORT_HELP "  -h, --help               show this help\n";
 
 static const char attach_usage[] =
     "Usage: jobscope attach [OPTIONS] PID\n"
@@ -91,8 +94,8 @@ static const char attach_usage[] =
     "      --summary FILE       write the text summary to FILE instead of stderr\n"
     "      --report[=FILE]      write the HTML report at the end (default: the recording with .html)\n"
     "  -q, --quiet              no status line, no summary on stderr\n"
-    "      --uss-every N        read USS/PSS (smaps_rollup) at least every N samples; 0 = never (default "
-    "30)\n"
+    "      --uss-every T|N      read USS/PSS (smaps_rollup) at least every T (30s, 5m) or N samples; 0 =\n"
+    "                           never (default 30s)\n"
     "      --status-every N     read /proc/PID/status every N samples (default 5)\n"
     "      --backend B          how processes are read: auto (the BPF task reader where it pays and is\n"
     "                           allowed: root, BTF, Linux >= 6.7), bpf, or procfs (default auto)\n"
@@ -133,8 +136,8 @@ static const char watch_usage[] =
     "      --summary FILE       write the text summary to FILE instead of stderr\n"
     "      --report[=FILE]      write the HTML report at the end (default: the recording with .html)\n"
     "  -q, --quiet              no status line, no summary on stderr\n"
-    "      --uss-every N        read USS/PSS (smaps_rollup) at least every N samples; 0 = never (default "
-    "30)\n"
+    "      --uss-every T|N      read USS/PSS (smaps_rollup) at least every T (30s, 5m) or N samples; 0 =\n"
+    "                           never (default 30s)\n"
     "      --status-every N     read /proc/PID/status every N samples (default 5)\n"
     "      --backend B          how processes are read: auto (the BPF task reader where it pays and is\n"
     "                           allowed: root, BTF, Linux >= 6.7), bpf, or procfs (default auto)\n"
@@ -151,15 +154,19 @@ static const char watch_usage[] =
 static const char job_usage[] =
     "Usage: jobscope job [-d DIR] [OPTIONS]\n"
     "\n"
-    "Monitor this node's share of the batch job it runs in (SLURM, PBS or OAR, found from the environment) until\n"
-    "the job's work on this node ends, --until-file, --duration, or SIGTERM (SLURM's end of a step or job); a\n"
+    "Monitor this node's share of the batch job it runs in (SLURM, PBS or OAR, found from the environment) "
+    "until\n"
+    "the job's work on this node ends, --until-file, --duration, or SIGTERM (SLURM's end of a step or job); "
+    "a\n"
     "closing sample is always taken. Run one per node beside the job's work, e.g. in a SLURM batch script:\n"
     "    srun --ntasks-per-node=1 --overlap jobscope job -d \"$SCRATCH/mon\" &\n"
     "Watched: the job's cgroup (SLURM's task/cgroup; exact, daemons that left the tree included), else the\n"
     "tasks of the job's slurmstepd processes and their descendants (this monitor excluded), else (PBS, OAR)\n"
     "the user's processes. No scheduler command is run.\n"
-    "Writes DIR/JOBID-NODE.db with the node's inventory and the job's allocation on the node (cores, memory,\n"
-    "GPUs). On a network file system (NFS, Lustre, GPFS, ...) it is written in $TMPDIR (else /tmp) and moved\n"
+    "Writes DIR/JOBID-NODE.db with the node's inventory and the job's allocation on the node (cores, "
+    "memory,\n"
+    "GPUs). On a network file system (NFS, Lustre, GPFS, ...) it is written in $TMPDIR (else /tmp) and "
+    "moved\n"
     "into DIR at the end. Each node then leaves DIR/.JOBID-NODE.done; the last node to finish merges every\n"
     "node's recording into DIR/JOBID.db (see jobscope merge). Exit status 0 when the recording is complete.\n"
     "\n"
@@ -177,14 +184,16 @@ static const char job_usage[] =
     "                           what to watch: the job's cgroup where one exists (auto, the default), only\n"
     "                           the cgroup, or only the slurmstepd's tasks\n"
     "      --no-merge           do not merge the nodes' recordings at the end\n"
-    "      --node-local         write in $TMPDIR (else /tmp) and move into DIR at the end, as is done when DIR\n"
+    "      --node-local         write in $TMPDIR (else /tmp) and move into DIR at the end, as is done when "
+    "DIR\n"
     "                           is on a network file system\n"
     "      --force              replace DIR/JOBID-NODE.db if it exists\n"
     "      --summary-json FILE  also write the node's summary as JSON to FILE\n"
     "      --summary FILE       write the node's text summary to FILE\n"
     "      --report[=FILE]      write the node's HTML report at the end (default: DIR/JOBID-NODE.html)\n"
     "  -q, --quiet              nothing on stderr but errors\n"
-    "      --uss-every N        read USS/PSS (smaps_rollup) at least every N samples; 0 = never (default 30)\n"
+    "      --uss-every T|N      read USS/PSS (smaps_rollup) at least every T (30s, 5m) or N samples; 0 =\n"
+    "                           never (default 30s)\n"
     "      --status-every N     read /proc/PID/status every N samples (default 5)\n"
     "      --backend B          how processes are read: auto, bpf or procfs (default auto)\n"
     "      --gpus SPEC          GPUs to monitor: all (default), none, or indices / UUIDs\n"
@@ -296,6 +305,7 @@ typedef struct {
     bool quiet, force, until_main_exits, status;
     bool cgroup_off;      /* run: --cgroup off */
     unsigned uss_every, status_every;
+    int64_t uss_interval_ns; /* --uss-every with a unit: per process, by time */
     pid_t pid;
     char **argv;
     int argc;
@@ -333,6 +343,7 @@ static int parse_args(int argc, char **argv, run_opts_t *o)
     int nscope = 0;
     o->interval_ns = 1000000000;
     o->uss_every = DEFAULT_USS_EVERY;
+    o->uss_interval_ns = DEFAULT_USS_INTERVAL_NS;
     o->status_every = DEFAULT_STATUS_EVERY;
     optind = 1;
     opterr = 0;
@@ -407,8 +418,15 @@ static int parse_args(int argc, char **argv, run_opts_t *o)
             o->status = true;
             break;
         case OPT_USS_EVERY:
-            if (parse_count(optarg, &o->uss_every) < 0)
-                return cli_usage_error(cmd, "invalid --uss-every '%s' (a whole number, 0 = never)", optarg);
+            o->uss_interval_ns = 0;
+            if (parse_count(optarg, &o->uss_every) < 0) { /* not a count: a duration */
+                if (duration_parse(optarg, &o->uss_interval_ns) < 0 || o->uss_interval_ns < 0)
+                    return cli_usage_error(cmd,
+                                           "invalid --uss-every '%s' (a duration such as 30s, or a number "
+                                           "of samples; 0 = never)",
+                                           optarg);
+                o->uss_every = o->uss_interval_ns > 0; /* 0s: never */
+            }
             break;
         case OPT_STATUS_EVERY:
             if (parse_count(optarg, &o->status_every) < 0 || o->status_every == 0)
@@ -1013,6 +1031,7 @@ int cmd_run(int argc, char **argv)
     mon.ctx.monitor_pid = getpid();
     mon.ctx.root_pid = o.pid;
     mon.ctx.uss_every = o.uss_every;
+    mon.ctx.uss_interval_ns = o.uss_interval_ns;
     mon.ctx.status_every = o.status_every;
     mon.ctx.scope.gpus = o.gpus;
     mon.interval_ns = o.interval_ns;
@@ -1047,6 +1066,7 @@ int cmd_run(int argc, char **argv)
     meta_i64(rec, "page_size", hi.page_size);
     meta_i64(rec, "interval_ns", o.interval_ns);
     meta_i64(rec, "uss_every", o.uss_every);
+    meta_i64(rec, "uss_interval_ns", o.uss_interval_ns);
     meta_i64(rec, "status_every", o.status_every);
     meta_i64(rec, "monitor_pid", mon.ctx.monitor_pid);
     meta_i64(rec, "monitor_start_ticks", start_ticks_of(&mon.ctx.root, mon.ctx.monitor_pid));

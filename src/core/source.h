@@ -85,6 +85,7 @@ typedef struct {
     pid_t root_pid;     /* the command (run) or the PID given (attach) */
     uint64_t seq;       /* sample number, from 0 */
     unsigned uss_every;    /* read smaps_rollup every N samples (0 = never) */
+    int64_t uss_interval_ns; /* > 0: instead, every this long per process (the default: 30 s) */
     unsigned status_every; /* read /proc/<pid>/status every N samples (>= 1) */
     js_backend_t backend;  /* how proc_tree reads processes */
     bool final;            /* this is the last sample: read everything */

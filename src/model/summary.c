@@ -94,9 +94,10 @@ static void jw_tops(jw_t *w, const char *key, const js_top_t *t, int n)
     jw_array_close(w);
 }
 
-static const char uss_method[] =
-    "smaps_rollup of each process at first sight, after an exec, when its RSS grew by more than 10% since its "
-    "last read, every uss_every samples and at the closing sample; between reads its last value stands";
+static const char uss_method[] = "smaps_rollup of each process at first sight, after an exec, when its RSS "
+                                 "grew by more than 10% since its "
+                                 "last read, every --uss-every (30 s by default) and at the closing sample; "
+                                 "between reads its last value stands";
 
 int summary_json(js_buf_t *b, const js_run_info_t *info, const js_summary_t *s, const js_model_t *m)
 {

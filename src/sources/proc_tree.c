@@ -1,16 +1,16 @@
 /* SPDX-License-Identifier: MIT
  *
  * Process-tree source. Each sample it walks the monitored scope breadth-first, parents before children: the
- * roots (run mode: every child of the monitor, which is a child subreaper, so double-forked orphans stay; attach
- * mode: the PID given), then every member seen last sample that is still alive (a member re-parented outside
- * the tree stays a member), then the children of each member from /proc/<pid>/task/<tid>/children, or from a
- * full scan of /proc when the kernel lacks that file. Per member it reads stat, statm, io and the fd count
- * every sample through descriptors kept open between samples (pread from offset 0), status every
- * status_every samples, smaps_rollup (USS/PSS) every uss_every samples, and cmdline when a process is first
- * seen or its comm changes (exec). Processes are identified by (pid, start time), so PID reuse is detected.
- * It also records, once per sample, the rusage of everything the monitor has reaped (RUSAGE_CHILDREN) and the
- * I/O of reaped children (the monitor's whole-process io minus its own thread's), which make the CPU and I/O
- * totals exact for children that lived less than one interval.
+ * roots (run mode: every child of the monitor, which is a child subreaper, so double-forked orphans stay;
+ * attach mode: the PID given), then every member seen last sample that is still alive (a member re-parented
+ * outside the tree stays a member), then the children of each member from /proc/<pid>/task/<tid>/children, or
+ * from a full scan of /proc when the kernel lacks that file. Per member it reads stat, statm, io and the fd
+ * count every sample through descriptors kept open between samples (pread from offset 0), status every
+ * status_every samples, smaps_rollup (USS/PSS) every --uss-every (30 s per process by default, or every N
+ * samples), and cmdline when a process is first seen or its comm changes (exec). Processes are identified by
+ * (pid, start time), so PID reuse is detected. It also records, once per sample, the rusage of everything the
+ * monitor has reaped (RUSAGE_CHILDREN) and the I/O of reaped children (the monitor's whole-process io minus
+ * its own thread's), which make the CPU and I/O totals exact for children that lived less than one interval.
  */
 #include "sources/proc_tree.h"
 
@@ -309,6 +309,7 @@ typedef struct {
     bool io_denied;
     bool kept;          /* its descriptors are kept open across samples (within the descriptor budget) */
     uint64_t rss_at_uss; /* bytes: RSS when smaps_rollup was last read (0: never) */
+    int64_t uss_ns;      /* CLOCK_MONOTONIC of that read */
     uint64_t own_ticks;  /* node scope: utime+stime at the last sample, for the top-N choice */
     uint64_t own_stamp;  /* the sample own_ticks is from */
     bool info_done;      /* its proc_info row was written (the node scope writes rows for some samples only) */
@@ -363,6 +364,7 @@ typedef struct {
     int32_t (*pairs)[2];
     size_t npairs, pairs_cap;
     uint64_t stamp;
+    int64_t now_ns;  /* CLOCK_MONOTONIC at this sample's start (the USS cadence) */
     size_t nzombies; /* members of the current sample that have exited but are not reaped yet */
     /* run mode: the monitor's own children file and io files, kept open (it is one thread) */
     int fd_mon_children, fd_mon_io, fd_mon_thread_io;
@@ -826,13 +828,16 @@ static void emit_info(tree_state_t *st, const js_ctx_t *ctx, pent_t *e, js_rows_
 }
 
 /* want_uss: whether to read smaps_rollup for `e` this sample: at first sight and after an exec, every
- * uss_every samples, at the closing sample, and whenever its RSS has grown by more than a tenth since the
- * last read (USS rises mostly when RSS rises, so a growing job's peak is caught within that fraction). */
-static bool want_uss(const js_ctx_t *ctx, const pent_t *e, bool fresh, bool exec, uint64_t rss)
+ * uss_interval_ns since its last read (or every uss_every samples), at the closing sample, and whenever its
+ * RSS has grown by more than a tenth since the last read (USS rises mostly when RSS rises, so a growing job's
+ * peak is caught within that fraction). */
+static bool want_uss(const js_ctx_t *ctx, const pent_t *e, bool fresh, bool exec, uint64_t rss, int64_t now)
 {
     if (!ctx->uss_every)
         return false;
-    if (fresh || exec || ctx->final || ctx->seq % ctx->uss_every == 0 || !e->rss_at_uss)
+    if (fresh || exec || ctx->final || !e->rss_at_uss)
+        return true;
+    if (ctx->uss_interval_ns > 0 ? now - e->uss_ns >= ctx->uss_interval_ns : ctx->seq % ctx->uss_every == 0)
         return true;
     return rss / USS_GROWTH_NUM > e->rss_at_uss / USS_GROWTH_DEN;
 }
@@ -968,7 +973,7 @@ static int visit_row(tree_state_t *st, js_ctx_t *ctx, pent_t *e, const js_pid_st
                     val_int(&v[PROC_RSS_ANON + i], (int64_t)f[i]);
         }
     }
-    if (want_uss(ctx, e, fresh, exec, rss)) {
+    if (want_uss(ctx, e, fresh, exec, rss, st->now_ns)) {
         snprintf(path, sizeof(path), "%d/smaps_rollup", (int)pid);
         js_pid_smaps_t sm;
         if (pread_proc(st, ctx, e, NULL, path, &st->buf, READ_FULL) == 0 &&
@@ -977,6 +982,7 @@ static int visit_row(tree_state_t *st, js_ctx_t *ctx, pent_t *e, const js_pid_st
             val_int(&v[PROC_PSS], (int64_t)sm.pss);
             val_int(&v[PROC_SWAP_PSS], (int64_t)sm.swap_pss);
             e->rss_at_uss = rss ? rss : 1;
+            e->uss_ns = st->now_ns;
         }
     }
     if (fresh || exec || !e->info_done) {
@@ -1632,7 +1638,7 @@ static int bpf_row(tree_state_t *st, js_ctx_t *ctx, const tasks_bpf_record_t *re
         val_int(&v[PROC_RCHAR + i], (int64_t)rec->io[i]);
     val_int(&v[PROC_FDS], rec->fds);
     bool exec = !fresh && strncmp(e->comm, rec->comm, sizeof(rec->comm)) != 0;
-    if (want_uss(ctx, e, fresh, exec, rss)) {
+    if (want_uss(ctx, e, fresh, exec, rss, st->now_ns)) {
         char path[64];
         snprintf(path, sizeof(path), "%d/smaps_rollup", (int)rec->pid);
         js_pid_smaps_t sm;
@@ -1642,6 +1648,7 @@ static int bpf_row(tree_state_t *st, js_ctx_t *ctx, const tasks_bpf_record_t *re
             val_int(&v[PROC_PSS], (int64_t)sm.pss);
             val_int(&v[PROC_SWAP_PSS], (int64_t)sm.swap_pss);
             e->rss_at_uss = rss ? rss : 1;
+            e->uss_ns = st->now_ns;
         }
     }
     if (fresh || exec || !e->info_done) {
@@ -1892,6 +1899,9 @@ static int tree_collect(void *state, js_ctx_t *ctx, js_rows_t *const *rows)
     js_rows_t *proc = rows[0], *info = rows[1], *tree = rows[2], *exits = rows[3], *stepd = rows[4];
     int r = 0;
     st->stamp++;
+    struct timespec now;
+    clock_gettime(CLOCK_MONOTONIC, &now);
+    st->now_ns = (int64_t)now.tv_sec * 1000000000 + now.tv_nsec;
     st->nqueue = 0;
     st->nzombies = 0;
     st->nprocs = 0;
