@@ -581,6 +581,13 @@ static void read_reaped(js_model_t *m, const js_value_t *tv, reaped_t *r, js_tre
 /* node_cumulate: the node scope: totals are the host's own accounting, exact (the aggregate `cpu` line of
  * /proc/stat: busy = user + nice + system + irq + softirq + steal, guest time being inside user and nice;
  * memory in use = MemTotal - MemAvailable), not sums over the top processes that have rows. */
+/* tr_rows_proc: whether the sample has process rows */
+static bool tr_rows_proc(const js_sample_t *s)
+{
+    const js_rows_t *p = sample_rows(s, &table_proc);
+    return p && p->nrows;
+}
+
 static void node_cumulate(js_model_t *m, js_tree_point_t *pt, const js_sample_t *s)
 {
     if (!m->node.cpu) { /* resolve the columns by name, once */
@@ -638,6 +645,9 @@ static void node_cumulate(js_model_t *m, js_tree_point_t *pt, const js_sample_t 
     const js_rows_t *tr = m->node.tree ? sample_rows(s, m->node.tree) : NULL;
     if (tr && tr->nrows && m->node.t_nprocs >= 0 && rows_row(tr, 0)[m->node.t_nprocs].present)
         pt->members = (double)rows_row(tr, 0)[m->node.t_nprocs].i;
+    else if (pv &&
+             !tr_rows_proc(s)) /* not counted this sample (watch --node without --top): the last count */
+        pt->members = pv->members;
 }
 
 /* cumulate: the tree's cumulative CPU, I/O and faults (live + reaped + lost, less the attach baseline, never

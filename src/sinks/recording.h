@@ -29,7 +29,8 @@ typedef struct js_recording js_recording_t;
  * -errno (or -EIO for SQLite errors) and writes a one-line reason into err. *ret owned by the caller. */
 int recorder_open(const char *path, bool overwrite, js_recorder_t **ret, char *err, size_t errlen);
 
-/* recorder_meta: set a run metadata key (text value; NULL deletes). Returns 0 or -EIO. */
+/* recorder_meta: set a run metadata key (text value; NULL deletes), in the transaction of the next sample
+ * written (recorder_flush or recorder_close commits it without one). Returns 0 or -EIO. */
 int recorder_meta(js_recorder_t *w, const char *key, const char *value);
 
 /* recorder_write: append sample `seq` (all tables of `s`) and commit it. Returns 0, or -ENOSPC / -EIO on
@@ -51,6 +52,10 @@ void recorder_set_batch(js_recorder_t *w, unsigned samples);
 /* recorder_flush: commit the samples written since the last commit (recorder_close does). Returns 0 or the
  * commit's negative errno. */
 int recorder_flush(js_recorder_t *w);
+
+/* recorder_lost: samples written and then lost: a failed write, or a failed commit and the samples it held.
+ */
+uint64_t recorder_lost(const js_recorder_t *w);
 
 /* sink_recording: the recorder as the monitor's durable live sink (state: a js_recorder_t). */
 extern const js_live_sink_t sink_recording;

@@ -365,6 +365,8 @@ typedef struct {
     size_t npairs, pairs_cap;
     uint64_t stamp;
     int64_t now_ns;  /* CLOCK_MONOTONIC at this sample's start (the USS cadence) */
+    int64_t counted_ns; /* node scope without --top: when the node's processes were last counted */
+    bool counted;       /* user and node scope: nprocs counted this sample */
     size_t nzombies; /* members of the current sample that have exited but are not reaped yet */
     /* run mode: the monitor's own children file and io files, kept open (it is one thread) */
     int fd_mon_children, fd_mon_io, fd_mon_thread_io;
@@ -417,6 +419,10 @@ static bool stepd_mode(const js_ctx_t *ctx)
 #define BPF_PASS_NS 5e3
 #define BPF_PER_PROC_NS 500.0
 #define BPF_PER_VISIT_NS 75.0
+
+/* node scope without --top: the node's processes are counted (a walk of /proc, about 3 us per process: most
+ * of watch --node's cost at 1 s) every this long, and at the closing sample */
+#define NODE_COUNT_NS 10000000000LL
 
 #define KEPT_PER_PROC 5   /* stat, statm, io, children, fd directory */
 #define FD_RESERVE 256    /* descriptors left for everything else: the recording, other sources, reads */
@@ -1857,8 +1863,13 @@ static int pick_top(tree_state_t *st, js_ctx_t *ctx, js_rows_t *proc, js_rows_t 
  * rows are written for the N that used the most CPU over the last interval and the N with the largest RSS. */
 static int collect_node(tree_state_t *st, js_ctx_t *ctx, js_rows_t *proc, js_rows_t *info)
 {
-    int r = list_pids(st, ctx);
     st->norder = 0;
+    if (!ctx->scope.top_n && st->counted_ns && st->now_ns - st->counted_ns < NODE_COUNT_NS && !ctx->final) {
+        st->counted = false; /* without --top the node's processes are only counted, now and then */
+        return 0;
+    }
+    int r = list_pids(st, ctx);
+    st->counted_ns = st->now_ns;
     if (r < 0 || !ctx->scope.top_n)
         return r;
     if (st->nqueue > st->cand_cap) {
@@ -1905,6 +1916,7 @@ static int tree_collect(void *state, js_ctx_t *ctx, js_rows_t *const *rows)
     st->nqueue = 0;
     st->nzombies = 0;
     st->nprocs = 0;
+    st->counted = true;
     budget_update(st);
     st->unread = 0;
     bool root_alive = false;
@@ -1976,7 +1988,7 @@ done:
     if (!t)
         return -ENOMEM;
     val_int(&t[TREE_MEMBERS], (int64_t)st->norder);
-    if (ctx->scope.kind == JS_SCOPE_NODE || ctx->scope.kind == JS_SCOPE_USER)
+    if ((ctx->scope.kind == JS_SCOPE_NODE || ctx->scope.kind == JS_SCOPE_USER) && st->counted)
         val_int(&t[TREE_NODE_PROCS], (int64_t)st->nprocs);
     val_int(&t[TREE_ROOT_ALIVE], root_alive);
     const char *how = ctx->scope.kind == JS_SCOPE_CGROUP ? "cgroup.procs"

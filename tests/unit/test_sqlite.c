@@ -850,12 +850,13 @@ static void test_schema_1_still_read(void **state)
     sqlite3 *db;
     assert_int_equal(sqlite3_open(f->path, &db), SQLITE_OK);
     assert_int_equal(
-        sqlite3_exec(db,
-                     "CREATE TABLE proc_full AS SELECT * FROM proc ORDER BY sample, pid;"
-                     "DROP VIEW proc; ALTER TABLE proc_full RENAME TO proc;"
-                     "DROP TABLE proc_changes; DROP TABLE proc_gone; DROP TABLE tree_totals;"
-                     "DROP TABLE summary_state; UPDATE meta SET value = '1' WHERE key = 'schema_version'",
-                     NULL, NULL, NULL),
+        sqlite3_exec(
+            db,
+            "CREATE TABLE proc_full AS SELECT * FROM proc ORDER BY sample, pid;"
+            "DROP VIEW proc; ALTER TABLE proc_full RENAME TO proc;"
+            "DROP TABLE proc_changes; DROP TABLE IF EXISTS proc_gone; DROP TABLE IF EXISTS tree_totals;"
+            "DROP TABLE IF EXISTS summary_state; UPDATE meta SET value = '1' WHERE key = 'schema_version'",
+            NULL, NULL, NULL),
         SQLITE_OK);
     sqlite3_close(db);
     assert_int_equal(read_all(f, 3, NULL), (int)(sizeof(seqs) / sizeof(seqs[0])));
