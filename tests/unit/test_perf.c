@@ -1099,7 +1099,9 @@ static void test_real_attach_cgroup_matches_per_task(void **state)
     assert_string_equal(target, "cgroup");
     assert_int_equal(tasks, 2); /* the root and its earlier child; the later one inherits the root's */
     assert_true(tj >= 0.29);
-    assert_true(fabs(tj - te) <= 0.02 * te + 0.003);
+    /* per-task counters miss each task's exit (its address-space teardown, a few ms under the sanitizers):
+     * the cgroup's count is as large, within 5% */
+    assert_true(tj >= te - 0.003 && tj - te <= 0.05 * te + 0.003);
     assert_true(fabs(tj - cpu) <= 0.02 * cpu + 0.003);
 }
 
