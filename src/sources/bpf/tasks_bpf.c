@@ -870,7 +870,7 @@ static int grow(tasks_bpf_t *t, uint64_t need)
         cap *= 2;
     if (cap < need)
         return -E2BIG;
-    LIBBPF_OPTS(bpf_map_create_opts, mo, .map_flags = BPF_F_MMAPABLE | BPF_F_INNER_MAP);
+    struct bpf_map_create_opts mo = {.sz = sizeof(mo), .map_flags = BPF_F_MMAPABLE | BPF_F_INNER_MAP};
     int fd =
         bpf_map_create(BPF_MAP_TYPE_ARRAY, "out", sizeof(uint32_t), sizeof(struct tasks_bpf_raw), cap, &mo);
     if (fd < 0)
