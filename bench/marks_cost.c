@@ -8,6 +8,9 @@
  *                                how many marks the monitor's queue could not take (dropped, never waited for)
  *   marks_cost --paced [PAIRS]   each mark timed on its own, 20 us apart, so the monitor keeps up and every
  *                                mark is delivered: the cost of a mark that is sent (median and 99th centile)
+ *   marks_cost --rate HZ SECONDS HZ begin/end pairs a second for SECONDS (HZ 0: none, the same sleep): what
+ *                                the samples a monitor takes at marks cost it (bench/marks.sh compares the
+ *                                monitor's CPU of both)
  *
  * Output: one JSON object on stdout.
  */
@@ -38,8 +41,34 @@ static int cmp_i64(const void *a, const void *b)
     return (x > y) - (x < y);
 }
 
+/* rate: HZ begin/end pairs a second (sleeping between), for SECONDS */
+static int rate(double hz, double seconds)
+{
+    long failed = 0, pairs = 0;
+    int64_t t0 = now_ns(), end = t0 + (int64_t)(seconds * 1e9);
+    for (int64_t next = t0; next < end;) {
+        if (hz > 0) {
+            failed += js_phase_begin("step") != 0;
+            failed += js_phase_end("step") != 0;
+            pairs++;
+            next += (int64_t)(1e9 / hz);
+        } else {
+            next = end;
+        }
+        int64_t wait = next - now_ns();
+        if (wait > 0) {
+            struct timespec ts = {.tv_sec = wait / 1000000000, .tv_nsec = wait % 1000000000};
+            nanosleep(&ts, NULL);
+        }
+    }
+    printf("{\"mode\": \"rate\", \"hz\": %g, \"pairs\": %ld, \"not_sent\": %ld}\n", hz, pairs, failed);
+    return 0;
+}
+
 int main(int argc, char **argv)
 {
+    if (argc == 4 && strcmp(argv[1], "--rate") == 0)
+        return rate(strtod(argv[2], NULL), strtod(argv[3], NULL));
     bool paced = argc > 1 && strcmp(argv[1], "--paced") == 0;
     long pairs = argc > 1 + paced ? strtol(argv[1 + paced], NULL, 10) : (paced ? 20000 : 1000000);
     if (pairs <= 0)

@@ -9,10 +9,16 @@ series) is reported with `jobscope report`; the page's size, the wall time and p
 headless Chromium takes to load and paint it (median of REPS loads, tests/integration/chromium.py) are
 measured. `jobscope compare` of the recording with itself and `jobscope export --format hdf5` are timed too.
 
+With --events N the same run is written a second time with N `jobscope mark` events spread over it, and
+its report is measured the same way (size, time, peak RSS): the page must not grow with the number of marks
+(the first and last 50 are drawn, the rest are a density strip, docs/REPORT.md). The bench fails when the
+events add more than EVENTS_BOUND_BYTES to the page.
+
 usage: bench/report_bench.py [--build-dir build] [--hours 24] [--reps 3] [--results FILE] [--keep DIR]
-                             [--screenshot PNG]
+                             [--screenshot PNG] [--events N]
 The build must have bench/synth_recording (meson builds it). Results: JSON on stdout and in FILE
-(default bench/results/report-24h.json); --hours 0.5 --reps 1 is a quick smoke.
+(default bench/results/report-24h.json; with --events, bench/results/report-events.json); --hours 0.5
+--reps 1 is a quick smoke.
 """
 import argparse
 import json
@@ -24,6 +30,8 @@ import subprocess
 import sys
 import tempfile
 import time
+
+EVENTS_BOUND_BYTES = 1_000_000  # what any number of marks may add to a page
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.dirname(HERE)
@@ -69,10 +77,13 @@ def main():
     ap.add_argument("--build-dir", default=os.path.join(REPO, "build"))
     ap.add_argument("--hours", type=float, default=24)
     ap.add_argument("--reps", type=int, default=3)
-    ap.add_argument("--results", default=os.path.join(HERE, "results", "report-24h.json"))
+    ap.add_argument("--results")
+    ap.add_argument("--events", type=int, default=0, help="also measure the report with this many events")
     ap.add_argument("--keep", help="keep the files in this directory")
     ap.add_argument("--screenshot", help="also write a PNG of the page's CPU and memory sections here")
     a = ap.parse_args()
+    if not a.results:
+        a.results = os.path.join(HERE, "results", "report-events.json" if a.events else "report-24h.json")
     jobscope = os.path.join(a.build_dir, "jobscope")
     synth = os.path.join(a.build_dir, "bench", "synth_recording")
     for exe in (jobscope, synth):
@@ -101,6 +112,23 @@ def main():
     res["report_bytes"] = os.path.getsize(page)
     text = open(page, encoding="utf-8").read()
     res["report_charts"] = text.count("<figure class=\"chart ")
+    if a.events:
+        erec, epage = os.path.join(work, "events.db"), os.path.join(work, "events.html")
+        rm(erec, epage)
+        subprocess.run([synth, erec, str(a.hours), "1", "0", "0", str(a.events)], check=True, capture_output=True)
+        res["events"] = a.events
+        res["events_recording_bytes"] = os.path.getsize(erec)
+        res["events_report_s"], res["events_report_runs_s"] = median_time([jobscope, "report", "-o", epage, erec],
+                                                                          a.reps, lambda: rm(epage))
+        rm(epage)
+        res["events_report_max_rss_kib"] = child_maxrss_kib([jobscope, "report", "-o", epage, erec])
+        res["events_report_bytes"] = os.path.getsize(epage)
+        res["events_added_bytes"] = res["events_report_bytes"] - res["report_bytes"]
+        res["events_bound_bytes"] = EVENTS_BOUND_BYTES
+        if res["events_added_bytes"] > EVENTS_BOUND_BYTES:
+            print(json.dumps(res, indent=2))
+            raise SystemExit(f"{a.events} events added {res['events_added_bytes']} bytes to the page "
+                             f"(bound {EVENTS_BOUND_BYTES})")
     res["compare_s"], _ = median_time([jobscope, "compare", "-o", cmp_page, rec, rec], a.reps, lambda: rm(cmp_page))
     res["compare_bytes"] = os.path.getsize(cmp_page)
     try:

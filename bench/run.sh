@@ -7,7 +7,8 @@
 # which measures everything, writes the results file and calls bench/report.py to write the report.
 #
 #   bench/run.sh            full run, about 16 minutes on 2 vCPUs: writes bench/results/full.json and
-#                           docs/BENCHMARKS.md (with bench/marks.sh's section appended, about a minute)
+#                           docs/BENCHMARKS.md (with bench/marks.sh's and bench/pss.sh's sections appended,
+#                           about three minutes)
 #   bench/run.sh --smoke    about 30 seconds, N = 1 and 10, few samples, no targets checked (CI): writes
 #                           BUILD_DIR/bench/results-smoke.json and BUILD_DIR/bench/BENCHMARKS-smoke.md
 #
@@ -46,8 +47,12 @@ if [ "$build_it" = yes ]; then
     ninja -C "$build"
 fi
 "$python" "$here/bench.py" --build-dir "$build" --command "$command" "$@"
-# the marks section (bench/marks.sh: the caller's cost of a mark), appended to the full report
+# the marks section (bench/marks.sh: the caller's cost of a mark, the samples taken at marks) and the PSS
+# reads' section (bench/pss.sh), appended to the full report
 case " $* " in
 *" --smoke "* | *" --report "*) ;;
-*) BUILD_DIR=$build "$here/marks.sh" >>"$repo/docs/BENCHMARKS.md" ;;
+*)
+    BUILD_DIR=$build "$here/marks.sh" >>"$repo/docs/BENCHMARKS.md"
+    BUILD_DIR=$build "$here/pss.sh" >>"$repo/docs/BENCHMARKS.md"
+    ;;
 esac

@@ -8,17 +8,22 @@
  * It feeds jobscope's model as a monitor does, so the recording holds the model's stored aggregates too
  * (schema 2: tree_totals, summary_state).
  *
- * usage: synth_recording OUT.db [HOURS [INTERVAL_S [NODE [NPROCS]]]]   (default 24 h at 1 s, node 0, 6
- * processes; more processes than 4 per CPU make a task farm: 16 busy at a time on the 8 CPUs, the rest
- * asleep) Prints one JSON line: {"samples":N,"seconds":S} (S: time taken to write it).
+ * usage: synth_recording OUT.db [HOURS [INTERVAL_S [NODE [NPROCS [EVENTS]]]]]   (default 24 h at 1 s, node 0,
+ * 6 processes, no events; more processes than 4 per CPU make a task farm: 16 busy at a time on the 8 CPUs,
+ * the rest asleep) EVENTS: that many `jobscope mark event` rows spread evenly over the run (names "step" and
+ * "ckpt", data {"i": N}), for the report's bound on drawn events (bench/report_bench.py --events).
+ * Prints one JSON line: {"samples":N,"seconds":S} (S: time taken to write it).
  */
 #include "config.h"
+#include "core/marks.h"
+#include "core/source.h"
 #include "model/model.h"
 #include "sinks/recording.h"
 #include "synth.h"
 
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <time.h>
 
 static int meta(js_recorder_t *w, const char *key, long long v)
@@ -31,13 +36,14 @@ static int meta(js_recorder_t *w, const char *key, long long v)
 int main(int argc, char **argv)
 {
     if (argc < 2) {
-        fprintf(stderr, "usage: synth_recording OUT.db [HOURS [INTERVAL_S [NODE [NPROCS]]]]\n");
+        fprintf(stderr, "usage: synth_recording OUT.db [HOURS [INTERVAL_S [NODE [NPROCS [EVENTS]]]]]\n");
         return 2;
     }
     synth_cfg_t cfg = {.hours = argc > 2 ? atof(argv[2]) : 24,
                        .interval_s = argc > 3 ? atof(argv[3]) : 1,
                        .node = argc > 4 ? (unsigned)atoi(argv[4]) : 0,
                        .nprocs = argc > 5 ? (unsigned)atoi(argv[5]) : 0};
+    long long events = argc > 6 ? atoll(argv[6]) : 0;
     struct timespec t0, t1;
     clock_gettime(CLOCK_MONOTONIC, &t0);
     synth_t *g = synth_new(&cfg);
@@ -78,7 +84,32 @@ int main(int argc, char **argv)
     }
     size_t n = 0, total = synth_count(g);
     int r;
+    long long made = 0;
     while (rc == 0 && (r = synth_next(g, &s)) == 1) {
+        /* the events due by this sample (evenly spread: sample n holds those with index < events*(n+1)/total)
+         */
+        long long due = total ? (long long)((double)events * (double)(n + 1) / (double)total) : 0;
+        const js_rows_t *sr = sample_rows(&s, &table_samples);
+        js_rows_t *mr = sample_rows(&s, &table_marks);
+        int64_t t_mono = sr->nrows ? rows_row(sr, 0)[SAMPLES_T_MONO].i : 0;
+        int64_t t_unix = sr->nrows ? rows_row(sr, 0)[SAMPLES_T_UNIX].i : 0;
+        rows_clear(mr);
+        for (; made < due && rc == 0; made++) {
+            js_value_t *v = rows_add(mr);
+            char data[32];
+            const char *name = made % 10 == 9 ? "ckpt" : "step";
+            snprintf(data, sizeof(data), "{\"i\": %lld}", made);
+            if (!v)
+                rc = -1;
+            else {
+                val_int(&v[MARK_T_MONO], t_mono - 1000);
+                val_int(&v[MARK_T_UNIX], t_unix - 1000);
+                val_int(&v[MARK_PID], mc.root_pid);
+                rc |= rows_set_str(mr, &v[MARK_KIND], "event", 5);
+                rc |= rows_set_str(mr, &v[MARK_NAME], name, strlen(name));
+                rc |= rows_set_str(mr, &v[MARK_DATA], data, strlen(data));
+            }
+        }
         if (model_feed(m, (int64_t)n, &s) < 0 ||
             recorder_write_model(w, (int64_t)n, &s, m, n + 1 == total) < 0) {
             fprintf(stderr, "synth_recording: cannot write sample %zu\n", n);

@@ -27,12 +27,16 @@ static int connect_client(void)
     if (n >= sizeof(sa.sun_path))
         abort();
     memcpy(sa.sun_path, addr, n);
-    if (addr[0] == '@')
-        sa.sun_path[0] = '\0';
     int fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
     if (fd < 0 || connect(fd, (struct sockaddr *)&sa, (socklen_t)(offsetof(struct sockaddr_un, sun_path) + n)) < 0)
         abort();
     return fd;
+}
+
+/* at_exit: the socket's private directory goes with the fuzzer (libFuzzer leaves through exit()) */
+static void at_exit(void)
+{
+    marks_close(mk);
 }
 
 int LLVMFuzzerInitialize(int *argc, char ***argv)
@@ -41,6 +45,7 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
     (void)argv;
     if (marks_open(&mk) < 0 || sample_init(&sample) < 0)
         abort();
+    atexit(at_exit);
     client = connect_client();
     return 0;
 }

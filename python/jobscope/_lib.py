@@ -1,9 +1,11 @@
 # SPDX-License-Identifier: MIT
 """ctypes binding of libjobscope.so.0 (include/jobscope.h), loaded on first use.
 
-The library is found, in order: the file named by $JOBSCOPE_LIBRARY; the dynamic loader's own search
-("libjobscope.so.0": LD_LIBRARY_PATH, ld.so.cache, the system's library directories); a build tree next to
-this package (../build/lib, for a checkout). Nothing is compiled at install time.
+The library is found, in order: the file named by $JOBSCOPE_LIBRARY (and nothing else then); the package's
+own copy beside this file (a wheel from `pip install .` at the repository root carries one); a build tree next
+to this package (../build/lib, for a checkout: the library of the same sources); the dynamic loader's own
+search ("libjobscope.so.0": LD_LIBRARY_PATH, ld.so.cache, the system's library directories, where the
+libjobscope0 package or `meson install` put it). Nothing is compiled when this package is imported.
 """
 import ctypes
 import errno
@@ -20,7 +22,7 @@ class LibraryNotFound(ImportError):
 
 
 class MonitorOpts(ctypes.Structure):
-    """js_monitor_opts_t (version 2: 40 bytes on LP64; `pid` is version 2's)."""
+    """js_monitor_opts_t (version 2: 56 bytes on LP64; version 1 was 40)."""
 
     _fields_ = [
         ("size", ctypes.c_size_t),
@@ -29,8 +31,16 @@ class MonitorOpts(ctypes.Structure):
         ("overwrite", ctypes.c_int),
         ("uss_every", ctypes.c_uint),
         ("set_environment", ctypes.c_int),
+        # version 2
         ("pid", ctypes.c_int),
+        ("levels", ctypes.c_uint),
+        ("job_id", ctypes.c_char_p),
     ]
+
+
+# levels of the embedded monitor (include/jobscope.h JS_LEVEL_*)
+LEVEL_USER = 1
+LEVEL_JOB = 2
 
 
 def _candidates():
@@ -38,10 +48,12 @@ def _candidates():
     if env:
         yield env
         return
-    yield "libjobscope.so.0"
     here = Path(__file__).resolve().parent
-    for build in (here.parent.parent / "build" / "lib", here.parent / "build" / "lib"):
-        yield str(build / "libjobscope.so.0")
+    for path in (here / "libjobscope.so.0", here.parent.parent / "build" / "lib" / "libjobscope.so.0",
+                 here.parent / "build" / "lib" / "libjobscope.so.0"):
+        if path.exists():  # a missing file is no candidate: the error lists what was really tried
+            yield str(path)
+    yield "libjobscope.so.0"
 
 
 def _bind(lib):
@@ -82,8 +94,9 @@ def lib():
                     tried.append(f"{cand}: {e}")
             if _lib is None:
                 raise LibraryNotFound(
-                    "libjobscope.so.0 not found; install jobscope (meson install) or set JOBSCOPE_LIBRARY to "
-                    "the library's path. Tried:\n  " + "\n  ".join(tried))
+                    "libjobscope.so.0 not found; install jobscope (`pip install .` at the repository root, the "
+                    "libjobscope0 package, or meson install) or set JOBSCOPE_LIBRARY to the library's path "
+                    "(docs/INSTALL.md). Tried:\n  " + "\n  ".join(tried))
         return _lib
 
 

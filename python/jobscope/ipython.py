@@ -15,9 +15,12 @@ sample is attributed to the cell that was running, and each cell's CPU, memory, 
 jobscope's exact totals (a sample is taken when a cell ends, so its figures are complete at once).
 
 Levels (JUmPER's): `process` is the kernel's process tree (the monitor's scope); `system` is the node (the
-host's CPU utilisation, memory, network and disks, which every recording holds). JUmPER's `user` and
-`slurm` levels are jobscope scopes of their own (every process of a user; a job's cgroup) that a monitor
-embedded in one process does not watch: run the notebook server under `jobscope run` for a job's processes.
+host's CPU utilisation, memory, network and disks, which every recording holds); `user` is every process of
+the kernel's user and `slurm` the SLURM job the kernel runs in (its cgroup, or its slurmstepd's tasks), both
+read by the same monitor as levels of its own (the recording's `levels` and `level_phases` views), started
+with `--level user` or `--level slurm` (the user level is always read beside a slurm one).
+
+JUmPER's own magics (%perfmonitor_start, ...) are registered too: see jobscope.jumper.
 """
 import argparse
 import io
@@ -49,7 +52,7 @@ except ImportError:  # pragma: no cover - only imported by IPython
 
 
 LEVELS = ("process", "system", "user", "slurm")
-DEFAULT_METRICS = {"process": ["cpu_cores", "rss_bytes", "read_bytes_per_s", "write_bytes_per_s"],
+DEFAULT_METRICS = {"process": ["cpu_cores", "memory_bytes", "read_bytes_per_s", "write_bytes_per_s"],
                    "system": ["cpu_util_fraction", "mem_used_bytes"]}
 
 
@@ -106,7 +109,7 @@ class JobscopeMagics(Magics):
         if self.cell_report and n in self.cells:
             p = self.cells[n]
             print(f"[jobscope] cell {n}: {p['wall_s']:.2f} s wall, {p['cpu_s']:.2f} s CPU "
-                  f"({p['mean_cores'] or 0:.2f} cores), peak {_fmt_bytes(p.get('peak_rss_bytes'))}, "
+                  f"({p['mean_cores'] or 0:.2f} cores), peak {_fmt_bytes(p.get('peak_bytes'))}, "
                   f"read {_fmt_bytes(p.get('read_bytes'))}, written {_fmt_bytes(p.get('write_bytes'))}")
 
     # ---- the magic ----------------------------------------------------------------------------------
@@ -122,13 +125,15 @@ class JobscopeMagics(Magics):
                              "status)")
         return fn(rest)
 
-    def _level(self, level):
+    def _level(self, level, starting=False):
         if level not in LEVELS:
             raise UsageError(f"%jobscope: level {level!r} is not one of {', '.join(LEVELS)}")
-        if level in ("user", "slurm"):
-            raise UsageError(f"%jobscope: level {level!r} watches processes outside this kernel's tree (every "
-                             "process of a user; a SLURM job's cgroup), which a monitor embedded in the kernel "
-                             "does not see; run the notebook server under `jobscope run` instead")
+        if level == "slurm" and starting and not os.environ.get("SLURM_JOB_ID"):
+            raise UsageError("%jobscope: level 'slurm': this kernel is not inside a SLURM job (no SLURM_JOB_ID)")
+        if level in ("user", "slurm") and not starting and self.recording_path:
+            lv = Recording(self.recording_path).view("levels")
+            if lv.empty or not (lv["level"] == ("job" if level == "slurm" else "user")).any():
+                raise UsageError(f"%jobscope: level {level!r} was not monitored (%jobscope start --level {level})")
         return level
 
     def _cmd_start(self, argv):
@@ -138,15 +143,17 @@ class JobscopeMagics(Magics):
         p.add_argument("--output")
         p.add_argument("--cell-report", action="store_true")
         a = p.parse_args(argv)
-        self.level = self._level(a.level)
+        self.level = self._level(a.level, starting=True)
         if self.tracker:
             raise UsageError("%jobscope: already started (%jobscope stop first)")
+        levels = ["user"] + (["job"] if self.level == "slurm" else []) if self.level in ("user", "slurm") else []
         if a.output:
             self.output = a.output
         else:
             self.tmpdir = tempfile.mkdtemp(prefix="jobscope-nb-")
             self.output = os.path.join(self.tmpdir, "session.db")
-        self.tracker = Tracker(interval=a.interval, output=self.output, overwrite=bool(a.output)).start()
+        self.tracker = Tracker(interval=a.interval, output=self.output, overwrite=bool(a.output),
+                               levels=levels).start()
         self.recording_path = self.output
         self.cells = {}
         self.cell_report = a.cell_report
@@ -173,7 +180,7 @@ class JobscopeMagics(Magics):
                 self.cells[int(p["name"][5:])] = p
         self.tracker = None
         print(f"[jobscope] stopped: {s['wall_time_s']:.2f} s, CPU {s['cpu']['total_s']:.2f} s, "
-              f"peak RSS {_fmt_bytes(s['memory']['peak_rss_bytes'])}; recording {self.recording_path}")
+              f"peak memory {_fmt_bytes(s['memory']['peak_bytes'])}; recording {self.recording_path}")
 
     def _cmd_status(self, argv):
         if self.tracker:
@@ -197,9 +204,22 @@ class JobscopeMagics(Magics):
         if cells.empty:
             return pd.DataFrame()
         if level == "process":
-            cols = {"wall_s": "wall_s", "cpu_s": "cpu_s", "peak_rss_bytes": "peak_rss_bytes",
+            cols = {"wall_s": "wall_s", "cpu_s": "cpu_s", "peak_bytes": "peak_bytes",
                     "read_bytes": "read_bytes", "write_bytes": "write_bytes", "energy_j": "energy_j"}
             t = cells[[c for c in cols if c in cells.columns]].copy()
+            t.insert(2, "mean_cores", t["cpu_s"] / t["wall_s"].where(t["wall_s"] > 0))
+            return t
+        if level in ("user", "slurm"):  # the level's own phases: every cell is one
+            ph = rec.view("level_phases")
+            ph = ph[ph["level"] == ("job" if level == "slurm" else "user")] if not ph.empty else ph
+            if ph.empty:
+                return pd.DataFrame()
+            last = ph[ph["sample"] == ph["sample"].max()]
+            last = last[last["phase"].astype(str).str.match(r"^cell \d+$")].copy()
+            last["cell"] = last["phase"].str.slice(5).astype(int)
+            t = last.set_index("cell").sort_index()
+            cols = [c for c in ("wall_s", "cpu_s", "peak_rss_bytes", "read_bytes", "write_bytes") if c in t.columns]
+            t = t[cols].copy()
             t.insert(2, "mean_cores", t["cpu_s"] / t["wall_s"].where(t["wall_s"] > 0))
             return t
         # system: the host's figures over each cell's time
@@ -234,7 +254,7 @@ class JobscopeMagics(Magics):
 
         s = rec.summary
         print(f"[jobscope] {s.get('state')} run: {s['wall_time_s']:.2f} s wall, CPU {s['cpu']['total_s']:.2f} s "
-              f"(mean {s['cpu']['mean_cores'] or 0:.2f} cores), peak RSS {_fmt_bytes(s['memory']['peak_rss_bytes'])}"
+              f"(mean {s['cpu']['mean_cores'] or 0:.2f} cores), peak memory {_fmt_bytes(s['memory']['peak_bytes'])}"
               f"; level {level}")
         display(table)
         return None
@@ -360,13 +380,20 @@ _magics = None
 
 
 def load_ipython_extension(ip):
+    """%load_ext jobscope: %jobscope, and JUmPER's magics (jobscope.jumper)."""
     global _magics
+    from . import jumper
+
     _magics = JobscopeMagics(ip)
     ip.register_magics(_magics)
+    jumper.load_ipython_extension(ip)
 
 
 def unload_ipython_extension(ip):
     global _magics
+    from . import jumper
+
+    jumper.unload_ipython_extension(ip)
     if _magics is not None:
         _magics.cleanup()
         _magics = None

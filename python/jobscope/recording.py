@@ -136,9 +136,10 @@ ROWS = [
     ("CPU system (s)", "cpu.system_s"),
     ("mean cores", "cpu.mean_cores"),
     ("max cores", "cpu.max_cores"),
-    ("peak RSS (bytes)", "memory.peak_rss_bytes"),
+    ("peak memory (bytes)", "memory.peak_bytes"),
+    ("peak RSS sum (bytes)", "memory.peak_rss_sum_bytes"),
     ("peak RSS, one process, kernel (bytes)", "memory.peak_rss_kernel_bytes"),
-    ("peak USS (bytes)", "memory.peak_uss_bytes"),
+    ("peak private, USS (bytes)", "memory.peak_private_bytes"),
     ("read from storage (bytes)", "io.read_bytes"),
     ("written to storage (bytes)", "io.write_bytes"),
     ("energy, scope (J)", "energy.attribution.scope_energy_j"),
@@ -160,7 +161,7 @@ def compare(a, b, labels=("a", "b")):
     pa = {p["name"]: p for p in (_dig(sa, "phases.phases") or [])}
     pb = {p["name"]: p for p in (_dig(sb, "phases.phases") or [])}
     for name in list(pa) + [n for n in pb if n not in pa]:
-        for key, label in (("wall_s", "wall (s)"), ("cpu_s", "CPU (s)"), ("peak_rss_bytes", "peak RSS (bytes)")):
+        for key, label in (("wall_s", "wall (s)"), ("cpu_s", "CPU (s)"), ("peak_bytes", "peak memory (bytes)")):
             rows.append((f"phase {name}: {label}", (pa.get(name) or {}).get(key), (pb.get(name) or {}).get(key)))
     df = pd.DataFrame(rows, columns=["figure", labels[0], labels[1]]).set_index("figure")
     x, y = df[labels[0]].astype(float), df[labels[1]].astype(float)

@@ -11,9 +11,13 @@
 
 The monitor runs on a thread of this process (libjobscope's js_monitor_start) over the process and every
 descendant; nothing is sampled by Python. CPU figures come from the kernel's exact totals (children that
-lived less than one interval included); the main process's CPU excludes the monitor thread's own. Peaks are
-sampled, each figure's peak on its own (as gpu_tracker does). RAM units are decimal (1 gigabyte = 1e9
-bytes, like gpu_tracker's).
+lived less than one interval included); the main process's CPU, I/O, threads and descriptors exclude the
+monitor thread's own. Peaks are sampled, each figure's peak on its own (as gpu_tracker does). RAM counts no
+page twice: `combined` total_rss is jobscope's memory headline (memory.peak_bytes: the largest PSS sum of the
+tree at one sample, never below its largest process's high-water mark); private_rss is the processes'
+private pages (USS) and shared_rss their share of the pages they share (PSS - USS, so a page shared within the
+tree counts once, not once per process or per mapped file); total_rss of main and descendants is their PSS.
+RAM units are decimal (1 gigabyte = 1e9 bytes, like gpu_tracker's).
 """
 import errno
 import json
@@ -50,13 +54,17 @@ class Tracker:
     n_expected_cores: the denominator of the hardware percentages (default: every core of the system).
     gpu_uuids: the GPUs to count (their number is the GPUs' denominator).
     output: also write a jobscope recording there (SQLite; `jobscope summary FILE`, jobscope.read(FILE)).
+    levels: scopes monitored beside this process's tree, each a scope of its own in the summary's `levels`
+        section and the recording's `levels` view: "user" (every process of this process's user), "job" (the
+        SLURM job it runs in, or `job_id`, on this node: the job's cgroup, else its slurmstepd's tasks).
+    uss_every: read USS/PSS every N samples (0: the library's default, every 30).
     """
 
     NEW, STARTED, STOPPED = "new", "started", "stopped"
 
     def __init__(self, interval=0.5, ram_unit="gigabytes", gpu_ram_unit="gigabytes", time_unit="hours",
                  n_expected_cores=None, gpu_uuids=None, output=None, overwrite=False, sleep_time=None,
-                 set_environment=True):
+                 set_environment=True, levels=(), job_id=None, uss_every=0):
         if sleep_time is not None:
             interval = sleep_time
         for name, unit, table in (("ram_unit", ram_unit, RAM_UNITS), ("gpu_ram_unit", gpu_ram_unit, RAM_UNITS),
@@ -74,6 +82,16 @@ class Tracker:
         self.output = None if output is None else os.fspath(output)
         self.overwrite = overwrite
         self.set_environment = set_environment
+        bits = {"user": _lib.LEVEL_USER, "job": _lib.LEVEL_JOB}
+        unknown = [lv for lv in levels if lv not in bits]
+        if unknown:
+            raise ValueError(f"levels {unknown} are not among {', '.join(bits)}")
+        self.levels = tuple(levels)
+        self._level_bits = sum(bits[lv] for lv in set(levels))
+        self.job_id = job_id
+        if uss_every < 0:
+            raise ValueError("uss_every must be >= 0")
+        self.uss_every = int(uss_every)
         self.state = Tracker.NEW
         self._final = None
         self._env_old = None
@@ -87,10 +105,16 @@ class Tracker:
         lib = _lib.lib()
         out = None if self.output is None else os.fsencode(self.output)
         opts = _lib.MonitorOpts(_lib.ctypes.sizeof(_lib.MonitorOpts), self.interval, out, int(bool(self.overwrite)),
-                                0, int(bool(self.set_environment)))
+                                self.uss_every, int(bool(self.set_environment)), 0, self._level_bits,
+                                None if self.job_id is None else str(self.job_id).encode())
         rc = lib.js_monitor_start(_lib.ctypes.byref(opts))
         if rc == -errno.EBUSY:
             raise RuntimeError("another jobscope monitor is running in this process (one at a time)")
+        if rc == -errno.ENOENT and "job" in self.levels:
+            raise RuntimeError("level 'job': not inside a SLURM job (no SLURM_JOB_ID) and no job_id given")
+        if rc == -errno.EXDEV:
+            raise RuntimeError("/proc belongs to another PID namespace (unshare without --mount-proc?): "
+                               "this process's tree cannot be told from the host's")
         _lib.check(rc, "js_monitor_start")
         if self.set_environment:
             addr = lib.js_monitor_address()
@@ -192,7 +216,7 @@ def phases_in_units(s, ram_unit="gigabytes", time_unit="hours"):
             "wall_time": _div(p.get("wall_s"), tu),
             "cpu_time": _div(p.get("cpu_s"), tu),
             "mean_cores": p.get("mean_cores"),
-            "peak_ram": _div(p.get("peak_rss_bytes"), ru),
+            "peak_ram": _div(p.get("peak_bytes"), ru),
             "read": _div(p.get("read_bytes"), ru),
             "written": _div(p.get("write_bytes"), ru),
             "energy_j": p.get("energy_j"),
@@ -217,8 +241,11 @@ def figures(s, ram_unit="gigabytes", gpu_ram_unit="gigabytes", time_unit="hours"
     expected = n_expected_cores or sys_cores
 
     def rss(who):
+        total = _get(mem, who, "peak_pss_bytes")
+        if who == "combined" and _get(s, "memory", "peak_bytes") is not None:
+            total = _get(s, "memory", "peak_bytes")  # the headline: no page counted twice
         return {
-            "total_rss": _div(_get(mem, who, "peak_rss_bytes"), ru),
+            "total_rss": _div(total if total is not None else _get(mem, who, "peak_rss_bytes"), ru),
             "private_rss": _div(_get(mem, who, "peak_private_bytes"), ru),
             "shared_rss": _div(_get(mem, who, "peak_shared_bytes"), ru),
         }

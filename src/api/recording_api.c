@@ -10,6 +10,7 @@
 
 #include "core/json.h"
 #include "sinks/tabsink.h"
+#include "sys/outfile.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -158,12 +159,16 @@ JS_API int js_recording_export(const char *path, const char *view, const char *f
     recording_close(r);
     if (rc < 0)
         return rc;
-    int fd = open(out, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0644);
-    if (fd < 0)
-        return -errno;
-    if (!(x.f = fdopen(fd, "w"))) {
+    /* written under a temporary name and renamed over `out` when complete (sys/outfile.h) */
+    js_outfile_t of;
+    if ((rc = outfile_open(&of, out, true, false)) < 0)
+        return rc;
+    int fd = dup(of.fd);
+    if (fd < 0 || !(x.f = fdopen(fd, "w"))) {
         rc = -errno;
-        close(fd);
+        if (fd >= 0)
+            close(fd);
+        outfile_abort(&of);
         return rc;
     }
     js_model_t *m = NULL;
@@ -181,6 +186,10 @@ JS_API int js_recording_export(const char *path, const char *view, const char *f
         rc = e;
     if (fclose(x.f) != 0 && rc == 0)
         rc = -errno;
+    if (rc == 0)
+        rc = outfile_commit(&of);
+    else
+        outfile_abort(&of);
     model_free(m);
     recording_close(r);
     free(x.cols);

@@ -11,6 +11,7 @@
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <stdint.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -24,6 +25,11 @@ static js_scope_kind_t scope_kind_of(const char *s)
                                                                       : JS_SCOPE_TREE;
 }
 
+static int64_t in_range(int64_t v, int64_t lo, int64_t hi, int64_t dflt)
+{
+    return v >= lo && v <= hi ? v : dflt;
+}
+
 void replay_model_cfg(const js_recording_t *r, js_model_cfg_t *ret)
 {
     memset(ret, 0, sizeof(*ret));
@@ -32,12 +38,16 @@ void replay_model_cfg(const js_recording_t *r, js_model_cfg_t *ret)
     ret->mode = !mode || strcmp(mode, "run") == 0                    ? JS_MODE_RUN
                 : strcmp(mode, "attach") == 0 || ret->embedded ? JS_MODE_ATTACH
                                                                : JS_MODE_WATCH;
-    ret->clk_tck = recording_meta_i64(r, "clk_tck", 100);
-    ret->monitor_pid = (int32_t)recording_meta_i64(r, "monitor_pid", 0);
-    ret->root_pid = (int32_t)recording_meta_i64(r, "root_pid", 0);
-    ret->interval_ns = recording_meta_i64(r, "interval_ns", 1000000000);
-    ret->start_mono_ns = recording_meta_i64(r, "start_mono_ns", 0);
+    /* each value in the range a monitor writes (a file anyone may have edited): else its default */
+    ret->clk_tck = in_range(recording_meta_i64(r, "clk_tck", 100), 1, 1000000, 100);
+    ret->monitor_pid = (int32_t)in_range(recording_meta_i64(r, "monitor_pid", 0), 0, INT32_MAX, 0);
+    ret->root_pid = (int32_t)in_range(recording_meta_i64(r, "root_pid", 0), 0, INT32_MAX, 0);
+    ret->interval_ns = in_range(recording_meta_i64(r, "interval_ns", 1000000000), 1000000, 86400000000000LL,
+                                1000000000);
+    ret->start_mono_ns = in_range(recording_meta_i64(r, "start_mono_ns", 0), 0, INT64_MAX / 4, 0);
     ret->cores_available = recording_meta_f64(r, "cores_available", 0);
+    if (!(ret->cores_available > 0 && ret->cores_available <= 1e6))
+        ret->cores_available = 0;
     ret->cores_bound = recording_meta(r, "cores_bound");
     ret->scope = scope_kind_of(recording_meta(r, "scope_kind"));
     const char *roots = recording_meta(r, "job_roots");
@@ -79,7 +89,7 @@ void replay_run_info(const js_recording_t *r, const char *path, js_run_info_t *r
     ret->exec_error = recording_meta(r, "exec_error");
     ret->stop_reason = recording_meta(r, "stop_reason");
     int64_t st = recording_meta_i64(r, "exit_status", -1);
-    ret->have_exit = st >= 0;
+    ret->have_exit = st >= 0 && st <= 0xffff; /* an exit code, or 128 + a signal number */
     ret->exit_status = (int)st;
     ret->recording = path;
     /* a run that ended cleanly records its stop time last; without it the monitor is still writing (on this
@@ -97,7 +107,7 @@ void replay_summarize(const js_recording_t *r, const char *path, const js_model_
     model_summary(m, su);
     if (strcmp(info->state, "complete") != 0) {
         /* what happened after the last sample is unknown: nothing is exact */
-        su->exact_cpu = su->exact_peak_rss = false;
+        su->exact_cpu = su->exact_peak_rss = su->peak_exact = false;
         su->inexact_cpu_reason = strcmp(info->state, "in progress") == 0
                                      ? "the run is in progress: figures up to the last sample"
                                      : "the recording is incomplete: figures up to its last sample";

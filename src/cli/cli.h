@@ -11,6 +11,7 @@
 #include "model/model.h"
 #include "model/summary.h"
 #include "sinks/recording.h"
+#include "sys/outfile.h"
 
 #include <stdio.h>
 #include <sys/types.h>
@@ -28,6 +29,7 @@ int cmd_mark(int argc, char **argv);
 int cmd_report(int argc, char **argv);
 int cmd_compare(int argc, char **argv);
 int cmd_merge(int argc, char **argv);
+int cmd_perfmon(int argc, char **argv);
 
 /* The terminal status line (status.c), a live sink: state is a js_status_t. */
 typedef struct {
@@ -46,7 +48,8 @@ int cli_usage_error(const char *cmd, const char *fmt, ...) __attribute__((format
 
 /* Output files. Every file jobscope creates is created like the recording: never through a symbolic link
  * (O_NOFOLLOW), never over an existing file unless --force (O_EXCL), never over a file that is an input
- * or another output of the same command. */
+ * or another output of the same command; and written under a temporary name beside it, published by a
+ * rename only when complete (sys/outfile.h): a full disk or a failure leaves no truncated file. */
 typedef struct {
     dev_t dev;
     ino_t ino;
@@ -55,10 +58,21 @@ typedef struct {
 /* cli_file_id: the identity of the existing file `path` (a symlink is followed: an input's identity). */
 int cli_file_id(const char *path, js_file_id_t *ret);
 
-/* cli_output_open: create `path` for writing (mode 0644 less the umask), checking it is none of the `n`
- * files in `avoid` (inputs and outputs already created). On success returns the descriptor and, when
- * `ret_id` is not NULL, its identity. On failure prints one line ("jobscope: PATH: ...") and returns -errno. */
-int cli_output_open(const char *path, bool force, const js_file_id_t *avoid, size_t n, js_file_id_t *ret_id);
+/* cli_output_begin: start writing output `path` (outfile_open: o->fd is the temporary's descriptor, or with
+ * `private_dir` o->tmp is the name a library creates), refusing an existing `path` that is one of the `n`
+ * files in `avoid` (the inputs), or that exists without `force`. Returns 0, or -errno after one line
+ * ("jobscope: PATH: ..."); *o is then closed. */
+int cli_output_begin(js_outfile_t *o, const char *path, bool force, bool private_dir,
+                     const js_file_id_t *avoid, size_t n);
+
+/* cli_output_end: publish the output when rc is 0 (outfile_commit; a failure is one line, "cannot write
+ * PATH: ...", and the temporary is removed), else remove the temporary. Returns rc, or EXIT_FAIL when
+ * publishing failed. */
+int cli_output_end(js_outfile_t *o, int rc);
+
+/* cli_output_same: whether `a` and `b` name the same file (the same directory and the same last component),
+ * existing or not. */
+bool cli_output_same(const char *a, const char *b);
 
 /* cli_write_all: write `len` bytes to `fd`. 0 or -errno. */
 int cli_write_all(int fd, const char *p, size_t len);
@@ -87,6 +101,11 @@ extern unsigned
     cli_replay_flags; /* added to every cli_read_recording's flags: --recompute sets REPLAY_RECOMPUTE */
 int cli_read_recording(const char *path, unsigned flags, js_recording_t **ret_rec, js_model_t **ret_model,
                        cli_each_fn each, void *arg);
+
+/* cli_summary_text: the text summary of the recording at `path` (what `jobscope summary PATH` prints: a
+ * merged job's nodes and job, or one run's), as a string (malloc'ed, caller frees); NULL when it cannot be
+ * made (a message was printed). */
+char *cli_summary_text(const char *path);
 
 /* cli_report_fd: read the recording at `recording` and write its report page to `fd` (`out` names it in
  * messages). Returns 0, or EXIT_FAIL after printing one line. */

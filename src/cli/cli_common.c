@@ -8,9 +8,11 @@
 
 #include "sys/parse.h"
 #include "sys/sysio.h"
+#include "sys/fsfile.h"
 
 #include <errno.h>
 #include <fcntl.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 #include <stdarg.h>
@@ -60,41 +62,64 @@ int cli_file_id(const char *path, js_file_id_t *ret)
     return 0;
 }
 
-int cli_output_open(const char *path, bool force, const js_file_id_t *avoid, size_t n, js_file_id_t *ret_id)
+int cli_output_begin(js_outfile_t *o, const char *path, bool force, bool private_dir,
+                     const js_file_id_t *avoid, size_t n)
 {
     struct stat st;
-    if (lstat(path, &st) == 0) {
+    if (lstat(path, &st) == 0)
         for (size_t i = 0; i < n; i++)
             if (avoid[i].dev == st.st_dev && avoid[i].ino == st.st_ino) {
                 cli_error("%s: is also an input or another output of this command; choose another file", path);
+                outfile_open(o, "", false, false); /* leaves *o closed */
                 return -EINVAL;
             }
-        if (!force) {
-            cli_error("%s: already exists (choose another name, or --force to replace it)", path);
-            return -EEXIST;
-        }
-        if (S_ISLNK(st.st_mode)) {
-            cli_error("%s: is a symbolic link; jobscope does not write through links", path);
-            return -ELOOP;
-        }
-        if (!S_ISREG(st.st_mode)) {
-            cli_error("%s: not a regular file", path);
-            return -EINVAL;
-        }
+    int r = outfile_open(o, path, force, private_dir);
+    switch (r) {
+    case 0:
+        return 0;
+    case -EEXIST:
+        cli_error("%s: already exists (choose another name, or --force to replace it)", path);
+        break;
+    case -ELOOP:
+        cli_error("%s: is a symbolic link; jobscope does not write through links", path);
+        break;
+    case -EISDIR:
+    case -EINVAL:
+        cli_error("%s: not a regular file", path);
+        break;
+    default:
+        cli_error("%s: cannot create a file beside it: %s", path, strerror(-r));
     }
-    int flags = O_WRONLY | O_CREAT | O_NOFOLLOW | O_CLOEXEC | (force ? O_TRUNC : O_EXCL);
-    int fd = open(path, flags, 0644);
-    if (fd < 0) {
-        int e = errno;
-        cli_error("%s: %s", path, e == ELOOP ? "is a symbolic link; jobscope does not write through links"
-                                            : strerror(e));
-        return -e;
+    return r;
+}
+
+int cli_output_end(js_outfile_t *o, int rc)
+{
+    if (rc) {
+        outfile_abort(o);
+        return rc;
     }
-    if (ret_id && fstat(fd, &st) == 0) {
-        ret_id->dev = st.st_dev;
-        ret_id->ino = st.st_ino;
+    int r = outfile_commit(o);
+    if (r < 0) {
+        cli_error("cannot write %s: %s", o->path, strerror(-r));
+        return EXIT_FAIL;
     }
-    return fd;
+    return 0;
+}
+
+bool cli_output_same(const char *a, const char *b)
+{
+    const char *sa = strrchr(a, '/'), *sb = strrchr(b, '/');
+    const char *ba = sa ? sa + 1 : a, *bb = sb ? sb + 1 : b;
+    if (strcmp(ba, bb) != 0)
+        return false;
+    char da[PATH_MAX], db[PATH_MAX];
+    snprintf(da, sizeof(da), "%.*s", sa ? (int)(sa - a) + 1 : 1, sa ? a : ".");
+    snprintf(db, sizeof(db), "%.*s", sb ? (int)(sb - b) + 1 : 1, sb ? b : ".");
+    struct stat x, y;
+    if (stat(da, &x) < 0 || stat(db, &y) < 0)
+        return strcmp(da, db) == 0;
+    return x.st_dev == y.st_dev && x.st_ino == y.st_ino;
 }
 
 int cli_write_all(int fd, const char *p, size_t len)
@@ -156,4 +181,30 @@ int cli_read_recording(const char *path, unsigned flags, js_recording_t **ret_re
     if (rc < 0 && err[0])
         cli_error("%s", err); /* a callback's failure was reported by the callback */
     return rc < 0 ? EXIT_FAIL : 0;
+}
+
+char *cli_summary_text(const char *path)
+{
+    fflush(stdout);
+    int mfd = memfd_create("summary", MFD_CLOEXEC), saved = dup(STDOUT_FILENO);
+    if (mfd < 0 || saved < 0 || dup2(mfd, STDOUT_FILENO) < 0) {
+        if (mfd >= 0)
+            close(mfd);
+        if (saved >= 0)
+            close(saved);
+        return NULL;
+    }
+    char *argv[] = {"summary", (char *)path, NULL};
+    int rc = cmd_summary(2, argv);
+    fflush(stdout);
+    dup2(saved, STDOUT_FILENO);
+    close(saved);
+    off_t len = lseek(mfd, 0, SEEK_END);
+    char *text = rc == 0 && len >= 0 ? calloc(1, (size_t)len + 1) : NULL;
+    if (text && pread(mfd, text, (size_t)len, 0) != len) {
+        free(text);
+        text = NULL;
+    }
+    close(mfd);
+    return text;
 }

@@ -92,15 +92,48 @@ int cli_export_open(cli_export_t *x, const char *host, const char *scope, bool t
 
     char err[1024];
     int r;
+    x->listen_error[0] = '\0';
     if (x->listen) {
-        struct sockaddr_storage ss;
-        size_t len;
-        bool loopback = true;
         http_opts_t o = {x->listen, x->token_file, x->basic_auth_file, x->tls_cert, x->tls_key, p};
-        if ((r = http_start(&o, &x->http, err, sizeof(err))) < 0) {
+        if ((r = http_prepare(&o, &x->http, err, sizeof(err))) < 0) { /* what was asked for is wrong */
             cli_error("%s", err);
             return EXIT_FAIL;
         }
+        if ((r = http_listen(x->http, x->listen, err, sizeof(err))) < 0) {
+            http_stop(x->http);
+            x->http = NULL;
+            /* the port (taken, not this host's, privileged) or the library is this machine's state; a server
+             * that does not start (its TLS files) is what was asked for */
+            bool environment =
+                r == -EADDRINUSE || r == -EADDRNOTAVAIL || r == -EACCES || r == -ENOENT || r == -ENOTSUP;
+            if (!x->endpoint_optional || !environment) {
+                cli_error("%s", err);
+                return EXIT_FAIL;
+            }
+            /* the job matters more than its live view: it runs, monitored and recorded, without it */
+            snprintf(x->listen_error, sizeof(x->listen_error), "%s", err);
+            cli_error("--listen %s: %s: monitoring goes on without the endpoint", x->listen, err);
+            x->listen = NULL;
+        }
+    }
+    if (x->http && x->top_processes && !x->token_file && !x->basic_auth_file) {
+        /* any local user can read an endpoint without authentication: other users' processes are theirs */
+        if (geteuid() == 0) {
+            p->top_processes = 0;
+            cli_error("--listen-processes: no per-process series: any local user can read an endpoint "
+                      "without --listen-auth-token or --listen-basic-auth");
+        } else {
+            p->own_processes_only = true;
+            p->own_uid = (unsigned)geteuid();
+            cli_error("--listen-processes: the processes of uid %u only: any local user can read an endpoint "
+                      "without --listen-auth-token or --listen-basic-auth",
+                      (unsigned)geteuid());
+        }
+    }
+    if (x->http) {
+        struct sockaddr_storage ss;
+        size_t len;
+        bool loopback = true;
         http_parse_listen(x->listen, &ss, &len, &loopback);
         if (!loopback && !x->token_file && !x->basic_auth_file)
             cli_error("warning: %s serves metrics beyond this host without authentication "
@@ -120,6 +153,7 @@ int cli_export_open(cli_export_t *x, const char *host, const char *scope, bool t
 int cli_export_add(cli_export_t *x, js_monitor_t *mon)
 {
     int r = 0;
+    x->prom.proc_dirfd = mon->ctx.root.proc;
     if (x->http)
         r = monitor_add_sink(mon, &sink_http, x->http);
     if (r == 0 && x->tf)

@@ -11,12 +11,30 @@
 #define JOBSCOPE_CLI_JOB_H
 
 #include "core/batchenv.h"
+#include "core/jobend.h"
+#include "core/monitor.h"
+#include "core/sink.h"
 #include "core/source.h"
 #include "sinks/recording.h"
 
 #include <stdbool.h>
 
 typedef enum { JOB_TRACK_AUTO, JOB_TRACK_CGROUP, JOB_TRACK_STEPD } job_track_t;
+
+typedef struct job_plan job_plan_t;
+
+/* What a command built on `job` adds to it (jobscope perfmon): all optional, borrowed for the run. */
+typedef struct {
+    const js_live_sink_t *sink; /* a live sink after the recording (perfmon's metrics and check points) */
+    void *sink_state;
+    const char *ipc_file; /* stop when this file says FINISHED (perfmon's .ipc-JOBID), whenever it appears */
+    const char *ipc_file2; /* and this one (NULL: none) */
+    /* after this node's recording is complete and marked: `merged` is the job recording when this node merged
+     * every node's (the last to finish), else NULL. Returns 0 or EXIT_FAIL after its own message. */
+    int (*finished)(void *arg, const job_plan_t *plan, const char *merged);
+    void *arg;
+    bool quiet_end; /* no line on stderr at the end (perfmon logs to its own file) */
+} job_hooks_t;
 
 /* What the command line says (all optional). */
 typedef struct {
@@ -29,10 +47,11 @@ typedef struct {
     bool no_merge;         /* --no-merge */
     bool node_local;       /* --node-local: as on a network file system, whatever DIR is on */
     bool force;
+    const job_hooks_t *hooks; /* NULL for plain `job` */
 } job_args_t;
 
 /* The resolved job and its files; the scope's strings point into it (keep it alive for the run). */
-typedef struct {
+struct job_plan {
     js_batch_job_t b;
     char step_watched[32]; /* "all" or a step id */
     char own_step[32];     /* the monitor's own step (never a root), "" if none */
@@ -43,7 +62,11 @@ typedef struct {
     char dir[4096];
     const char *fs_name;   /* DIR's file system when it is a network one ("nfs", "lustre", "gpfs"), else NULL */
     bool local;            /* write_path is node-local */
-} job_plan_t;
+    /* the end of the job's work (job_end_arm) */
+    const job_args_t *args;
+    js_jobend_t *end;      /* SLURM and PBS/OAR whole-job watches, else NULL */
+    char end_marker[4200]; /* SLURM: DIR/.JOBID.end, left by the batch node's monitor for the others */
+};
 
 /* job_resolve: find the job and what to watch on this node; fill ctx->scope (kind, cgroup or slurmstepd
  * roots, uid), *ret_cg (owned by the caller) and a one-line description. Returns 0, or EXIT_FAIL / EXIT_USAGE
@@ -62,6 +85,18 @@ void job_meta(const job_plan_t *plan, js_recorder_t *rec, double cores, const ch
  * node's recording is complete and in DIR (a failed merge is said on stderr but does not change that), else
  * EXIT_FAIL after one line. */
 int job_finish(const job_args_t *a, job_plan_t *plan, bool ok, bool quiet);
+
+/* job_end_arm: give `mon` its stop check for a whole-job watch (every step): the job's work is over (see
+ * core/jobend.h; on SLURM the batch node's monitor leaves DIR/.JOBID.end and every monitor stops when it
+ * appears), or the hooks' ipc file says FINISHED. Call after job_resolve, with the procfs root the monitor
+ * reads. Returns 0 or -ENOMEM. Release with job_end_free. */
+int job_end_arm(const job_args_t *a, job_plan_t *plan, const js_fsroot_t *root, js_monitor_t *mon);
+
+/* job_end_free: accepts a plan that was never armed. */
+void job_end_free(job_plan_t *plan);
+
+/* cmd_run_hooks: `jobscope job` (argv[0] "job") with `hooks` (NULL: plain job); cmd_run for the others. */
+int cmd_run_hooks(int argc, char **argv, const job_hooks_t *hooks);
 
 /* job_move_into: move file `from` to `to` (rename, else a synced copy beside `to` renamed over it and the
  * original removed); never over an existing `to` unless `force`. Returns 0 or -errno. */

@@ -42,6 +42,8 @@ typedef struct {
     double mon_cpu_s, mon_cost_s;
     int64_t offset_ns, offset_bound_ns;
     char state[32];
+    js_buf_t json; /* the node's own summary, as `jobscope summary --json` of the node writes it */
+    js_buf_t text; /* its full text summary (--summary=full) */
 } node_sum_t;
 
 static double sum_array(const jt_t *arr, const char *key, const char *skip_key, const char *skip_val)
@@ -64,7 +66,7 @@ static double add_nan(double a, double b)
 }
 
 /* node_summary: extract node `name` of `path` into `tmp` and summarise it. Returns 0 or EXIT_FAIL (said). */
-static int node_summary(const char *path, const merge_node_t *mn, const char *tmp, node_sum_t *ns)
+static int node_summary(const char *path, const merge_node_t *mn, const char *tmp, node_sum_t *ns, bool full)
 {
     memset(ns, 0, sizeof(*ns));
     snprintf(ns->name, sizeof(ns->name), "%s", mn->name);
@@ -100,12 +102,8 @@ static int node_summary(const char *path, const merge_node_t *mn, const char *tm
         ns->efficiency = ns->cores > 0 && ns->wall_s > 0 ? ns->cpu_s / (ns->cores * ns->wall_s) : NAN;
         const jt_t *ex = jt_path(j, "exact.cpu");
         ns->exact_cpu = ex && ex->type == JT_BOOL && ex->b;
-        ns->peak_mem = jt_num(j, "memory.peak_kernel_tree_bytes");
-        ns->peak_method = "the cgroup's high-water mark";
-        if (isnan(ns->peak_mem)) {
-            ns->peak_mem = jt_num(j, "memory.peak_rss_bytes");
-            ns->peak_method = "sampled RSS";
-        }
+        ns->peak_mem = jt_num(j, "memory.peak_bytes"); /* the node's memory headline */
+        ns->peak_method = su.peak_method;
         const char *lim = recording_meta(rec, "job_alloc_mem_bytes");
         ns->mem_limit = lim ? strtod(lim, NULL) : NAN;
         const char *gp = recording_meta(rec, "job_alloc_gpus");
@@ -133,6 +131,10 @@ static int node_summary(const char *path, const merge_node_t *mn, const char *tm
         ns->gpu_util = ns->ngpus ? util / ns->ngpus : NAN;
         ns->mon_cpu_s = jt_num(j, "monitor.cpu_s");
         ns->mon_cost_s = jt_num(j, "monitor.mean_sample_cost_s");
+        ns->json = b; /* kept for the job's JSON, and the full text for --summary=full */
+        b = (js_buf_t){0};
+        if (full && summary_text(&ns->text, &info, &su, m, JS_SUMMARY_FULL) < 0)
+            rc = EXIT_FAIL;
     } else {
         cli_error("%s: node %s: cannot summarise", path, mn->name);
     }
@@ -168,11 +170,38 @@ static const char *num_str(char *buf, size_t cap, const char *fmt, double v)
 
 typedef struct {
     char text[256];
-    const char *kind; /* "idle", "imbalance", "memory", "gpu_idle" */
+    const char *kind; /* "incomplete", "idle", "imbalance", "memory", "gpu_idle" */
     char node[128];
 } flag_t;
 
-int cli_merged_summary(const char *path, bool json)
+/* node_json: the node's summary object with the job's facts about the node first (its name, clock offset and
+ * memory limit): every other member is the node's own summary, so a node's figures have the keys of a run's
+ */
+static void node_json(jw_t *w, const node_sum_t *x)
+{
+    js_buf_t head = {0};
+    jw_t hw;
+    jw_init(&hw, &head);
+    jw_open(&hw, NULL);
+    jw_str(&hw, "node", x->name);
+    jw_int(&hw, "clock_offset_ns", x->offset_ns);
+    jw_int(&hw, "clock_offset_bound_ns", x->offset_bound_ns);
+    jw_num(&hw, "memory_limit_bytes", x->mem_limit);
+    jw_num(&hw, "memory_fraction", x->mem_limit > 0 ? x->peak_mem / x->mem_limit : NAN);
+    /* splice: the head's members, a comma, then the node summary's members (both objects start with "{") */
+    const char *rest = x->json.p ? strchr(x->json.p, '{') : NULL;
+    int err = jw_error(&hw) || !rest || buf_append(&head, ",", 1) < 0 ||
+              buf_append(&head, rest + 1, strlen(rest + 1)) < 0;
+    while (!err && head.len && (head.p[head.len - 1] == '\n' || head.p[head.len - 1] == ' '))
+        head.p[--head.len] = '\0';
+    if (err)
+        w->err = -ENOMEM;
+    else
+        jw_raw(w, NULL, head.p);
+    buf_free(&head);
+}
+
+int cli_merged_summary(const char *path, bool json, js_summary_form_t form)
 {
     merge_node_t *mn = NULL;
     size_t n = 0;
@@ -199,7 +228,7 @@ int cli_merged_summary(const char *path, bool json)
     for (size_t i = 0; i < n && rc == 0; i++) {
         char tmp[4300];
         snprintf(tmp, sizeof(tmp), "%s/node-%zu.db", tdir, i);
-        rc = node_summary(path, &mn[i], tmp, &ns[i]);
+        rc = node_summary(path, &mn[i], tmp, &ns[i], !json && form == JS_SUMMARY_FULL);
     }
     rmdir(tdir);
     free(mn);
@@ -208,8 +237,8 @@ int cli_merged_summary(const char *path, bool json)
         return rc;
     }
     /* the job */
-    double cpu = 0, core_s = 0, mean_cpu = 0, wall = 0, rd = NAN, wr = NAN, rx = NAN, tx = NAN, ibr = NAN,
-           ibt = NAN, en = NAN, gen = NAN;
+    double cpu = 0, core_s = 0, mean_cpu = 0, wall = 0, rd = NAN, wr = NAN, rch = NAN, wch = NAN, rx = NAN,
+           tx = NAN, ibr = NAN, ibt = NAN, en = NAN, gen = NAN;
     bool exact = true, have_core_s = true;
     int ngpus = 0;
     for (size_t i = 0; i < n; i++) {
@@ -222,6 +251,8 @@ int cli_merged_summary(const char *path, bool json)
         exact &= ns[i].exact_cpu;
         rd = add_nan(rd, ns[i].read_b);
         wr = add_nan(wr, ns[i].write_b);
+        rch = add_nan(rch, ns[i].rchar);
+        wch = add_nan(wch, ns[i].wchar);
         rx = add_nan(rx, ns[i].net_rx);
         tx = add_nan(tx, ns[i].net_tx);
         ibr = add_nan(ibr, ns[i].ib_rx);
@@ -233,10 +264,21 @@ int cli_merged_summary(const char *path, bool json)
     mean_cpu = n ? cpu / (double)n : NAN;
     double eff = have_core_s && core_s > 0 ? cpu / core_s : NAN;
     /* the flags */
-    flag_t *fl = calloc(4 * (n ? n : 1), sizeof(*fl));
+    flag_t *fl = calloc(5 * (n ? n : 1), sizeof(*fl));
     size_t nf = 0;
+    int64_t incomplete = 0;
     for (size_t i = 0; fl && i < n; i++) {
         const node_sum_t *x = &ns[i];
+        if (strcmp(x->state, "complete") != 0) { /* merged with --partial */
+            snprintf(
+                fl[nf].text, sizeof(fl[nf].text),
+                "node %s incomplete: its monitor was killed or still writing; its figures end at its last "
+                "sample",
+                x->name);
+            fl[nf].kind = "incomplete";
+            snprintf(fl[nf++].node, sizeof(fl[0].node), "%s", x->name);
+            incomplete++;
+        }
         if (x->cores > 0 && x->wall_s > 0 && !isnan(x->cpu_s) && x->cpu_s < IDLE_FRACTION * x->cores * x->wall_s) {
             snprintf(fl[nf].text, sizeof(fl[nf].text), "node %s idle: %.3f CPU-s of %.0f core-s allocated (%.1f%%)",
                      x->name, x->cpu_s, x->cores * x->wall_s, 100 * x->cpu_s / (x->cores * x->wall_s));
@@ -268,67 +310,69 @@ int cli_merged_summary(const char *path, bool json)
     }
     js_buf_t b = {0};
     char a[64], c[64], d[64], e[64];
+    const char *state = "complete"; /* the least complete node's */
+    for (size_t i = 0; i < n; i++)
+        if (strcmp(ns[i].state, "complete") != 0 && strcmp(state, "incomplete") != 0)
+            state = ns[i].state;
+    size_t big = 0; /* the node with the largest memory peak */
+    for (size_t i = 1; i < n; i++)
+        if (!(ns[big].peak_mem >= ns[i].peak_mem))
+            big = i;
     if (json) {
+        /* the keys of a run's summary for the same figures (docs/FORMAT.md), and the nodes' own summaries */
         jw_t w;
         jw_init(&w, &b);
         jw_open(&w, NULL);
+        jw_str(&w, "mode", "job");
         jw_str(&w, "recording", path);
-        jw_open(&w, "job");
-        jw_int(&w, "nodes", (int64_t)n);
+        jw_int(&w, "node_count", (int64_t)n);
+        jw_str(&w, "state", state);
+        jw_int(&w, "incomplete_nodes", incomplete);
         jw_num(&w, "wall_time_s", wall);
-        jw_num(&w, "cpu_s", cpu);
-        jw_num(&w, "cpu_hours", cpu / 3600);
-        jw_bool(&w, "exact_cpu", exact);
+        jw_open(&w, "cpu");
+        jw_num(&w, "total_s", cpu);
+        jw_num(&w, "total_hours", cpu / 3600);
+        jw_num(&w, "mean_cores", wall > 0 ? cpu / wall : NAN);
         jw_num(&w, "allocated_core_s", have_core_s ? core_s : NAN);
-        jw_num(&w, "cpu_efficiency", eff);
+        jw_num(&w, "efficiency", eff);
+        jw_close(&w);
+        jw_open(&w, "memory");
+        jw_num(&w, "peak_bytes", n ? ns[big].peak_mem : NAN);
+        jw_str(&w, "peak_method",
+               "the largest node's peak (each node's own headline: nodes' peaks need not be "
+               "simultaneous, so they are not added)");
+        jw_str(&w, "peak_node", n ? ns[big].name : NULL);
+        jw_close(&w);
+        jw_open(&w, "io");
         jw_num(&w, "read_bytes", rd);
         jw_num(&w, "write_bytes", wr);
-        jw_num(&w, "network_rx_bytes", rx);
-        jw_num(&w, "network_tx_bytes", tx);
-        jw_num(&w, "infiniband_rcv_bytes", ibr);
-        jw_num(&w, "infiniband_xmit_bytes", ibt);
+        jw_num(&w, "read_chars", rch);
+        jw_num(&w, "write_chars", wch);
+        jw_close(&w);
+        jw_open(&w, "network");
+        jw_num(&w, "rx_bytes", rx);
+        jw_num(&w, "tx_bytes", tx);
+        jw_str(&w, "method", "every node's interfaces but lo, summed");
+        jw_close(&w);
+        jw_open(&w, "infiniband");
+        jw_num(&w, "rcv_bytes", ibr);
+        jw_num(&w, "xmit_bytes", ibt);
+        jw_close(&w);
+        jw_open(&w, "energy");
         jw_num(&w, "node_energy_j", en);
-        jw_num(&w, "gpu_energy_j", gen);
-        jw_int(&w, "gpus", ngpus);
+        jw_close(&w);
+        jw_open(&w, "gpu");
+        jw_int(&w, "device_count", ngpus);
+        jw_open(&w, "job");
+        jw_num(&w, "energy_j", gen);
+        jw_close(&w);
+        jw_close(&w);
+        jw_open(&w, "exact");
+        jw_bool(&w, "cpu", exact);
         jw_close(&w);
         jw_array(&w, "nodes");
-        for (size_t i = 0; i < n; i++) {
-            const node_sum_t *x = &ns[i];
-            jw_open(&w, NULL);
-            jw_str(&w, "node", x->name);
-            jw_str(&w, "host", x->host);
-            jw_str(&w, "state", x->state);
-            jw_int(&w, "samples", x->samples);
-            jw_num(&w, "wall_time_s", x->wall_s);
-            jw_num(&w, "cores", x->cores);
-            jw_num(&w, "cpu_s", x->cpu_s);
-            jw_num(&w, "cpu_hours", x->cpu_s / 3600);
-            jw_bool(&w, "exact_cpu", x->exact_cpu);
-            jw_num(&w, "mean_cores", x->mean_cores);
-            jw_num(&w, "cpu_efficiency", x->efficiency);
-            jw_num(&w, "peak_memory_bytes", x->peak_mem);
-            jw_str(&w, "peak_memory_method", x->peak_method);
-            jw_num(&w, "memory_limit_bytes", x->mem_limit);
-            jw_num(&w, "memory_fraction", x->mem_limit > 0 ? x->peak_mem / x->mem_limit : NAN);
-            jw_num(&w, "read_bytes", x->read_b);
-            jw_num(&w, "write_bytes", x->write_b);
-            jw_num(&w, "read_chars", x->rchar);
-            jw_num(&w, "write_chars", x->wchar);
-            jw_num(&w, "network_rx_bytes", x->net_rx);
-            jw_num(&w, "network_tx_bytes", x->net_tx);
-            jw_num(&w, "infiniband_rcv_bytes", x->ib_rx);
-            jw_num(&w, "infiniband_xmit_bytes", x->ib_tx);
-            jw_num(&w, "node_energy_j", x->energy_j);
-            jw_num(&w, "gpu_energy_j", x->gpu_energy_j);
-            jw_int(&w, "gpus", x->ngpus);
-            jw_num(&w, "gpu_utilization", x->gpu_util);
-            jw_num(&w, "gpu_peak_memory_bytes", x->gpu_mem_peak);
-            jw_num(&w, "monitor_cpu_s", x->mon_cpu_s);
-            jw_num(&w, "monitor_sample_cost_s", x->mon_cost_s);
-            jw_int(&w, "clock_offset_ns", x->offset_ns);
-            jw_int(&w, "clock_offset_bound_ns", x->offset_bound_ns);
-            jw_close(&w);
-        }
+        for (size_t i = 0; i < n; i++)
+            node_json(&w, &ns[i]);
         jw_array_close(&w);
         jw_array(&w, "flags");
         for (size_t i = 0; i < nf; i++) {
@@ -374,6 +418,8 @@ int cli_merged_summary(const char *path, bool json)
                        x->exact_cpu ? "" : "  (CPU not exact)");
         }
         int64_t bound = n ? ns[0].offset_bound_ns : 0;
+        buf_printf(&b, "  memory         peak %s on node %s (each node's own headline; not added up)\n",
+                   bytes_str(a, sizeof(a), n ? ns[big].peak_mem : NAN), n ? ns[big].name : "-");
         buf_printf(&b, "  clocks         offsets from the job's start on each node, within %.3f s:", (double)bound / 1e9);
         for (size_t i = 0; i < n; i++)
             buf_printf(&b, " %s %+.3f s", ns[i].name, (double)ns[i].offset_ns / 1e9);
@@ -386,11 +432,18 @@ int cli_merged_summary(const char *path, bool json)
             buf_printf(&b, "  flags          none\n");
         for (size_t i = 0; i < nf; i++)
             buf_printf(&b, "  flag           %s\n", fl[i].text);
+        for (size_t i = 0; form == JS_SUMMARY_FULL && i < n; i++)
+            if (ns[i].text.p)
+                buf_printf(&b, "\nnode %s:\n%s", ns[i].name, ns[i].text.p);
     }
     if (rc == 0)
         fputs(b.p ? b.p : "", stdout);
     buf_free(&b);
     free(fl);
+    for (size_t i = 0; i < n; i++) {
+        buf_free(&ns[i].json);
+        buf_free(&ns[i].text);
+    }
     free(ns);
     if (fflush(stdout) != 0) {
         cli_error("cannot write the summary");

@@ -21,6 +21,7 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/statvfs.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -63,7 +64,18 @@ typedef struct {
     const char **cols;
     js_cell_t *cells;
     size_t ncols;
+    const js_outfile_t *out; /* the output file (NULL: standard output) */
 } export_t;
+
+/* no_space: a sink or the HDF5 library reports a failed write as -EIO: when the file system of the output
+ * is full, say so. */
+static int no_space(const js_outfile_t *o, int e)
+{
+    struct statvfs sv;
+    if (e == -EIO && o && o->tmp[0] && statvfs(o->dir[0] ? o->dir : o->tmp, &sv) == 0 && sv.f_bavail == 0)
+        return -ENOSPC;
+    return e;
+}
 
 static void fmt_time(char *buf, size_t cap, int64_t unix_ns)
 {
@@ -144,7 +156,9 @@ static int each(void *arg, const js_recording_t *rec, js_model_t *m, const js_sa
         }
         rc = x->sink->row(x->st, x->cells);
     }
-    if (rc < 0)
+    if (rc < 0 && x->out)
+        cli_error("cannot write %s: %s", x->out->path, strerror(-no_space(x->out, rc)));
+    else if (rc < 0)
         cli_error("export failed: %s", strerror(-rc));
     return rc;
 }
@@ -172,25 +186,24 @@ static bool view_known(const char *name, bool list)
     return found;
 }
 
-/* export_hdf5: every raw table of the recording at `path` into the HDF5 file `out`. The file is written in a
- * private directory next to `out` and renamed over the placeholder cli_output_open() created, so the HDF5
- * library never opens a path someone else could have replaced; a failure leaves nothing behind. */
+/* export_hdf5: every raw table of the recording at `path` into the HDF5 file `out`. The HDF5 library writes
+ * the file in a private directory next to `out` (cli_output_begin with a private directory), so it never
+ * opens a path someone else could have replaced; the file is renamed to `out` once closed and synced, and a
+ * failure (a full disk) leaves nothing behind. */
 static int export_hdf5(const char *path, const char *out, bool force)
 {
-    char err[1024], dir[PATH_MAX], tmp[PATH_MAX + 32], copy[PATH_MAX];
+    char err[1024];
     js_recording_t *r = NULL;
     if (recording_open(path, &r, err, sizeof(err)) < 0) {
         cli_error("%s", err);
         return EXIT_FAIL;
     }
     js_file_id_t in;
-    int fd = cli_output_open(out, force, &in, cli_file_id(path, &in) == 0 ? 1 : 0, NULL);
-    if (fd < 0) {
+    js_outfile_t o;
+    if (cli_output_begin(&o, out, force, true, &in, cli_file_id(path, &in) == 0 ? 1 : 0) < 0) {
         recording_close(r);
         return EXIT_FAIL;
     }
-    snprintf(copy, sizeof(copy), "%s", out);
-    int w = snprintf(dir, sizeof(dir), "%s/.jobscope-h5-XXXXXX", dirname(copy));
     const js_table_t *const *all = registry_tables();
     const js_table_t *tables[64];
     size_t n = 0;
@@ -201,22 +214,14 @@ static int export_hdf5(const char *path, const char *out, bool force)
     js_h5_t *h = NULL;
     js_sample_t s = {0};
     int rc = EXIT_FAIL, e;
-    if (w < 0 || (size_t)w >= sizeof(dir) || !mkdtemp(dir)) {
-        cli_error("%s: cannot make a temporary directory next to it: %s", out, w < 0 || (size_t)w >= sizeof(dir)
-                                                                              ? strerror(ENAMETOOLONG)
-                                                                              : strerror(errno));
-        dir[0] = '\0';
-        goto done;
-    }
-    snprintf(tmp, sizeof(tmp), "%s/export.h5", dir);
-    if (hdf5_open(tmp, tables, &h, err, sizeof(err)) < 0) {
+    if (hdf5_open(o.tmp, tables, &h, err, sizeof(err)) < 0) {
         cli_error("%s", err);
         goto done;
     }
     const char *key, *value;
     for (size_t i = 0; recording_meta_at(r, i, &key, &value); i++)
         if ((e = hdf5_meta(h, key, value)) < 0) {
-            cli_error("cannot write %s: %s", out, strerror(-e));
+            cli_error("cannot write %s: %s", out, strerror(-no_space(&o, e)));
             goto done;
         }
     if (sample_init(&s) < 0) {
@@ -226,7 +231,7 @@ static int export_hdf5(const char *path, const char *out, bool force)
     int64_t seq;
     while ((e = recording_next(r, &s, &seq, err, sizeof(err))) == 1)
         if ((e = hdf5_write_sample(h, seq, &s)) < 0) {
-            cli_error("cannot write %s: %s", out, strerror(-e));
+            cli_error("cannot write %s: %s", out, strerror(-no_space(&o, e)));
             goto done;
         }
     if (e < 0) {
@@ -236,11 +241,7 @@ static int export_hdf5(const char *path, const char *out, bool force)
     e = hdf5_close(h);
     h = NULL;
     if (e < 0) {
-        cli_error("cannot write %s: %s", out, strerror(-e));
-        goto done;
-    }
-    if (rename(tmp, out) < 0) {
-        cli_error("cannot write %s: %s", out, strerror(errno));
+        cli_error("cannot write %s: %s", out, strerror(-no_space(&o, e)));
         goto done;
     }
     rc = 0;
@@ -248,14 +249,7 @@ done:
     hdf5_close(h);
     sample_free(&s);
     recording_close(r);
-    if (dir[0]) {
-        unlink(tmp);
-        rmdir(dir);
-    }
-    close(fd);
-    if (rc)
-        unlink(out);
-    return rc;
+    return cli_output_end(&o, rc);
 }
 
 int cmd_export(int argc, char **argv)
@@ -363,17 +357,21 @@ int cmd_export(int argc, char **argv)
         recording_close(probe);
     }
     x.f = stdout;
-    if (out) {
+    js_outfile_t o = {0};
+    if (out) { /* written under a temporary name, published when complete (a full disk leaves nothing) */
         js_file_id_t in;
-        int fd = cli_output_open(out, force, &in, cli_file_id(path, &in) == 0 ? 1 : 0, NULL);
-        if (fd < 0) {
+        if (cli_output_begin(&o, out, force, false, &in, cli_file_id(path, &in) == 0 ? 1 : 0) < 0) {
             free(nodes);
             return EXIT_FAIL;
         }
-        if (!(x.f = fdopen(fd, "w"))) {
+        x.out = &o;
+        int fd = dup(o.fd);
+        if (fd < 0 || !(x.f = fdopen(fd, "w"))) {
             cli_error("%s: %s", out, strerror(errno));
-            close(fd);
-            return EXIT_FAIL;
+            if (fd >= 0)
+                close(fd);
+            free(nodes);
+            return cli_output_end(&o, EXIT_FAIL);
         }
     }
     js_recording_t *r = NULL;
@@ -407,13 +405,15 @@ int cmd_export(int argc, char **argv)
     }
     int e = x.begun ? x.sink->end(x.st) : 0;
     if (rc == 0 && e < 0) {
-        cli_error("cannot write %s: %s", out ? out : "standard output", strerror(-e));
+        cli_error("cannot write %s: %s", out ? out : "standard output", strerror(-no_space(x.out, e)));
         rc = EXIT_FAIL;
     }
     if (out && fclose(x.f) != 0 && rc == 0) {
         cli_error("cannot write %s: %s", out, strerror(errno));
         rc = EXIT_FAIL;
     }
+    if (out)
+        rc = cli_output_end(&o, rc ? EXIT_FAIL : 0);
     model_free(m);
     recording_close(r);
     free(x.cols);

@@ -24,8 +24,11 @@ static const char info_usage[] =
     "Print the node's hardware inventory (what a recording stores once per run): CPU model, sockets, cores,\n"
     "threads, caches, NUMA nodes, memory, kernel, and what each source found (RAPL zones, InfiniBand ports,\n"
     "cpufreq, sensors), grouped by source. Values are in base units (bytes, kHz, millidegrees Celsius).\n"
-    "  -j, --json        one JSON object per source: {\"host\": {\"cpu.model\": \"...\", ...}, ...}; every value\n"
-    "                    is a string, as stored; a source with nothing found: {\"unavailable\": \"reason\"}\n"
+    "  -j, --json        one JSON object per source: {\"host\": {\"cpu.model\": \"...\", \"cpu.count\": 8, "
+    "...},\n"
+    "                    ...}: numbers (counts, sizes) as JSON numbers, the rest (names, lists, identifiers) "
+    "as\n"
+    "                    strings; a source with nothing found: {\"unavailable\": \"reason\"}\n"
     "      --procfs DIR  read DIR instead of the kernel's procfs (testing; also $JOBSCOPE_PROCFS)\n"
     "      --sysfs DIR   read DIR instead of the kernel's sysfs (testing; also $JOBSCOPE_SYSFS)\n";
 
@@ -95,8 +98,14 @@ static int print_json(const js_sampler_t *sp, const js_rows_t *inv, js_buf_t *b)
             jw_str(&w, "unavailable", strerror(-sp->init_rc[i]));
         for (size_t k = 0; sp->init_rc[i] == 0 && k < inv->nrows; k++) {
             const js_value_t *v = rows_row(inv, k);
-            if (strcmp(rows_str(inv, &v[INV_SOURCE]), src->name) == 0)
-                jw_str(&w, rows_str(inv, &v[INV_KEY]), v[INV_VALUE].present ? rows_str(inv, &v[INV_VALUE]) : NULL);
+            if (strcmp(rows_str(inv, &v[INV_SOURCE]), src->name) != 0)
+                continue;
+            const char *key = rows_str(inv, &v[INV_KEY]),
+                       *val = v[INV_VALUE].present ? rows_str(inv, &v[INV_VALUE]) : NULL;
+            if (val && v[INV_NUMBER].present && v[INV_NUMBER].i && json_number_text(val))
+                jw_raw(&w, key, val); /* a number is a JSON number */
+            else
+                jw_str(&w, key, val);
         }
         jw_close(&w);
     }

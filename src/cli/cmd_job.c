@@ -10,6 +10,7 @@
 
 #include "core/jobs.h"
 #include "sys/cgroupfs.h"
+#include "sys/fsfile.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -20,6 +21,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/statfs.h>
+#include <time.h>
 #include <unistd.h>
 
 extern char **environ;
@@ -231,43 +233,6 @@ void job_meta(const job_plan_t *p, js_recorder_t *rec, double cores, const char 
     }
 }
 
-/* copy_file: `from` into a new file `to` (O_EXCL), synced. Returns 0 or -errno (the partial `to` removed). */
-static int copy_file(const char *from, const char *to)
-{
-    int in = open(from, O_RDONLY | O_CLOEXEC);
-    if (in < 0)
-        return -errno;
-    int out = open(to, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
-    if (out < 0) {
-        int e = errno;
-        close(in);
-        return -e;
-    }
-    char buf[1 << 16];
-    int r = 0;
-    for (;;) {
-        ssize_t n = read(in, buf, sizeof(buf));
-        if (n < 0 && errno == EINTR)
-            continue;
-        if (n < 0) {
-            r = -errno;
-            break;
-        }
-        if (n == 0)
-            break;
-        if ((r = cli_write_all(out, buf, (size_t)n)) < 0)
-            break;
-    }
-    if (r == 0 && fsync(out) < 0)
-        r = -errno;
-    if (close(out) < 0 && r == 0)
-        r = -errno;
-    close(in);
-    if (r < 0)
-        unlink(to);
-    return r;
-}
-
 int job_move_into(const char *from, const char *to, bool force)
 {
     struct stat st;
@@ -280,7 +245,7 @@ int job_move_into(const char *from, const char *to, bool force)
     char tmp[4200];
     if (snprintf(tmp, sizeof(tmp), "%s.part.%d", to, (int)getpid()) >= (int)sizeof(tmp))
         return -ENAMETOOLONG;
-    int r = copy_file(from, tmp);
+    int r = fs_copy(from, tmp, 0644, true);
     if (r < 0)
         return r;
     if (rename(tmp, to) < 0) {
@@ -323,10 +288,12 @@ static int on_node(void *arg, const char *name)
 }
 
 /* auto_merge: when every node of the job has its marker, the first monitor to see it claims the merge
- * (DIR/.JOBID.merge, O_EXCL) and writes DIR/JOBID.db. Quietly nothing when a node is missing. Returns 0, or
- * EXIT_FAIL after one line (the claim stays: `jobscope merge` by hand then). */
-static int auto_merge(const job_plan_t *p, bool quiet)
+ * (DIR/.JOBID.merge, O_EXCL) and writes DIR/JOBID.db (its path into `merged`, "" when this monitor did not
+ * merge). Quietly nothing when a node is missing. Returns 0, or EXIT_FAIL after one line (the claim stays:
+ * `jobscope merge` by hand then). */
+static int auto_merge(const job_plan_t *p, bool quiet, char *merged, size_t cap)
 {
+    merged[0] = '\0';
     const char *list = p->b.nodelist;
     if (!list[0])
         return 0;
@@ -356,7 +323,7 @@ static int auto_merge(const job_plan_t *p, bool quiet)
         char claim[4200], out[4200];
         snprintf(claim, sizeof(claim), "%s/.%s.merge", p->dir, p->b.job);
         snprintf(out, sizeof(out), "%s/%s.db", p->dir, p->b.job);
-        int fd = open(claim, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+        int fd = fs_create(claim, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW, 0644);
         if (fd >= 0) { /* ours: no other node merges */
             close(fd);
             char tmp[4200];
@@ -366,14 +333,16 @@ static int auto_merge(const job_plan_t *p, bool quiet)
                 target = tmp;
             }
             char err[1024] = "";
-            int m = merge_recordings(target, (const char *const *)ns.files, ns.n, err, sizeof(err));
+            int m = merge_recordings(target, (const char *const *)ns.files, ns.n, 0, err, sizeof(err));
             if (m == 0 && p->local && (m = job_move_into(tmp, out, false)) < 0)
                 snprintf(err, sizeof(err), "cannot move %.400s to %.400s: %s", tmp, out, strerror(-m));
             if (m < 0) {
                 cli_error("job %s: automatic merge failed: %s", p->b.job, err);
                 rc = EXIT_FAIL;
-            } else if (!quiet) {
-                fprintf(stderr, "jobscope: job %s: %zu nodes merged into %s\n", p->b.job, ns.n, out);
+            } else {
+                snprintf(merged, cap, "%s", out);
+                if (!quiet)
+                    fprintf(stderr, "jobscope: job %s: %zu nodes merged into %s\n", p->b.job, ns.n, out);
             }
         }
     }
@@ -399,16 +368,85 @@ int job_finish(const job_args_t *a, job_plan_t *p, bool ok, bool quiet)
     }
     char path[4200];
     if (marker_path(path, sizeof(path), p->dir, p->b.job, p->b.node) == 0) {
-        int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0644);
+        int fd = fs_create(path, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW, 0644);
         if (fd < 0) {
-            cli_error("%s: %s", path, strerror(errno));
+            cli_error("%s: %s", path, strerror(-fd));
             return EXIT_FAIL;
         }
         close(fd);
     }
-    if (!quiet)
+    const job_hooks_t *h = a->hooks;
+    if (!quiet && !(h && h->quiet_end))
         fprintf(stderr, "jobscope: job %s on %s: %s\n", p->b.job, p->b.node, p->final_path);
-    if (!a->no_merge)
-        auto_merge(p, quiet); /* a failed merge is said; this node's recording is complete all the same */
+    char merged[4200] = "";
+    if (!a->no_merge) /* a failed merge is said; this node's recording is complete all the same */
+        auto_merge(p, quiet || (h && h->quiet_end), merged, sizeof(merged));
+    if (h && h->finished)
+        return h->finished(h->arg, p, merged[0] ? merged : NULL);
     return 0;
+}
+
+/* ---- the end of the job's work ---- */
+
+/* job_stop_check: the monitor's stop check (monitor.h) for a whole-job watch. */
+static bool job_stop_check(void *arg, const char **why)
+{
+    job_plan_t *p = arg;
+    const job_hooks_t *h = p->args ? p->args->hooks : NULL;
+    if (h && ((h->ipc_file && monitor_file_finished(h->ipc_file)) ||
+              (h->ipc_file2 && monitor_file_finished(h->ipc_file2)))) {
+        *why = "ipc-file";
+        return true;
+    }
+    if (!p->end)
+        return false;
+    struct stat st;
+    if (p->end_marker[0] && stat(p->end_marker, &st) == 0) {
+        *why = "job ended";
+        return true;
+    }
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    if (jobend_check(p->end, (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec) != 1)
+        return false;
+    if (p->end_marker[0]) { /* the batch node tells the others (the directory is shared, as for the merge) */
+        int fd = fs_create(p->end_marker, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW, 0644);
+        if (fd >= 0) {
+            static const char word[] = "FINISHED\n";
+            cli_write_all(fd, word, sizeof(word) - 1);
+            close(fd);
+        }
+    }
+    *why = "job ended";
+    return true;
+}
+
+int job_end_arm(const job_args_t *a, job_plan_t *p, const js_fsroot_t *root, js_monitor_t *mon)
+{
+    p->args = a;
+    bool whole = !strcmp(p->step_watched, "all") && a->stepd_pid <= 0;
+    if (whole && p->b.kind != JS_BATCH_NONE) {
+        const char *port = getenv("SLURM_SRUN_COMM_PORT");
+        js_jobend_cfg_t cfg = {.kind = p->b.kind,
+                               .job = p->b.job,
+                               .node = p->b.node,
+                               .srun_port = port ? atoi(port) : 0,
+                               .self = getpid()};
+        if (jobend_new(root, &cfg, &p->end) < 0)
+            return -ENOMEM;
+        if (p->b.kind == JS_BATCH_SLURM && snprintf(p->end_marker, sizeof(p->end_marker), "%s/.%s.end",
+                                                    p->dir, p->b.job) >= (int)sizeof(p->end_marker))
+            p->end_marker[0] = '\0';
+    }
+    if (p->end || (a->hooks && a->hooks->ipc_file)) {
+        mon->stop_check = job_stop_check;
+        mon->stop_arg = p;
+    }
+    return 0;
+}
+
+void job_end_free(job_plan_t *p)
+{
+    jobend_free(p->end);
+    p->end = NULL;
 }

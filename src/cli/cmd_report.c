@@ -10,24 +10,31 @@
 #include "sinks/merge.h"
 
 #include "core/json.h"
+#include "report/raster.h"
 #include "report/report.h"
+#include "report/svg.h"
 
 #include <errno.h>
 #include <getopt.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 static const char report_usage[] =
-    "Usage: jobscope report [-o FILE] [--force] RECORDING\n"
+    "Usage: jobscope report [-o FILE] [--format html|pdf|png] [--force] RECORDING\n"
     "\n"
     "Write the report of a recording: one HTML file that opens without a network and prints to PDF,\n"
     "with the run's facts, advice (each with its evidence and threshold), the summary as tables, charts\n"
     "of every source the recording holds (values on hover, drag to zoom), the hardware inventory and the\n"
     "monitor's own cost. A recording whose monitor was killed is reported up to its last sample.\n"
-    "  -o, --output FILE  the page (default: RECORDING with .html in place of .db); created like every\n"
-    "                     jobscope output: not over an existing file unless --force, never through a\n"
-    "                     symbolic link, never over the recording\n"
+    "  -o, --output FILE  the page (default: RECORDING with .html, .pdf, or -charts for png, in place of\n"
+    "                     .db); created like every jobscope output: not over an existing file unless\n"
+    "                     --force, never through a symbolic link, never over the recording\n"
+    "  -f, --format FMT   html (default); pdf: the summary, then the same charts, on A4 pages; png: the\n"
+    "                     same charts, one image each (NN-NAME.png) in the folder FILE (made if missing).\n"
+    "                     pdf and png are drawn by librsvg and cairo, loaded when needed (Debian: "
+    "librsvg2-2)\n"
     "      --force        replace FILE if it exists\n"
     "      --recompute    recompute every figure from the process rows instead of the totals the\n"
     "                     recording kept (as an older recording is read)\n"
@@ -178,6 +185,7 @@ int cli_report_fd(const char *recording, int fd, const char *out)
 
 typedef struct {
     const char *out;
+    const char *format; /* report: html, pdf or png */
     bool force;
     const char *in[2];
     size_t nin;
@@ -187,6 +195,7 @@ static int parse(int argc, char **argv, const char *cmd, const char *usage, size
 {
     enum { OPT_FORCE = 256, OPT_RECOMPUTE };
     static const struct option opts[] = {{"output", required_argument, NULL, 'o'},
+                                         {"format", required_argument, NULL, 'f'},
                                          {"force", no_argument, NULL, OPT_FORCE},
                                          {"recompute", no_argument, NULL, OPT_RECOMPUTE},
                                          {"help", no_argument, NULL, 'h'},
@@ -194,10 +203,17 @@ static int parse(int argc, char **argv, const char *cmd, const char *usage, size
     optind = 1;
     opterr = 0;
     int c;
-    while ((c = getopt_long(argc, argv, ":o:h", opts, NULL)) != -1) {
+    while ((c = getopt_long(argc, argv, nin == 1 ? ":o:f:h" : ":o:h", opts, NULL)) != -1) {
         switch (c) {
         case 'o':
             a->out = optarg;
+            break;
+        case 'f':
+            if (nin != 1)
+                return cli_usage_error(cmd, "unknown option '%s'", argv[optind - 1]);
+            if (strcmp(optarg, "html") && strcmp(optarg, "pdf") && strcmp(optarg, "png"))
+                return cli_usage_error(cmd, "unknown format '%s' (html, pdf or png)", optarg);
+            a->format = optarg;
             break;
         case OPT_FORCE:
             a->force = true;
@@ -224,9 +240,9 @@ static int parse(int argc, char **argv, const char *cmd, const char *usage, size
     return 0;
 }
 
-/* open_output: check every input is a recording, then create the output (never one of the inputs).
- * Returns the descriptor, or -1 (said). */
-static int open_output(const args_t *a, const char *out)
+/* open_output: check every input is a recording, then start the output (never one of the inputs; written
+ * under a temporary name, published by finish). Returns 0, or -1 (said). */
+static int open_output(const args_t *a, const char *out, js_outfile_t *o)
 {
     js_file_id_t ids[2];
     size_t n = 0;
@@ -241,20 +257,104 @@ static int open_output(const args_t *a, const char *out)
         if (cli_file_id(a->in[i], &ids[n]) == 0)
             n++;
     }
-    int fd = cli_output_open(out, a->force, ids, n, NULL);
-    return fd < 0 ? -1 : fd;
+    return cli_output_begin(o, out, a->force, false, ids, n) < 0 ? -1 : 0;
 }
 
-static int finish(int fd, const char *out, int rc)
+static int finish(js_outfile_t *o, const char *out, int rc)
 {
-    if (close(fd) < 0 && rc == 0) {
-        cli_error("cannot write %s: %s", out, strerror(errno));
+    rc = cli_output_end(o, rc);
+    if (rc == 0)
+        printf("%s\n", out);
+    return rc;
+}
+
+/* report_pictures: the report's charts as a PDF (its summary first) or as PNG files in folder a->out. */
+static int report_pictures(const args_t *a, bool pdf)
+{
+    char err[1024];
+    if (raster_load(err, sizeof(err)) < 0) { /* before any output is made */
+        cli_error("%s", err);
+        return EXIT_FAIL;
+    }
+    int fd = -1;
+    js_outfile_t of;
+    if (pdf) {
+        if (open_output(a, a->out, &of) < 0)
+            return EXIT_FAIL;
+        fd = of.fd;
+    } else {
+        js_recording_t *probe;
+        if (recording_open(a->in[0], &probe, err, sizeof(err)) < 0) {
+            cli_error("%s", err);
+            return EXIT_FAIL;
+        }
+        recording_close(probe);
+        if (mkdir(a->out, 0755) < 0 && errno != EEXIST) {
+            cli_error("%s: %s", a->out, strerror(errno));
+            return EXIT_FAIL;
+        }
+    }
+    js_report_t *rep = NULL;
+    js_svgdocs_t docs = {0};
+    js_buf_t page = {0};
+    int rc = load(a->in[0], &rep);
+    int r = rc ? 0 : report_html_docs(rep, &page, &docs);
+    if (!rc && r < 0) {
+        cli_error("cannot build the report: %s", strerror(-r));
         rc = EXIT_FAIL;
     }
-    if (rc)
-        unlink(out);
-    else
-        printf("%s\n", out);
+    buf_free(&page);
+    if (!rc && pdf) {
+        js_pdf_t *p = NULL;
+        char *sum = cli_summary_text(a->in[0]);
+        js_buf_t text = {0};
+        const char *base = strrchr(a->in[0], '/');
+        char title[512];
+        snprintf(title, sizeof(title), "jobscope report: %s", base ? base + 1 : a->in[0]);
+        r = raster_pdf_open(fd, title, &p, err, sizeof(err));
+        if (r == 0 && (r = svg_text_doc(&text, title, sum ? sum : "")) < 0)
+            snprintf(err, sizeof(err), "out of memory");
+        if (r == 0)
+            r = raster_pdf_draw(p, text.p, text.len, 0.75, err, sizeof(err));
+        raster_pdf_break(p);
+        for (size_t i = 0; i < docs.n && r == 0; i++)
+            r = raster_pdf_draw(p, docs.v[i].svg.p, docs.v[i].svg.len, 0, err, sizeof(err));
+        int c = raster_pdf_close(p);
+        if (r == 0 && c < 0)
+            snprintf(err, sizeof(err), "cannot write %s: %s", a->out, strerror(-c));
+        if (r < 0 || c < 0) {
+            cli_error("%s", err);
+            rc = EXIT_FAIL;
+        }
+        buf_free(&text);
+        free(sum);
+    }
+    for (size_t i = 0; !rc && !pdf && i < docs.n; i++) {
+        char path[4400];
+        if (snprintf(path, sizeof(path), "%s/%02zu-%s.png", a->out, i + 1, docs.v[i].id) >=
+            (int)sizeof(path)) {
+            cli_error("%s: name too long", a->out);
+            rc = EXIT_FAIL;
+            break;
+        }
+        js_file_id_t in;
+        js_outfile_t pf;
+        if (cli_output_begin(&pf, path, a->force, false, &in, cli_file_id(a->in[0], &in) == 0 ? 1 : 0) < 0) {
+            rc = EXIT_FAIL;
+            break;
+        }
+        r = raster_png(docs.v[i].svg.p, docs.v[i].svg.len, 2.0, pf.fd, err, sizeof(err));
+        if (r < 0)
+            cli_error("%s", err);
+        if (cli_output_end(&pf, r < 0 ? EXIT_FAIL : 0)) /* renamed into place only when complete */
+            rc = EXIT_FAIL;
+    }
+    svgdocs_free(&docs);
+    report_free(rep);
+    if (pdf)
+        return finish(&of, a->out, rc);
+    if (!rc)
+        printf("%s\n", a->out);
     return rc;
 }
 
@@ -265,15 +365,23 @@ int cmd_report(int argc, char **argv)
     if (rc)
         return rc < 0 ? 0 : rc;
     char def[4096];
+    const char *fmt = a.format ? a.format : "html";
     if (!a.out) {
-        if (default_output(a.in[0], def, sizeof(def)) < 0)
+        size_t n = strlen(a.in[0]);
+        int stem_len = n > 3 && strcmp(a.in[0] + n - 3, ".db") == 0 ? (int)(n - 3) : (int)n;
+        int w = !strcmp(fmt, "html")  ? (default_output(a.in[0], def, sizeof(def)) < 0 ? -1 : 0)
+                : !strcmp(fmt, "pdf") ? snprintf(def, sizeof(def), "%.*s.pdf", stem_len, a.in[0])
+                                      : snprintf(def, sizeof(def), "%.*s-charts", stem_len, a.in[0]);
+        if (w < 0 || (size_t)w >= sizeof(def))
             return cli_usage_error("report ", "RECORDING's name is too long for a default output; use -o");
         a.out = def;
     }
-    int fd = open_output(&a, a.out);
-    if (fd < 0)
+    if (strcmp(fmt, "html") != 0)
+        return report_pictures(&a, !strcmp(fmt, "pdf"));
+    js_outfile_t o;
+    if (open_output(&a, a.out, &o) < 0)
         return EXIT_FAIL;
-    return finish(fd, a.out, cli_report_fd(a.in[0], fd, a.out));
+    return finish(&o, a.out, cli_report_fd(a.in[0], o.fd, a.out));
 }
 
 int cmd_compare(int argc, char **argv)
@@ -294,8 +402,8 @@ int cmd_compare(int argc, char **argv)
                                    "the recordings' names are too long for a default output; use -o");
         a.out = def;
     }
-    int fd = open_output(&a, a.out);
-    if (fd < 0)
+    js_outfile_t o;
+    if (open_output(&a, a.out, &o) < 0)
         return EXIT_FAIL;
     js_report_t *ra = NULL, *rb = NULL;
     rc = load(a.in[0], &ra);
@@ -306,7 +414,7 @@ int cmd_compare(int argc, char **argv)
         /* label each run by its file name; the same name twice: A and B */
         int r = report_compare_html(ra, rb, strcmp(sa, sb) ? sa : "A", strcmp(sa, sb) ? sb : "B", &page);
         if (r == 0)
-            r = cli_write_all(fd, page.p, page.len);
+            r = cli_write_all(o.fd, page.p, page.len);
         if (r < 0) {
             cli_error("cannot write %s: %s", a.out, strerror(-r));
             rc = EXIT_FAIL;
@@ -315,5 +423,5 @@ int cmd_compare(int argc, char **argv)
     buf_free(&page);
     report_free(ra);
     report_free(rb);
-    return finish(fd, a.out, rc);
+    return finish(&o, a.out, rc);
 }

@@ -56,13 +56,16 @@ static const char run_usage[] =
     "      --force              replace output files that exist (never through a symbolic link)\n"
     "      --summary-json FILE  also write the summary as JSON to FILE\n"
     "      --summary FILE       write the text summary to FILE instead of stderr\n"
+    "      --summary short|full the text summary's form: short (default, about 12 lines: the figures to read\n"
+    "                           at a glance) or full (every figure; ./full names a file called full)\n"
     "      --report[=FILE]      write the HTML report at the end (default: the recording with .html)\n"
     "                           and print its path on stderr (unless -q)\n"
     "  -q, --quiet              no summary on stderr\n"
     "      --status             show live figures in the terminal's title bar (never in COMMAND's output)\n"
-    "      --uss-every T|N      read USS/PSS (smaps_rollup) of each process at least every T (a duration:\n"
-    "                           30s, 5m) or every N samples; 0 = never (default 30s; also at first sight,\n"
-    "                           after exec, on 10% RSS growth and at the end)\n"
+    "      --uss-every T|N      read USS/PSS (smaps_rollup) of every process at least every T (a duration: 30s,\n"
+    "                           5m) or every N samples; 0 = never (default 30s; also at the first and last\n"
+    "                           sample, and within a CPU budget when a process appears, exits, execs or its\n"
+    "                           RSS moves by a tenth or settles, and at marks)\n"
     "      --status-every N     read /proc/PID/status (RSS split, swap, VmHWM, context switches) every N\n"
     "                           samples (default 5)\n"
     "      --until-main-exits   stop when COMMAND exits, even if descendants remain\n"
@@ -92,6 +95,8 @@ static const char attach_usage[] =
     "      --force              replace output files that exist (never through a symbolic link)\n"
     "      --summary-json FILE  also write the summary as JSON to FILE\n"
     "      --summary FILE       write the text summary to FILE instead of stderr\n"
+    "      --summary short|full the text summary's form: short (default, about 12 lines: the figures to read\n"
+    "                           at a glance) or full (every figure; ./full names a file called full)\n"
     "      --report[=FILE]      write the HTML report at the end (default: the recording with .html)\n"
     "  -q, --quiet              no status line, no summary on stderr\n"
     "      --uss-every T|N      read USS/PSS (smaps_rollup) at least every T (30s, 5m) or N samples; 0 =\n"
@@ -134,6 +139,8 @@ static const char watch_usage[] =
     "      --force              replace output files that exist (never through a symbolic link)\n"
     "      --summary-json FILE  also write the summary as JSON to FILE\n"
     "      --summary FILE       write the text summary to FILE instead of stderr\n"
+    "      --summary short|full the text summary's form: short (default, about 12 lines: the figures to read\n"
+    "                           at a glance) or full (every figure; ./full names a file called full)\n"
     "      --report[=FILE]      write the HTML report at the end (default: the recording with .html)\n"
     "  -q, --quiet              no status line, no summary on stderr\n"
     "      --uss-every T|N      read USS/PSS (smaps_rollup) at least every T (30s, 5m) or N samples; 0 =\n"
@@ -154,12 +161,15 @@ static const char watch_usage[] =
 static const char job_usage[] =
     "Usage: jobscope job [-d DIR] [OPTIONS]\n"
     "\n"
-    "Monitor this node's share of the batch job it runs in (SLURM, PBS or OAR, found from the environment) "
-    "until\n"
-    "the job's work on this node ends, --until-file, --duration, or SIGTERM (SLURM's end of a step or job); "
-    "a\n"
-    "closing sample is always taken. Run one per node beside the job's work, e.g. in a SLURM batch script:\n"
+    "Monitor this node's share of the batch job it runs in (SLURM, PBS or OAR, found from the environment) until\n"
+    "the job's work is over, --until-file, --duration, or SIGTERM (SLURM's end of a step or job); a closing\n"
+    "sample is always taken. Run one per node beside the job's work, e.g. in a SLURM batch script:\n"
     "    srun --ntasks-per-node=1 --overlap jobscope job -d \"$SCRATCH/mon\" &\n"
+    "    srun ./app\n"
+    "    wait\n"
+    "The work is over when the batch script only waits for the monitors (its shell in wait with the monitors'\n"
+    "srun as its only child): the batch node's monitor sees it and leaves DIR/.JOBID.end for the others (PBS,\n"
+    "OAR: each node, once the job's processes on it are gone).\n"
     "Watched: the job's cgroup (SLURM's task/cgroup; exact, daemons that left the tree included), else the\n"
     "tasks of the job's slurmstepd processes and their descendants (this monitor excluded), else (PBS, OAR)\n"
     "the user's processes. No scheduler command is run.\n"
@@ -190,6 +200,7 @@ static const char job_usage[] =
     "      --force              replace DIR/JOBID-NODE.db if it exists\n"
     "      --summary-json FILE  also write the node's summary as JSON to FILE\n"
     "      --summary FILE       write the node's text summary to FILE\n"
+    "      --summary short|full the text summary's form: short (default) or full (./full names a file)\n"
     "      --report[=FILE]      write the node's HTML report at the end (default: DIR/JOBID-NODE.html)\n"
     "  -q, --quiet              nothing on stderr but errors\n"
     "      --uss-every T|N      read USS/PSS (smaps_rollup) at least every T (30s, 5m) or N samples; 0 =\n"
@@ -297,6 +308,7 @@ typedef struct {
     int64_t interval_ns;
     const char *output;
     const char *summary_json, *summary_text;
+    js_summary_form_t summary_form; /* --summary short|full */
     const char *procfs, *sysfs;
     const char *gpus; /* --gpus, or NULL */
     bool gpus_none;   /* --gpus none (or an empty list) */
@@ -409,8 +421,9 @@ static int parse_args(int argc, char **argv, run_opts_t *o)
         case OPT_SUMMARY_JSON:
             o->summary_json = optarg;
             break;
-        case OPT_SUMMARY:
-            o->summary_text = optarg;
+        case OPT_SUMMARY: /* a form (short, full) or the file for the text summary: both may be given */
+            if (summary_form_parse(optarg, &o->summary_form) < 0)
+                o->summary_text = optarg;
             break;
         case OPT_STATUS:
             if (o->attach)
@@ -729,18 +742,32 @@ static int64_t start_ticks_of(const js_fsroot_t *root, pid_t pid)
     return (int64_t)ps.starttime;
 }
 
-/* The output files, created before the command starts so that a bad path is reported first. */
+/* The output files, created before the command starts so that a bad path is reported first. The summaries
+ * and the report are written under temporary names beside their final ones (cli_output_begin) and published
+ * at the end when complete; a failure or a full disk leaves none of them truncated. */
 typedef struct {
     js_recorder_t *rec;
-    int json_fd, text_fd;
-    int report_fd;
+    bool json, text, report; /* which of the files below are open */
+    js_outfile_t json_f, text_f, report_f;
     char report_path[4096];
 } outputs_t;
+
+/* close_outputs: remove the temporaries of the outputs not published. */
+static void close_outputs(outputs_t *out)
+{
+    if (out->json)
+        outfile_abort(&out->json_f);
+    if (out->text)
+        outfile_abort(&out->text_f);
+    if (out->report)
+        outfile_abort(&out->report_f);
+    out->json = out->text = out->report = false;
+}
 
 static int open_outputs(const run_opts_t *o, const char *host, char *outbuf, size_t outcap, outputs_t *out)
 {
     char err[1024];
-    out->json_fd = out->text_fd = out->report_fd = -1;
+    out->json = out->text = out->report = false;
     int r = o->output ? recorder_open(o->output, o->force, &out->rec, err, sizeof(err))
                       : open_default_output(outbuf, outcap, host, &out->rec, err, sizeof(err));
     if (r < 0) {
@@ -754,12 +781,27 @@ static int open_outputs(const run_opts_t *o, const char *host, char *outbuf, siz
     size_t n = 0;
     if (cli_file_id(path, &ids[n]) == 0)
         n++;
-    if (o->summary_json && (r = out->json_fd = cli_output_open(o->summary_json, o->force, ids, n, &ids[n])) < 0)
-        goto fail;
-    n += o->summary_json != NULL;
-    if (o->summary_text && (r = out->text_fd = cli_output_open(o->summary_text, o->force, ids, n, &ids[n])) < 0)
-        goto fail;
-    n += o->summary_text != NULL;
+    const char *names[3] = {NULL, NULL, NULL}; /* the outputs so far: none may be another's file */
+    size_t nn = 0;
+    if (o->summary_json) {
+        if ((r = cli_output_begin(&out->json_f, o->summary_json, o->force, false, ids, n)) < 0)
+            goto fail;
+        out->json = true;
+        names[nn++] = o->summary_json;
+    }
+    if (o->summary_text) {
+        for (size_t k = 0; k < nn; k++)
+            if (cli_output_same(names[k], o->summary_text)) {
+                cli_error("%s: is also an input or another output of this command; choose another file",
+                          o->summary_text);
+                r = -EINVAL;
+                goto fail;
+            }
+        if ((r = cli_output_begin(&out->text_f, o->summary_text, o->force, false, ids, n)) < 0)
+            goto fail;
+        out->text = true;
+        names[nn++] = o->summary_text;
+    }
     if (o->report) {
         /* the report: FILE, or the recording's name with .html in place of .db */
         size_t len = strlen(path);
@@ -772,50 +814,51 @@ static int open_outputs(const run_opts_t *o, const char *host, char *outbuf, siz
             r = -ENAMETOOLONG;
             goto fail;
         }
-        if ((r = out->report_fd = cli_output_open(out->report_path, o->force, ids, n, &ids[n])) < 0)
+        for (size_t k = 0; k < nn; k++)
+            if (cli_output_same(names[k], out->report_path)) {
+                cli_error("%s: is also an input or another output of this command; choose another file",
+                          out->report_path);
+                r = -EINVAL;
+                goto fail;
+            }
+        if ((r = cli_output_begin(&out->report_f, out->report_path, o->force, false, ids, n)) < 0)
             goto fail;
+        out->report = true;
     }
     return 0;
-fail: /* nothing ran: the recording just made is removed again */
+fail: /* nothing ran: the recording just made is removed again, and the temporaries */
     recorder_close(out->rec);
     out->rec = NULL;
     unlink(path);
-    if (out->json_fd >= 0) {
-        close(out->json_fd);
-        out->json_fd = -1;
-        unlink(o->summary_json);
-    }
-    if (out->text_fd >= 0) {
-        close(out->text_fd);
-        out->text_fd = -1;
-        unlink(o->summary_text);
-    }
+    close_outputs(out);
     return r;
 }
 
 /* write_summaries: the JSON file, the text file or stderr. Returns 0 or EXIT_FAIL (reported). */
-static int write_summaries(const run_opts_t *o, const outputs_t *out, const js_run_info_t *info,
+static int write_summaries(const run_opts_t *o, outputs_t *out, const js_run_info_t *info,
                            const js_summary_t *su, const js_model_t *model)
 {
     js_buf_t b = {0};
     int rc = 0, r;
-    if (out->json_fd >= 0) {
+    if (out->json) {
         r = summary_json(&b, info, su, model);
         if (r == 0)
-            r = cli_write_all(out->json_fd, b.p, b.len);
-        if (r < 0) {
+            r = cli_write_all(out->json_f.fd, b.p, b.len);
+        if (r < 0)
             cli_error("cannot write %s: %s", o->summary_json, strerror(-r));
+        if (cli_output_end(&out->json_f, r < 0 ? EXIT_FAIL : 0))
             rc = EXIT_FAIL;
-        }
+        out->json = false;
     }
     b.len = 0;
-    if (out->text_fd >= 0 || !o->quiet) {
-        if (summary_text(&b, info, su, model) == 0) {
-            if (out->text_fd >= 0) {
-                if ((r = cli_write_all(out->text_fd, b.p, b.len)) < 0) {
+    if (out->text || !o->quiet) {
+        if (summary_text(&b, info, su, model, o->summary_form) == 0) {
+            if (out->text) {
+                if ((r = cli_write_all(out->text_f.fd, b.p, b.len)) < 0)
                     cli_error("cannot write %s: %s", o->summary_text, strerror(-r));
+                if (cli_output_end(&out->text_f, r < 0 ? EXIT_FAIL : 0))
                     rc = EXIT_FAIL;
-                }
+                out->text = false;
             } else {
                 fputs(b.p, stderr);
             }
@@ -884,11 +927,17 @@ static int resolve_watch(const run_opts_t *o, js_ctx_t *ctx, js_cgroup_t **ret_c
 
 int cmd_run(int argc, char **argv)
 {
+    return cmd_run_hooks(argc, argv, NULL);
+}
+
+int cmd_run_hooks(int argc, char **argv, const job_hooks_t *hooks)
+{
     run_opts_t o = {.kind = !strcmp(argv[0], "attach")                              ? CMD_ATTACH
                             : !strcmp(argv[0], "watch") || !strcmp(argv[0], "job") ? CMD_WATCH
                                                                                    : CMD_RUN};
     o.attach = o.kind != CMD_RUN;
     o.job = !strcmp(argv[0], "job");
+    o.ja.hooks = o.job ? hooks : NULL;
     int r = parse_args(argc, argv, &o);
     if (r) {
         if (o.redact_set)
@@ -900,7 +949,7 @@ int cmd_run(int argc, char **argv)
     js_marks_t *marks = NULL;
     js_model_t *model = NULL;
     js_buf_t cmd = {0}, shell = {0};
-    outputs_t out = {.json_fd = -1, .text_fd = -1};
+    outputs_t out = {0};
     int status = EXIT_FAIL;
     int job_state = 0; /* job: 1 once the recording exists, 2 once monitoring ended normally */
     char outbuf[512];
@@ -918,6 +967,17 @@ int cmd_run(int argc, char **argv)
     mon.ctx.redact_cmdline = o.redact_set ? &o.redact : NULL;
     if ((r = fsroot_open(&mon.ctx.root, o.procfs, o.sysfs)) < 0) {
         cli_error("cannot open procfs %s: %s", o.procfs ? o.procfs : "", strerror(-r));
+        return EXIT_FAIL;
+    }
+    long pid_there = 0; /* a node is the node in any namespace; every other scope names PIDs of this one */
+    if (!(o.kind == CMD_WATCH && !o.job && o.scope == JS_SCOPE_NODE) &&
+        fsroot_pidns_check(&mon.ctx.root, &pid_there) < 0) {
+        cli_error(
+            "%s is another PID namespace's /proc (this process is PID %d here, %ld there): its processes "
+            "are not this job's; mount a procfs for this namespace (unshare --pid --fork --mount-proc) "
+            "or run jobscope outside it",
+            o.procfs ? o.procfs : "procfs", (int)getpid(), pid_there);
+        fsroot_close(&mon.ctx.root);
         return EXIT_FAIL;
     }
     char scope_desc[1600] = "process tree";
@@ -963,6 +1023,7 @@ int cmd_run(int argc, char **argv)
     static const char *const scope_label[] = {[JS_SCOPE_TREE] = "tree", [JS_SCOPE_USER] = "user",
                                               [JS_SCOPE_CGROUP] = "cgroup", [JS_SCOPE_NODE] = "node"};
     const char *label = scope_label[o.kind == CMD_WATCH ? o.scope : JS_SCOPE_TREE];
+    o.exp.endpoint_optional = true; /* a taken port is said, and the command runs (listen_error below) */
     if ((status = cli_export_open(&o.exp, hi.host, label, true)) != 0) /* the port is taken before anything */
         goto out;
     status = EXIT_FAIL;
@@ -1088,6 +1149,12 @@ int cmd_run(int argc, char **argv)
     }
     if (cli_export_add(&o.exp, &mon))
         goto out;
+    if (o.job && ((o.ja.hooks && o.ja.hooks->sink &&
+                   (r = monitor_add_sink(&mon, o.ja.hooks->sink, o.ja.hooks->sink_state)) < 0) ||
+                  (r = job_end_arm(&o.ja, &plan, &mon.ctx.root, &mon)) < 0)) {
+        cli_error("cannot start monitoring: %s", strerror(-r));
+        goto out;
+    }
     bool gpu_on = false;
     for (size_t i = 0; i < mon.sampler.nsources; i++) { /* a disabled source is a fact of the run */
         const char *why = gpu_reason(js_sources[i]->name); /* a GPU source says why in words */
@@ -1101,6 +1168,8 @@ int cmd_run(int argc, char **argv)
     }
     if (o.gpus)
         recorder_meta(rec, "gpus", o.gpus);
+    if (o.exp.listen_error[0]) /* --listen failed: the run has no endpoint, and its recording says why */
+        recorder_meta(rec, "listen_error", o.exp.listen_error);
     if (o.gpus && !gpu_on && !o.gpus_none) /* asked for GPUs, got none: say it once */
         cli_error("--gpus %s: no GPU monitored (nvml: %s; rocm: %s)", o.gpus,
                   gpu_reason("nvml") ? gpu_reason("nvml") : "not built", gpu_reason("rocm") ? gpu_reason("rocm") : "not built");
@@ -1248,16 +1317,17 @@ wait_child:
         if (write_summaries(&o, &out, &info, &su, model) && o.attach)
             status = EXIT_FAIL;
     }
-    if (out.report_fd >= 0) {
+    if (out.report) {
         /* from the closed recording, as `jobscope report` would */
         recorder_close(out.rec);
         out.rec = NULL;
-        if (cli_report_fd(recording, out.report_fd, out.report_path) == 0) {
+        out.report = false;
+        if (cli_output_end(&out.report_f, cli_report_fd(recording, out.report_f.fd, out.report_path)) == 0) {
             if (!o.quiet)
                 fprintf(stderr, "jobscope: report %s\n", out.report_path);
-        }
-        else if (o.attach)
+        } else if (o.attach) {
             status = EXIT_FAIL;
+        }
     }
 out:
     monitor_finish(&mon);
@@ -1266,16 +1336,13 @@ out:
     cli_export_close(&o.exp);
     marks_close(marks);
     recorder_close(out.rec);
-    if (out.json_fd >= 0)
-        close(out.json_fd);
-    if (out.text_fd >= 0)
-        close(out.text_fd);
-    if (out.report_fd >= 0)
-        close(out.report_fd);
+    close_outputs(&out); /* an early failure: nothing is published */
     model_free(model);
     fsroot_close(&mon.ctx.root);
     buf_free(&cmd);
     buf_free(&shell);
+    if (o.job)
+        job_end_free(&plan);
     if (o.job && job_state > 0) { /* after the recording is closed: move, mark, merge */
         int jr = job_finish(&o.ja, &plan, job_state == 2 && status == 0, o.user_quiet);
         if (jr && status == 0)

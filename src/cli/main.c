@@ -21,11 +21,14 @@ static const char usage[] =
     "                                        monitor a user's processes, a cgroup or the whole node\n"
     "  job [-d DIR] [OPTIONS]                monitor this node's share of the batch job it runs in (SLURM,\n"
     "                                        PBS, OAR): DIR/JOBID-NODE.db, merged at the job's end\n"
+    "  perfmon [-i S] [-r] [-e FMT...] [...] SKA SDP perfmon's command line and files on the job monitor\n"
     "  merge -o OUT FILES...                 combine a job's node recordings into one job recording\n"
     "  summary [--json] RECORDING            print the summary of a recording\n"
     "  export --format csv|jsonl|hdf5 [--scope VIEW] [-o FILE] RECORDING\n"
     "                                        write a recording's samples as a table (hdf5: every table)\n"
-    "  report [-o FILE] RECORDING            write a recording's report: one HTML page, offline, printable\n"
+    "  report [-o FILE] [--format html|pdf|png] RECORDING\n"
+    "                                        write a recording's report: one HTML page, offline, printable\n"
+    "                                        (pdf, png: its charts, through librsvg)\n"
     "  compare [-o FILE] A B                 compare two recordings on one page\n"
     "  info [--json]                         print the node's hardware inventory (CPU, caches, NUMA, ...)\n"
     "  serve [--listen ADDR:PORT] [--jobs]   a node daemon serving Prometheus metrics (per SLURM job too)\n"
@@ -92,6 +95,8 @@ int main(int argc, char **argv)
         return cmd_serve(argc - 1, argv + 1);
     if (!strcmp(cmd, "merge"))
         return cmd_merge(argc - 1, argv + 1);
+    if (!strcmp(cmd, "perfmon"))
+        return cmd_perfmon(argc - 1, argv + 1);
     if (!strcmp(cmd, "mark"))
         return cmd_mark(argc - 1, argv + 1);
     return cli_usage_error(NULL, "unknown command '%s'", cmd);

@@ -6,6 +6,7 @@
 #include "core/batchenv.h"
 
 #include "core/allocation.h"
+#include "sys/fsroot.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -261,9 +262,9 @@ int nodefile_parse(const char *text, const char *host, char *nodes, size_t cap, 
 /* read_nodefile: a node file of at most 4 MiB into a new string. */
 static char *read_nodefile(const char *path, int *ret_errno)
 {
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    int fd = fs_open(AT_FDCWD, path);
     if (fd < 0) {
-        *ret_errno = errno;
+        *ret_errno = -fd;
         return NULL;
     }
     size_t cap = 4096, len = 0;

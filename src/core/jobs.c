@@ -6,6 +6,7 @@
 #include "core/jobs.h"
 
 #include "sys/parse.h"
+#include "sys/fsroot.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -211,14 +212,10 @@ static bool is_dir(int dirfd, const struct dirent *e)
 typedef int (*dir_fn)(void *arg, const char *name);
 static int each_dir(int sys, const char *path, const char *prefix, dir_fn fn, void *arg)
 {
-    int fd = openat(sys, path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-    if (fd < 0)
+    DIR *d;
+    if (fs_opendir(sys, path, &d) < 0)
         return 0; /* absent: nothing there */
-    DIR *d = fdopendir(fd);
-    if (!d) {
-        close(fd);
-        return 0;
-    }
+    int fd = dirfd(d);
     size_t pl = strlen(prefix);
     int r = 0;
     struct dirent *e;
@@ -271,13 +268,10 @@ static long owner_v2(scan_t *s, const char *dir, int depth)
     }
     if (depth >= 3)
         return -1;
-    int fd = openat(s->root->sys, dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-    DIR *d = fd >= 0 ? fdopendir(fd) : NULL;
-    if (!d) {
-        if (fd >= 0)
-            close(fd);
+    DIR *d;
+    if (fs_opendir(s->root->sys, dir, &d) < 0)
         return -1;
-    }
+    int fd = dirfd(d);
     long uid = -1;
     struct dirent *e;
     while (uid < 0 && (e = readdir(d)))

@@ -3,6 +3,8 @@
  * JSON writing helpers (see json.h).
  */
 #include "core/json.h"
+
+#include "core/jsoncheck.h"
 #include "sinks/tabsink.h"
 
 #include <errno.h>
@@ -273,6 +275,10 @@ void jw_null(jw_t *w, const char *key)
 
 void jw_raw(jw_t *w, const char *key, const char *json)
 {
+    if (json && !json_valid(json, strlen(json))) { /* text from a file anyone may have edited: a string */
+        jw_str(w, key, json);
+        return;
+    }
     jw_key(w, key);
     w->err |= json ? buf_append(w->b, json, strlen(json)) : buf_append(w->b, "null", 4);
 }
@@ -280,4 +286,34 @@ void jw_raw(jw_t *w, const char *key, const char *json)
 int jw_error(const jw_t *w)
 {
     return w->err ? -ENOMEM : 0;
+}
+
+bool json_number_text(const char *s)
+{
+    const char *p = s;
+    if (*p == '-')
+        p++;
+    if (*p == '0')
+        p++;
+    else if (*p >= '1' && *p <= '9')
+        p += strspn(p, "0123456789");
+    else
+        return false;
+    if (*p == '.') {
+        p++;
+        size_t n = strspn(p, "0123456789");
+        if (!n)
+            return false;
+        p += n;
+    }
+    if (*p == 'e' || *p == 'E') {
+        p++;
+        if (*p == '+' || *p == '-')
+            p++;
+        size_t n = strspn(p, "0123456789");
+        if (!n)
+            return false;
+        p += n;
+    }
+    return *p == '\0';
 }

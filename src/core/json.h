@@ -36,6 +36,10 @@ int text_escape_quoted(js_buf_t *b, const char *s, size_t len);
  * bytes are escaped as \u00XX. Returns 0 or -ENOMEM. */
 int json_str(js_buf_t *b, const char *s, size_t len);
 
+/* json_number_text: whether `s` is, whole, a number in JSON's syntax ("-12", "0.5", "1e+09"; not "012",
+ * "+1", ".5", "inf", "0x10", ""). */
+bool json_number_text(const char *s);
+
 /* json_num: append `d` as a JSON number (shortest form that round-trips), or null when !present or not
  * finite. Returns 0 or -ENOMEM. */
 int json_num(js_buf_t *b, bool present, double d);
@@ -70,7 +74,9 @@ void jw_bool(jw_t *w, const char *key, bool v);
 void jw_str(jw_t *w, const char *key, const char *s);
 void jw_null(jw_t *w, const char *key);
 
-/* jw_raw: a member whose value is `json`, already valid JSON text (NULL writes null). */
+/* jw_raw: a member whose value is `json`, JSON text written as it is (NULL writes null); text that is not
+ * one valid JSON value (json_valid: a recording edited by hand) is written as a JSON string instead, so the
+ * document stays valid. */
 void jw_raw(jw_t *w, const char *key, const char *json);
 
 /* jw_error: 0, or -ENOMEM when any write failed. */

@@ -7,15 +7,21 @@
 #include "core/json.h"
 #include "core/jsoncheck.h"
 #include "core/markwire.h"
+#include "sys/fsfile.h"
+#include "sys/fsroot.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <stdatomic.h>
 #include <sys/epoll.h>
+#include <sys/mman.h>
 #include <sys/random.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/un.h>
 #include <time.h>
 #include <unistd.h>
@@ -48,15 +54,89 @@ typedef struct {
 
 struct js_marks {
     int lfd, efd;
-    char addr[108];
+    char addr[sizeof(((struct sockaddr_un *)0)->sun_path)]; /* the socket's path */
+    char dir[sizeof(((struct sockaddr_un *)0)->sun_path)];  /* its private directory */
+    bool made_dir, bound;
+    pid_t owner; /* the process that made them: only it removes them */
     uid_t allowed;
     conn_t **conns;
     size_t nconns, conns_cap;
     js_rows_t pending, spare;
     uint64_t received, rejected;
+    js_marks_shared_t *shared; /* the drops file, mapped (NULL: none) */
+    bool made_shared;
     js_buf_t data; /* a mark's data as stored */
     unsigned char pkt[MARKWIRE_MAX + 1];
 };
+
+static uint64_t random64(const void *salt)
+{
+    uint64_t rnd = 0;
+    if (getrandom(&rnd, sizeof(rnd), GRND_NONBLOCK) != (ssize_t)sizeof(rnd)) {
+        struct timespec ts;
+        clock_gettime(CLOCK_MONOTONIC, &ts);
+        rnd ^= (uint64_t)ts.tv_nsec * 0x9e3779b97f4a7c15u ^ (uint64_t)(uintptr_t)salt;
+    }
+    return rnd;
+}
+
+/* private_parent: whether `dir` is a place for the run's directory that only this user can use: an absolute
+ * path to a directory owned by the effective user, closed to group and others ($XDG_RUNTIME_DIR). */
+static bool private_parent(const char *dir)
+{
+    struct stat st;
+    return dir && dir[0] == '/' && stat(dir, &st) == 0 && S_ISDIR(st.st_mode) && st.st_uid == geteuid() &&
+           (st.st_mode & 077) == 0;
+}
+
+/* make_dir: a new directory "PARENT/jobscope-PID-RANDOM", mode 0700 whatever the umask, owned by this user,
+ * in mk->dir. Returns 0 or -errno. */
+static int make_dir(js_marks_t *mk, const char *parent)
+{
+    for (int attempt = 0; attempt < 16; attempt++) {
+        int n = snprintf(mk->dir, sizeof(mk->dir), "%s/jobscope-%d-%016llx", parent, (int)getpid(),
+                         (unsigned long long)random64(mk));
+        if (n < 0 || (size_t)n + sizeof("/" MARKS_SOCKET_NAME) > sizeof(mk->dir))
+            return -ENAMETOOLONG;
+        if (mkdir(mk->dir, 0700) < 0) {
+            if (errno == EEXIST)
+                continue; /* a name taken (by anyone): another one */
+            return -errno;
+        }
+        mk->made_dir = true;
+        /* the umask may have taken bits away (0700 & ~0777 would shut out this user too): set them; the
+         * directory is checked through its descriptor, never by a path that could have been swapped */
+        int fd = fs_open_dir(AT_FDCWD, mk->dir, false);
+        struct stat st;
+        int r = fd < 0                                                    ? fd
+                : fchmod(fd, 0700) < 0 || fstat(fd, &st) < 0               ? -errno
+                : st.st_uid != geteuid() || (st.st_mode & 07777) != 0700 ? -EPERM
+                                                                         : 0;
+        if (fd >= 0)
+            close(fd);
+        return r;
+    }
+    return -EEXIST;
+}
+
+/* make_shared: the drops file beside the socket, made new (O_EXCL), mode 0600, mapped. 0 or -errno. */
+static int make_shared(js_marks_t *mk)
+{
+    char path[sizeof(mk->dir) + sizeof(MARKS_DROPS_NAME) + 1];
+    snprintf(path, sizeof(path), "%s/" MARKS_DROPS_NAME, mk->dir);
+    int fd = fs_create(path, O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW, 0600);
+    if (fd < 0)
+        return fd;
+    mk->made_shared = true;
+    void *p = MAP_FAILED;
+    if (ftruncate(fd, MARKS_SHARED_SIZE) == 0)
+        p = mmap(NULL, MARKS_SHARED_SIZE, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+    int r = p == MAP_FAILED ? -errno : 0;
+    close(fd);
+    if (r == 0)
+        mk->shared = p; /* zero-filled by ftruncate */
+    return r;
+}
 
 int marks_open(js_marks_t **ret)
 {
@@ -64,25 +144,36 @@ int marks_open(js_marks_t **ret)
     if (!mk)
         return -ENOMEM;
     mk->lfd = mk->efd = -1;
+    mk->owner = getpid();
     mk->allowed = geteuid();
     rows_init(&mk->pending, &table_marks);
     rows_init(&mk->spare, &table_marks);
     int r;
-    uint64_t rnd = 0;
-    if (getrandom(&rnd, sizeof(rnd), GRND_NONBLOCK) != (ssize_t)sizeof(rnd)) {
-        struct timespec ts;
-        clock_gettime(CLOCK_MONOTONIC, &ts);
-        rnd ^= (uint64_t)ts.tv_nsec * 0x9e3779b97f4a7c15u ^ (uint64_t)(uintptr_t)mk;
+    const char *xdg = getenv("XDG_RUNTIME_DIR");
+    r = private_parent(xdg) ? make_dir(mk, xdg) : -ENOENT;
+    if (r < 0) { /* no private runtime directory of this user: a directory of its own in /tmp */
+        if (mk->made_dir)
+            rmdir(mk->dir);
+        mk->made_dir = false;
+        if ((r = make_dir(mk, "/tmp")) < 0)
+            goto fail_r;
     }
-    snprintf(mk->addr, sizeof(mk->addr), "@jobscope-%d-%016llx", (int)getpid(), (unsigned long long)rnd);
+    if (snprintf(mk->addr, sizeof(mk->addr), "%s/" MARKS_SOCKET_NAME, mk->dir) >= (int)sizeof(mk->addr)) {
+        r = -ENAMETOOLONG; /* not reached: make_dir left room */
+        goto fail_r;
+    }
+    if ((r = make_shared(mk)) < 0)
+        goto fail_r;
     struct sockaddr_un sa = {.sun_family = AF_UNIX};
-    size_t n = strlen(mk->addr) - 1;
-    memcpy(sa.sun_path + 1, mk->addr + 1, n);
-    socklen_t salen = (socklen_t)(offsetof(struct sockaddr_un, sun_path) + 1 + n);
+    memcpy(sa.sun_path, mk->addr, strlen(mk->addr) + 1);
     int one = 1;
     mk->lfd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
-    if (mk->lfd < 0 || setsockopt(mk->lfd, SOL_SOCKET, SO_PASSCRED, &one, sizeof(one)) < 0 ||
-        bind(mk->lfd, (struct sockaddr *)&sa, salen) < 0 || listen(mk->lfd, 512) < 0)
+    if (mk->lfd < 0 || setsockopt(mk->lfd, SOL_SOCKET, SO_PASSCRED, &one, sizeof(one)) < 0)
+        goto fail;
+    if (bind(mk->lfd, (struct sockaddr *)&sa, sizeof(sa)) < 0)
+        goto fail;
+    mk->bound = true;
+    if (listen(mk->lfd, 512) < 0)
         goto fail;
     mk->efd = epoll_create1(EPOLL_CLOEXEC);
     struct epoll_event ev = {.events = EPOLLIN, .data.ptr = NULL};
@@ -92,6 +183,7 @@ int marks_open(js_marks_t **ret)
     return 0;
 fail:
     r = -errno;
+fail_r:
     marks_close(mk);
     return r;
 }
@@ -99,6 +191,11 @@ fail:
 const char *marks_address(const js_marks_t *mk)
 {
     return mk->addr;
+}
+
+size_t marks_fd_count(const js_marks_t *mk)
+{
+    return mk ? (mk->lfd >= 0) + (mk->efd >= 0) + mk->nconns : 0;
 }
 
 int marks_fd(const js_marks_t *mk)
@@ -123,12 +220,15 @@ static void conn_drop(js_marks_t *mk, conn_t *c)
     free(c);
 }
 
-static void accept_all(js_marks_t *mk)
+/* accept_some: accept at most `budget` waiting connections. Returns how many were taken from the backlog. */
+static int accept_some(js_marks_t *mk, int budget)
 {
-    for (;;) {
+    int done = 0;
+    while (done < budget) {
         int fd = accept4(mk->lfd, NULL, NULL, SOCK_CLOEXEC | SOCK_NONBLOCK);
         if (fd < 0)
-            return; /* EAGAIN, or out of descriptors: the connection waits in the backlog */
+            return done; /* EAGAIN, or out of descriptors: the connection waits in the backlog */
+        done++;
         struct ucred uc;
         socklen_t ul = sizeof(uc);
         int one = 1;
@@ -143,7 +243,7 @@ static void accept_all(js_marks_t *mk)
             conn_t **g = realloc(mk->conns, cap * sizeof(*g));
             if (!g) {
                 close(fd);
-                return;
+                return done;
             }
             mk->conns = g;
             mk->conns_cap = cap;
@@ -159,6 +259,7 @@ static void accept_all(js_marks_t *mk)
         c->uid = uc.uid;
         mk->conns[mk->nconns++] = c;
     }
+    return done;
 }
 
 /* keep: one decoded mark from (pid, uid): to the callback, and into the pending rows. */
@@ -222,11 +323,14 @@ static int keep(js_marks_t *mk, const markwire_t *w, pid_t pid, uid_t uid, int64
     return 1;
 }
 
-/* read_conn: every waiting packet of one connection (at most `budget`). Returns marks kept, or -ENOMEM. */
-static int read_conn(js_marks_t *mk, conn_t *c, int64_t seq, marks_fn fn, void *arg, int budget)
+/* read_conn: the waiting packets of one connection, at most `budget`. *ret_work gets the packets read.
+ * Returns marks kept, or -ENOMEM. */
+static int read_conn(js_marks_t *mk, conn_t *c, int64_t seq, marks_fn fn, void *arg, int budget,
+                     int *ret_work)
 {
     int got = 0;
-    while (budget-- > 0) {
+    *ret_work = 0;
+    while (*ret_work < budget) {
         union {
             struct cmsghdr h;
             char buf[CMSG_SPACE(sizeof(struct ucred))];
@@ -239,19 +343,20 @@ static int read_conn(js_marks_t *mk, conn_t *c, int64_t seq, marks_fn fn, void *
             continue;
         if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
             return got;
-        if (n <= 0) { /* the sender closed (0), or the connection failed */
-            conn_drop(mk, c);
-            return got;
-        }
+        /* A packet always comes with its sender's credentials (SO_PASSCRED); the end of the connection comes
+         * with none. So 0 bytes with credentials is an empty packet (rejected below, the connection goes on),
+         * without them the sender closed. */
+        bool creds = false;
         pid_t pid = c->pid;
         uid_t uid = c->uid;
-        for (struct cmsghdr *h = CMSG_FIRSTHDR(&msg); h; h = CMSG_NXTHDR(&msg, h)) {
+        for (struct cmsghdr *h = n >= 0 ? CMSG_FIRSTHDR(&msg) : NULL; h; h = CMSG_NXTHDR(&msg, h)) {
             if (h->cmsg_level == SOL_SOCKET && h->cmsg_type == SCM_CREDENTIALS &&
                 h->cmsg_len >= CMSG_LEN(sizeof(struct ucred))) {
                 struct ucred uc;
                 memcpy(&uc, CMSG_DATA(h), sizeof(uc));
                 pid = uc.pid;
                 uid = uc.uid;
+                creds = true;
             } else if (h->cmsg_level == SOL_SOCKET && h->cmsg_type == SCM_RIGHTS) {
                 /* descriptors nobody asked for: close them */
                 size_t nfd = (h->cmsg_len - CMSG_LEN(0)) / sizeof(int);
@@ -262,9 +367,13 @@ static int read_conn(js_marks_t *mk, conn_t *c, int64_t seq, marks_fn fn, void *
                 }
             }
         }
+        if (n < 0 || (n == 0 && !creds)) { /* the sender closed, or the connection failed */
+            conn_drop(mk, c);
+            return got;
+        }
+        (*ret_work)++;
         markwire_t w;
-        if ((msg.msg_flags & MSG_TRUNC) || !allowed(mk, uid) ||
-            markwire_decode(mk->pkt, (size_t)n, &w) < 0) {
+        if ((msg.msg_flags & MSG_TRUNC) || !allowed(mk, uid) || markwire_decode(mk->pkt, (size_t)n, &w) < 0) {
             mk->rejected++;
             continue;
         }
@@ -278,27 +387,34 @@ static int read_conn(js_marks_t *mk, conn_t *c, int64_t seq, marks_fn fn, void *
 
 int marks_receive(js_marks_t *mk, int64_t seq, marks_fn fn, void *arg)
 {
-    int got = 0;
-    for (int round = 0; round < 64; round++) {
+    int work = 0, accepts = 0;
+    /* rounds: every ready connection gets up to MARKS_CONN_BUDGET packets per round, until the call's
+     * budget is spent or nothing is waiting (epoll is level-triggered: what is left stays ready) */
+    for (int round = 0; round < 64 && work < MARKS_READ_BUDGET; round++) {
         struct epoll_event evs[64];
         int n = epoll_wait(mk->efd, evs, 64, 0);
         if (n <= 0)
             break;
-        for (int i = 0; i < n; i++) {
+        int progress = 0;
+        for (int i = 0; i < n && work < MARKS_READ_BUDGET; i++) {
             conn_t *c = evs[i].data.ptr;
             if (!c) {
-                accept_all(mk);
+                int a = accept_some(mk, MARKS_ACCEPT_BUDGET - accepts);
+                accepts += a;
+                progress += a;
                 continue;
             }
-            int k = read_conn(mk, c, seq, fn, arg, 4096);
+            int left = MARKS_READ_BUDGET - work, did;
+            int k = read_conn(mk, c, seq, fn, arg, left < MARKS_CONN_BUDGET ? left : MARKS_CONN_BUDGET, &did);
             if (k < 0)
                 return k;
-            got += k;
+            progress += did + (did == 0); /* a connection that ended is work done too */
         }
-        if (n < 64 && got == 0)
+        work += progress;
+        if (!progress)
             break;
     }
-    return got;
+    return work;
 }
 
 typedef struct {
@@ -379,6 +495,27 @@ void marks_counts(const js_marks_t *mk, uint64_t *ret_received, uint64_t *ret_re
     *ret_rejected = mk->rejected;
 }
 
+uint64_t marks_senders_dropped(const js_marks_t *mk)
+{
+    return mk->shared ? atomic_load_explicit(&mk->shared->dropped, memory_order_relaxed) : 0;
+}
+
+void marks_unlink(js_marks_t *mk)
+{
+    if (!mk || mk->owner != getpid()) /* a forked child's copy: the socket and directory are its parent's */
+        return;
+    if (mk->bound)
+        unlink(mk->addr);
+    if (mk->made_shared) {
+        char path[sizeof(mk->dir) + sizeof(MARKS_DROPS_NAME) + 1];
+        snprintf(path, sizeof(path), "%s/" MARKS_DROPS_NAME, mk->dir);
+        unlink(path);
+    }
+    if (mk->made_dir)
+        rmdir(mk->dir);
+    mk->bound = mk->made_shared = mk->made_dir = false;
+}
+
 void marks_close(js_marks_t *mk)
 {
     if (!mk)
@@ -390,8 +527,23 @@ void marks_close(js_marks_t *mk)
         close(mk->efd);
     if (mk->lfd >= 0)
         close(mk->lfd);
+    marks_unlink(mk);
+    if (mk->shared)
+        munmap(mk->shared, MARKS_SHARED_SIZE);
     rows_free(&mk->pending);
     rows_free(&mk->spare);
     buf_free(&mk->data);
     free(mk);
+}
+
+void marks_drop_inherited(js_marks_t *mk)
+{
+    if (!mk)
+        return;
+    /* the connections are left: the monitor thread may have been changing their list when the process
+     * forked, and a copy of an accepted connection only delays its end until this process exits */
+    if (mk->efd >= 0)
+        close(mk->efd);
+    if (mk->lfd >= 0)
+        close(mk->lfd);
 }

@@ -1,9 +1,9 @@
 /* SPDX-License-Identifier: MIT
  *
  * The mark protocol between a job (libjobscope's js_phase_begin and friends, `jobscope mark`, the Python
- * module) and its monitor. The monitor listens on a Unix SOCK_SEQPACKET socket whose address it exports as
- * JOBSCOPE_SOCKET ("@name" for the abstract namespace, or a path); a job connects once per process and sends
- * one packet per mark. SEQPACKET rather than DGRAM: an unconnected datagram socket queues at most
+ * module) and its monitor. The monitor listens on a Unix SOCK_SEQPACKET socket whose path (in a private
+ * directory, core/marks.h) it exports as JOBSCOPE_SOCKET; a job connects once per process and sends one
+ * packet per mark. SEQPACKET rather than DGRAM: an unconnected datagram socket queues at most
  * net.unix.max_dgram_qlen packets (10 by default), far too few for a burst of marks from many threads,
  * while a connection queues up to the sender's socket buffer; packet boundaries are kept either way. The
  * sender is identified by the kernel (SO_PEERCRED, SCM_CREDENTIALS), never by what the packet says.
@@ -26,7 +26,7 @@
  *    37    3 zero
  *
  * A packet whose length is not exactly 40 + the three lengths, or whose magic, version or kind is unknown,
- * is rejected (counted by the monitor). Pure encoding and decoding here: no I/O.
+ * is rejected (counted by the monitor), and so is an empty one. Pure encoding and decoding here: no I/O.
  */
 #ifndef JOBSCOPE_MARKWIRE_H
 #define JOBSCOPE_MARKWIRE_H

@@ -7,6 +7,8 @@
 
 #include "core/marks.h"
 #include "model/model.h"
+#include "sources/self.h"
+#include "sys/fsroot.h"
 
 #include <ctype.h>
 #include <errno.h>
@@ -151,20 +153,38 @@ static int reap(js_monitor_t *mon, size_t *cap)
     }
 }
 
-/* take: collect one sample; `final` asks the sources to read everything (a stop signal ends the run). */
+/* take: collect one sample; `final` asks the sources to read everything (a stop signal ends the run). A
+ * sample taken while phase marks wait for one is the scope at those marks (ctx.for_marks). */
 static int take(js_monitor_t *mon, js_sampler_t *sp, js_sample_t *s, int64_t deadline, bool final)
 {
     mon->ctx.final = final;
     mon->ctx.interval_ns = mon->interval_ns;
     mon->ctx.end_mono_ns =
         mon->duration_ns > 0 && mon->start_mono_ns ? mon->start_mono_ns + mon->duration_ns : 0;
-    return sampler_collect(sp, s, deadline, mon->missed);
+    mon->ctx.for_marks = mon->cut_wanted;
+    mon->cut_wanted = false;
+    int r = sampler_collect(sp, s, deadline, mon->missed);
+    if (r < 0 && mon->ctx.for_marks) { /* not taken: the marks still want theirs */
+        mon->cut_wanted = true;
+        mon->ctx.for_marks = false;
+    }
+    return r;
 }
+
+/* Phases cut at their marks: a begin or end mark takes a sample of the scope at once (the mark already woke
+ * the loop), so cumulative figures are exact at phase boundaries and a phase's peak is that of the samples
+ * inside it. Marks in a burst coalesce: samples taken for marks are at least MARK_GAP_MIN_NS apart, and at
+ * least MARK_GAP_COST times what the last sample cost (so they use at most 1/MARK_GAP_COST of one CPU); the
+ * marks of a gap go to the sample at its end. */
+#define MARK_GAP_MIN_NS 10000000 /* 10 ms: at most 100 samples a second for marks */
+#define MARK_GAP_COST 20         /* at most 5% of one CPU */
 
 /* mark_to_sinks: one mark, at once, to every sink that takes marks (failures counted like samples'). */
 static int mark_to_sinks(void *arg, const js_mark_t *mk)
 {
     js_monitor_t *mon = arg;
+    if (mk->kind == JS_MARK_BEGIN || mk->kind == JS_MARK_END)
+        mon->cut_wanted = true;
     for (size_t i = 0; i < mon->nsinks; i++) {
         js_sink_slot_t *sl = &mon->sinks[i];
         int w = sl->sink->mark ? sl->sink->mark(sl->state, mk) : 0;
@@ -177,21 +197,28 @@ static int mark_to_sinks(void *arg, const js_mark_t *mk)
     return 0;
 }
 
-/* receive_marks: every mark waiting on the job's socket, to the sinks and kept for the next sample. */
-static void receive_marks(js_monitor_t *mon)
+/* receive_marks: the marks waiting on the job's socket (a bounded amount of work, so a flood never delays a
+ * sample; `all`, for the closing sample: until none is left, within 64 times that), to the sinks and kept
+ * for the next sample. */
+static void receive_marks(js_monitor_t *mon, bool all)
 {
-    marks_receive(mon->marks, (int64_t)mon->ctx.seq, mark_to_sinks, mon);
+    for (int i = 0; i < (all ? 64 : 1); i++)
+        if (marks_receive(mon->marks, (int64_t)mon->ctx.seq, mark_to_sinks, mon) <= 0)
+            break;
     marks_counts(mon->marks, &mon->ctx.marks_received, &mon->ctx.marks_rejected);
+    mon->ctx.marks_senders_dropped = marks_senders_dropped(mon->marks);
 }
 
 /* commit: the model consumes the sample, then every live sink in order; each sink is timed and its failures
  * counted, and the durable one's (the recording's) are what the `self` source reports next sample. */
 static void commit(js_monitor_t *mon, js_sample_t *s, bool final)
 {
+    int64_t c0 = now_ns(CLOCK_MONOTONIC);
     if (final)
         sampler_mark_final(s);
     if (mon->marks) { /* the marks made before this sample was taken become its rows (all of them at the end) */
-        receive_marks(mon);
+        receive_marks(mon, final);
+        self_marks_update(s, &mon->ctx); /* the sample's mark counts are those of the marks it takes */
         const js_rows_t *sr = sample_rows(s, &table_samples);
         int64_t t = sr->nrows ? rows_row(sr, 0)[SAMPLES_T_MONO].i : INT64_MAX;
         marks_take(mon->marks, sample_rows(s, &table_marks), t, final);
@@ -220,6 +247,18 @@ static void commit(js_monitor_t *mon, js_sample_t *s, bool final)
     mon->ctx.prev_sinks_ns = sinks_ns;
     mon->taken++;
     mon->ctx.seq++;
+    /* the sample's cost: its collect (from its start time) and this commit */
+    const js_rows_t *sr = sample_rows(s, &table_samples);
+    int64_t t0 =
+        sr->nrows && rows_row(sr, 0)[SAMPLES_T_MONO].present ? rows_row(sr, 0)[SAMPLES_T_MONO].i : c0;
+    int64_t now = now_ns(CLOCK_MONOTONIC);
+    mon->last_sample_cost_ns = now - t0;
+    if (mon->ctx.for_marks) {
+        mon->cut_samples++;
+        int64_t gap = mon->last_sample_cost_ns * MARK_GAP_COST;
+        mon->cut_next_ns = now + (gap > MARK_GAP_MIN_NS ? gap : MARK_GAP_MIN_NS);
+    }
+    mon->ctx.for_marks = false;
 }
 
 /* has_children: whether the monitor still has a child (every member of a run-mode tree is a descendant of one). */
@@ -307,13 +346,9 @@ static void wpids_close(wpids_t *ws)
 
 enum { UNTIL_NONE, UNTIL_APPEARS, UNTIL_FINISHED };
 
-/* until_file_says_stop: the stop file's verdict (its mode was fixed at the start). The file is the user's,
- * anywhere (a shared directory of a batch job): plain open and read of its first 4 KiB. */
-static bool until_file_says_stop(const char *path, int mode)
+bool monitor_file_finished(const char *path)
 {
-    if (mode == UNTIL_APPEARS)
-        return access(path, F_OK) == 0;
-    int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
+    int fd = fs_open(AT_FDCWD, path);
     if (fd < 0)
         return false;
     char buf[4097];
@@ -327,6 +362,15 @@ static bool until_file_says_stop(const char *path, int mode)
             !isalnum((unsigned char)p[8]) && p[8] != '_')
             return true;
     return false;
+}
+
+/* until_file_says_stop: the stop file's verdict (its mode was fixed at the start). The file is the user's,
+ * anywhere (a shared directory of a batch job): opened without blocking, its first 4 KiB read. */
+static bool until_file_says_stop(const char *path, int mode)
+{
+    if (mode == UNTIL_APPEARS)
+        return access(path, F_OK) == 0;
+    return monitor_file_finished(path);
 }
 
 int monitor_loop(js_monitor_t *mon)
@@ -379,21 +423,23 @@ int monitor_loop(js_monitor_t *mon)
     while (!done) {
         int64_t deadline = start + k * iv;
         int64_t wake = deadline < stop_at ? deadline : stop_at;
+        if (mon->cut_wanted && mon->cut_next_ns < wake) /* marks wait for the end of their gap */
+            wake = mon->cut_next_ns;
         struct itimerspec its = {.it_value = {.tv_sec = wake / 1000000000, .tv_nsec = wake % 1000000000}};
         if (timerfd_settime(tfd, TFD_TIMER_ABSTIME, &its, NULL) < 0) {
             r = -errno;
             goto out;
         }
         /* a negative fd is ignored by poll: the signalfd (not embedded), the pidfd (attach), the mark socket
-         * (when there is one) and the host's wake-up eventfd (embedded) are each optional; a stop file is
-         * looked at twice a second, whatever the interval */
+         * (when there is one) and the host's wake-up eventfd (embedded) are each optional; a stop file and
+         * the stop check are looked at twice a second, whatever the interval */
         struct pollfd pf[5 + JS_WATCH_PIDS_MAX] = {{.fd = tfd, .events = POLLIN}, {.fd = sfd, .events = POLLIN},
                                {.fd = root_pidfd, .events = POLLIN},
                                {.fd = mon->marks ? marks_fd(mon->marks) : -1, .events = POLLIN},
                                {.fd = mon->embedded ? mon->wake_fd : -1, .events = POLLIN}};
         for (size_t i = 0; i < wp.n; i++) /* watched tasks: read them the moment one exits */
             pf[5 + i] = (struct pollfd){.fd = wp.w[i].fd, .events = POLLIN};
-        if (poll(pf, 5 + wp.n, until != UNTIL_NONE ? 500 : -1) < 0) {
+        if (poll(pf, 5 + wp.n, until != UNTIL_NONE || mon->stop_check ? 500 : -1) < 0) {
             if (errno == EINTR)
                 continue;
             r = -errno;
@@ -407,7 +453,7 @@ int monitor_loop(js_monitor_t *mon)
                 event_sample = true; /* a task exited: its parent still lives, read both now */
             }
         if (pf[3].revents & POLLIN)
-            receive_marks(mon);
+            receive_marks(mon, false);
         if (pf[4].revents & POLLIN) {
             uint64_t one;
             ssize_t rd = read(mon->wake_fd, &one, sizeof(one)); /* clears the eventfd */
@@ -456,6 +502,8 @@ int monitor_loop(js_monitor_t *mon)
             }
         }
         int64_t now = now_ns(CLOCK_MONOTONIC);
+        if (mon->cut_wanted && now >= mon->cut_next_ns)
+            event_sample = true; /* a sample of the scope at the marks that just arrived */
         if (!stop && now >= stop_at) {
             stop = true;
             mon->stop_reason = "duration";
@@ -463,6 +511,11 @@ int monitor_loop(js_monitor_t *mon)
         if (!stop && until != UNTIL_NONE && until_file_says_stop(mon->until_file, until)) {
             stop = true;
             mon->stop_reason = "until-file";
+        }
+        const char *why = NULL;
+        if (!stop && mon->stop_check && mon->stop_check(mon->stop_arg, &why)) {
+            stop = true;
+            mon->stop_reason = why ? why : "stop check";
         }
         bool due = now >= deadline;
         if (!due && !event_sample && !stop)

@@ -51,6 +51,10 @@ struct js_monitor {
     const char *until_file;     /* stop when this file appears, or, if it exists at the start, when it contains
                                  * the word FINISHED (perfmon's convention); NULL = none */
     struct rlimit child_nofile;
+    /* another reason to stop, asked twice a second and after every sample (NULL = none): returns true to take
+     * the closing sample and stop, with a static reason for stop_reason ("job ended", "ipc-file") */
+    bool (*stop_check)(void *arg, const char **ret_reason);
+    void *stop_arg;
     js_model_t *model;         /* borrowed; may be NULL */
     js_sink_slot_t sinks[JS_SINKS_MAX]; /* monitor_add_sink */
     size_t nsinks;
@@ -71,8 +75,13 @@ struct js_monitor {
     int64_t taken, missed;
     int stop_signal;           /* attach and watch: the signal that ended monitoring, 0 if none */
     const char *stop_reason;   /* why monitoring ended: "scope ended", "signal", "duration", "until-file",
-                                * "scope removed" (static text) */
+                                * "scope removed", or stop_check's reason (static text) */
     int write_rc;              /* first failure of the durable sink (the recording), 0 if none */
+    /* phase marks (begin, end) take a sample of the scope at once, MARK_GAP apart at least (monitor.c) */
+    bool cut_wanted;             /* a begin or end mark arrived since the last sample */
+    int64_t cut_next_ns;         /* CLOCK_MONOTONIC before which no sample is taken for marks */
+    int64_t last_sample_cost_ns; /* what the last sample cost (collect and sinks), for the gap */
+    int64_t cut_samples;         /* samples taken for marks */
 };
 
 /* monitor_block_signals: block the signals the loop handles (call before monitor_spawn). Returns 0/-errno. */
@@ -93,10 +102,14 @@ int monitor_add_sink(js_monitor_t *mon, const js_live_sink_t *sink, void *state)
 int monitor_spawn(js_monitor_t *mon, char *const argv[]);
 
 /* monitor_loop: sample until the scope ends (run: every descendant gone, or the command exits with
- * until_main_exits; attach: every member gone; watch: the watched cgroup removed), SIGINT/SIGTERM/SIGHUP/SIGQUIT
- * arrive (attach, watch; run forwards them), duration_ns passes, or until_file says so; the last sample is
- * the closing one. Returns 0 or -errno. */
+ * until_main_exits; attach: every member gone; watch: the watched cgroup removed),
+ * SIGINT/SIGTERM/SIGHUP/SIGQUIT arrive (attach, watch; run forwards them), duration_ns passes, or until_file
+ * or stop_check says so; the last sample is the closing one. Returns 0 or -errno. */
 int monitor_loop(js_monitor_t *mon);
+
+/* monitor_file_finished: whether the file at `path` (the user's, anywhere: a plain open of its first 4 KiB,
+ * never blocking on a FIFO) contains the word FINISHED, perfmon's stop word. False when it cannot be read. */
+bool monitor_file_finished(const char *path);
 
 /* monitor_request: ask an embedded monitor (from another thread) for MONITOR_REQ_* `bits`. Returns 0 or -errno. */
 int monitor_request(js_monitor_t *mon, int bits);

@@ -7,6 +7,8 @@
 #include "core/marks.h"
 #include "model/model.h"
 
+#include "core/json.h"
+
 #include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -23,6 +25,7 @@
     X(thermal)                                                                                                 \
     X(cgroup)                                                                                                  \
     X(perf)                                                                                                    \
+    X(levels)                                                                                                  \
     X(nvml)                                                                                                    \
     X(rocm)                                                                                                    \
     X(self)
@@ -37,8 +40,11 @@ static const js_column_t samples_cols[SAMPLES__MAX] = {
     {"t_mono_ns", "ns", JS_INT, JS_GAUGE, 0, "CLOCK_MONOTONIC when the sample started"},
     {"t_unix_ns", "ns", JS_INT, JS_GAUGE, 0, "CLOCK_REALTIME when the sample started"},
     {"deadline_ns", "ns", JS_INT, JS_GAUGE, 0, "CLOCK_MONOTONIC deadline the sample was due at"},
-    {"missed", "count", JS_INT, JS_COUNTER, 64, "deadlines missed so far (samples that could not start on time)"},
+    {"missed", "count", JS_INT, JS_COUNTER, 64,
+     "deadlines missed so far (samples that could not start on time)"},
     {"final", "bool", JS_INT, JS_GAUGE, 0, "1 for the closing sample taken when the scope ended"},
+    {"for_marks", "bool", JS_INT, JS_GAUGE, 0,
+     "1 when taken for phase marks (begin, end) that had just arrived: the scope at the last of them"},
 };
 const js_table_t table_samples = {"samples", "one row per sample (its `sample` column is the sample number)", SAMPLES__MAX, samples_cols};
 
@@ -54,9 +60,14 @@ static const js_column_t inventory_cols[INV__MAX] = {
     {"source", "text", JS_TEXT, JS_LABEL, 0, "the source that knows it (or `run` for the monitor)"},
     {"key", "text", JS_TEXT, JS_LABEL, 0, "what it is: cpu.model, gpu.0.uuid, memory.limit_bytes, ..."},
     {"value", "text", JS_TEXT, JS_GAUGE, 0, "its value as text (numbers in base units)"},
+    {"number", "bool", JS_INT, JS_GAUGE, 0,
+     "1 when the value is a number (a JSON number in `jobscope info --json`)"},
 };
 const js_table_t table_inventory = {"inventory", "the hardware and the allocation, once per run (sample 0)",
                                     INV__MAX, inventory_cols};
+const js_table_t table_level_job_inventory = {
+    "level_job_inventory", "level job: what its cgroup source knows (sample 0; sources/levels.c)", INV__MAX,
+    inventory_cols};
 
 int inventory_add(js_rows_t *inv, const char *source, const char *key, const char *value)
 {
@@ -72,6 +83,22 @@ int inventory_add(js_rows_t *inv, const char *source, const char *key, const cha
     return 0;
 }
 
+/* one_number: whether printf format `fmt` is exactly one decimal conversion (flags, width, precision and a
+ * length modifier allowed: "%d", "%lld", "%zu", "%.6g"); hexadecimal and text are not numbers here */
+static bool one_number(const char *fmt)
+{
+    if (*fmt++ != '%')
+        return false;
+    fmt += strspn(fmt, "-+ #0");
+    fmt += strspn(fmt, "0123456789");
+    if (*fmt == '.') {
+        fmt++;
+        fmt += strspn(fmt, "0123456789");
+    }
+    fmt += strspn(fmt, "hljztL");
+    return *fmt && strchr("diufeEgG", *fmt) && fmt[1] == '\0';
+}
+
 int inventory_addf(js_rows_t *inv, const char *source, const char *key, const char *fmt, ...)
 {
     char buf[1024];
@@ -81,7 +108,10 @@ int inventory_addf(js_rows_t *inv, const char *source, const char *key, const ch
     va_end(ap);
     if (n < 0)
         return -EINVAL;
-    return inventory_add(inv, source, key, buf); /* a value longer than 1023 bytes is cut there */
+    int r = inventory_add(inv, source, key, buf);           /* a value longer than 1023 bytes is cut there */
+    if (r == 0 && one_number(fmt) && json_number_text(buf)) /* not "inf", "nan" */
+        val_int(&rows_row(inv, inv->nrows - 1)[INV_NUMBER], 1);
+    return r;
 }
 
 const js_table_t *const *registry_tables(void)

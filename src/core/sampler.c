@@ -70,6 +70,7 @@ int sampler_collect(js_sampler_t *sp, js_sample_t *s, int64_t deadline_ns, int64
         val_int(&v[SAMPLES_DEADLINE], deadline_ns);
     val_int(&v[SAMPLES_MISSED], missed);
     val_int(&v[SAMPLES_FINAL], 0);
+    val_int(&v[SAMPLES_FOR_MARKS], sp->ctx->for_marks);
     /* A stop signal that came in mid-sample is looked for between sources, but only once a millisecond of
      * the sample has gone by: a sample that short ends soon anyway, and the look is a system call. */
     int64_t checked = now_ns(CLOCK_MONOTONIC);

@@ -66,6 +66,23 @@ typedef struct {
     bool cgroup_whole;
 } js_scope_t;
 
+/* The embedded monitor's levels (include/jobscope.h, JS_LEVEL_*): scopes read beside the monitored one by the
+ * `levels` source, each with its own instance of proc_tree (and of cgroup, for a job with a cgroup) writing
+ * into tables of its own (level_user_*, level_job_*), and modelled by part_levels as a scope of its own. */
+typedef enum {
+    JS_LV_USER, /* scope USER: every process of scope.uid */
+    JS_LV_JOB,  /* scope CGROUP (the job's, cgroup_whole) or TREE with stepd_job (the job's slurmstepd tasks)
+                 */
+    JS_LV_MAX
+} js_level_ix_t;
+
+typedef struct {
+    bool on;
+    js_scope_t scope;    /* borrowed strings and cgroup: they outlive the monitor */
+    const char *what;    /* how the scope was resolved, for the inventory ("uid 1000", "cgroup /slurm/...") */
+    bool monitor_inside; /* the monitored process (the embedded monitor's host) is one of the level's */
+} js_level_scope_t;
+
 /* One child reaped by the monitor (wait4), handed to the proc_tree source for the `exits` table. */
 typedef struct {
     pid_t pid;
@@ -89,6 +106,8 @@ typedef struct {
     unsigned status_every; /* read /proc/<pid>/status every N samples (>= 1) */
     js_backend_t backend;  /* how proc_tree reads processes */
     bool final;            /* this is the last sample: read everything */
+    bool for_marks;        /* this sample is taken for phase marks (begin/end) that just arrived: the scope at
+                            * those marks (read smaps_rollup of every member when the budget allows) */
     bool interruptible;    /* a long collect() may give up with -EINTR when sampler_stop_pending() */
     /* reaped children since the last sample (filled by the monitor, drained by proc_tree) */
     js_reaped_t *reaped;
@@ -108,8 +127,23 @@ typedef struct {
     /* embedded (js_monitor_start): the monitor is one thread of root_pid; monitor_pid is then 0 (nothing is
      * skipped in the tree) and the monitor's own cost is its thread's (the self source) */
     bool embedded;
-    /* the job's marks so far (core/marks.h), for the self source */
-    uint64_t marks_received, marks_rejected;
+    /* embedded: the number of descriptors the embedding holds in the host's table of `total` (its recording,
+     * kept /proc files, timers, sockets ...), or -1 when they cannot be told from the host's; NULL otherwise */
+    int (*host_fds)(int64_t total);
+    /* embedded: host_fds() as proc_tree called it right after counting the root's descriptors (`total`), at
+     * the same instant, for the self source to record; -1 before */
+    int host_fds_now;
+    /* embedded: the monitor thread's own CPU (RUSAGE_THREAD) and I/O (its task io: rchar, wchar, syscr, syscw,
+     * read_bytes, write_bytes; bit i of mon_io_present per value) as proc_tree read them right after the
+     * root's stat and io, so that what the model takes off the root's figures is what those reads included
+     * (the monitor works on between its reads); the self source records these, and clears mon_at_root */
+    bool mon_at_root;
+    struct rusage mon_ru;
+    int64_t mon_io[6];
+    unsigned mon_io_present;
+    /* the job's marks so far (core/marks.h), for the self source: received, rejected, and the drops its
+     * processes reported */
+    uint64_t marks_received, marks_rejected, marks_senders_dropped;
     /* --redact-cmdline: every match in a recorded command-line argument becomes "***" (NULL: none) */
     const regex_t *redact_cmdline;
     /* the sampling plan, for a source weighing a one-time cost against what it saves per sample (set by the
@@ -123,6 +157,8 @@ typedef struct {
     /* --perf-per-task (attach, watch --user): perf counters on every task, a row per task (else the job is
      * counted: its cgroup per CPU, or the root with inheritance) */
     bool perf_per_task;
+    /* the embedded monitor's levels (js_level_scope_t); none on elsewhere */
+    js_level_scope_t levels[JS_LV_MAX];
 } js_ctx_t;
 
 typedef struct js_source {
@@ -156,17 +192,29 @@ bool sampler_stop_pending(void);
 extern const js_source_t *const js_sources[];
 
 /* Core tables written by the sampler itself (not by a source), and their column indices. */
-enum { SAMPLES_T_MONO, SAMPLES_T_UNIX, SAMPLES_DEADLINE, SAMPLES_MISSED, SAMPLES_FINAL, SAMPLES__MAX };
+enum {
+    SAMPLES_T_MONO,
+    SAMPLES_T_UNIX,
+    SAMPLES_DEADLINE,
+    SAMPLES_MISSED,
+    SAMPLES_FINAL,
+    SAMPLES_FOR_MARKS,
+    SAMPLES__MAX
+};
 enum { STATS_SOURCE, STATS_DURATION, STATS_RC, STATS__MAX };
-enum { INV_SOURCE, INV_KEY, INV_VALUE, INV__MAX };
+enum { INV_SOURCE, INV_KEY, INV_VALUE, INV_NUMBER, INV__MAX };
 extern const js_table_t table_samples;
 extern const js_table_t table_source_stats;
 extern const js_table_t table_inventory; /* written with the first sample only */
+extern const js_table_t table_level_job_inventory; /* its twin for the embedded monitor's job level */
 
 /* inventory_add: append the inventory row (source, key, value). Returns 0 or -ENOMEM. */
 int inventory_add(js_rows_t *inv, const char *source, const char *key, const char *value);
 
-/* inventory_addf: as inventory_add with a printf-formatted value. */
+/* inventory_addf: as inventory_add with a printf-formatted value. A format that is exactly one decimal
+ * conversion ("%d", "%llu", "%zu", "%.6g", ...) makes a number: the row's `number` column is 1, and `jobscope
+ * info --json` writes it as a JSON number. Identifiers that look like numbers (a CPU family, a device ID) are
+ * added as text with inventory_add. */
 int inventory_addf(js_rows_t *inv, const char *source, const char *key, const char *fmt, ...)
     __attribute__((format(printf, 4, 5)));
 

@@ -30,13 +30,23 @@ typedef struct {
     double own_prev, dt_prev;          /* own CPU at the row before the last one, and that row's interval */
     double io[IO__MAX];
     uint8_t io_ok;   /* bit per IO_* known */
-    bool io_missing; /* its io could not be read at some sample */
+    bool io_missing; /* its io could not be read at some sample (while not a zombie) */
+    bool uss_missing; /* its smaps_rollup could never be read while others' could (not a zombie) */
     double minflt, majflt;
-    double uss, pss;     /* last read (smaps_rollup is read adaptively), NAN before the first */
+    double uss, pss;     /* last read (smaps_rollup of every member at once, now and then), NAN before */
+    double rss_at_smaps; /* its RSS at that read */
+    double rss;          /* its RSS at this sample, NAN when unread */
     double vcsw, ivcsw;  /* last read (status cadence), NAN before the first */
     double peak_rss;
     uint32_t comm_ix;    /* index + 1 in the per-command table, 0 before its comm is known */
     bool zombie;         /* last seen exited (state Z): its totals were final */
+    /* what it reaped (cutime + cstime, seconds) at its last three rows, newest first, and their samples: a
+     * child that vanishes while its parent lives must show up there (check_reaped) */
+    double reaped[3];
+    uint64_t reaped_stamp[3];
+    double owed, owed_user; /* CPU of its children that vanished (as last seen), not yet found in `reaped` */
+    double owed_base;       /* its reaped CPU before the first of them vanished */
+    uint64_t owed_due;      /* the sample at which `reaped` must have grown by `owed` */
     char comm[64];       /* from proc_info, for the process view */
 } mproc_t;
 
@@ -87,10 +97,15 @@ struct js_model {
     int64_t write_n;
     double reaped_maxrss, reaped_ctxsw[2];
     double mon_user, mon_sys; /* embedded: the monitor thread's CPU (self table), seconds */
+    /* embedded: the monitor thread's own I/O (cumulative), its threads and the embedding's descriptors in the
+     * host's table, from this sample's self row: taken off the root's (NAN: not recorded, nothing taken) */
+    double mon_io[IO__MAX], mon_threads, mon_fds;
     /* slurmstepd roots (cfg.stepd_roots): pid -> mstepd_t; what the gone ones had reaped, in seconds */
     js_pidmap_t stepds;
     double stepd_gone_user, stepd_gone_sys;
     bool lost_any; /* a member vanished with nobody seen to reap it: its last interval is missing */
+    bool io_seen;  /* a member's I/O counters were read at some sample */
+    double window_ticks; /* start_ticks clock (CLOCK_BOOTTIME, in ticks) at the first sample; NAN unknown */
     const js_rows_t *last_proc_rows; /* the proc rows being fed (their strings) */
     mcomm_t *comms;
     size_t ncomms, comms_cap;
@@ -159,10 +174,14 @@ js_model_t *model_new(const js_model_cfg_t *cfg)
     pidmap_init(&m->stepds, sizeof(mstepd_t));
     rate_carry_init(&m->cpu_rate, cfg->cores_available, (double)cfg->interval_ns / 1e9);
     js_summary_t *s = &m->sum;
-    s->peak_rss = s->peak_rss_kernel = s->peak_swap = s->peak_rss_main = s->peak_rss_desc = NAN;
-    s->peak_uss = s->peak_pss = NAN;
+    s->peak_rss_sum = s->peak_rss_kernel = s->peak_swap = s->peak_rss_main = s->peak_rss_desc = NAN;
+    s->peak_private = s->peak_shared = s->peak_pss = s->peak_bytes = NAN;
     s->mon_cpu_s = s->mon_max_rss = NAN;
     m->reaped_maxrss = NAN;
+    m->window_ticks = NAN;
+    for (int k = 0; k < IO__MAX; k++)
+        m->mon_io[k] = NAN;
+    m->mon_threads = m->mon_fds = NAN;
     while (js_model_parts[m->nparts])
         m->nparts++;
     m->part_state = calloc(m->nparts + 1, sizeof(*m->part_state));
@@ -266,9 +285,60 @@ static void lose_io(js_model_t *m, const mproc_t *e)
     m->lost_majflt += e->majflt;
 }
 
+/* check_reaped: parent `e` (just fed) owes the CPU of children that vanished while it lived: its reaped CPU
+ * must have grown by as much (the kernel adds a child's utime + cutime to its parent's cutime when the parent
+ * waits for it), within 3 ticks (each displayed figure is truncated) and 2%. When it has not, the parent's
+ * children were reaped without accounting: by the kernel itself, under a SIGCHLD handler with SA_NOCLDWAIT
+ * (which /proc does not show) or with SIGCHLD ignored. What sampling saw of them is added to the totals,
+ * which are sampled from then on, and the summary names the parent. */
+static void check_reaped(js_model_t *m, int32_t pid, mproc_t *e)
+{
+    if (!(e->owed > 0) || m->stamp < e->owed_due)
+        return;
+    double growth = e->reaped[0] - e->owed_base, tol = 3.0 / (double)m->cfg.clk_tck + 0.02 * e->owed;
+    double missing = e->owed - (growth > 0 ? growth : 0);
+    if (missing > tol) {
+        double user = missing * e->owed_user / e->owed;
+        m->lost_user += user;
+        m->lost_sys += missing - user;
+        m->lost_cpu += missing;
+        m->sum.autoreap_cpu_s += missing;
+        if (!m->sum.autoreap_pid) {
+            m->sum.autoreap_pid = pid;
+            snprintf(m->sum.autoreap_comm, sizeof(m->sum.autoreap_comm), "%s", e->comm);
+        }
+    }
+    e->owed = e->owed_user = 0;
+}
+
+/* owe: child `c` vanished while its parent `up` lives: `up` must have reaped it, and its reaped CPU must grow
+ * by the child's figures as last seen. The baseline is the parent's reaped CPU at a row read before the
+ * child's last one (a sample earlier; in a tree, where parents are read first, the same sample will do);
+ * it is checked one sample later, when a reap just after the parent's row has shown up. */
+static void owe(js_model_t *m, mproc_t *up, const mproc_t *c)
+{
+    int k = -1;
+    for (int i = 0; i < 3 && k < 0; i++)
+        if (up->reaped_stamp[i] && up->reaped_stamp[i] < c->stamp)
+            k = i;
+    for (int i = 0; i < 3 && k < 0 && m->cfg.scope == JS_SCOPE_TREE; i++)
+        if (up->reaped_stamp[i] && up->reaped_stamp[i] == c->stamp)
+            k = i;
+    if (k < 0 || !(c->cpu_all > 0))
+        return; /* no row of the parent before the child's last: nothing to compare with */
+    if (!(up->owed > 0) || up->reaped[k] < up->owed_base)
+        up->owed_base = up->reaped[k];
+    up->owed += c->cpu_all;
+    up->owed_user += c->user_all;
+    up->owed_due = m->stamp + 1;
+}
+
 /* vanish: a member is gone; decide whether someone we see accounts for its totals. */
 static void vanish(js_model_t *m, const mproc_t *e)
 {
+    mproc_t *parent = pidmap_get(&m->procs, e->ppid);
+    if (parent && parent->stamp == m->stamp && e->ppid != m->cfg.monitor_pid)
+        owe(m, parent, e);
     m->sampled_gone += own_used(e);
     if (e->comm_ix)
         m->comms[e->comm_ix - 1].cpu_gone += own_used_as(e);
@@ -326,11 +396,13 @@ typedef struct {
     size_t opt_have[6];
     double uss, pss, ctxsw[2];
     size_t have_uss, have_pss, have_ctxsw;
+    size_t pss_read;     /* members whose smaps_rollup was read at this sample */
+    size_t uss_left_out; /* members whose smaps_rollup cannot be read (count_uss_unreadable) */
     double max_proc_rss; /* largest single-process RSS */
     int32_t max_proc_pid;
     /* the split part's figures (js_tree_point_t main_*, desc_*) */
-    double main_rss, main_shared, main_threads, main_own_s, desc_rss, desc_shared, desc_threads;
-    bool desc_rss_all, desc_shared_all;
+    double main_rss, main_uss, main_pss, main_threads, main_own_s, desc_rss, desc_uss, desc_pss, desc_threads;
+    bool desc_rss_all, smaps_all;
 } live_sums_t;
 
 static const int opt_cols[6] = {PROC_RSS_ANON, PROC_RSS_FILE, PROC_RSS_SHMEM, PROC_SWAP, PROC_HWM, PROC_FDS};
@@ -339,6 +411,7 @@ enum { OPT_ANON, OPT_FILE, OPT_SHMEM, OPT_SWAP, OPT_HWM, OPT_FDS };
 /* What the monitor has reaped so far (run mode), from the tree row. */
 typedef struct {
     double user, sys, io[IO__MAX], minflt, majflt;
+    bool have_io; /* the monitor's reaped I/O was read (run mode) */
 } reaped_t;
 
 #define SIGCHLD_BIT (UINT64_C(1) << 16) /* SIGCHLD is 17 on Linux: bit 16 of the sigignore mask */
@@ -362,7 +435,7 @@ static int feed_proc(js_model_t *m, const js_value_t *v, double dt, js_proc_poin
         if (!e)
             return -ENOMEM;
         e->start = start;
-        e->uss = e->pss = e->vcsw = e->ivcsw = e->peak_rss = NAN;
+        e->uss = e->pss = e->vcsw = e->ivcsw = e->peak_rss = e->rss_at_smaps = e->rss = NAN;
         m->sum.procs_total++;
     }
     double ut = v_num(&v[PROC_UTIME]) / tck, st = v_num(&v[PROC_STIME]) / tck;
@@ -374,6 +447,14 @@ static int feed_proc(js_model_t *m, const js_value_t *v, double dt, js_proc_poin
         st = ns - ut;
     }
     double own = ut + st;
+    /* this sample's I/O counters; the embedding process's without its monitor thread's own */
+    bool host = m->cfg.embedded && pid == m->cfg.root_pid;
+    double io_now[IO__MAX] = {0}; /* every entry set below (initialised for the analyzer) */
+    for (int k = 0; k < IO__MAX; k++) {
+        io_now[k] = v[PROC_RCHAR + k].present ? (double)v[PROC_RCHAR + k].i : NAN;
+        if (host && !isnan(io_now[k]) && !isnan(m->mon_io[k]))
+            io_now[k] = fmax(0, io_now[k] - m->mon_io[k]);
+    }
     pp->cpu_cores = pp->read_bps = pp->write_bps = NAN;
     if (!fresh && dt > 0) {
         /* a short interval (the closing sample) gives the mean over it and the one before, as for the tree */
@@ -385,10 +466,10 @@ static int feed_proc(js_model_t *m, const js_value_t *v, double dt, js_proc_poin
         pp->cpu_cores = own >= before ? (own - before) / span : NAN;
         if (m->cfg.cores_available > 0 && pp->cpu_cores > m->cfg.cores_available)
             pp->cpu_cores = m->cfg.cores_available; /* whole ticks over a few ms */
-        if (v[PROC_READ_BYTES].present && (e->io_ok & (1u << IO_READ)))
-            pp->read_bps = ((double)v[PROC_READ_BYTES].i - e->io[IO_READ]) / dt;
-        if (v[PROC_WRITE_BYTES].present && (e->io_ok & (1u << IO_WRITE)))
-            pp->write_bps = ((double)v[PROC_WRITE_BYTES].i - e->io[IO_WRITE]) / dt;
+        if (!isnan(io_now[IO_READ]) && (e->io_ok & (1u << IO_READ)))
+            pp->read_bps = (io_now[IO_READ] - e->io[IO_READ]) / dt;
+        if (!isnan(io_now[IO_WRITE]) && (e->io_ok & (1u << IO_WRITE)))
+            pp->write_bps = (io_now[IO_WRITE] - e->io[IO_WRITE]) / dt;
         e->own_prev = e->own;
         e->dt_prev = dt;
     }
@@ -396,18 +477,29 @@ static int feed_proc(js_model_t *m, const js_value_t *v, double dt, js_proc_poin
     e->zombie = v[PROC_STATE].present && m->last_proc_rows && rows_str(m->last_proc_rows, &v[PROC_STATE])[0] == 'Z';
     e->ppid = v[PROC_PPID].present ? (int32_t)v[PROC_PPID].i : 0;
     if (!isnan(own)) {
-        if (fresh && m->cfg.mode != JS_MODE_RUN && m->nfed == 0 && !m->cfg.stepd_roots)
-            e->base_own = own; /* attach/watch: what it used before monitoring began is not ours */
+        /* attach/watch: what it used before monitoring began is not ours: a process of the first sample, or
+         * one older than it first seen later (watch --node --top: it became a top process) counts from its
+         * first row (what it used between the first sample and that row is not known: not counted) */
+        if (fresh && m->cfg.mode != JS_MODE_RUN && !m->cfg.stepd_roots &&
+            (m->nfed == 0 || (double)start < m->window_ticks))
+            e->base_own = own;
         e->own = own;
         e->max_own = fmax_nan(e->max_own, own);
         e->user_all = ut + (isnan(cut) ? 0 : cut);
         e->sys_all = st + (isnan(cst) ? 0 : cst);
         e->cpu_all = e->user_all + e->sys_all;
+        if (!isnan(cut) && !isnan(cst)) {
+            memmove(&e->reaped[1], &e->reaped[0], 2 * sizeof(e->reaped[0]));
+            memmove(&e->reaped_stamp[1], &e->reaped_stamp[0], 2 * sizeof(e->reaped_stamp[0]));
+            e->reaped[0] = cut + cst;
+            e->reaped_stamp[0] = m->stamp;
+            check_reaped(m, pid, e);
+        }
     }
     bool io_read = false;
     for (int k = 0; k < IO__MAX; k++) {
-        if (v[PROC_RCHAR + k].present) {
-            e->io[k] = (double)v[PROC_RCHAR + k].i;
+        if (!isnan(io_now[k])) {
+            e->io[k] = io_now[k];
             e->io_ok |= (uint8_t)(1u << k);
             io_read = true;
         }
@@ -416,7 +508,12 @@ static int feed_proc(js_model_t *m, const js_value_t *v, double dt, js_proc_poin
             ls->io_have[k]++;
         }
     }
-    if (!io_read && !e->io_missing) { /* unreadable is not zero: the I/O totals become missing */
+    m->io_seen |= io_read;
+    /* unreadable is not zero: such a process is left out of the I/O totals and counted; a zombie's own file
+     * may be gone, but its I/O arrives in its reaper's counters when it is reaped */
+    if (!io_read && !e->io_missing && !e->zombie &&
+        !(v[PROC_STATE].present && m->last_proc_rows &&
+          rows_str(m->last_proc_rows, &v[PROC_STATE])[0] == 'X')) {
         e->io_missing = true;
         m->sum.io_unreadable++;
     }
@@ -453,23 +550,32 @@ static int feed_proc(js_model_t *m, const js_value_t *v, double dt, js_proc_poin
         if (!o->present)
             continue;
         ls->opt_have[k]++;
-        ls->opt[k] = k == OPT_HWM ? fmax_nan(ls->opt[k], (double)o->i) : ls->opt[k] + (double)o->i;
+        double x = (double)o->i;
+        if (k == OPT_FDS && host && !isnan(m->mon_fds))
+            x = fmax(0, x - m->mon_fds); /* the embedding's own descriptors */
+        ls->opt[k] = k == OPT_HWM ? fmax_nan(ls->opt[k], x) : ls->opt[k] + x;
     }
-    /* USS and PSS are read adaptively (proc_tree's want_uss): between reads a process's last value stands */
-    if (v[PROC_USS].present)
-        e->uss = (double)v[PROC_USS].i;
-    if (v[PROC_PSS].present)
-        e->pss = (double)v[PROC_PSS].i;
+    /* USS and PSS are read for every member at once, now and then (proc_tree's read_smaps_all); between reads
+     * a process's figures are its last ones moved by its RSS change since (pages it maps or unmaps are its
+     * own until the next read shows how they are shared) */
+    e->rss = v[PROC_RSS].present ? (double)v[PROC_RSS].i : NAN;
+    if (v[PROC_PSS].present || v[PROC_USS].present) {
+        e->pss = v[PROC_PSS].present ? (double)v[PROC_PSS].i : NAN;
+        e->uss = v[PROC_USS].present ? (double)v[PROC_USS].i : NAN;
+        e->rss_at_smaps = e->rss;
+        ls->pss_read += v[PROC_PSS].present;
+    }
     if (v[PROC_VCSW].present)
         e->vcsw = (double)v[PROC_VCSW].i;
     if (v[PROC_IVCSW].present)
         e->ivcsw = (double)v[PROC_IVCSW].i;
+    double moved = !isnan(e->rss) && !isnan(e->rss_at_smaps) ? e->rss - e->rss_at_smaps : 0;
     if (!isnan(e->uss)) {
-        ls->uss += e->uss;
+        ls->uss += fmax(0, e->uss + moved);
         ls->have_uss++;
     }
     if (!isnan(e->pss)) {
-        ls->pss += e->pss;
+        ls->pss += fmax(0, e->pss + moved);
         ls->have_pss++;
     }
     if (!isnan(e->vcsw) && !isnan(e->ivcsw)) {
@@ -481,22 +587,60 @@ static int feed_proc(js_model_t *m, const js_value_t *v, double dt, js_proc_poin
         m->sum.sigchld_pid = pid; /* its children are reaped by the kernel, their usage accounted to nobody */
         snprintf(m->sum.sigchld_comm, sizeof(m->sum.sigchld_comm), "%s", e->comm);
     }
-    ls->threads += v[PROC_THREADS].present ? (double)v[PROC_THREADS].i : 0;
-    /* the split: the root against the others, each value as read (ticks, not the BPF backend's ns) */
-    double r_rss = v_num(&v[PROC_RSS]), r_shared = v_num(&v[PROC_SHARED]), r_thr = v_num(&v[PROC_THREADS]);
+    double threads = v[PROC_THREADS].present ? (double)v[PROC_THREADS].i : 0;
+    if (host && !isnan(m->mon_threads) && threads > m->mon_threads)
+        threads -= m->mon_threads; /* the monitor thread is not the job's */
+    ls->threads += threads;
+    /* the split: the root against the others, each value as read (ticks, not the BPF backend's ns; USS and
+     * PSS as this row has them, not moved by RSS) */
+    double r_rss = v_num(&v[PROC_RSS]), r_uss = v_num(&v[PROC_USS]), r_pss = v_num(&v[PROC_PSS]),
+           r_thr = v_num(&v[PROC_THREADS]);
+    ls->smaps_all &= !isnan(r_uss) && !isnan(r_pss);
     if (pid == m->cfg.root_pid) {
         ls->main_rss = r_rss;
-        ls->main_shared = r_shared;
-        ls->main_threads = r_thr;
+        ls->main_uss = r_uss;
+        ls->main_pss = r_pss;
+        ls->main_threads =
+            host && !isnan(m->mon_threads) && r_thr > m->mon_threads ? r_thr - m->mon_threads : r_thr;
         ls->main_own_s = (v_num(&v[PROC_UTIME]) + v_num(&v[PROC_STIME])) / tck;
     } else {
         ls->desc_rss_all &= !isnan(r_rss);
-        ls->desc_shared_all &= !isnan(r_shared);
         ls->desc_rss += r_rss;
-        ls->desc_shared += r_shared;
+        ls->desc_uss += r_uss;
+        ls->desc_pss += r_pss;
         ls->desc_threads += isnan(r_thr) ? 0 : r_thr;
     }
     return 0;
+}
+
+/* count_uss_unreadable: the live members of this sample with no USS/PSS ever read while others' were (another
+ * user's smaps_rollup): counted once each in the summary; the sums leave them out (tree_levels). A zombie or a
+ * process with no resident memory (a kernel thread) leaves nothing out. Returns how many members of this
+ * sample are left out. */
+static size_t count_uss_unreadable(js_model_t *m)
+{
+    size_t out = 0;
+    for (size_t i = 0; i < m->procs.cap; i++) {
+        mproc_t *e;
+        if (!pidmap_at(&m->procs, i, (void **)&e) || e->stamp != m->stamp)
+            continue;
+        if (isnan(e->uss) && !e->zombie && !e->uss_missing && e->peak_rss != 0) { /* no RSS: a kernel thread */
+            e->uss_missing = true;
+            m->sum.uss_unreadable++;
+        }
+        out += e->uss_missing && isnan(e->uss); /* read since: in the sums again */
+    }
+    return out;
+}
+
+/* embedded_self: the monitor thread's own I/O, threads and descriptors of this sample (self row), which
+ * feed_proc takes off the embedding process's figures; what the row lacks is NAN (nothing is taken off). */
+static void embedded_self(js_model_t *m, const js_value_t *self)
+{
+    for (int k = 0; k < IO__MAX; k++)
+        m->mon_io[k] = self && self[SELF_IO_RCHAR + k].present ? (double)self[SELF_IO_RCHAR + k].i : NAN;
+    m->mon_threads = self && self[SELF_THREADS].present ? (double)self[SELF_THREADS].i : NAN;
+    m->mon_fds = self && self[SELF_FDS].present ? (double)self[SELF_FDS].i : NAN;
 }
 
 /* forget_vanished: members not in this sample have gone; account for them and drop their state. */
@@ -558,8 +702,10 @@ static void read_reaped(js_model_t *m, const js_value_t *tv, reaped_t *r, js_tre
     if (tv[TREE_REAPED_STIME].present)
         r->sys = (double)tv[TREE_REAPED_STIME].i / 1e6;
     for (int k = 0; k < IO__MAX; k++)
-        if (tv[TREE_REAPED_RCHAR + k].present)
+        if (tv[TREE_REAPED_RCHAR + k].present) {
             r->io[k] = (double)tv[TREE_REAPED_RCHAR + k].i;
+            r->have_io = true;
+        }
     if (tv[TREE_REAPED_MINFLT].present)
         r->minflt = (double)tv[TREE_REAPED_MINFLT].i;
     if (tv[TREE_REAPED_MAJFLT].present)
@@ -576,6 +722,8 @@ static void read_reaped(js_model_t *m, const js_value_t *tv, reaped_t *r, js_tre
             m->sum.unread_max = tv[TREE_UNREAD].i;
     }
     pt->root_alive = tv[TREE_ROOT_ALIVE].present && tv[TREE_ROOT_ALIVE].i;
+    if (m->nfed == 0 && tv[TREE_T_BOOT].present)
+        m->window_ticks = (double)tv[TREE_T_BOOT].i / 1e9 * (double)m->cfg.clk_tck;
 }
 
 /* node_cumulate: the node scope: totals are the host's own accounting, exact (the aggregate `cpu` line of
@@ -659,7 +807,8 @@ static void cumulate(js_model_t *m, js_tree_point_t *pt, const live_sums_t *ls, 
     c_sys -= m->mon_sys;
     double c_io[IO__MAX];
     for (int k = 0; k < IO__MAX; k++) /* unknown when a member's io could not be read, now or before */
-        c_io[k] = ls->io_have[k] == ls->n && !m->sum.io_unreadable ? ls->io[k] + r->io[k] + m->lost_io[k] : NAN;
+        c_io[k] = m->io_seen || r->have_io ? ls->io[k] + r->io[k] + m->lost_io[k]
+                                           : NAN; /* unreadable ones left out */
     double c_min = ls->minflt + r->minflt + m->lost_minflt, c_maj = ls->majflt + r->majflt + m->lost_majflt;
     if (!m->have_base) {
         m->have_base = true;
@@ -693,7 +842,7 @@ static void cumulate(js_model_t *m, js_tree_point_t *pt, const live_sums_t *ls, 
         dt_since = pt->dt_s;
         dcpu = pt->cpu_s - pv->cpu_s;
     } else if (m->cfg.mode == JS_MODE_RUN && m->cfg.start_mono_ns > 0) {
-        dt_since = (double)(pt->t_mono_ns - m->cfg.start_mono_ns) / 1e9;
+        dt_since = ((double)pt->t_mono_ns - (double)m->cfg.start_mono_ns) / 1e9;
         dcpu = pt->cpu_s;
     }
     /* a row's rate covers the interval since the previous sample (none for the first row); the stretch from
@@ -716,17 +865,25 @@ static void tree_levels(js_tree_point_t *pt, const live_sums_t *ls)
     pt->swap = all_or_nan(ls->opt[OPT_SWAP], ls->opt_have[OPT_SWAP], n);
     /* the kernel's per-process high-water mark is at least the largest RSS sampled of one process */
     pt->hwm_max = fmax_nan(ls->opt_have[OPT_HWM] ? ls->opt[OPT_HWM] : NAN, ls->max_proc_rss);
-    pt->uss = all_or_nan(ls->uss, ls->have_uss, n);
-    pt->pss = all_or_nan(ls->pss, ls->have_pss, n);
+    /* the members whose smaps_rollup can be read: one that cannot (another user's) is left out and counted
+     * (uss_unreadable), not allowed to void the sums; the PSS sum is missing while a readable member has not
+     * been read yet (a new one shares pages it cannot tell); nothing read at all (USS off) is missing */
+    size_t n_read = n > ls->uss_left_out ? n - ls->uss_left_out : 0;
+    pt->uss = all_or_nan(ls->uss, ls->have_uss, n_read);
+    pt->pss = all_or_nan(ls->pss, ls->have_pss, n_read);
+    pt->pss_read = n_read > 0 && ls->pss_read == n_read;
     pt->fds = all_or_nan(ls->opt[OPT_FDS], ls->opt_have[OPT_FDS], n);
     pt->members = (double)n;
     pt->threads = ls->threads;
     pt->main_rss = ls->main_rss;
-    pt->main_shared = ls->main_shared;
+    pt->main_uss = ls->main_uss;
+    pt->main_pss = ls->main_pss;
     pt->main_threads = ls->main_threads;
     pt->main_own_s = ls->main_own_s;
     pt->desc_rss = ls->desc_rss_all ? ls->desc_rss : NAN;
-    pt->desc_shared = ls->desc_shared_all ? ls->desc_shared : NAN;
+    pt->desc_uss = ls->desc_uss;
+    pt->desc_pss = ls->desc_pss;
+    pt->smaps_all = n > 0 && ls->smaps_all ? 1 : 0;
     pt->desc_threads = ls->desc_threads;
 }
 
@@ -742,14 +899,18 @@ static void summary_add(js_model_t *m, const js_sample_t *s, const js_value_t *s
     su->taken++;
     if (sv && sv[SAMPLES_MISSED].present)
         su->missed = sv[SAMPLES_MISSED].i;
-    su->peak_rss = fmax_nan(su->peak_rss, pt->rss);
+    /* a sample without a member (a command that exited before it) holds no figure of the scope's memory */
+    bool levels = any || m->cfg.scope == JS_SCOPE_NODE;
+    su->peak_rss_sum = fmax_nan(su->peak_rss_sum, levels ? pt->rss : NAN);
     su->peak_rss_main = fmax_nan(su->peak_rss_main, any ? pt->rss_main : NAN);
     su->peak_rss_desc = fmax_nan(su->peak_rss_desc, any ? pt->rss_desc : NAN);
-    su->peak_swap = fmax_nan(su->peak_swap, pt->swap);
-    su->peak_uss = fmax_nan(su->peak_uss, pt->uss);
-    if (!isnan(pt->uss))
-        su->uss_samples++;
-    su->peak_pss = fmax_nan(su->peak_pss, pt->pss);
+    su->peak_swap = fmax_nan(su->peak_swap, levels ? pt->swap : NAN);
+    if (pt->pss_read) { /* the PSS peaks: sums measured at one sample, not the estimates between reads */
+        su->pss_samples++;
+        su->peak_pss = fmax_nan(su->peak_pss, pt->pss);
+        su->peak_private = fmax_nan(su->peak_private, pt->uss);
+        su->peak_shared = fmax_nan(su->peak_shared, pt->pss - pt->uss);
+    }
     if (!isnan(pt->hwm_max) && (isnan(su->peak_rss_kernel) || pt->hwm_max > su->peak_rss_kernel)) {
         su->peak_rss_kernel = pt->hwm_max;
         /* which process: the one with the largest RSS now is the best guess when VmHWM was not read */
@@ -757,16 +918,16 @@ static void summary_add(js_model_t *m, const js_sample_t *s, const js_value_t *s
         su->peak_kernel_pid = e ? ls->max_proc_pid : 0;
         snprintf(su->peak_kernel_comm, sizeof(su->peak_kernel_comm), "%s", e ? e->comm : "");
     }
-    if ((int64_t)pt->members > su->procs_max)
+    if (pt->members > (double)su->procs_max && pt->members < 9223372036854775808.0)
         su->procs_max = (int64_t)pt->members;
-    if ((int64_t)pt->threads > su->threads_max)
+    if (pt->threads > (double)su->threads_max && pt->threads < 9223372036854775808.0)
         su->threads_max = (int64_t)pt->threads;
     const js_rows_t *ex = sample_rows(s, &table_exits);
     su->procs_reaped += ex ? (int64_t)ex->nrows : 0;
     const js_value_t *self = first_row(s, &table_self);
     if (self) {
         if (self[SELF_UTIME].present && self[SELF_STIME].present)
-            su->mon_cpu_s = (double)(self[SELF_UTIME].i + self[SELF_STIME].i) / 1e6;
+            su->mon_cpu_s = ((double)self[SELF_UTIME].i + (double)self[SELF_STIME].i) / 1e6;
         if (self[SELF_MAXRSS].present)
             su->mon_max_rss = fmax_nan(su->mon_max_rss, (double)self[SELF_MAXRSS].i);
         if (self[SELF_PREV_WRITE].present) {
@@ -882,11 +1043,12 @@ int model_feed(js_model_t *m, int64_t seq, const js_sample_t *s)
     live_sums_t ls = {.n = proc ? proc->nrows : 0,
                       .max_proc_rss = NAN,
                       .main_rss = NAN,
-                      .main_shared = NAN,
+                      .main_uss = NAN,
+                      .main_pss = NAN,
                       .main_threads = NAN,
                       .main_own_s = NAN,
                       .desc_rss_all = true,
-                      .desc_shared_all = true};
+                      .smaps_all = true};
     for (int k = 0; k < 6; k++)
         ls.opt[k] = k == OPT_HWM ? NAN : 0;
     if (ls.n > m->pp_cap) {
@@ -898,9 +1060,13 @@ int model_feed(js_model_t *m, int64_t seq, const js_sample_t *s)
     }
     m->npp = ls.n;
     m->last_proc_rows = proc;
+    if (m->cfg.embedded)
+        embedded_self(m, first_row(s, &table_self));
     for (size_t i = 0; i < ls.n; i++)
         if ((r = feed_proc(m, rows_row(proc, i), pt->dt_s, &m->pp[i], &ls)) < 0)
             return r;
+    if (ls.have_uss && ls.have_uss < ls.n)
+        ls.uss_left_out = count_uss_unreadable(m);
     remember_comms(m, sample_rows(s, &table_proc_info));
     if (m->cfg.stepd_roots && (r = feed_stepds(m, sample_rows(s, &table_stepd))) < 0)
         return r;
@@ -1017,6 +1183,59 @@ static void summary_from_cgroup(const js_model_t *m, js_summary_t *ret)
     }
 }
 
+/* memory_headline: the scope's peak memory counting no page twice, and which figure it is. Where the scope
+ * has a cgroup of its own, the cgroup's high-water mark (exact: every page charged to it, page cache
+ * included); else the largest PSS sum at one sample (sampled). The kernel's high-water mark of the largest
+ * process is a floor (one process held that much at once): where it is above (pages it maps were charged to
+ * another cgroup before, shared libraries; or a peak between samples), it is the headline, and the method
+ * says so. Without smaps_rollup (--uss-every 0, unreadable), the RSS sum stands in, which counts shared pages
+ * once per process. The node: MemTotal - MemAvailable, sampled. */
+static void memory_headline(js_summary_t *s)
+{
+    s->peak_bytes = NAN;
+    s->peak_method = NULL;
+    s->peak_exact = false;
+    if (s->scope == JS_SCOPE_NODE) {
+        s->peak_bytes = s->peak_rss_sum;
+        s->peak_method = "sampled: the node's memory in use (MemTotal - MemAvailable), largest at one sample";
+        return;
+    }
+    double hwm = s->peak_rss_kernel;
+    if (!isnan(s->peak_kernel_tree)) {
+        if (!(hwm > s->peak_kernel_tree)) {
+            s->peak_exact = true;
+            s->peak_bytes = s->peak_kernel_tree;
+            s->peak_method =
+                "cgroup: the kernel's high-water mark of every page charged to the scope's cgroup";
+        } else {
+            s->peak_bytes = hwm;
+            s->peak_method =
+                "kernel: the largest process's high-water mark (VmHWM), above the cgroup's: pages it "
+                "maps were charged before to another cgroup (shared libraries, page cache)";
+        }
+        return;
+    }
+    if (!isnan(s->peak_pss)) {
+        if (!(hwm > s->peak_pss)) {
+            s->peak_bytes = s->peak_pss;
+            s->peak_method = "sampled: the largest sum of the members' PSS at one sample (a page shared by k "
+                             "processes counts 1/k in each)";
+        } else {
+            s->peak_bytes = hwm;
+            s->peak_method =
+                "kernel: the largest process's high-water mark (VmHWM), above the sampled PSS sum "
+                "(shared pages, or a peak between samples)";
+        }
+        return;
+    }
+    if (!isnan(s->peak_rss_sum) || !isnan(hwm)) {
+        s->peak_bytes = fmax_nan(s->peak_rss_sum, hwm);
+        s->peak_method =
+            "sampled: the largest sum of the members' RSS at one sample (PSS could not be read: a "
+            "page shared by k processes counts k times)";
+    }
+}
+
 /* tree_summary: the summary of the tree model itself (what the process rows give), before the parts' say. */
 static void tree_summary(const js_model_t *m, js_summary_t *ret)
 {
@@ -1036,12 +1255,18 @@ static void tree_summary(const js_model_t *m, js_summary_t *ret)
         ret->minflt = ret->majflt = ret->vol_ctxsw = ret->invol_ctxsw = ret->unattributed_cpu_s = NAN;
         for (int k = 0; k < IO__MAX; k++)
             ret->io[k] = NAN;
-        ret->mon_mean_cost_s = NAN;
+        ret->mon_mean_cost_s = ret->tree_total_s = ret->peak_kernel_tree = ret->unattributed_floor_s = NAN;
         ret->inexact_cpu_reason = "no sample was recorded";
+        ret->scope = m->cfg.scope;
+        ret->cores_bound = m->cfg.cores_bound;
+        ret->exact_cpu = ret->exact_peak_rss = false;
         return;
     }
-    int64_t t0 = m->cfg.mode == JS_MODE_RUN && m->cfg.start_mono_ns > 0 ? m->cfg.start_mono_ns : m->t_first;
-    ret->wall_s = (double)(m->t_last - t0) / 1e9;
+    /* the run's start when recorded (not after its first sample: an edited file may say so) */
+    int64_t t0 = m->cfg.mode == JS_MODE_RUN && m->cfg.start_mono_ns > 0 && m->cfg.start_mono_ns <= m->t_first
+                     ? m->cfg.start_mono_ns
+                     : m->t_first;
+    ret->wall_s = m->t_last >= t0 ? ((double)m->t_last - (double)t0) / 1e9 : NAN;
     ret->user_s = pt->user_s;
     ret->system_s = pt->system_s;
     ret->total_s = pt->cpu_s;
@@ -1053,7 +1278,7 @@ static void tree_summary(const js_model_t *m, js_summary_t *ret)
     ret->max_cores = fmax_nan(m->cpu_rate.max_rate, ret->mean_cores);
     ret->efficiency = ret->cores_available > 0 ? ret->mean_cores / ret->cores_available : NAN;
     for (int k = 0; k < IO__MAX; k++)
-        ret->io[k] = ret->io_unreadable ? NAN : pt->io[k];
+        ret->io[k] = pt->io[k];
     ret->peak_rss_kernel = fmax_nan(ret->peak_rss_kernel, m->reaped_maxrss);
     if (!isnan(m->reaped_maxrss) && m->reaped_maxrss >= ret->peak_rss_kernel) {
         ret->peak_kernel_pid = 0;
@@ -1062,6 +1287,7 @@ static void tree_summary(const js_model_t *m, js_summary_t *ret)
     ret->mon_mean_cost_s =
         (m->collect_ns_sum / (double)m->nfed + (m->write_n ? m->write_ns_sum / (double)m->write_n : 0)) / 1e9;
     ret->unattributed_cpu_s = ret->total_s > ret->sampled_s ? ret->total_s - ret->sampled_s : 0;
+    ret->unattributed_floor_s = 2.0 * (double)ret->procs_total / (double)m->cfg.clk_tck;
     top_lists(m, ret);
     /* slurmstepd roots: exact while every task that ended was reaped by a slurmstepd seen alive after it */
     bool reaped_all = m->cfg.mode == JS_MODE_RUN || (m->cfg.stepd_roots && !m->lost_any);
@@ -1070,17 +1296,29 @@ static void tree_summary(const js_model_t *m, js_summary_t *ret)
     ret->inexact_cpu_reason = NULL;
     if (!reaped_all && m->cfg.stepd_roots)
         ret->inexact_cpu_reason = "a task and its slurmstepd ended within one interval: counted up to its last sample";
+    else if (!reaped_all && m->cfg.scope == JS_SCOPE_USER)
+        ret->inexact_cpu_reason =
+            "sampled: the user's processes up to their last sample, with what they reaped; a "
+            "process whose parent is another user's (a root daemon, sudo, cron) is counted "
+            "only while sampling sees it, and missed whole if it ends between two samples";
     else if (!reaped_all)
         ret->inexact_cpu_reason = m->cfg.embedded ? "embedded: exact for the children the process waited for; "
                                                     "orphans are counted up to their last sample"
                                                   : "sampled: members that exited are counted up to their last sample";
     else if (ret->sigchld_pid)
-        ret->inexact_cpu_reason = "a member ignored SIGCHLD: its children were reaped by the kernel, unaccounted";
+        ret->inexact_cpu_reason =
+            "sampled: a member ignored SIGCHLD: its children were reaped by the kernel, "
+            "unaccounted (counted up to their last sample)";
+    else if (ret->autoreap_pid)
+        ret->inexact_cpu_reason = "sampled: a member's children were reaped by the kernel without accounting "
+                                  "(a SIGCHLD handler with SA_NOCLDWAIT): counted up to their last sample";
     else if (ret->unread_samples)
         ret->inexact_cpu_reason = "some members could not be read (descriptor limit)";
     if (ret->inexact_cpu_reason)
         ret->exact_cpu = false;
-    if (ret->unread_samples)
+    /* the largest process's figure rests on ru_maxrss of reaped children, which auto-reaped ones never reach
+     */
+    if (ret->unread_samples || ret->sigchld_pid || ret->autoreap_pid)
         ret->exact_peak_rss = false;
     ret->scope = m->cfg.scope;
     if (m->cfg.scope == JS_SCOPE_NODE) { /* the host's own accounting (node_cumulate) */
@@ -1088,9 +1326,10 @@ static void tree_summary(const js_model_t *m, js_summary_t *ret)
         ret->exact_cpu = true;
         ret->inexact_cpu_reason = NULL;
         ret->sampled_s = ret->unattributed_cpu_s = NAN;
-        ret->peak_rss_main = ret->peak_rss_desc = ret->peak_uss = ret->peak_pss = ret->peak_swap = NAN;
+        ret->peak_rss_main = ret->peak_rss_desc = ret->peak_private = ret->peak_shared = ret->peak_pss = NAN;
+        ret->peak_swap = NAN;
         ret->vol_ctxsw = ret->invol_ctxsw = NAN;
-        ret->sigchld_pid = 0;
+        ret->sigchld_pid = ret->autoreap_pid = 0;
     }
     ret->tree_total_s = ret->total_s;
     ret->peak_kernel_tree = NAN;
@@ -1102,6 +1341,7 @@ void model_summary(const js_model_t *m, js_summary_t *ret)
     tree_summary(m, ret);
     if (m->nfed)
         summary_from_cgroup(m, ret);
+    memory_headline(ret);
 }
 
 static void set_real(js_value_t *v, double d);
@@ -1149,18 +1389,23 @@ static const js_column_t tt_cols[] = {
     TT("minflt", "count", JS_COUNTER, "minor page faults since the start"),
     TT("majflt", "count", JS_COUNTER, "major page faults since the start"),
     TT("main_rss_bytes", "bytes", JS_GAUGE, "the root process's RSS (the split part)"),
-    TT("main_shared_bytes", "bytes", JS_GAUGE, "its resident shared memory (statm)"),
-    TT("main_threads", "count", JS_GAUGE, "its threads"),
+    TT("main_uss_bytes", "bytes", JS_GAUGE, "its USS as its row has it"),
+    TT("main_pss_bytes", "bytes", JS_GAUGE, "its PSS as its row has it"),
+    TT("main_threads", "count", JS_GAUGE, "its threads (less an embedded monitor's)"),
     TT("main_own_cpu_s", "s", JS_COUNTER, "its own CPU time (utime + stime)"),
     TT("desc_rss_bytes", "bytes", JS_GAUGE, "the other members' RSS (missing when one lacks it)"),
-    TT("desc_shared_bytes", "bytes", JS_GAUGE, "their resident shared memory, likewise"),
+    TT("desc_uss_bytes", "bytes", JS_GAUGE, "the sum of their USS as their rows have it"),
+    TT("desc_pss_bytes", "bytes", JS_GAUGE, "the sum of their PSS, likewise"),
     TT("desc_threads", "count", JS_GAUGE, "their threads"),
+    TT("smaps_all", "bool", JS_GAUGE, "1 when every member's row has USS and PSS"),
     TT("root_alive", "bool", JS_GAUGE, "1 while the root process lives"),
+    TT("pss_read", "bool", JS_GAUGE, "1 when every member's smaps_rollup was read at this sample"),
 };
 #define TT_N (sizeof(tt_cols) / sizeof(tt_cols[0]))
 #define TPO(f) offsetof(js_tree_point_t, f)
 #define TPIO(a, k) (offsetof(js_tree_point_t, a) + (k) * sizeof(double))
-static const size_t tt_off[TT_N - 1] = {
+#define TT_BOOLS 2 /* root_alive, pss_read: the last columns */
+static const size_t tt_off[TT_N - TT_BOOLS] = {
     TPO(cpu_s),
     TPO(user_s),
     TPO(system_s),
@@ -1195,16 +1440,19 @@ static const size_t tt_off[TT_N - 1] = {
     TPO(minflt),
     TPO(majflt),
     TPO(main_rss),
-    TPO(main_shared),
+    TPO(main_uss),
+    TPO(main_pss),
     TPO(main_threads),
     TPO(main_own_s),
     TPO(desc_rss),
-    TPO(desc_shared),
+    TPO(desc_uss),
+    TPO(desc_pss),
     TPO(desc_threads),
+    TPO(smaps_all),
 };
 #if defined(__LP64__)
 /* a field added to js_tree_point_t must be stored too: add it to tt_cols and tt_off (and docs/FORMAT.md) */
-_Static_assert(sizeof(js_tree_point_t) == 360, "js_tree_point_t changed: update tt_cols / tt_off");
+_Static_assert(sizeof(js_tree_point_t) == 392, "js_tree_point_t changed: update tt_cols / tt_off");
 #endif
 
 const js_table_t table_tree_totals = {
@@ -1220,23 +1468,25 @@ int model_totals_row(const js_model_t *m, js_rows_t *out)
     js_value_t *v = rows_add(out);
     if (!v)
         return -ENOMEM;
-    for (size_t c = 0; c < TT_N - 1; c++) {
+    for (size_t c = 0; c < TT_N - TT_BOOLS; c++) {
         double d;
         memcpy(&d, (const char *)&m->pt + tt_off[c], sizeof(d));
         set_real(&v[c], d);
     }
-    val_real(&v[TT_N - 1], m->pt.root_alive ? 1 : 0);
+    val_real(&v[TT_N - 2], m->pt.root_alive ? 1 : 0);
+    val_real(&v[TT_N - 1], m->pt.pss_read ? 1 : 0);
     return 0;
 }
 
 /* totals_load: a stored tree_totals row into *pt (times and seq already set); missing values are NAN. */
 static void totals_load(js_tree_point_t *pt, const js_value_t *v)
 {
-    for (size_t c = 0; c < TT_N - 1; c++) {
+    for (size_t c = 0; c < TT_N - TT_BOOLS; c++) {
         double d = v && v[c].present ? v[c].d : NAN;
         memcpy((char *)pt + tt_off[c], &d, sizeof(d));
     }
-    pt->root_alive = v && v[TT_N - 1].present && v[TT_N - 1].d != 0;
+    pt->root_alive = v && v[TT_N - 2].present && v[TT_N - 2].d != 0;
+    pt->pss_read = v && v[TT_N - 1].present && v[TT_N - 1].d != 0;
 }
 
 static const js_column_t ss_cols[] = {
@@ -1253,7 +1503,7 @@ const js_table_t table_summary_state = {
 /* The numeric fields of js_summary_t the tree model sets (summary_from_cgroup's are the parts' and are
  * recomputed). Bump SUMMARY_STATE_VERSION when the list changes meaning: a recording of another version is
  * then read in full. */
-#define SUMMARY_STATE_VERSION 1
+#define SUMMARY_STATE_VERSION 2
 enum { SF_D, SF_I64, SF_I32, SF_INT, SF_BOOL };
 #define SUO(f) offsetof(js_summary_t, f)
 static const struct {
@@ -1269,13 +1519,14 @@ static const struct {
     {"max_cores", SF_D, SUO(max_cores)},
     {"efficiency", SF_D, SUO(efficiency)},
     {"cores_available", SF_D, SUO(cores_available)},
-    {"peak_rss", SF_D, SUO(peak_rss)},
+    {"peak_rss_sum", SF_D, SUO(peak_rss_sum)},
     {"peak_rss_kernel", SF_D, SUO(peak_rss_kernel)},
     {"peak_swap", SF_D, SUO(peak_swap)},
     {"peak_rss_main", SF_D, SUO(peak_rss_main)},
     {"peak_rss_desc", SF_D, SUO(peak_rss_desc)},
-    {"peak_uss", SF_D, SUO(peak_uss)},
     {"peak_pss", SF_D, SUO(peak_pss)},
+    {"peak_private", SF_D, SUO(peak_private)},
+    {"peak_shared", SF_D, SUO(peak_shared)},
     {"peak_kernel_pid", SF_I32, SUO(peak_kernel_pid)},
     {"io.rchar", SF_D, SUO(io) + IO_RCHAR * sizeof(double)},
     {"io.wchar", SF_D, SUO(io) + IO_WCHAR * sizeof(double)},
@@ -1284,7 +1535,8 @@ static const struct {
     {"io.read", SF_D, SUO(io) + IO_READ * sizeof(double)},
     {"io.write", SF_D, SUO(io) + IO_WRITE * sizeof(double)},
     {"io_unreadable", SF_I64, SUO(io_unreadable)},
-    {"uss_samples", SF_I64, SUO(uss_samples)},
+    {"uss_unreadable", SF_I64, SUO(uss_unreadable)},
+    {"pss_samples", SF_I64, SUO(pss_samples)},
     {"minflt", SF_D, SUO(minflt)},
     {"majflt", SF_D, SUO(majflt)},
     {"vol_ctxsw", SF_D, SUO(vol_ctxsw)},
@@ -1296,9 +1548,12 @@ static const struct {
     {"unread_samples", SF_I64, SUO(unread_samples)},
     {"unread_max", SF_I64, SUO(unread_max)},
     {"sigchld_pid", SF_I32, SUO(sigchld_pid)},
+    {"autoreap_pid", SF_I32, SUO(autoreap_pid)},
+    {"autoreap_cpu_s", SF_D, SUO(autoreap_cpu_s)},
     {"ntop_cpu", SF_INT, SUO(ntop_cpu)},
     {"ntop_rss", SF_INT, SUO(ntop_rss)},
     {"unattributed_cpu_s", SF_D, SUO(unattributed_cpu_s)},
+    {"unattributed_floor_s", SF_D, SUO(unattributed_floor_s)},
     {"taken", SF_I64, SUO(taken)},
     {"missed", SF_I64, SUO(missed)},
     {"interval_s", SF_D, SUO(interval_s)},
@@ -1319,7 +1574,7 @@ static const struct {
 /* a field added to js_summary_t must be stored too (or recomputed from the parts): add it to sum_fields, bump
  * SUMMARY_STATE_VERSION, and tests/integration/test_stored.py checks the stored summary against a full read
  */
-_Static_assert(sizeof(js_summary_t) == 1440, "js_summary_t changed: update sum_fields (stored summary)");
+_Static_assert(sizeof(js_summary_t) == 1560, "js_summary_t changed: update sum_fields (stored summary)");
 #endif
 
 static int state_row(js_rows_t *out, const char *key, double num, const char *text)
@@ -1375,6 +1630,8 @@ int model_state_rows(const js_model_t *m, js_rows_t *out)
     if (r == 0)
         r = state_row(out, "sigchld_comm", NAN, su.sigchld_comm);
     if (r == 0)
+        r = state_row(out, "autoreap_comm", NAN, su.autoreap_comm);
+    if (r == 0)
         r = state_row(out, "inexact_cpu_reason", NAN, su.inexact_cpu_reason);
     for (int l = 0; l < 2 && r == 0; l++) {
         const js_top_t *t = l ? su.top_rss : su.top_cpu;
@@ -1417,8 +1674,11 @@ int model_use_stored(js_model_t *m, const js_rows_t *state)
             version = d;
             continue;
         }
-        if (!strcmp(key, "peak_kernel_comm") || !strcmp(key, "sigchld_comm")) {
-            char *dst = key[0] == 'p' ? su.peak_kernel_comm : su.sigchld_comm;
+        if (!strcmp(key, "peak_kernel_comm") || !strcmp(key, "sigchld_comm") ||
+            !strcmp(key, "autoreap_comm")) {
+            char *dst = key[0] == 'p'   ? su.peak_kernel_comm
+                        : key[0] == 's' ? su.sigchld_comm
+                                        : su.autoreap_comm;
             snprintf(dst, sizeof(su.peak_kernel_comm), "%s", text ? text : "");
             continue;
         }
@@ -1489,10 +1749,24 @@ int model_use_stored(js_model_t *m, const js_rows_t *state)
     free(m->stored_reason);
     m->stored_reason = reason;
     su.inexact_cpu_reason = reason;
-    su.cpu_file = su.peak_kernel_tree_method = NULL;
+    su.cpu_file = su.peak_kernel_tree_method = su.peak_method = NULL; /* the headline: memory_headline */
     m->stored_sum = su;
     m->stored = true;
     return 0;
+}
+
+double model_memory_now(const js_model_t *m)
+{
+    if (!m->nfed)
+        return NAN;
+    if (m->cfg.scope == JS_SCOPE_NODE)
+        return m->pt.rss; /* MemTotal - MemAvailable */
+    js_cgroup_totals_t cg;
+    if (part_cgroup_totals(m, &cg) == 0 && cg.present &&
+        (cg.created || m->cfg.scope == JS_SCOPE_CGROUP || m->cfg.scope == JS_SCOPE_USER) &&
+        !isnan(cg.current_bytes))
+        return cg.current_bytes;
+    return m->pt.pss;
 }
 
 /* ---- views ------------------------------------------------------------------------------------------ */
@@ -1508,10 +1782,40 @@ const js_model_cfg_t *model_cfg(const js_model_t *m)
 /* clang-format on */
 
 enum {
-    TV_DT, TV_CPU, TV_USER, TV_SYSTEM, TV_CORES, TV_SAMPLED, TV_RSS, TV_RSS_MAIN, TV_RSS_DESC, TV_SHARED,
-    TV_ANON, TV_FILE, TV_SHMEM, TV_SWAP, TV_USS, TV_PSS, TV_HWM, TV_PROCS, TV_THREADS, TV_FDS, TV_READ,
-    TV_WRITE, TV_RCHAR, TV_WCHAR, TV_SYSCR, TV_SYSCW, TV_READ_RATE, TV_WRITE_RATE, TV_RCHAR_RATE,
-    TV_WCHAR_RATE, TV_MINFLT, TV_MAJFLT, TV__MAX
+    TV_DT,
+    TV_CPU,
+    TV_USER,
+    TV_SYSTEM,
+    TV_CORES,
+    TV_SAMPLED,
+    TV_MEMORY,
+    TV_RSS,
+    TV_RSS_MAIN,
+    TV_RSS_DESC,
+    TV_SHARED,
+    TV_ANON,
+    TV_FILE,
+    TV_SHMEM,
+    TV_SWAP,
+    TV_USS,
+    TV_PSS,
+    TV_HWM,
+    TV_PROCS,
+    TV_THREADS,
+    TV_FDS,
+    TV_READ,
+    TV_WRITE,
+    TV_RCHAR,
+    TV_WCHAR,
+    TV_SYSCR,
+    TV_SYSCW,
+    TV_READ_RATE,
+    TV_WRITE_RATE,
+    TV_RCHAR_RATE,
+    TV_WCHAR_RATE,
+    TV_MINFLT,
+    TV_MAJFLT,
+    TV__MAX
 };
 
 static const js_column_t tree_view_cols[TV__MAX] = {
@@ -1521,7 +1825,12 @@ static const js_column_t tree_view_cols[TV__MAX] = {
     [TV_SYSTEM] = VR("system_s", "s", JS_COUNTER, "system CPU time, likewise"),
     [TV_CORES] = VR("cpu_cores", "cores", JS_GAUGE, "cores busy over the interval (capped, see METRICS.md)"),
     [TV_SAMPLED] = VR("sampled_cpu_s", "s", JS_COUNTER, "CPU time sampling alone sees"),
-    [TV_RSS] = VI("rss_bytes", "bytes", JS_GAUGE, "sum of the members' RSS"),
+    [TV_MEMORY] =
+        VI("memory_bytes", "bytes", JS_GAUGE,
+           "the memory headline at this sample: memory.current of the scope's own cgroup where it has "
+           "one, else the PSS sum"),
+    [TV_RSS] = VI("rss_sum_bytes", "bytes", JS_GAUGE,
+                  "sum of the members' RSS (a page shared by k members counts k times)"),
     [TV_RSS_MAIN] = VI("rss_main_bytes", "bytes", JS_GAUGE, "RSS of the command itself"),
     [TV_RSS_DESC] = VI("rss_descendants_bytes", "bytes", JS_GAUGE, "RSS of every other member"),
     [TV_SHARED] = VI("shared_bytes", "bytes", JS_GAUGE, "resident file-backed and shared memory"),
@@ -1529,8 +1838,10 @@ static const js_column_t tree_view_cols[TV__MAX] = {
     [TV_FILE] = VI("rss_file_bytes", "bytes", JS_GAUGE, "file-backed RSS (status cadence)"),
     [TV_SHMEM] = VI("rss_shmem_bytes", "bytes", JS_GAUGE, "shared-memory RSS (status cadence)"),
     [TV_SWAP] = VI("swap_bytes", "bytes", JS_GAUGE, "swapped out (status cadence)"),
-    [TV_USS] = VI("uss_bytes", "bytes", JS_GAUGE, "unique set size (uss cadence)"),
-    [TV_PSS] = VI("pss_bytes", "bytes", JS_GAUGE, "proportional set size (uss cadence)"),
+    [TV_USS] = VI("uss_bytes", "bytes", JS_GAUGE,
+                  "sum of the members' private pages (USS; smaps_rollup, moved with RSS between reads)"),
+    [TV_PSS] =
+        VI("pss_bytes", "bytes", JS_GAUGE, "sum of the members' PSS: no page counted twice (likewise)"),
     [TV_HWM] = VI("hwm_max_bytes", "bytes", JS_GAUGE, "largest single-process VmHWM"),
     [TV_PROCS] = VI("processes", "count", JS_GAUGE, "live members"),
     [TV_THREADS] = VI("threads", "count", JS_GAUGE, "threads of the live members"),
@@ -1596,7 +1907,8 @@ static void set_real(js_value_t *v, double d)
 
 static void set_int(js_value_t *v, double d)
 {
-    if (!isnan(d))
+    if (d >= -9223372036854775808.0 &&
+        d < 9223372036854775808.0) /* not NaN, and an int64 (an edited recording may hold anything) */
         val_int(v, (int64_t)d);
 }
 
@@ -1610,6 +1922,7 @@ static int fill_tree(const js_model_t *m, js_rows_t *out)
                             [TV_SYSTEM] = p->system_s, [TV_CORES] = p->cpu_cores, [TV_SAMPLED] = p->sampled_cpu_s};
     for (int c = 0; c <= TV_SAMPLED; c++)
         set_real(&v[c], reals[c]);
+    set_int(&v[TV_MEMORY], model_memory_now(m));
     const double ints[] = {p->rss,     p->rss_main, p->rss_desc, p->shared,  p->rss_anon, p->rss_file,
                            p->rss_shmem, p->swap,   p->uss,      p->pss,     p->hwm_max,  p->members,
                            p->threads, p->fds};
@@ -1635,6 +1948,20 @@ static void ticks_s(js_value_t *dst, const js_value_t *src, double tck)
 {
     if (src->present)
         val_real(dst, (double)src->i / tck);
+}
+
+/* host_row: the embedding process's row of the process view less the monitor thread's own (as feed_proc) */
+static void host_row(const js_model_t *m, js_value_t *v)
+{
+    static const int io[][2] = {
+        {PV_READ, IO_READ}, {PV_WRITE, IO_WRITE}, {PV_RCHAR, IO_RCHAR}, {PV_WCHAR, IO_WCHAR}};
+    for (size_t k = 0; k < sizeof(io) / sizeof(io[0]); k++)
+        if (v[io[k][0]].present && !isnan(m->mon_io[io[k][1]]))
+            v[io[k][0]].i = (int64_t)fmax(0, (double)v[io[k][0]].i - m->mon_io[io[k][1]]);
+    if (v[PV_THREADS].present && !isnan(m->mon_threads) && (double)v[PV_THREADS].i > m->mon_threads)
+        v[PV_THREADS].i -= (int64_t)m->mon_threads;
+    if (v[PV_FDS].present && !isnan(m->mon_fds))
+        v[PV_FDS].i = (int64_t)fmax(0, (double)v[PV_FDS].i - m->mon_fds);
 }
 
 static int fill_process(const js_model_t *m, js_rows_t *out)
@@ -1663,7 +1990,7 @@ static int fill_process(const js_model_t *m, js_rows_t *out)
         ticks_s(&v[PV_UTIME], &r[PROC_UTIME], tck);
         ticks_s(&v[PV_STIME], &r[PROC_STIME], tck);
         if (r[PROC_CUTIME].present && r[PROC_CSTIME].present)
-            val_real(&v[PV_CHILDREN], (double)(r[PROC_CUTIME].i + r[PROC_CSTIME].i) / tck);
+            val_real(&v[PV_CHILDREN], ((double)r[PROC_CUTIME].i + (double)r[PROC_CSTIME].i) / tck);
         static const int direct[][2] = {
             {PV_THREADS, PROC_THREADS}, {PV_RSS, PROC_RSS},   {PV_SHARED, PROC_SHARED},   {PV_ANON, PROC_RSS_ANON},
             {PV_SWAP, PROC_SWAP},       {PV_HWM, PROC_HWM},   {PV_USS, PROC_USS},         {PV_PSS, PROC_PSS},
@@ -1673,6 +2000,8 @@ static int fill_process(const js_model_t *m, js_rows_t *out)
         };
         for (size_t d = 0; d < sizeof(direct) / sizeof(direct[0]); d++)
             copy_int(&v[direct[d][0]], &r[direct[d][1]]);
+        if (m->cfg.embedded && r[PROC_PID].i == m->cfg.root_pid) /* the host without its monitor thread */
+            host_row(m, v);
     }
     return 0;
 }
@@ -1766,6 +2095,17 @@ void model_parts_summary_json(const js_model_t *m, jw_t *w)
     for (size_t i = 0; i < m->nparts; i++)
         if (m->part_on[i] && js_model_parts[i]->summary_json)
             js_model_parts[i]->summary_json(m->part_state[i], w);
+}
+
+int model_parts_summary_short(const js_model_t *m, js_buf_t *b)
+{
+    for (size_t i = 0; i < m->nparts; i++) {
+        int r;
+        if (m->part_on[i] && js_model_parts[i]->summary_short &&
+            (r = js_model_parts[i]->summary_short(m->part_state[i], b)) < 0)
+            return r;
+    }
+    return 0;
 }
 
 int model_parts_summary_text(const js_model_t *m, js_buf_t *b)

@@ -34,6 +34,8 @@ struct js_model_cfg {
                              * monitor thread's CPU (the self table) is taken off the tree's */
     bool stepd_roots;       /* jobscope job without a cgroup: the tree's roots are slurmstepd processes (the
                              * stepd table), whose reaped CPU is the job's; counted from the tasks' start */
+    bool level;             /* the model of one of the embedded monitor's levels (part_levels): no levels of
+                             * its own */
 };
 
 enum { IO_RCHAR, IO_WCHAR, IO_SYSCR, IO_SYSCW, IO_READ, IO_WRITE, IO__MAX };
@@ -46,16 +48,24 @@ typedef struct {
     double cpu_s, user_s, system_s; /* cumulative tree CPU time */
     double cpu_cores;            /* CPU rate over the interval (cores busy) */
     double sampled_cpu_s;        /* what sampling alone sees: sum of each process's largest own utime+stime */
-    double rss, rss_main, rss_desc, shared, rss_anon, rss_file, rss_shmem, swap, uss, pss, hwm_max;
+    double rss;                  /* sum of the members' RSS: a page shared by k members counts k times */
+    double rss_main, rss_desc, shared, rss_anon, rss_file, rss_shmem, swap, hwm_max;
+    /* USS (private pages) and PSS sums: each member's last smaps_rollup figures moved by its RSS change
+     * since; `pss_read`: every member's smaps_rollup was read at this sample (model.c, proc_tree's
+     * read_smaps_all) */
+    double uss, pss;
+    bool pss_read;
     double members, threads, fds;
     double io[IO__MAX];          /* cumulative */
     double io_rate[IO__MAX];     /* per second over the interval */
     double minflt, majflt;       /* cumulative */
     bool root_alive;
     /* the root process against the other members, as the split part reports them (NAN = missing): the root's
-     * RSS, shared (statm), threads and own CPU (utime + stime ticks, seconds); the others' RSS and shared
-     * sums (missing when one of them lacks it) and their threads */
-    double main_rss, main_shared, main_threads, main_own_s, desc_rss, desc_shared, desc_threads;
+     * RSS, USS, PSS (as its row has them), threads (less an embedded monitor's thread) and own CPU (utime +
+     * stime ticks, seconds); the others' RSS sum (missing when one of them lacks it), USS and PSS sums and
+     * threads; smaps_all: 1 when every member's row has USS and PSS (a sample that read them all), else 0 */
+    double main_rss, main_uss, main_pss, main_threads, main_own_s, desc_rss, desc_uss, desc_pss, desc_threads;
+    double smaps_all;
 } js_tree_point_t;
 
 /* Per-process values derived for one sample, aligned with the proc rows of that sample. */
@@ -76,21 +86,40 @@ typedef struct {
 
 typedef struct {
     double user_s, system_s, total_s, sampled_s, mean_cores, max_cores, efficiency, cores_available;
-    double peak_rss, peak_rss_kernel, peak_swap, peak_rss_main, peak_rss_desc, peak_uss, peak_pss;
+    /* the memory headline: the most the scope held at once, counting no page twice (see model_summary) */
+    double peak_bytes;
+    const char *peak_method; /* static text: which figure it is */
+    bool peak_exact;         /* kernel accounting (the cgroup's or one process's high-water mark) */
+    double peak_rss_sum; /* largest sum of the members' RSS at one sample (shared pages once per process) */
+    double peak_rss_kernel, peak_swap, peak_rss_main, peak_rss_desc;
+    double peak_pss; /* largest PSS sum (sampled; see js_tree_point_t) */
+    double peak_private,
+        peak_shared;         /* largest USS sum; largest PSS - USS sum (shared pages, once for the tree) */
     int32_t peak_kernel_pid; /* the process behind peak_rss_kernel, 0 when it was a reaped child */
     char peak_kernel_comm[64];
     double io[IO__MAX];
-    int64_t io_unreadable; /* processes whose I/O counters could not be read: the I/O totals are missing */
-    int64_t uss_samples;   /* samples with a USS/PSS figure for every member (read or carried) */
+    /* processes whose I/O counters could not be read (not zombies): left out of the I/O totals, which cover
+     * the others (and what a reaper's counters took of them) */
+    int64_t io_unreadable;
+    /* live processes whose smaps_rollup could never be read while others' could: left out of the USS/PSS sums
+     */
+    int64_t uss_unreadable;
+    int64_t pss_samples; /* samples at which every (readable) member's smaps_rollup was read */
     double minflt, majflt; /* page faults (exact in run mode, like CPU) */
     double vol_ctxsw, invol_ctxsw; /* context switches: live members (status) + what the monitor reaped */
     int64_t procs_total, procs_max, threads_max, procs_reaped;
     int64_t unread_samples, unread_max; /* samples with members that could not be read, and the most in one */
     int32_t sigchld_pid; /* a member that ignored SIGCHLD (its children are reaped unaccounted), 0 if none */
     char sigchld_comm[64];
+    int32_t autoreap_pid; /* a member whose children vanished without their CPU reaching its cutime
+                           * (SA_NOCLDWAIT or SIGCHLD ignored), 0 if none */
+    char autoreap_comm[64];
+    double autoreap_cpu_s; /* what sampling saw of such children, added to the totals */
     js_top_t top_cpu[JS_TOP_N], top_rss[JS_TOP_N];
     int ntop_cpu, ntop_rss;
     double unattributed_cpu_s; /* exact total minus what the processes sampling saw used (short-lived ones) */
+    double unattributed_floor_s; /* what clock-tick truncation alone can leave unattributed (1 tick each of
+                                  * utime and stime per process seen): a figure below it says nothing */
     int64_t taken, missed;
     double interval_s, wall_s;
     double mon_cpu_s, mon_max_rss, mon_mean_cost_s;
@@ -124,6 +153,12 @@ const js_tree_point_t *model_point(const js_model_t *m);
 
 /* model_procs: per-process points of the last fed sample, *ret_n of them (same order as its proc rows). */
 const js_proc_point_t *model_procs(const js_model_t *m, size_t *ret_n);
+
+/* model_memory_now: the memory headline's figure at the last fed sample (what phases' peaks and the `tree`
+ * view's memory_bytes are made of): memory.current of the scope's own cgroup where it has one (made for the
+ * run, or the watched cgroup or user slice; the cgroup part must have been fed this sample), the node's
+ * memory in use for the node scope, else the PSS sum (js_tree_point_t.pss). NAN when unknown. */
+double model_memory_now(const js_model_t *m);
 
 /* model_summary: the summary of everything fed so far. */
 void model_summary(const js_model_t *m, js_summary_t *ret);
@@ -173,6 +208,8 @@ int model_use_stored(js_model_t *m, const js_rows_t *state);
 /* model_parts_summary_json / _text: every part's section of the summary (see part.h). */
 void model_parts_summary_json(const js_model_t *m, jw_t *w);
 int model_parts_summary_text(const js_model_t *m, js_buf_t *b);
+/* model_parts_summary_short: every part's lines of the short text summary. Returns 0 or -ENOMEM. */
+int model_parts_summary_short(const js_model_t *m, js_buf_t *b);
 
 /* rate_carry_t: turns (CPU delta, dt) pairs into rates that stay physical. The kernel shows a live process's
  * CPU time in whole clock ticks and the exact figure only when it is reaped, so CPU used earlier can become

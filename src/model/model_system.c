@@ -352,9 +352,10 @@ static js_cell_t real_cell(const js_value_t *row, int col)
 
 static js_cell_t diff_cell(const js_value_t *row, int a, int b)
 {
-    if (!row || !row[a].present || !row[b].present)
-        return cell_missing();
-    return cell_int(row[a].i - row[b].i);
+    int64_t d;
+    if (!row || !row[a].present || !row[b].present || __builtin_sub_overflow(row[a].i, row[b].i, &d))
+        return cell_missing(); /* an overflow: values no kernel gives (an edited recording) */
+    return cell_int(d);
 }
 
 /* First feed: fix the entities and column names from `s`. Returns 0 or -ENOMEM (layout freed). */

@@ -49,6 +49,9 @@ typedef struct js_model_part {
     /* summary_text: append this part's lines to the text summary (two-space indent, label padded to 17
      * columns like the core lines). May be NULL. Returns 0 or -ENOMEM. */
     int (*summary_text)(void *state, js_buf_t *b);
+    /* summary_short: at most one or two lines for the short text summary (summary.h), where the part's
+     * figures belong at a glance (GPUs, energy, phases). May be NULL. Returns 0 or -ENOMEM. */
+    int (*summary_short)(void *state, js_buf_t *b);
     /* fini: free the state; accepts NULL. */
     void (*fini)(void *state);
 } js_model_part_t;

@@ -146,6 +146,9 @@ typedef struct {
     bool inv_seen;  /* the source's inventory */
     bool created;
     bool whole; /* the cgroup held only the job from its start (cgroup.whole): counted from zero too */
+    bool peak_reset; /* the source reset the kernel's peak for its own descriptor (v2 memory.peak, 6.12+) */
+    double
+        peak_first; /* the kernel's peak at the first sample (a watched cgroup's counts from its creation) */
     char *path, *version;
     kv_t *files;    /* file.TABLE.COLUMN inventory rows */
     size_t nfiles;
@@ -159,11 +162,11 @@ typedef struct {
     /* levels */
     double peak_kernel, current_max, anon_max, file_max, shmem_max, swap_max, pids_max, memsw_peak;
     double max_cores;
-    double tree_cpu_s, tree_rss_max;
+    double tree_cpu_s, tree_rss_max, tree_pss_max; /* the tree's CPU; its RSS sum and PSS sum peaks */
     int64_t t_first, t_last, t_prev;
     bool have_t;
     double row[V__MAX]; /* the last sample's view row, NAN missing */
-    char peak_method[192];
+    char peak_method[256];
 } cgroup_part_t;
 
 /* ---- helpers ---- */
@@ -299,6 +302,8 @@ static int read_inventory(cgroup_part_t *p, const js_sample_t *s)
             p->created = strcmp(v, "1") == 0;
         else if (strcmp(k, "cgroup.whole") == 0)
             p->whole = strcmp(v, "1") == 0;
+        else if (strcmp(k, "cgroup.peak_reset") == 0)
+            p->peak_reset = strcmp(v, "1") == 0;
         else if (strncmp(k, "file.", 5) == 0)
             rc = kv_push(&p->files, &p->nfiles, k + 5, v);
         else if (strcmp(k, "allocation.cores") == 0)
@@ -358,7 +363,8 @@ static int cg_init(const js_model_cfg_t *cfg, void **ret_state)
         p->cfg.clk_tck = 100;
     p->alloc_cores = p->alloc_mem = NAN;
     p->peak_kernel = p->current_max = p->anon_max = p->file_max = p->shmem_max = p->swap_max = NAN;
-    p->pids_max = p->memsw_peak = p->max_cores = p->tree_cpu_s = p->tree_rss_max = NAN;
+    p->pids_max = p->memsw_peak = p->max_cores = p->tree_cpu_s = p->tree_rss_max = p->tree_pss_max = NAN;
+    p->peak_first = NAN;
     for (int v = 0; v < V__MAX; v++)
         p->row[v] = NAN;
     *ret_state = p;
@@ -411,6 +417,8 @@ static int cg_feed(void *state, const js_feed_t *f)
             p->tree_cpu_s = pt->cpu_s;
         if (!isnan(pt->rss) && (isnan(p->tree_rss_max) || pt->rss > p->tree_rss_max))
             p->tree_rss_max = pt->rss;
+        if (pt->pss_read && (isnan(p->tree_pss_max) || pt->pss > p->tree_pss_max))
+            p->tree_pss_max = pt->pss; /* the summary's headline without a cgroup: no page counted twice */
     }
 
     const js_value_t *c = first_row(f->s, &table_cgroup), *m = first_row(f->s, &table_cgroup_memory);
@@ -455,6 +463,8 @@ static int cg_feed(void *state, const js_feed_t *f)
     p->row[V_FILE] = val_or_nan(m, CGM_FILE_BYTES);
     p->row[V_SWAP] = val_or_nan(m, CGM_SWAP_BYTES);
     if (m) {
+        if (isnan(p->peak_first) && m[CGM_PEAK_BYTES].present)
+            p->peak_first = (double)m[CGM_PEAK_BYTES].i;
         max_into(&p->peak_kernel, &m[CGM_PEAK_BYTES]);
         max_into(&p->current_max, &m[CGM_CURRENT_BYTES]);
         max_into(&p->anon_max, &m[CGM_ANON_BYTES]);
@@ -514,6 +524,9 @@ static int cg_view_fill(void *state, size_t i, js_rows_t *out)
     for (int c = 0; c < V__MAX; c++) {
         if (isnan(p->row[c]))
             continue;
+        if (view_cols[c].type == JS_INT &&
+            !(p->row[c] >= -9223372036854775808.0 && p->row[c] < 9223372036854775808.0))
+            continue; /* beyond an int64: an edited recording */
         if (view_cols[c].type == JS_INT)
             val_int(&v[c], (int64_t)p->row[c]);
         else
@@ -532,18 +545,47 @@ static double wall_s(const cgroup_part_t *p)
     return (double)(p->t_last - start) / 1e9;
 }
 
-/* The peak the memory figures rest on, and how it was obtained. */
+/* peak_covers_window: whether the kernel's high-water mark is the monitoring window's. It counts from the
+ * cgroup's creation: so it is for a cgroup made for the run or watched whole from its start, for a v2
+ * memory.peak reset for the source's own descriptor (Linux 6.12+; other readers keep theirs), and for any
+ * mark that rose during the window (its new height was reached in it). A v1 memory.max_usage_in_bytes is
+ * never reset by jobscope: it is one mark shared with every other reader (SLURM's accounting among them). */
+static bool peak_covers_window(const cgroup_part_t *p)
+{
+    return !isnan(p->peak_kernel) && (p->created || p->whole || p->peak_reset ||
+                                      (!isnan(p->peak_first) && p->peak_kernel > p->peak_first));
+}
+
+/* The peak the memory figures rest on, and how it was obtained: the kernel's mark where it covers the window,
+ * else the largest usage sampled, with the mark since the cgroup's creation named beside it. */
 static double mem_peak(cgroup_part_t *p, const char **ret_method)
 {
     const char *file = file_of(p, "cgroup_memory.peak_bytes");
-    if (!isnan(p->peak_kernel)) {
-        int n = snprintf(p->peak_method, sizeof(p->peak_method),
-                         "kernel: %s, the high-water mark of the whole cgroup tree (page cache and kernel memory included)",
-                         file ? file : "memory peak");
+    if (peak_covers_window(p)) {
+        int n =
+            snprintf(p->peak_method, sizeof(p->peak_method),
+                     "kernel: %s, the high-water mark of the whole cgroup tree (page cache and kernel memory "
+                     "included)%s",
+                     file ? file : "memory peak",
+                     p->created || p->whole ? ""
+                     : p->peak_reset        ? ", reset for this watch (its own descriptor)"
+                                            : ", reached during this watch");
         if (n < 0)
             p->peak_method[0] = '\0';
         *ret_method = p->peak_method;
         return p->peak_kernel;
+    }
+    if (!isnan(p->peak_kernel) && !isnan(p->current_max)) {
+        char b[32];
+        int n = snprintf(
+            p->peak_method, sizeof(p->peak_method),
+            "sampled: largest cgroup memory usage at a sample; the kernel's mark (%s, %s) counts since "
+            "the cgroup was created, before this watch, and cannot be reset for it",
+            file ? file : "memory peak", fmt_bytes(b, sizeof(b), p->peak_kernel));
+        if (n < 0)
+            p->peak_method[0] = '\0';
+        *ret_method = p->peak_method;
+        return p->current_max;
     }
     if (!isnan(p->current_max)) {
         *ret_method = "sampled: largest cgroup memory usage at a sample (no kernel high-water mark here)";
@@ -564,8 +606,8 @@ static void eff_basis(cgroup_part_t *p, double *cpu_s, const char **cpu_basis, d
     *cpu_s = !isnan(cg_cpu) ? cg_cpu : p->tree_cpu_s;
     *cpu_basis = !isnan(cg_cpu) ? "cgroup" : "tree";
     double cg_peak = mem_peak(p, &unused);
-    *peak = !isnan(cg_peak) ? cg_peak : p->tree_rss_max;
-    *mem_basis = !isnan(cg_peak) ? "cgroup" : "tree";
+    *peak = !isnan(cg_peak) ? cg_peak : !isnan(p->tree_pss_max) ? p->tree_pss_max : p->tree_rss_max;
+    *mem_basis = !isnan(cg_peak) ? "cgroup" : !isnan(p->tree_pss_max) ? "tree's PSS sum" : "tree's RSS sum";
 }
 
 static void cg_summary_json(void *state, jw_t *w)
@@ -607,6 +649,7 @@ static void cg_summary_json(void *state, jw_t *w)
         jw_num(w, "peak_kernel_tree_bytes", peak);
         jw_str(w, "peak_kernel_tree_method", method);
         jw_num(w, "peak_sampled_bytes", p->current_max);
+        jw_num(w, "peak_since_created_bytes", peak_covers_window(p) ? NAN : p->peak_kernel);
         jw_num(w, "anon_peak_bytes", p->anon_max);
         jw_num(w, "file_peak_bytes", p->file_max);
         jw_num(w, "shmem_peak_bytes", p->shmem_max);
@@ -689,8 +732,12 @@ static int cg_summary_text(void *state, js_buf_t *b)
                           cpu_file ? cpu_file : "cgroup", num(e, sizeof(e), "%.3f", p->tree_cpu_s));
         err |= buf_printf(b, "  cgroup memory    peak %s (%s); anon %s, page cache %s at most (sampled)\n",
                           fmt_bytes(a, sizeof(a), peak),
-                          !isnan(p->peak_kernel) ? (peak_file ? peak_file : "kernel high-water") : "sampled",
+                          peak_covers_window(p) ? (peak_file ? peak_file : "kernel high-water") : "sampled",
                           fmt_bytes(c, sizeof(c), p->anon_max), fmt_bytes(d, sizeof(d), p->file_max));
+        if (!peak_covers_window(p) && !isnan(p->peak_kernel))
+            err |= buf_printf(
+                b, "  cgroup mark      %s since the cgroup was created (%s: before this watch, not reset)\n",
+                fmt_bytes(a, sizeof(a), p->peak_kernel), peak_file ? peak_file : "kernel high-water");
         double oom = acc_total(&p->acc[A_OOM_KILL]), fc = acc_total(&p->acc[A_FAILCNT]);
         double thr = acc_total(&p->acc[A_THROTTLED]), per = acc_total(&p->acc[A_PERIODS]);
         err |= buf_printf(b, "  cgroup events    %s OOM kills%s%s; throttled %s of %s quota periods (%s s)\n",
@@ -704,10 +751,19 @@ static int cg_summary_text(void *state, js_buf_t *b)
         const char *cb, *mb;
         eff_basis(p, &cpu, &cb, &peak, &mb);
         double ce = p->alloc_cores > 0 && wall > 0 ? cpu / (p->alloc_cores * wall) : NAN;
-        err |= buf_printf(b, "  CPU efficiency   %s%% of %s core-s (%s cores x %s s wall; bound: %s; CPU from the %s)\n",
-                          num(a, sizeof(a), "%.1f", ce * 100), num(c, sizeof(c), "%.2f", p->alloc_cores * wall),
-                          num(d, sizeof(d), "%g", p->alloc_cores), num(e, sizeof(e), "%.3f", wall),
-                          p->cores_bound ? p->cores_bound : "none", cb);
+        /* the bound by the name the summary's cores line gives the same count (affinity and cpuset agree) */
+        const char *bound = p->cfg.cores_bound && p->cfg.cores_available == p->alloc_cores
+                                ? p->cfg.cores_bound
+                            : p->cores_bound ? p->cores_bound
+                                             : "none";
+        if (isnan(ce))
+            err |= buf_printf(b, "  CPU efficiency   n/a (%s)\n",
+                              !(p->alloc_cores > 0) ? "no allocation known" : "no wall time");
+        else
+            err |= buf_printf(b,
+                              "  CPU efficiency   %.1f%% of %.2f core-s (%g cores x %.3f s wall; bound: %s; "
+                              "CPU from the %s)\n",
+                              ce * 100, p->alloc_cores * wall, p->alloc_cores, wall, bound, cb);
         if (p->alloc_mem > 0)
             err |= buf_printf(b, "  mem efficiency   %s%% of %s (bound: %s; peak %s from the %s)\n",
                               num(a, sizeof(a), "%.1f", peak / p->alloc_mem * 100), fmt_bytes(c, sizeof(c), p->alloc_mem),
@@ -733,9 +789,10 @@ const js_model_part_t part_cgroup = {
 int part_cgroup_totals(const js_model_t *m, js_cgroup_totals_t *ret)
 {
     memset(ret, 0, sizeof(*ret));
-    ret->cpu_s = ret->user_s = ret->system_s = ret->peak_kernel_tree_bytes = NAN;
+    ret->cpu_s = ret->user_s = ret->system_s = ret->peak_kernel_tree_bytes = ret->peak_since_created_bytes =
+        NAN;
     ret->anon_peak_bytes = ret->file_peak_bytes = ret->swap_peak_bytes = ret->oom_kills = ret->failcnt = NAN;
-    ret->cores = ret->memory_limit_bytes = NAN;
+    ret->cores = ret->memory_limit_bytes = ret->current_bytes = NAN;
     cgroup_part_t *p = model_part_state(m, &part_cgroup);
     if (!p)
         return -ENOENT;
@@ -748,8 +805,10 @@ int part_cgroup_totals(const js_model_t *m, js_cgroup_totals_t *ret)
     ret->cpu_file = file_of(p, "cgroup.usage_ns");
     if (!p->seen)
         ret->peak_kernel_tree_bytes = NAN;
-    else if (!isnan(p->peak_kernel))
+    else if (peak_covers_window(p))
         ret->peak_kernel_tree_bytes = mem_peak(p, &ret->peak_method);
+    else if (!isnan(p->peak_kernel))
+        ret->peak_since_created_bytes = p->peak_kernel;
     ret->anon_peak_bytes = p->anon_max;
     ret->file_peak_bytes = p->file_max;
     ret->swap_peak_bytes = p->swap_max;
@@ -759,5 +818,6 @@ int part_cgroup_totals(const js_model_t *m, js_cgroup_totals_t *ret)
     ret->cores_bound = p->cores_bound;
     ret->memory_limit_bytes = p->alloc_mem;
     ret->memory_limit_bound = p->mem_bound;
+    ret->current_bytes = p->seen ? p->row[V_MEM_CURRENT] : NAN;
     return 0;
 }

@@ -26,9 +26,14 @@ typedef struct {
     double cpu_s, user_s, system_s;
     const char *cpu_file; /* the file behind cpu_s ("cpuacct.usage", "cpu.stat"); may be NULL */
     /* memory, bytes */
-    double peak_kernel_tree_bytes;   /* the cgroup's own high-water mark (memory.peak / max_usage_in_bytes) */
-    const char *peak_method;         /* how it was obtained, one sentence */
+    /* the cgroup's own high-water mark (memory.peak / max_usage_in_bytes) where it is the monitoring window's
+     * (part_cgroup.c, peak_covers_window), else NAN; and where it is not, the mark since the cgroup's
+     * creation */
+    double peak_kernel_tree_bytes;
+    const char *peak_method; /* how it was obtained, one sentence */
+    double peak_since_created_bytes;
     double anon_peak_bytes, file_peak_bytes, swap_peak_bytes; /* largest at a sample */
+    double current_bytes; /* memory charged to it at the last sample (memory.current, usage_in_bytes) */
     double oom_kills, failcnt;       /* during monitoring (created: since creation) */
     /* the allocation (inventory; core/allocation.h) */
     double cores;                    /* cores allocated, NAN when unknown */

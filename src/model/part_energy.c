@@ -363,7 +363,7 @@ static int64_t first_error(const energy_t *e)
 
 static const char *error_text(int64_t err, char *buf, size_t cap)
 {
-    snprintf(buf, cap, "%s%s", strerror((int)-err),
+    snprintf(buf, cap, "%s%s", strerror(err < 0 && err > -4096 ? (int)-err : EINVAL), /* an errno, or not */
              err == -EACCES ? " (energy_uj is root-only since Linux 5.10)" : "");
     return buf;
 }
@@ -481,6 +481,20 @@ static int energy_summary_text(void *state, js_buf_t *b)
     return err ? -ENOMEM : 0;
 }
 
+static int energy_summary_short(void *state, js_buf_t *b)
+{
+    energy_t *e = state;
+    if (!e->n || !e->node_intervals)
+        return 0;
+    char a[32], c[32];
+    int err =
+        buf_printf(b, "  energy           node %s (mean %s W)", fmt_j(a, sizeof(a), e->node_j),
+                   num(c, sizeof(c), "%.1f", e->node_covered_s > 0 ? e->node_j / e->node_covered_s : NAN));
+    if (e->attributed)
+        err |= buf_printf(b, "; the scope's share %s", fmt_j(a, sizeof(a), e->scope_j));
+    return err | buf_printf(b, "\n");
+}
+
 /* ---- life ------------------------------------------------------------------------------------------ */
 
 static int energy_init(const js_model_cfg_t *cfg, void **ret_state)
@@ -522,5 +536,6 @@ const js_model_part_t part_energy = {
     .view_fill = energy_view_fill,
     .summary_json = energy_summary_json,
     .summary_text = energy_summary_text,
+    .summary_short = energy_summary_short,
     .fini = energy_fini,
 };

@@ -1608,6 +1608,39 @@ static int gpu_summary_text(void *state, js_buf_t *b)
     return err ? -ENOMEM : 0;
 }
 
+static int gpu_summary_short(void *state, js_buf_t *b)
+{
+    gpu_t *g = state;
+    char a[32], c[32], e[32], f[32];
+    size_t shown = 0;
+    double en = 0;
+    bool any_en = false;
+    for (size_t i = 0; i < g->nd; i++) {
+        const gdev_t *d = &g->d[i];
+        if (!d->samples)
+            continue;
+        shown++;
+        const char *method;
+        double x = dev_energy(d, &method);
+        if (!isnan(x)) {
+            en += x;
+            any_en = true;
+        }
+    }
+    if (!shown)
+        return 0;
+    gflag_t fl[32];
+    size_t nf = flags(g, fl, 32);
+    int err = buf_printf(
+        b, "  GPU              %zu GPU%s: util sum %s mean, %s max; memory peak %s%s; energy %s", shown,
+        shown == 1 ? "" : "s", pct(a, sizeof(a), stat_mean(&g->util_sum)), pct(c, sizeof(c), g->util_sum.max),
+        fmt_bytes(e, sizeof(e), g->peak_job), g->any_attribution ? " (the job's processes)" : "",
+        joule(f, sizeof(f), any_en ? en : NAN));
+    if (nf)
+        err |= buf_printf(b, "; %zu GPU FLAG%s (--summary=full)", nf, nf == 1 ? "" : "S");
+    return err | buf_printf(b, "\n");
+}
+
 /* ---- life ------------------------------------------------------------------------------------------- */
 
 static int gpu_init(const js_model_cfg_t *cfg, void **ret_state)
@@ -1651,5 +1684,6 @@ const js_model_part_t part_gpu = {
     .view_fill = gpu_view_fill,
     .summary_json = gpu_summary_json,
     .summary_text = gpu_summary_text,
+    .summary_short = gpu_summary_short,
     .fini = gpu_fini,
 };

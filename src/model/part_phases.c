@@ -11,14 +11,18 @@
  *              active). The self totals of all phases plus those of `outside` (no phase active) partition the
  *              run, so they add up to the run's totals exactly: wall, CPU, I/O and energy.
  *
- * Method. Marks fall between samples. Cumulative figures (the tree's CPU seconds and I/O bytes, the scope's
- * attributed RAPL energy from the `energy` view, GPU energy from a `gpu` view when one exists) are
- * interpolated linearly in time between the two samples around each mark: within one interval a phase gets
- * the share of the interval's increase that matches its share of the interval's time. So a phase shorter
- * than the interval gets the interval's average rate, and totals over many intervals are exact up to the
- * two partial intervals at its ends. A mark stamped before the previous sample (it reached the monitor late)
- * is placed at that sample. Peak memory is at sample resolution: a phase's peak RSS is the largest tree RSS
- * of the samples that end the intervals it was active in (the sample after a short phase included).
+ * Method. Every begin and end mark makes the monitor take a sample at once (core/monitor.c; such a sample has
+ * samples.for_marks = 1): that sample is the scope at the last mark before it, so the cumulative figures (the
+ * tree's CPU seconds and I/O bytes, the scope's attributed RAPL energy from the `energy` view, GPU energy
+ * from a `gpu` view when one exists) are cut there, and the stretch from that mark to the sample (the
+ * monitor's wake-up) gets none of the interval's increase. Marks before it in the same sample (a burst,
+ * coalesced) and marks in samples not taken for them (recordings of earlier versions) are interpolated
+ * linearly in time between the previous sample and that cut: a phase gets the share of the increase that
+ * matches its share of the time. A mark stamped before the previous sample (it reached the monitor late) is
+ * placed at that sample. Peak memory: a phase's peak is the largest of the samples inside it, the first
+ * (taken at its begin) and the last (taken at its end) included, of the memory headline's figure at each
+ * sample (model_memory_now: the scope's own cgroup's memory.current, else the PSS sum), and of the RSS sum
+ * apart.
  *
  * Views: `marks` (one row per mark of the sample, with the innermost phase after it) and `phases` (one row
  * per phase seen so far, cumulative figures). Summary: a `phases` section when the job sent any mark.
@@ -55,7 +59,8 @@ typedef struct {
     int64_t begins, ends, unmatched_ends;
     int64_t first_begin_unix, last_end_unix; /* 0: none */
     acc_t incl, self;
-    double peak_rss, peak_gpu_mem;
+    double peak_mem, peak_rss,
+        peak_gpu_mem; /* memory headline, RSS sum, GPU memory: largest at its samples */
     bool touched; /* active at some time within the interval being fed */
     size_t id;    /* position in the active stack + 1, 0 when inactive */
 } phase_t;
@@ -90,7 +95,7 @@ typedef struct {
     size_t *stack; /* active phases, in activation order (index into ph) */
     size_t depth;
     acc_t outside;
-    double outside_peak_rss;
+    double outside_peak_mem, outside_peak_rss;
     bool outside_touched, any_outside;
     event_t *ev;
     size_t nev, evcap;
@@ -98,15 +103,18 @@ typedef struct {
     size_t nsnd, sndcap;
     int64_t marks, begins, ends, events, unmatched;
     int64_t rejected; /* the monitor's count, from the self table */
+    int64_t self_dropped; /* the drops the senders reported, the monitor's count (self table; -1: none) */
     bool self_resolved;
-    int self_rejected_col;
+    int self_rejected_col, self_dropped_col;
     /* the last fed sample */
     const js_rows_t *last_marks;
     mark_row_t *mr;
     size_t nmr, mrcap;
     bool any; /* a mark was ever seen */
     double run_c[C__MAX];
-    double peak_rss;
+    double peak_mem, peak_rss;
+    int for_marks_col; /* samples.for_marks, -1 before it is resolved or when absent */
+    bool for_marks_resolved;
 } phases_t;
 
 /* ---- helpers ---------------------------------------------------------------------------------------- */
@@ -151,7 +159,7 @@ static phase_t *phase_get(phases_t *p, const char *name, size_t *ret_ix)
         return NULL;
     acc_init(&ph->incl);
     acc_init(&ph->self);
-    ph->peak_rss = ph->peak_gpu_mem = NAN;
+    ph->peak_mem = ph->peak_rss = ph->peak_gpu_mem = NAN;
     *ret_ix = p->nph++;
     return ph;
 }
@@ -197,12 +205,15 @@ static int sender_note(phases_t *p, int32_t pid, uint32_t dropped)
     return 0;
 }
 
+/* senders_dropped: the marks the job's processes dropped: the monitor's count (which also has the drops that
+ * only a rejected packet or a process's report at its exit carried), or, in a recording made before it was
+ * kept, the sum over the marks' senders of the highest count their marks carried. */
 static uint64_t senders_dropped(const phases_t *p)
 {
     uint64_t d = 0;
     for (size_t i = 0; i < p->nsnd; i++)
         d += p->snd[i].dropped;
-    return d;
+    return p->self_dropped > 0 && (uint64_t)p->self_dropped > d ? (uint64_t)p->self_dropped : d;
 }
 
 /* innermost: the phase index + 1 of the innermost active phase, 0 when none */
@@ -350,11 +361,14 @@ static int phases_feed(void *state, const js_feed_t *f)
     if (self && self->nrows) {
         if (!p->self_resolved) {
             p->self_rejected_col = table_column(self->table, "marks_rejected");
+            p->self_dropped_col = table_column(self->table, "marks_senders_dropped");
             p->self_resolved = true;
         }
         const js_value_t *sv = rows_row(self, 0);
         if (p->self_rejected_col >= 0 && sv[p->self_rejected_col].present)
             p->rejected = sv[p->self_rejected_col].i;
+        if (p->self_dropped_col >= 0 && sv[p->self_dropped_col].present)
+            p->self_dropped = sv[p->self_dropped_col].i;
     }
 
     double c[C__MAX] = {pt->cpu_s, pt->io[IO_READ], pt->io[IO_WRITE], pt->io[IO_RCHAR], pt->io[IO_WCHAR], NAN, NAN};
@@ -386,7 +400,23 @@ static int phases_feed(void *state, const js_feed_t *f)
             prev = 0;
         d[k] = c[k] - prev;
     }
-    double span = (double)(t - p->prev_t);
+    /* a sample taken for marks is the scope at the last of them: the increase is spread over the time up to
+     * that mark (the cut), none of it after */
+    if (!p->for_marks_resolved) {
+        p->for_marks_resolved = true;
+        const js_rows_t *sr = sample_rows_named(f->s, "samples");
+        p->for_marks_col = sr ? table_column(sr->table, "for_marks") : -1;
+    }
+    const js_rows_t *srow = sample_rows_named(f->s, "samples");
+    const js_value_t *sv = srow && srow->nrows ? rows_row(srow, 0) : NULL;
+    int64_t cut = t;
+    if (sv && p->for_marks_col >= 0 && sv[p->for_marks_col].present && sv[p->for_marks_col].i && mr &&
+        mr->nrows) {
+        const js_value_t *last = rows_row(mr, mr->nrows - 1);
+        cut = last[MARK_T_MONO].present ? last[MARK_T_MONO].i : t;
+        cut = cut < p->prev_t ? p->prev_t : cut > t ? t : cut;
+    }
+    double span = (double)(cut - p->prev_t), given = 0;
     int64_t cursor = p->prev_t;
 
     for (size_t i = 0; i < p->nph; i++)
@@ -408,7 +438,9 @@ static int phases_feed(void *state, const js_feed_t *f)
         if (tm > t)
             tm = t;
         if (tm > cursor) {
-            double share = span > 0 ? (double)(tm - cursor) / span : 0, seg[C__MAX];
+            int64_t a = cursor < cut ? cursor : cut, z = tm < cut ? tm : cut;
+            double share = span > 0 ? (double)(z - a) / span : 0, seg[C__MAX];
+            given += share;
             for (int k = 0; k < C__MAX; k++)
                 seg[k] = d[k] * share;
             attribute(p, (double)(tm - cursor) / 1e9, seg);
@@ -421,21 +453,27 @@ static int phases_feed(void *state, const js_feed_t *f)
             p->outside_touched = true;
         p->mr[p->nmr++] = (mark_row_t){.row = i, .innermost = innermost(p), .depth = p->depth};
     }
-    if (t > cursor) {
-        double share = span > 0 ? (double)(t - cursor) / span : 1, seg[C__MAX];
+    if (t > cursor || given < 1) { /* the rest: every increase is attributed, whatever the rounding */
+        double share = given < 1 ? 1 - given : 0, seg[C__MAX];
         for (int k = 0; k < C__MAX; k++)
             seg[k] = d[k] * share;
         attribute(p, (double)(t - cursor) / 1e9, seg);
     }
-    /* peaks at sample resolution: this sample ends the interval of every phase active in it */
+    /* peaks: this sample is inside every phase active at some time of its interval (the one that begins or
+     * ends at it included: a sample taken for a mark is the first or last of its phase) */
+    double mem = model_memory_now(f->m), rss = pt->members > 0 ? pt->rss : NAN;
     for (size_t i = 0; i < p->nph; i++)
         if (p->ph[i].touched) {
-            p->ph[i].peak_rss = fmax_nan(p->ph[i].peak_rss, pt->rss);
+            p->ph[i].peak_mem = fmax_nan(p->ph[i].peak_mem, mem);
+            p->ph[i].peak_rss = fmax_nan(p->ph[i].peak_rss, rss);
             p->ph[i].peak_gpu_mem = fmax_nan(p->ph[i].peak_gpu_mem, gpu_mem);
         }
-    if (p->outside_touched)
-        p->outside_peak_rss = fmax_nan(p->outside_peak_rss, pt->rss);
-    p->peak_rss = fmax_nan(p->peak_rss, pt->rss);
+    if (p->outside_touched) {
+        p->outside_peak_mem = fmax_nan(p->outside_peak_mem, mem);
+        p->outside_peak_rss = fmax_nan(p->outside_peak_rss, rss);
+    }
+    p->peak_mem = fmax_nan(p->peak_mem, mem);
+    p->peak_rss = fmax_nan(p->peak_rss, rss);
     p->prev_t = t;
     for (int k = 0; k < C__MAX; k++) {
         if (!isnan(c[k]) || (k != C_ENERGY && k != C_GPU_ENERGY))
@@ -474,22 +512,28 @@ enum {
     PV_READ,
     PV_WRITE,
     PV_ENERGY,
+    PV_PEAK,
     PV_PEAK_RSS,
     PV_SELF_WALL,
     PV_SELF_CPU,
     PV__MAX
 };
 static const js_column_t phases_view_cols[PV__MAX] = {
-    [PV_NAME] = {"phase", "text", JS_TEXT, JS_LABEL, 0, "phase name; (outside) for time with no phase active"},
+    [PV_NAME] = {"phase", "text", JS_TEXT, JS_LABEL, 0,
+                 "phase name; (outside) for time with no phase active"},
     [PV_ACTIVE] = {"active", "bool", JS_INT, JS_GAUGE, 0, "1 while the phase is active at this sample"},
     [PV_ACTIVATIONS] = {"activations", "count", JS_INT, JS_COUNTER, 64, "times the phase became active"},
     [PV_WALL] = {"wall_s", "s", JS_REAL, JS_COUNTER, 0, "time active so far (inclusive)"},
     [PV_CPU] = {"cpu_s", "s", JS_REAL, JS_COUNTER, 0, "tree CPU time while active (inclusive, interpolated)"},
     [PV_READ] = {"read_bytes", "bytes", JS_REAL, JS_COUNTER, 0, "bytes read from storage while active"},
     [PV_WRITE] = {"write_bytes", "bytes", JS_REAL, JS_COUNTER, 0, "bytes written to storage while active"},
-    [PV_ENERGY] = {"energy_j", "J", JS_REAL, JS_COUNTER, 0, "the scope's attributed RAPL energy while active"},
-    [PV_PEAK_RSS] = {"peak_rss_bytes", "bytes", JS_REAL, JS_GAUGE, 0,
-                     "largest tree RSS of the samples ending its active intervals"},
+    [PV_ENERGY] = {"energy_j", "J", JS_REAL, JS_COUNTER, 0,
+                   "the scope's attributed RAPL energy while active"},
+    [PV_PEAK] =
+        {"peak_bytes", "bytes", JS_REAL, JS_GAUGE, 0,
+         "largest memory of the samples inside it (no page counted twice: the scope's cgroup, else PSS)"},
+    [PV_PEAK_RSS] = {"peak_rss_sum_bytes", "bytes", JS_REAL, JS_GAUGE, 0,
+                     "largest sum of the members' RSS of the samples inside it"},
     [PV_SELF_WALL] = {"self_wall_s", "s", JS_REAL, JS_COUNTER, 0, "time it was the innermost active phase"},
     [PV_SELF_CPU] = {"self_cpu_s", "s", JS_REAL, JS_COUNTER, 0, "tree CPU time while it was the innermost"},
 };
@@ -518,7 +562,7 @@ static int copy_text(js_rows_t *out, js_value_t *dst, const js_rows_t *in, const
 }
 
 static int fill_phase_row(js_rows_t *out, const char *name, bool active, int64_t act, const acc_t *incl,
-                          const acc_t *self, double peak)
+                          const acc_t *self, double peak, double peak_rss)
 {
     js_value_t *v = rows_add(out);
     if (!v || rows_set_str(out, &v[PV_NAME], name, strlen(name)) < 0)
@@ -530,7 +574,8 @@ static int fill_phase_row(js_rows_t *out, const char *name, bool active, int64_t
     set_real(&v[PV_READ], incl->c[C_READ]);
     set_real(&v[PV_WRITE], incl->c[C_WRITE]);
     set_real(&v[PV_ENERGY], incl->c[C_ENERGY]);
-    set_real(&v[PV_PEAK_RSS], peak);
+    set_real(&v[PV_PEAK], peak);
+    set_real(&v[PV_PEAK_RSS], peak_rss);
     val_real(&v[PV_SELF_WALL], self->wall_s);
     set_real(&v[PV_SELF_CPU], self->c[C_CPU]);
     return 0;
@@ -543,11 +588,11 @@ static int phases_view_fill(void *state, size_t i, js_rows_t *out)
         for (size_t k = 0; k < p->nph; k++) {
             const phase_t *ph = &p->ph[k];
             if (fill_phase_row(out, ph->name, ph->id != 0, ph->activations, &ph->incl, &ph->self,
-                               ph->peak_rss) < 0)
+                               ph->peak_mem, ph->peak_rss) < 0)
                 return -ENOMEM;
         }
         if (p->any && fill_phase_row(out, "(outside)", p->depth == 0, 0, &p->outside, &p->outside,
-                                     p->outside_peak_rss) < 0)
+                                     p->outside_peak_mem, p->outside_peak_rss) < 0)
             return -ENOMEM;
         return 0;
     }
@@ -558,7 +603,7 @@ static int phases_view_fill(void *state, size_t i, js_rows_t *out)
         if (!v)
             return -ENOMEM;
         if (src[MARK_T_MONO].present)
-            val_real(&v[MV_T], (double)(src[MARK_T_MONO].i - p->origin_ns) / 1e9);
+            val_real(&v[MV_T], ((double)src[MARK_T_MONO].i - (double)p->origin_ns) / 1e9);
         if (src[MARK_T_UNIX].present)
             val_real(&v[MV_UNIX], (double)src[MARK_T_UNIX].i / 1e9);
         if (src[MARK_PID].present)
@@ -604,8 +649,10 @@ static void phases_summary_json(void *state, jw_t *w)
         return;
     bool energy = !isnan(p->run_c[C_ENERGY]), gpu = !isnan(p->run_c[C_GPU_ENERGY]);
     jw_open(w, "phases");
-    jw_str(w, "method", "cumulative figures interpolated linearly in time between the samples around each "
-                        "mark; peak RSS at sample resolution");
+    jw_str(w, "method",
+           "a sample at every begin and end mark (coalesced in bursts): cumulative figures cut "
+           "there, marks of a burst interpolated in time; peaks: the largest of the samples inside "
+           "the phase (its first and last included)");
     jw_int(w, "marks", p->marks);
     jw_int(w, "begins", p->begins);
     jw_int(w, "ends", p->ends);
@@ -615,11 +662,12 @@ static void phases_summary_json(void *state, jw_t *w)
     jw_int(w, "rejected_by_monitor", p->rejected);
     jw_open(w, "run");
     acc_t run = p->outside;
-    run.wall_s = (double)(p->prev_t - p->origin_ns) / 1e9;
+    run.wall_s = ((double)p->prev_t - (double)p->origin_ns) / 1e9;
     for (int k = 0; k < C__MAX; k++)
         run.c[k] = p->run_c[k];
     jw_acc(w, &run, energy, gpu);
-    jw_num(w, "peak_rss_bytes", p->peak_rss);
+    jw_num(w, "peak_bytes", p->peak_mem);
+    jw_num(w, "peak_rss_sum_bytes", p->peak_rss);
     jw_close(w);
     jw_array(w, "phases");
     for (size_t i = 0; i < p->nph; i++) {
@@ -634,7 +682,8 @@ static void phases_summary_json(void *state, jw_t *w)
         jw_unix(w, "first_begin_unix_s", ph->first_begin_unix);
         jw_unix(w, "last_end_unix_s", ph->last_end_unix);
         jw_acc(w, &ph->incl, energy, gpu);
-        jw_num(w, "peak_rss_bytes", ph->peak_rss);
+        jw_num(w, "peak_bytes", ph->peak_mem);
+        jw_num(w, "peak_rss_sum_bytes", ph->peak_rss);
         if (gpu)
             jw_num(w, "peak_gpu_memory_bytes", ph->peak_gpu_mem);
         jw_open(w, "self");
@@ -645,7 +694,8 @@ static void phases_summary_json(void *state, jw_t *w)
     jw_array_close(w);
     jw_open(w, "outside");
     jw_acc(w, &p->outside, energy, gpu);
-    jw_num(w, "peak_rss_bytes", p->any_outside ? p->outside_peak_rss : NAN);
+    jw_num(w, "peak_bytes", p->any_outside ? p->outside_peak_mem : NAN);
+    jw_num(w, "peak_rss_sum_bytes", p->any_outside ? p->outside_peak_rss : NAN);
     jw_close(w);
     jw_array(w, "events");
     for (size_t i = 0; i < p->nev; i++) {
@@ -698,11 +748,11 @@ static int phases_summary_text(void *state, js_buf_t *b)
                           (long long)p->rejected);
     if (p->unmatched)
         err |= buf_printf(b, "; %lld end%s without a begin", (long long)p->unmatched, p->unmatched == 1 ? "" : "s");
-    err |= buf_printf(b, "); inclusive totals, interpolated between samples\n");
+    err |= buf_printf(b, "); inclusive totals, cut at the marks\n");
     for (size_t i = 0; i < p->nph; i++)
-        err |= text_line(b, p->ph[i].name, &p->ph[i].incl, p->ph[i].peak_rss, false);
+        err |= text_line(b, p->ph[i].name, &p->ph[i].incl, p->ph[i].peak_mem, false);
     if (p->any_outside)
-        err |= text_line(b, "(outside any phase)", &p->outside, p->outside_peak_rss, false);
+        err |= text_line(b, "(outside any phase)", &p->outside, p->outside_peak_mem, false);
     for (size_t i = 0; i < p->nev && i < 20; i++) {
         js_buf_t esc = {0};
         err |= text_escape(&esc, p->ev[i].name, strlen(p->ev[i].name));
@@ -710,6 +760,16 @@ static int phases_summary_text(void *state, js_buf_t *b)
         buf_free(&esc);
     }
     return err ? -ENOMEM : 0;
+}
+
+static int phases_summary_short(void *state, js_buf_t *b)
+{
+    phases_t *p = state;
+    if (!p->any)
+        return 0;
+    return buf_printf(b,
+                      "  phases           %zu phase%s, %lld event%s (each phase's figures: --summary=full)\n",
+                      p->nph, p->nph == 1 ? "" : "s", (long long)p->events, p->events == 1 ? "" : "s");
 }
 
 /* ---- life ------------------------------------------------------------------------------------------- */
@@ -721,8 +781,9 @@ static int phases_init(const js_model_cfg_t *cfg, void **ret_state)
     if (!p)
         return -ENOMEM;
     acc_init(&p->outside);
-    p->outside_peak_rss = p->peak_rss = NAN;
-    p->self_rejected_col = -1;
+    p->outside_peak_mem = p->outside_peak_rss = p->peak_mem = p->peak_rss = NAN;
+    p->for_marks_col = -1;
+    p->self_rejected_col = p->self_dropped_col = -1;
     for (int k = 0; k < C__MAX; k++)
         p->run_c[k] = NAN;
     *ret_state = p;
@@ -756,5 +817,6 @@ const js_model_part_t part_phases = {
     .view_fill = phases_view_fill,
     .summary_json = phases_summary_json,
     .summary_text = phases_summary_text,
+    .summary_short = phases_summary_short,
     .fini = phases_fini,
 };

@@ -4,11 +4,14 @@
  * that embeds the monitor) and its descendants, beside the whole system's: the figures gpu_tracker's
  * Tracker reports, from jobscope's samples and exact totals (python/jobscope builds its Tracker on them).
  *
- * Memory, per sample: main = the root's RSS (statm resident), shared = its resident file-backed and shmem
- * pages (statm shared), private = RSS - shared; descendants = the same summed over every other member;
- * combined = both. Each figure's peak is its own largest sample (the peaks need not be simultaneous), as in
- * gpu_tracker. System: the largest memory in use (MemTotal - MemAvailable) and MemTotal, from the `system`
- * view.
+ * Memory, per sample: main = the root's RSS (statm resident), descendants = the sum over every other member,
+ * combined = both. From smaps_rollup, at the samples that read every member at once (proc_tree): private =
+ * the Private_* pages (USS), PSS, and shared = PSS - USS: the pages a process shares, each counted 1/k in
+ * each of the k processes mapping it, so that a page shared within the tree counts once in `combined` (not
+ * once per process, nor once per mapped file as gpu_tracker counts); private + shared = PSS. Each figure's
+ * peak is its own largest sample (the peaks need not be simultaneous), as in gpu_tracker. System: the largest
+ * memory in use (MemTotal - MemAvailable) and MemTotal, from the `system` view. Threads: the monitor thread
+ * of an embedded monitor is not the main process's.
  *
  * CPU: combined = the tree's exact cumulative CPU (model.h); main = the root's own utime + stime (without
  * what it reaped: that was a descendant's), less the monitor thread's in embedded mode; descendants =
@@ -39,7 +42,7 @@ typedef struct {
     bool resolved;
     int s_ut, s_st;
     /* memory and thread peaks */
-    double peak_rss[W__MAX], peak_priv[W__MAX], peak_shared[W__MAX], peak_threads[W__MAX];
+    double peak_rss[W__MAX], peak_priv[W__MAX], peak_shared[W__MAX], peak_pss[W__MAX], peak_threads[W__MAX];
     double sys_peak_used, sys_total;
     /* CPU */
     bool have_base;
@@ -108,19 +111,26 @@ static int split_feed(void *state, const js_feed_t *f)
         p->s_ut = self ? table_column(self->table, "utime_us") : -1;
         p->s_st = self ? table_column(self->table, "stime_us") : -1;
     }
-    /* memory and threads: the root against the others, as the tree model summed them (model.h) */
+    /* memory and threads: the root against the others, as the tree model summed them (model.h); private and
+     * shared from smaps_rollup, at the samples that read every member */
     double rss[W__MAX] = {pt->main_rss, pt->desc_rss, NAN};
-    double shared[W__MAX] = {pt->main_shared, pt->desc_shared, NAN};
-    double thr[W__MAX] = {pt->main_threads, pt->desc_threads, NAN};
+    double uss[W__MAX] = {pt->main_uss, pt->desc_uss, NAN};
+    double pss[W__MAX] = {pt->main_pss, pt->desc_pss, NAN};
+    double thr[W__MAX] = {pt->main_threads, pt->desc_threads, NAN}; /* main: not the monitor thread */
+    bool have_smaps = pt->smaps_all != 0;
     double main_own = pt->main_own_s;
     rss[W_COMB] = isnan(rss[W_MAIN]) ? rss[W_DESC] : rss[W_MAIN] + rss[W_DESC];
-    shared[W_COMB] = isnan(shared[W_MAIN]) ? shared[W_DESC] : shared[W_MAIN] + shared[W_DESC];
+    uss[W_COMB] = isnan(uss[W_MAIN]) ? uss[W_DESC] : uss[W_MAIN] + uss[W_DESC];
+    pss[W_COMB] = isnan(pss[W_MAIN]) ? pss[W_DESC] : pss[W_MAIN] + pss[W_DESC];
     thr[W_COMB] = (isnan(thr[W_MAIN]) ? 0 : thr[W_MAIN]) + thr[W_DESC];
     for (int w = 0; w < W__MAX; w++) {
         p->peak_rss[w] = fmax_nan(p->peak_rss[w], rss[w]);
-        p->peak_shared[w] = fmax_nan(p->peak_shared[w], shared[w]);
-        p->peak_priv[w] = fmax_nan(p->peak_priv[w], rss[w] - shared[w]);
         p->peak_threads[w] = fmax_nan(p->peak_threads[w], thr[w]);
+        if (!have_smaps)
+            continue;
+        p->peak_pss[w] = fmax_nan(p->peak_pss[w], pss[w]);
+        p->peak_priv[w] = fmax_nan(p->peak_priv[w], uss[w]);
+        p->peak_shared[w] = fmax_nan(p->peak_shared[w], pss[w] - uss[w]);
     }
     p->sys_peak_used = fmax_nan(p->sys_peak_used, view_cell(m, "system", "mem_used_bytes"));
     p->sys_total = fmax_nan(p->sys_total, view_cell(m, "system", "mem_total_bytes"));
@@ -182,6 +192,7 @@ static void split_summary_json(void *state, jw_t *w)
     for (int k = 0; k < W__MAX; k++) {
         jw_open(w, who_names[k]);
         jw_num(w, "peak_rss_bytes", p->peak_rss[k]);
+        jw_num(w, "peak_pss_bytes", p->peak_pss[k]);
         jw_num(w, "peak_private_bytes", p->peak_priv[k]);
         jw_num(w, "peak_shared_bytes", p->peak_shared[k]);
         jw_close(w);
@@ -220,7 +231,7 @@ static int split_init(const js_model_cfg_t *cfg, void **ret_state)
     p->run = cfg->mode == JS_MODE_RUN;
     p->root = cfg->root_pid;
     for (int w = 0; w < W__MAX; w++) {
-        p->peak_rss[w] = p->peak_priv[w] = p->peak_shared[w] = p->peak_threads[w] = NAN;
+        p->peak_rss[w] = p->peak_priv[w] = p->peak_shared[w] = p->peak_pss[w] = p->peak_threads[w] = NAN;
         rate_carry_init(&p->rate[w], cfg->cores_available, (double)cfg->interval_ns / 1e9);
     }
     p->sys_peak_used = p->sys_total = p->sys_max_cores = p->sys_cores = NAN;

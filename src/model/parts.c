@@ -14,7 +14,8 @@
     X(node)                                                                                                    \
     X(gpu)                                                                                                     \
     X(phases)                                                                                                  \
-    X(split)
+    X(split)                                                                                                   \
+    X(levels)
 
 #define JS_PART_DECLARE(name) extern const js_model_part_t part_##name;
 #define JS_PART_REF(name) &part_##name,

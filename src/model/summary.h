@@ -31,8 +31,17 @@ typedef struct {
  * model's figures `s`, then every model part's section when `m` is given (may be NULL). Returns 0 or -ENOMEM. */
 int summary_json(js_buf_t *b, const js_run_info_t *info, const js_summary_t *s, const js_model_t *m);
 
-/* summary_text: append a human-readable summary to `b`, likewise. Returns 0 or -ENOMEM. */
-int summary_text(js_buf_t *b, const js_run_info_t *info, const js_summary_t *s, const js_model_t *m);
+/* The text summary's forms: short (at most about 12 lines, what a `seff` or `time -v` user reads at a glance:
+ * what ran, wall and exit, CPU and efficiency, the memory headline, I/O, GPUs and energy, processes, flags,
+ * the recording) and full (every figure). */
+typedef enum { JS_SUMMARY_SHORT, JS_SUMMARY_FULL } js_summary_form_t;
+
+/* summary_form_parse: "short" or "full" into *ret. Returns 0, or -EINVAL for any other text. */
+int summary_form_parse(const char *s, js_summary_form_t *ret);
+
+/* summary_text: append a human-readable summary to `b` in the given form, likewise. Returns 0 or -ENOMEM. */
+int summary_text(js_buf_t *b, const js_run_info_t *info, const js_summary_t *s, const js_model_t *m,
+                 js_summary_form_t form);
 
 /* shell_quote: append the arguments as a POSIX shell would need them typed: bare when made of safe
  * characters, in single quotes otherwise, and in $'...' with escapes when they hold control characters or

@@ -179,7 +179,7 @@ static int r_mem_host(const js_rule_t *r, const js_facts_t *f, js_advice_item_t 
     SAY(sentence,
         "The job used most of the node's memory: run it where more memory is free, or reduce what it holds "
         "at once.");
-    SAY(evidence, "peak RSS %s of %s on the node (%s)", H(peak, "bytes"), H(f->host_mem_total, "bytes"),
+    SAY(evidence, "peak memory %s of %s on the node (%s)", H(peak, "bytes"), H(f->host_mem_total, "bytes"),
         H(peak / f->host_mem_total, "fraction"));
     return 1;
 }
@@ -299,7 +299,7 @@ static int r_missed(const js_rule_t *r, const js_facts_t *f, js_advice_item_t *o
 {
     if (f->missed <= 0 || f->taken <= 0)
         return 0;
-    double share = (double)f->missed / (double)(f->taken + f->missed);
+    double share = (double)f->missed / ((double)f->taken + (double)f->missed);
     if (share <= r->limit)
         return 0;
     out->severity = ADVICE_WARN;
@@ -307,8 +307,8 @@ static int r_missed(const js_rule_t *r, const js_facts_t *f, js_advice_item_t *o
         "The monitor could not keep up with its interval: the charts have holes. Use a longer interval "
         "(-i %s or more).",
         H(ok(f->interval_s) ? f->interval_s * 2 : NAN, "s"));
-    SAY(evidence, "%lld of %lld deadlines missed (%s) at an interval of %s", (long long)f->missed,
-        (long long)(f->taken + f->missed), H(share, "fraction"), H(f->interval_s, "s"));
+    SAY(evidence, "%lld of %.0f deadlines missed (%s) at an interval of %s", (long long)f->missed,
+        (double)f->taken + (double)f->missed, H(share, "fraction"), H(f->interval_s, "s"));
     return 1;
 }
 

@@ -34,7 +34,8 @@ typedef struct {
     double unattributed_cpu_s; /* CPU of processes sampling never saw (short-lived) */
     double throttled_fraction; /* cgroup: throttled periods / periods */
     /* memory */
-    double peak_rss, peak_rss_kernel; /* sampled tree sum; largest single process (kernel high-water mark) */
+    double peak_rss, peak_rss_kernel; /* the memory headline (summary peak_bytes); largest single process
+                                       * (kernel high-water mark) */
     double mem_peak;       /* the figure compared with the limit: cgroup kernel peak, else the sampled peak */
     double mem_limit;      /* the job's memory limit (cgroup), NAN without one */
     double host_mem_total; /* the node's memory */

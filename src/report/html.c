@@ -14,6 +14,8 @@
 #include <errno.h>
 #include <math.h>
 #include <stdarg.h>
+#include <stdbool.h>
+#include <stdlib.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <string.h>
@@ -183,6 +185,83 @@ int html_begin(js_html_t *h, const char *title)
     html_raw(h, "</title>\n<style>\n");
     html_raw(h, (const char *)report_css);
     return html_raw(h, "</style>\n</head>\n<body>\n<main>\n");
+}
+
+void svgdocs_free(js_svgdocs_t *d)
+{
+    for (size_t i = 0; d && i < d->n; i++)
+        buf_free(&d->v[i].svg);
+    if (d) {
+        free(d->v);
+        memset(d, 0, sizeof(*d));
+    }
+}
+
+/* svg_selector: `sel` (one selector, trimmed) rewritten for a standalone document: "svg.ch text" -> "text",
+ * "svg .s" -> ".s"; NULL when it does not start with "svg" or names the document itself. */
+static const char *svg_selector(const char *sel, size_t len, size_t *ret_len)
+{
+    const char *p = sel, *end = sel + len;
+    if (len < 3 || strncmp(p, "svg", 3) != 0)
+        return NULL;
+    p += 3;
+    if (end - p >= 3 && !strncmp(p, ".ch", 3))
+        p += 3;
+    if (p == end || *p != ' ')
+        return NULL; /* "svg" or "svg.ch" alone: the document's own layout */
+    while (p < end && *p == ' ')
+        p++;
+    *ret_len = (size_t)(end - p);
+    return p;
+}
+
+int html_svg_style(js_buf_t *out)
+{
+    const char *css = (const char *)report_css;
+    int r = 0;
+    for (const char *p = css; *p && r == 0;) {
+        const char *open = strchr(p, '{');
+        if (!open)
+            break;
+        const char *close = strchr(open, '}');
+        if (!close)
+            break;
+        /* selectors of this rule: the text after the last comment or rule end before '{' */
+        const char *sel = open;
+        while (sel > p && sel[-1] != '}' && sel[-1] != '/' && sel[-1] != '\n')
+            sel--;
+        bool all = sel < open && *sel != '@', any = false;
+        js_buf_t rule = {0};
+        for (const char *a = sel; all && a < open;) {
+            const char *comma = memchr(a, ',', (size_t)(open - a));
+            const char *b = comma ? comma : open;
+            size_t n = 0;
+            const char *x = svg_selector(a, (size_t)(b - a), &n);
+            if (!x) {
+                all = false;
+                break;
+            }
+            r |= buf_append(&rule, any ? "," : "", any ? 1 : 0);
+            r |= buf_append(&rule, x, n);
+            any = true;
+            a = comma ? comma + 1 : open;
+        }
+        if (all && any && r == 0) {
+            r |= buf_append(out, rule.p, rule.len);
+            r |= buf_append(out, open, (size_t)(close - open + 1));
+            r |= buf_append(out, "\n", 1);
+        }
+        buf_free(&rule);
+        p = close + 1;
+        if (*open == '{' && sel < open && *sel == '@') { /* an @-block: skip to its own closing brace */
+            const char *q = open + 1;
+            int depth = 1;
+            for (; *q && depth; q++)
+                depth += *q == '{' ? 1 : *q == '}' ? -1 : 0;
+            p = q;
+        }
+    }
+    return r;
 }
 
 int html_end(js_html_t *h)

@@ -26,10 +26,28 @@
 #include <stdbool.h>
 #include <stddef.h>
 
+/* Each chart as a standalone SVG document (svg.h writes one when js_html_t.docs is set): its title above
+ * it, its legend below it, the page's chart styles inline, a white background; for PNG and PDF
+ * (raster.h). */
 typedef struct {
-    js_buf_t *buf; /* output (caller-owned, grown as needed) */
-    int err;       /* first error (negative errno); once set, every call does nothing */
-    unsigned ids;  /* counter for generated element ids */
+    char id[64];
+    char title[160];
+    js_buf_t svg;
+} js_svgdoc_t;
+
+typedef struct {
+    js_svgdoc_t *v;
+    size_t n, cap;
+} js_svgdocs_t;
+
+/* svgdocs_free: release the documents; accepts a zeroed list. */
+void svgdocs_free(js_svgdocs_t *d);
+
+typedef struct {
+    js_buf_t *buf;      /* output (caller-owned, grown as needed) */
+    int err;            /* first error (negative errno); once set, every call does nothing */
+    unsigned ids;       /* counter for generated element ids */
+    js_svgdocs_t *docs; /* NULL, or where each chart is also written as a standalone SVG document */
 } js_html_t;
 
 /* A key and its value: text, or a number shown in human units (units_format) when `unit` is set. */
@@ -107,6 +125,10 @@ int html_table(js_html_t *h, const char *caption, const js_col_t *cols, size_t n
 
 /* html_advice: a list of `n` pieces of advice, each with its severity in words (not only a colour). */
 int html_advice(js_html_t *h, const js_advice_t *a, size_t n);
+
+/* html_svg_style: append the page's style rules for chart elements (those of report.css whose selectors
+ * all start with "svg"), rewritten for a standalone SVG document's <style>. Returns 0 or -ENOMEM. */
+int html_svg_style(js_buf_t *out);
 
 /* html_id: an element id into buf: `id` with letters, digits, '-' and '_' kept and other bytes replaced by
  * '_', truncated to cap - 1 bytes; NULL or "": "c<N>", numbered within the page (do not use such ids

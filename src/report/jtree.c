@@ -7,6 +7,8 @@
  */
 #include "report/jtree.h"
 
+#include "core/jsoncheck.h"
+
 #include <errno.h>
 #include <math.h>
 #include <stdint.h>
@@ -14,7 +16,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define MAX_DEPTH 64
+/* The summary holds JSON given by marks (accepted up to JSONCHECK_DEPTH_MAX deep) a few levels down
+ * ("events" > name > "last_data"): the bound leaves room for any such value below the summary's own levels,
+ * so whatever `jobscope mark` accepts, the report reads. */
+#define MAX_DEPTH (JSONCHECK_DEPTH_MAX + 32)
 
 struct jt_block {
     jt_block_t *next;
@@ -209,10 +214,12 @@ static int parse_number(parser_t *ps, double *ret)
         while (p < ps->end && *p >= '0' && *p <= '9')
             p++;
     }
-    char tmp[64];
+    char small[64];
     size_t n = (size_t)(p - ps->p);
-    if (n >= sizeof(tmp))
-        return -EINVAL;
+    /* any length JSON allows (a mark's data may be a number of thousands of digits): strtod rounds it */
+    char *tmp = n < sizeof(small) ? small : arena_alloc(ps->d, n + 1);
+    if (!tmp)
+        return -ENOMEM;
     memcpy(tmp, ps->p, n);
     tmp[n] = '\0';
     /* strtod reads the locale's decimal point: write it in place of the '.' (JSON has only '.') */

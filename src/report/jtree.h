@@ -4,8 +4,9 @@
  * figures and every model part's section) into a tree, so that the report's tables show every section, the
  * ones of parts that did not exist when this file was written included, and so that the advice reads its
  * facts by path ("cgroup.memory.limit_bytes") from the one documented summary rather than from each part's
- * internal state. RFC 8259 text; \uXXXX escapes (surrogate pairs too) become UTF-8; numbers are doubles.
- * Nesting is limited to 64 levels. The tree lives in one arena owned by the jt_doc_t.
+ * internal state. RFC 8259 text; \uXXXX escapes (surrogate pairs too) become UTF-8; numbers (of any length)
+ * are doubles, ±HUGE_VAL beyond their range. Nesting is limited to 96 levels (JSONCHECK_DEPTH_MAX, the
+ * deepest mark data, plus the summary's own). The tree lives in one arena owned by the jt_doc_t.
  */
 #ifndef JOBSCOPE_JTREE_H
 #define JOBSCOPE_JTREE_H
@@ -34,7 +35,7 @@ typedef struct {
 } jt_doc_t;
 
 /* jt_parse: parse `len` bytes of `text` into *ret (which the caller frees with jt_free, also on failure).
- * Returns 0, -EINVAL (not one JSON value, or nested deeper than 64) or -ENOMEM. */
+ * Returns 0, -EINVAL (not one JSON value, or nested deeper than 96) or -ENOMEM. */
 int jt_parse(const char *text, size_t len, jt_doc_t *ret);
 
 /* jt_free: release the tree; accepts a zeroed document. */

@@ -103,12 +103,32 @@ typedef struct {
     char *label;
 } rmark_t;
 
+/* Marks on the charts. A page's size must not grow with the run's length, nor with its number of marks:
+ * of each kind (phases, events) the first MARKS_DRAWN and the last MARKS_DRAWN are kept and drawn one by
+ * one; every mark, drawn or not, is also counted in a density strip of MARKS_BINS time buckets (each twice
+ * as wide when a mark falls past the last), drawn along the top of every time chart once some were not
+ * drawn. So 100,000 events cost what 200 do (docs/REPORT.md, bench/report_bench.py --events). */
+#define MARKS_DRAWN 50
+#define MARKS_BINS 256
+#define MARKS_OPEN_MAX 1024 /* phases begun and not ended yet, followed one by one (the rest are counted) */
+
+typedef struct {
+    rmark_t first[MARKS_DRAWN], last[MARKS_DRAWN]; /* last: a ring of the latest, once first is full */
+    size_t total;                                  /* marks added */
+} rmlist_t;
+
+typedef struct {
+    double width;           /* seconds per bin; 0 before the first mark */
+    double bin[MARKS_BINS]; /* marks (phase begins and events) per bin from t = 0 */
+    size_t total, nphases;  /* marks counted, of which phases */
+} rdensity_t;
+
 struct js_report {
     rnode_t *nodes;
     size_t nnodes;
-    rmark_t *bands, *events;
-    size_t nbands, nevents;
-    rmark_t *open; /* phases begun (from the marks view) and not ended yet */
+    rmlist_t bands, events;
+    rdensity_t density;
+    rmark_t *open; /* phases begun (from the marks view) and not ended yet, at most MARKS_OPEN_MAX */
     size_t nopen;
     js_facts_t *facts;
     bool facts_done;
@@ -158,14 +178,14 @@ void report_free(js_report_t *r)
     for (size_t i = 0; i < r->nnodes; i++)
         node_free(&r->nodes[i]);
     free(r->nodes);
-    for (size_t i = 0; i < r->nbands; i++)
-        free(r->bands[i].label);
-    for (size_t i = 0; i < r->nevents; i++)
-        free(r->events[i].label);
+    for (size_t i = 0; i < MARKS_DRAWN; i++) {
+        free(r->bands.first[i].label);
+        free(r->bands.last[i].label);
+        free(r->events.first[i].label);
+        free(r->events.last[i].label);
+    }
     for (size_t i = 0; i < r->nopen; i++)
         free(r->open[i].label);
-    free(r->bands);
-    free(r->events);
     free(r->open);
     free(r->facts);
     free(r);
@@ -202,14 +222,105 @@ static int add_mark(rmark_t **arr, size_t *n, double t0, double t1, const char *
     return 0;
 }
 
+/* density_add: count a mark at t (seconds from the start; before it or unknown: the first bin). */
+static void density_add(rdensity_t *d, double t, bool phase)
+{
+    if (!(t > 0))
+        t = 0;
+    if (!(d->width > 0))
+        d->width = 0.125;
+    while (t >= d->width * MARKS_BINS && isfinite(d->width * 2)) { /* halve the resolution: pairs merge */
+        for (size_t i = 0; i < MARKS_BINS / 2; i++)
+            d->bin[i] = d->bin[2 * i] + d->bin[2 * i + 1];
+        memset(&d->bin[MARKS_BINS / 2], 0, MARKS_BINS / 2 * sizeof(d->bin[0]));
+        d->width *= 2;
+    }
+    size_t i = (size_t)(t / d->width);
+    d->bin[i < MARKS_BINS ? i : MARKS_BINS - 1]++;
+    d->total++;
+    d->nphases += phase;
+}
+
+/* mlist_add: keep a mark if it is among the first or (so far) the last MARKS_DRAWN of its list. */
+static int mlist_add(rmlist_t *l, double t0, double t1, const char *label)
+{
+    char *copy = xstrdup(label);
+    if (label && !copy)
+        return -ENOMEM;
+    rmark_t *m =
+        l->total < MARKS_DRAWN ? &l->first[l->total] : &l->last[(l->total - MARKS_DRAWN) % MARKS_DRAWN];
+    free(m->label);
+    *m = (rmark_t){.t0 = t0, .t1 = t1, .t = t0, .label = copy};
+    l->total++;
+    return 0;
+}
+
+/* mlist_get: the i-th kept mark in order of arrival (i < mlist_kept(l)). */
+static size_t mlist_kept(const rmlist_t *l)
+{
+    return l->total < 2 * MARKS_DRAWN ? l->total : 2 * MARKS_DRAWN;
+}
+
+static const rmark_t *mlist_get(const rmlist_t *l, size_t i)
+{
+    if (i < MARKS_DRAWN)
+        return &l->first[i];
+    size_t inring = l->total - MARKS_DRAWN < MARKS_DRAWN ? l->total - MARKS_DRAWN : MARKS_DRAWN;
+    size_t oldest = inring < MARKS_DRAWN ? 0 : (l->total - MARKS_DRAWN) % MARKS_DRAWN;
+    return &l->last[(oldest + i - MARKS_DRAWN) % MARKS_DRAWN];
+}
+
 int report_add_band(js_report_t *r, double t0, double t1, const char *label)
 {
-    return add_mark(&r->bands, &r->nbands, t0, t1, label);
+    density_add(&r->density, t0, true);
+    return mlist_add(&r->bands, t0, t1, label);
 }
 
 int report_add_event(js_report_t *r, double t, const char *label)
 {
-    return add_mark(&r->events, &r->nevents, t, t, label);
+    density_add(&r->density, t, false);
+    return mlist_add(&r->events, t, t, label);
+}
+
+/* marks_summarised: whether some marks are not drawn one by one (then the density strip is). */
+static bool marks_summarised(const js_report_t *r)
+{
+    return r->bands.total > mlist_kept(&r->bands) || r->events.total > mlist_kept(&r->events) ||
+           r->density.total > r->bands.total + r->events.total;
+}
+
+/* chart_marks: the kept bands and events for one chart (arrays of at most 2 * MARKS_DRAWN, owned by the
+ * caller; none when `none`), and the density strip when marks were summarised. 0 or -ENOMEM. */
+static int chart_marks(const js_report_t *r, bool none, js_band_t **ret_b, size_t *ret_nb, js_event_t **ret_e,
+                       size_t *ret_ne, js_chart_t *ch)
+{
+    size_t nb = none ? 0 : mlist_kept(&r->bands), ne = none ? 0 : mlist_kept(&r->events);
+    js_band_t *b = calloc(nb + 1, sizeof(*b));
+    js_event_t *e = calloc(ne + 1, sizeof(*e));
+    if (!b || !e) {
+        free(b);
+        free(e);
+        return -ENOMEM;
+    }
+    for (size_t i = 0; i < nb; i++) {
+        const rmark_t *m = mlist_get(&r->bands, i);
+        b[i] = (js_band_t){m->t0, m->t1, m->label};
+    }
+    for (size_t i = 0; i < ne; i++) {
+        const rmark_t *m = mlist_get(&r->events, i);
+        e[i] = (js_event_t){m->t, m->label};
+    }
+    if (!none && marks_summarised(r)) {
+        ch->density = r->density.bin;
+        ch->ndensity = MARKS_BINS;
+        ch->density_t0 = 0;
+        ch->density_t1 = r->density.width * MARKS_BINS;
+    }
+    *ret_b = b;
+    *ret_nb = nb;
+    *ret_e = e;
+    *ret_ne = ne;
+    return 0;
 }
 
 /* ---- which columns a view keeps ---- */
@@ -544,7 +655,10 @@ static int feed_marks(js_report_t *r, const js_table_t *t, const js_rows_t *rows
         double at = ct >= 0 && v[ct].present && isfinite(v[ct].d) ? v[ct].d : now;
         int rc = 0;
         if (strcmp(kind, "begin") == 0) {
-            rc = add_mark(&r->open, &r->nopen, at, at, name);
+            if (r->nopen < MARKS_OPEN_MAX)
+                rc = add_mark(&r->open, &r->nopen, at, at, name);
+            else
+                density_add(&r->density, at, true); /* counted, never drawn as a band */
         } else if (strcmp(kind, "end") == 0) {
             size_t k = r->nopen;
             while (k > 0 && !((!name && !r->open[k - 1].label) ||
@@ -554,11 +668,11 @@ static int feed_marks(js_report_t *r, const js_table_t *t, const js_rows_t *rows
                 rmark_t m = r->open[k - 1];
                 memmove(&r->open[k - 1], &r->open[k], (r->nopen - k) * sizeof(*r->open));
                 r->nopen--;
-                rc = add_mark(&r->bands, &r->nbands, m.t0, at, m.label);
+                rc = report_add_band(r, m.t0, at, m.label);
                 free(m.label);
             }
         } else if (strcmp(kind, "event") == 0) {
-            rc = add_mark(&r->events, &r->nevents, at, at, name);
+            rc = report_add_event(r, at, name);
         }
         if (rc < 0)
             return rc;
@@ -662,7 +776,7 @@ int report_finish_node(js_report_t *r, size_t node, const js_model_t *m, const j
     /* phases still active when the data ends are shaded up to there */
     while (node == 0 && r->nopen && n->n) {
         rmark_t ph = r->open[--r->nopen];
-        rc = add_mark(&r->bands, &r->nbands, ph.t0, n->t[n->n - 1], ph.label);
+        rc = report_add_band(r, ph.t0, n->t[n->n - 1], ph.label);
         free(ph.label);
         if (rc < 0)
             return rc;
@@ -838,7 +952,7 @@ static void node_facts(const rnode_t *n, js_facts_t *f)
     double periods = jt_num(doc, "cgroup.throttling.periods");
     double throttled = jt_num(doc, "cgroup.throttling.throttled_periods");
     f->throttled_fraction = periods > 0 ? throttled / periods : NAN;
-    f->peak_rss = su->peak_rss;
+    f->peak_rss = su->peak_bytes; /* the memory headline: counts no page twice */
     f->peak_rss_kernel = su->peak_rss_kernel;
     static const char *const limit[] = {"allocation.memory_limit_bytes", "cgroup.memory.limit_bytes", NULL};
     f->mem_limit = first_num(doc, limit);
@@ -850,7 +964,7 @@ static void node_facts(const rnode_t *n, js_facts_t *f)
                                        "cgroup.memory.peak_sampled_bytes", NULL};
     f->mem_peak = first_num(doc, peak);
     if (!isfinite(f->mem_peak))
-        f->mem_peak = isfinite(su->peak_rss) ? su->peak_rss : su->peak_rss_kernel;
+        f->mem_peak = isfinite(su->peak_bytes) ? su->peak_bytes : su->peak_rss_kernel;
     const rseries_t *tot = find_series(n, "system", "mem_total_bytes", "");
     f->host_mem_total = tot ? sstat(n, tot).max : NAN;
     f->peak_swap = su->peak_swap;
@@ -988,8 +1102,8 @@ static const cspec_t chart_specs[] = {
     {"gpu-temp", "gpu", "GPU temperature, per device", "\xc2\xb0" "C", "gpu",
      {{"temp_c", NULL}}, 0, 180},
     {"mem", "memory", "Memory of the job", "bytes", "tree",
-     {{"rss_bytes", "RSS (tree)"}, {"rss_main_bytes", "RSS of the command"},
-      {"rss_descendants_bytes", "RSS of the descendants"}, {"uss_bytes", "USS"}, {"pss_bytes", "PSS"}},
+     {{"memory_bytes", "memory (no page twice)"}, {"rss_sum_bytes", "RSS sum (shared pages per process)"},
+      {"rss_main_bytes", "RSS of the command"}, {"uss_bytes", "private (USS)"}, {"pss_bytes", "PSS"}},
      F_FILL | F_LIMIT | F_COMBINED, 0},
     {"swap", "memory", "Swap used by the job", "bytes", "tree",
      {{"swap_bytes", "swap (tree)"}}, F_NONZERO, 180},
@@ -1288,7 +1402,7 @@ static int emit_spec(page_t *pg, const cspec_t *c, const src_t *src, size_t nsrc
             }
             /* the kernel's peak (largest single process) where the largest VmHWM reached it */
             const rseries_t *hwm = find_series(n, "tree", "hwm_max_bytes", "");
-            const rseries_t *rss = find_series(n, "tree", "rss_bytes", "");
+            const rseries_t *rss = find_series(n, "tree", "rss_sum_bytes", "");
             const rseries_t *which = hwm ? hwm : rss;
             sstat_t st = which ? sstat(n, which) : stat_of(NULL, 0);
             if (isfinite(n->su.peak_rss_kernel) && st.finite && nm < 4) {
@@ -1328,19 +1442,10 @@ static int emit_spec(page_t *pg, const cspec_t *c, const src_t *src, size_t nsrc
     js_band_t *bands = NULL;
     js_event_t *events = NULL;
     size_t nb = 0, ne = 0;
-    if (!pg->compare) {
-        bands = calloc(pg->r->nbands + 1, sizeof(*bands));
-        events = calloc(pg->r->nevents + 1, sizeof(*events));
-        if (!bands || !events) {
-            free(bands);
-            free(events);
-            list_free(l);
-            return pg->h->err = -ENOMEM;
-        }
-        for (size_t i = 0; i < pg->r->nbands; i++)
-            bands[nb++] = (js_band_t){pg->r->bands[i].t0, pg->r->bands[i].t1, pg->r->bands[i].label};
-        for (size_t i = 0; i < pg->r->nevents; i++)
-            events[ne++] = (js_event_t){pg->r->events[i].t, pg->r->events[i].label};
+    js_chart_t ch = {0};
+    if (chart_marks(pg->r, pg->compare, &bands, &nb, &events, &ne, &ch) < 0) {
+        list_free(l);
+        return pg->h->err = -ENOMEM;
     }
     char id[96], title[256];
     snprintf(id, sizeof(id), "%s%s%s", pg->idp, c->id, id_suffix ? id_suffix : "");
@@ -1349,24 +1454,24 @@ static int emit_spec(page_t *pg, const cspec_t *c, const src_t *src, size_t nsrc
         snprintf(title, sizeof(title), "%s, per node", c->title);
     double t_min, t_max;
     chart_time(src, nsrc, &t_min, &t_max);
-    js_chart_t ch = {.id = id,
-                     .title = title,
-                     .unit = c->unit,
-                     .series = l->s,
-                     .nseries = l->n,
-                     .hlines = hl,
-                     .nhlines = nh,
-                     .markers = mk,
-                     .nmarkers = nm,
-                     .bands = bands,
-                     .nbands = nb,
-                     .events = events,
-                     .nevents = ne,
-                     .t_min = t_min,
-                     .t_max = t_max,
-                     .v_min = 0,
-                     .v_max = (c->flags & F_RANGE01) ? 1 : 0,
-                     .height = c->height};
+    ch.id = id;
+    ch.title = title;
+    ch.unit = c->unit;
+    ch.series = l->s;
+    ch.nseries = l->n;
+    ch.hlines = hl;
+    ch.nhlines = nh;
+    ch.markers = mk;
+    ch.nmarkers = nm;
+    ch.bands = bands;
+    ch.nbands = nb;
+    ch.events = events;
+    ch.nevents = ne;
+    ch.t_min = t_min;
+    ch.t_max = t_max;
+    ch.v_min = 0;
+    ch.v_max = (c->flags & F_RANGE01) ? 1 : 0;
+    ch.height = c->height;
     int rc = svg_line_chart(pg->h, &ch);
     free(bands);
     free(events);
@@ -1438,13 +1543,14 @@ static int emit_generic_view(page_t *pg, const src_t *src, size_t nsrc, const ch
             snprintf(title, sizeof(title), "%s: %s", view, units[u][0] ? units[u] : "values");
             double t_min, t_max;
             chart_time(src, nsrc, &t_min, &t_max);
-            js_band_t *bands = calloc(pg->r->nbands + 1, sizeof(*bands));
-            js_event_t *events = calloc(pg->r->nevents + 1, sizeof(*events));
+            js_band_t *bands = NULL;
+            js_event_t *events = NULL;
             size_t nb = 0, ne = 0;
-            for (size_t i = 0; bands && !pg->compare && i < pg->r->nbands; i++)
-                bands[nb++] = (js_band_t){pg->r->bands[i].t0, pg->r->bands[i].t1, pg->r->bands[i].label};
-            for (size_t i = 0; events && !pg->compare && i < pg->r->nevents; i++)
-                events[ne++] = (js_event_t){pg->r->events[i].t, pg->r->events[i].label};
+            js_chart_t ch = {0};
+            if (chart_marks(pg->r, pg->compare, &bands, &nb, &events, &ne, &ch) < 0) {
+                list_free(l);
+                return pg->h->err = -ENOMEM;
+            }
             bool frac = strcmp(units[u], "fraction") == 0;
             /* the allocation, where the unit is that of one: cores available, the cgroup's memory limit */
             js_hline_t hl[4];
@@ -1468,25 +1574,22 @@ static int emit_generic_view(page_t *pg, const src_t *src, size_t nsrc, const ch
                 snprintf(lab, sizeof(lab), "%s%s%s", who ? who : "", who ? ": " : "", plain);
                 nh = add_hline(hl, hlabel, nh, lim, lab, plain);
             }
-            js_chart_t ch = {.id = id,
-                             .title = title,
-                             .unit = units[u],
-                             .series = l->s,
-                             .nseries = l->n,
-                             .hlines = hl,
-                             .nhlines = nh,
-                             .bands = bands,
-                             .nbands = nb,
-                             .events = events,
-                             .nevents = ne,
-                             .t_min = t_min,
-                             .t_max = t_max,
-                             .v_max = frac ? 1 : 0,
-                             .height = 200};
-            if (bands && events)
-                svg_line_chart(pg->h, &ch);
-            else
-                pg->h->err = -ENOMEM;
+            ch.id = id;
+            ch.title = title;
+            ch.unit = units[u];
+            ch.series = l->s;
+            ch.nseries = l->n;
+            ch.hlines = hl;
+            ch.nhlines = nh;
+            ch.bands = bands;
+            ch.nbands = nb;
+            ch.events = events;
+            ch.nevents = ne;
+            ch.t_min = t_min;
+            ch.t_max = t_max;
+            ch.v_max = frac ? 1 : 0;
+            ch.height = 200;
+            svg_line_chart(pg->h, &ch);
             free(bands);
             free(events);
         }
@@ -1694,13 +1797,16 @@ static void summary_tables(js_html_t *h, const rnode_t *n)
     else if (s->peak_kernel_comm[0])
         snprintf(largest, sizeof(largest), "%s", s->peak_kernel_comm);
     js_kv_t mem[] = {
-        {"peak RSS, sampled (tree sum)", num_or_missing(s->peak_rss), "bytes"},
+        {"peak memory (request memory by this)", num_or_missing(s->peak_bytes), "bytes"},
+        {"how", s->peak_method ? cell_text(s->peak_method) : cell_missing(), NULL},
+        {"peak PSS sum (sampled)", num_or_missing(s->peak_pss), "bytes"},
+        {"peak private (USS sum)", num_or_missing(s->peak_private), "bytes"},
+        {"peak shared, counted once", num_or_missing(s->peak_shared), "bytes"},
+        {"peak RSS sum (shared pages per process)", num_or_missing(s->peak_rss_sum), "bytes"},
         {"peak RSS, kernel (one process)", num_or_missing(s->peak_rss_kernel), "bytes"},
         {"largest process", largest[0] ? cell_text(largest) : cell_missing(), NULL},
         {"peak RSS of the command", num_or_missing(s->peak_rss_main), "bytes"},
         {"peak RSS of the descendants", num_or_missing(s->peak_rss_desc), "bytes"},
-        {"peak USS (unique to the job)", num_or_missing(s->peak_uss), "bytes"},
-        {"peak PSS (shared pages split)", num_or_missing(s->peak_pss), "bytes"},
         {"peak swap", num_or_missing(s->peak_swap), "bytes"},
         {"page faults, major", num_or_missing(s->majflt), "count"},
     };
@@ -1743,7 +1849,7 @@ static void nodes_table(js_html_t *h, const js_report_t *r, const js_facts_t *f)
                                     {"peak cores", "cores"},
                                     {"cores available", "cores"},
                                     {"efficiency", "fraction"},
-                                    {"peak RSS", "bytes"},
+                                    {"peak memory", "bytes"},
                                     {"read", "bytes"},
                                     {"written", "bytes"}};
     const size_t nc = sizeof(cols) / sizeof(cols[0]);
@@ -1764,7 +1870,7 @@ static void nodes_table(js_html_t *h, const js_report_t *r, const js_facts_t *f)
         c[4] = num_or_missing(s->max_cores);
         c[5] = num_or_missing(n->cores_available);
         c[6] = num_or_missing(n->cores_available > 0 ? s->mean_cores / n->cores_available : NAN);
-        c[7] = num_or_missing(s->peak_rss);
+        c[7] = num_or_missing(s->peak_bytes);
         c[8] = num_or_missing(s->io[IO_READ]);
         c[9] = num_or_missing(s->io[IO_WRITE]);
         rd = nan_sum(rd, s->io[IO_READ]);
@@ -1785,8 +1891,8 @@ static void nodes_table(js_html_t *h, const js_report_t *r, const js_facts_t *f)
         c[9] = num_or_missing(wr);
         nrows++;
     }
-    html_table(h, r->nnodes > 1 ? "Per node and for the job (peak RSS: the largest node's)" : NULL, cols, nc,
-               cells, nrows);
+    html_table(h, r->nnodes > 1 ? "Per node and for the job (peak memory: the largest node's)" : NULL, cols,
+               nc, cells, nrows);
     free(cells);
 }
 
@@ -2223,7 +2329,7 @@ static void node_charts(page_t *pg, const src_t *src, size_t nsrc, bool with_top
     for (size_t k = 0; k < sizeof(sections) / sizeof(sections[0]); k++) {
         /* the section's charts go to a buffer of their own: a section with nothing drawn is left out */
         js_buf_t body = {0};
-        js_html_t sub = {.buf = &body, .ids = h->ids};
+        js_html_t sub = {.buf = &body, .ids = h->ids, .docs = h->docs};
         pg->h = &sub;
         for (size_t i = 0; i < NSPECS; i++)
             if (strcmp(chart_specs[i].section, sections[k].id) == 0)
@@ -2296,6 +2402,11 @@ static void nodes_section(page_t *pg)
 
 int report_html(js_report_t *r, js_buf_t *out)
 {
+    return report_html_docs(r, out, NULL);
+}
+
+int report_html_docs(js_report_t *r, js_buf_t *out, js_svgdocs_t *docs)
+{
     if (!r->nnodes)
         return -EINVAL;
     for (size_t i = 0; i < r->nnodes; i++)
@@ -2304,7 +2415,7 @@ int report_html(js_report_t *r, js_buf_t *out)
     const js_facts_t *f = report_facts(r);
     if (!f)
         return -ENOMEM;
-    js_html_t h = {.buf = out};
+    js_html_t h = {.buf = out, .docs = docs};
     page_t pg = {.h = &h, .r = r, .idp = "", .facts = f};
     const rnode_t *n0 = &r->nodes[0];
     char title[256];
@@ -2320,6 +2431,16 @@ int report_html(js_report_t *r, js_buf_t *out)
         if (r->nnodes > 1)
             h3(&h, r->nodes[i].name);
         summary_tables(&h, &r->nodes[i]);
+    }
+    if (marks_summarised(r)) {
+        char note[400];
+        snprintf(
+            note, sizeof(note),
+            "The run has %zu phases and %zu events: the charts draw the first and the last %d of each one "
+            "by one, and the strip along the top of every chart shows how many of all of them fall in "
+            "each stretch of time (the summary above counts them by name).",
+            r->density.nphases, r->density.total - r->density.nphases, MARKS_DRAWN);
+        html_para(&h, note);
     }
     html_section_end(&h);
 
@@ -2519,12 +2640,13 @@ int report_compare_html(js_report_t *a, js_report_t *b, const char *label_a, con
             {"mean cores in use", "cores", sa->mean_cores, sb->mean_cores},
             {"peak cores in use", "cores", sa->max_cores, sb->max_cores},
             {"CPU efficiency", "fraction", fa->efficiency, fb->efficiency},
-            {"peak RSS, sampled", "bytes", sa->peak_rss, sb->peak_rss},
+            {"peak memory", "bytes", sa->peak_bytes, sb->peak_bytes},
+            {"peak RSS sum, sampled", "bytes", sa->peak_rss_sum, sb->peak_rss_sum},
             {"peak RSS, kernel", "bytes", sa->peak_rss_kernel, sb->peak_rss_kernel},
             {"read from storage", "bytes", sa->io[IO_READ], sb->io[IO_READ]},
             {"written to storage", "bytes", sa->io[IO_WRITE], sb->io[IO_WRITE]},
-            {"read calls", "bytes", sa->io[IO_RCHAR], sb->io[IO_RCHAR]},
-            {"write calls", "bytes", sa->io[IO_WCHAR], sb->io[IO_WCHAR]},
+            {"read through calls", "bytes", sa->io[IO_RCHAR], sb->io[IO_RCHAR]},
+            {"written through calls", "bytes", sa->io[IO_WCHAR], sb->io[IO_WCHAR]},
             {"energy of the node (RAPL)", "J", energy_of(na, false), energy_of(nb, false)},
             {"energy of the job (attributed)", "J", energy_of(na, true), energy_of(nb, true)},
             {"mean GPU utilisation", "fraction", ga, gb},

@@ -32,6 +32,7 @@
 #include "model/model.h"
 #include "model/summary.h"
 #include "report/advice.h"
+#include "report/html.h"
 #include "sys/fsroot.h"
 
 #include <stdbool.h>
@@ -93,6 +94,10 @@ int report_add_event(js_report_t *r, double t, const char *label);
 /* report_html: append the report page to `out`. Every node must have been finished. Returns 0, -EINVAL (no
  * node, or one not finished) or -ENOMEM. */
 int report_html(js_report_t *r, js_buf_t *out);
+
+/* report_html_docs: report_html, and each of the page's charts also as a standalone SVG document appended
+ * to `docs` (NULL: none), in page order, for PNG and PDF (raster.h). */
+int report_html_docs(js_report_t *r, js_buf_t *out, js_svgdocs_t *docs);
 
 /* report_compare_html: append a page comparing the first node of `a` with the first node of `b` (both
  * finished): their facts side by side, a table of differences with ratios, and the same charts overlaid on a

@@ -178,6 +178,11 @@
         g.setAttribute('transform', 'translate(' + r1(X(t)) + ' ' + (g.getAttribute('data-y') || 0) + ')');
         g.style.display = t < T[0] || t > T[1] ? 'none' : '';
       });
+      svg.querySelectorAll('[data-z0]').forEach(function(g) {
+          var a = X(+g.getAttribute('data-z0')), z = X(+g.getAttribute('data-z1'));
+          g.setAttribute('transform', 'translate(' + r1(a) + ' ' + y0 + ') scale(' +
+                                          ((z - a) / +g.getAttribute('data-n')) + ' 1)');
+      });
       svg.querySelectorAll('[data-t0]').forEach(function (g) {
         var a = Math.max(x0, X(+g.getAttribute('data-t0'))), z = Math.min(x1, X(+g.getAttribute('data-t1')));
         var rc = g.querySelector('rect'), tx = g.querySelector('text');

@@ -108,19 +108,123 @@ static void put_json(js_html_t *h, const js_buf_t *j, int err)
 
 /* open_figure: <figure> with caption, and <svg> with its accessible title; desc is written by the caller
  * between the returned state and close_desc(). */
-static void open_figure(js_html_t *h, const char *kind, const char *id, const char *title, double height,
-                        bool zoom)
+static size_t open_figure(js_html_t *h, const char *kind, const char *id, const char *title, double height,
+                          bool zoom)
 {
     html_printf(h, "<figure class=\"chart %s\" id=\"%s\">\n<figcaption>", kind, id);
     html_text(h, title);
     if (zoom)
         html_raw(h, "<button type=\"button\" class=\"rz\" hidden>reset zoom</button>");
-    html_printf(h,
-                "</figcaption>\n<svg class=\"ch\" xmlns=\"http://www.w3.org/2000/svg\" viewBox=\"0 0 800 ");
+    html_raw(h, "</figcaption>\n");
+    size_t at = h->buf->len;
+    html_printf(h, "<svg class=\"ch\" xmlns=\"http://www.w3.org/2000/svg\" viewBox=\"0 0 800 ");
     num(h, height);
     html_printf(h, "\" role=\"img\" aria-labelledby=\"%s-t %s-d\">\n<title id=\"%s-t\">", id, id, id);
     html_text(h, title);
     html_printf(h, "</title>\n<desc id=\"%s-d\">", id);
+    return at;
+}
+
+/* ---- standalone documents (html.h: js_html_t.docs) ---- */
+
+#define DOC_TITLE 28.0 /* the title's band above the chart */
+
+/* capture: the chart just written into h->buf from offset `at` (its <svg> element, `height` units high) as a
+ * standalone document: title, the chart's content, the legend of `series` (may be NULL) below it. */
+static void capture(js_html_t *h, size_t at, const char *id, const char *title, double height,
+                    const js_series_t *series, size_t nseries)
+{
+    if (!h->docs || h->err)
+        return;
+    const char *svg = h->buf->p + at, *end = h->buf->p + h->buf->len;
+    const char *body = memchr(svg, '>', (size_t)(end - svg));
+    const char *close = end;
+    while (close > svg && strncmp(close, "</svg>", 6) != 0)
+        close--;
+    if (!body || close <= body)
+        return;
+    body++;
+    /* the legend: items in rows of at most 780 units (about 6.2 units a character at 11 px) */
+    double lx = 10, ly = 0, rows = nseries ? 1 : 0;
+    for (size_t k = 0; k < nseries; k++) {
+        double w = 32 + 6.2 * (double)strlen(series[k].name ? series[k].name : "") + 16;
+        if (lx + w > 790 && lx > 10) {
+            lx = 10;
+            rows++;
+        }
+        lx += w;
+    }
+    double total = DOC_TITLE + height + rows * 16 + (rows ? 6 : 0);
+    if (h->docs->n == h->docs->cap) {
+        size_t cap = h->docs->cap ? 2 * h->docs->cap : 16;
+        js_svgdoc_t *v = realloc(h->docs->v, cap * sizeof(*v));
+        if (!v) {
+            h->err = -ENOMEM;
+            return;
+        }
+        h->docs->v = v;
+        h->docs->cap = cap;
+    }
+    js_svgdoc_t *d = &h->docs->v[h->docs->n];
+    memset(d, 0, sizeof(*d));
+    snprintf(d->id, sizeof(d->id), "%s", id);
+    snprintf(d->title, sizeof(d->title), "%s", title ? title : "");
+    js_html_t o = {.buf = &d->svg};
+    html_raw(&o, "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<svg xmlns=\"http://www.w3.org/2000/svg\" "
+                 "width=\"800\" height=\"");
+    num(&o, total);
+    html_raw(&o, "\" viewBox=\"0 0 800 ");
+    num(&o, total);
+    html_raw(
+        &o,
+        "\" font-family=\"DejaVu Sans, Liberation Sans, Arial, sans-serif\" font-size=\"11\">\n<style>\n");
+    if (!o.err)
+        o.err = html_svg_style(o.buf);
+    html_raw(&o, "</style>\n<rect width=\"800\" height=\"");
+    num(&o, total);
+    html_raw(&o, "\" fill=\"#ffffff\"/>\n<text x=\"10\" y=\"19\" font-size=\"14\" font-weight=\"bold\" "
+                 "fill=\"#1a1a1a\">");
+    html_text(&o, title);
+    html_printf(&o, "</text>\n<g transform=\"translate(0 %d)\">", (int)DOC_TITLE);
+    if (!o.err)
+        o.err = buf_append(o.buf, body, (size_t)(close - body));
+    html_raw(&o, "</g>\n");
+    lx = 10;
+    ly = DOC_TITLE + height + 10;
+    for (size_t k = 0; k < nseries; k++) {
+        const js_series_t *sr = &series[k];
+        const char *name = sr->name ? sr->name : "";
+        double w = 32 + 6.2 * (double)strlen(name) + 16;
+        if (lx + w > 790 && lx > 10) {
+            lx = 10;
+            ly += 16;
+        }
+        bool dashed = sr->dashed || (!sr->colour && (k / NPAL) % 2 == 1);
+        html_raw(&o, "<line x1=\"");
+        num(&o, lx);
+        html_raw(&o, "\" x2=\"");
+        num(&o, lx + 24);
+        html_raw(&o, "\" y1=\"");
+        num(&o, ly);
+        html_raw(&o, "\" y2=\"");
+        num(&o, ly);
+        html_printf(&o, "\" stroke=\"%s\" stroke-width=\"3\"%s/><text x=\"", svg_colour(sr->colour, k),
+                    dashed ? " stroke-dasharray=\"6 3\"" : "");
+        num(&o, lx + 30);
+        html_raw(&o, "\" y=\"");
+        num(&o, ly + 4);
+        html_raw(&o, "\" fill=\"#333333\">");
+        html_text(&o, name);
+        html_raw(&o, "</text>\n");
+        lx += w;
+    }
+    html_raw(&o, "</svg>\n");
+    if (o.err) {
+        buf_free(&d->svg);
+        h->err = o.err;
+        return;
+    }
+    h->docs->n++;
 }
 
 static void time_axis(js_html_t *h, double tlo, double thi, double x0, double x1, double y, unsigned target,
@@ -413,6 +517,44 @@ static void line_bands(js_html_t *h, const js_chart_t *c, const geom_t *g)
     }
 }
 
+/* line_density: the density strip, one path in bucket units (x: bucket index, y: units below the plot's
+ * top) placed by a transform that report.js recomputes on zoom from data-z0, data-z1 and data-n. */
+static void line_density(js_html_t *h, const js_chart_t *c, const geom_t *g)
+{
+    if (!c->density || !c->ndensity || !(c->density_t1 > c->density_t0))
+        return;
+    double max = 0, total = 0;
+    for (size_t i = 0; i < c->ndensity; i++)
+        if (isfinite(c->density[i])) {
+            max = fmax(max, c->density[i]);
+            total += c->density[i];
+        }
+    if (!(max > 0))
+        return;
+    double sx = (gx(g, c->density_t1) - gx(g, c->density_t0)) / (double)c->ndensity;
+    html_raw(h, "<path class=\"evd\" data-z0=\"");
+    html_num(h, c->density_t0, 6);
+    html_raw(h, "\" data-z1=\"");
+    html_num(h, c->density_t1, 6);
+    html_printf(h, "\" data-n=\"%zu\" transform=\"translate(", c->ndensity);
+    num(h, gx(g, c->density_t0));
+    html_raw(h, " ");
+    num(h, g->y0);
+    html_raw(h, ") scale(");
+    html_num(h, sx, 6);
+    html_raw(h, " 1)\" d=\"");
+    for (size_t i = 0; i < c->ndensity; i++) {
+        if (!(c->density[i] > 0))
+            continue;
+        html_printf(h, "M%zu 0h1v", i);
+        num(h, 2 + 10 * c->density[i] / max);
+        html_raw(h, "h-1z");
+    }
+    html_printf(
+        h, "\"><title>%.0f marks: how many fall in each stretch of time (the largest: %.0f)</title></path>\n",
+        total, max);
+}
+
 static void line_decorations(js_html_t *h, const js_chart_t *c, const geom_t *g)
 {
     char label[96];
@@ -581,7 +723,7 @@ int svg_line_chart(js_html_t *h, const js_chart_t *c)
         snprintf(clip, sizeof(clip), "%s-c", id);
         line_ranges(c, ds, &g, &tk);
         unsigned xt = (unsigned)((g.x1 - g.x0) / 90);
-        open_figure(h, "line", id, c->title, g.y1 + 26, true);
+        size_t at = open_figure(h, "line", id, c->title, g.y1 + 26, true);
         desc_line(h, c, ds, &g);
         html_printf(h, "</desc>\n<defs><clipPath id=\"%s\"><rect x=\"", clip);
         num(h, g.x0);
@@ -612,9 +754,11 @@ int svg_line_chart(js_html_t *h, const js_chart_t *c)
             path_d(h, &g, &ds[k], false);
             html_raw(h, "\"/>\n");
         }
+        line_density(h, c, &g);
         html_raw(h, "</g>\n");
         line_decorations(h, c, &g);
         html_raw(h, "</svg>\n");
+        capture(h, at, id, c->title, g.y1 + 26, c->series, c->nseries);
         legend(h, c);
         line_json(h, c, ds, &g, xt);
         html_raw(h, "</figure>\n");
@@ -642,7 +786,7 @@ int svg_bar_chart(js_html_t *h, const js_bars_t *c)
         max = 1;
     char id[64], v[96];
     html_id(h, c->id, id, sizeof(id));
-    open_figure(h, "bars", id, c->title, height, false);
+    size_t at = open_figure(h, "bars", id, c->title, height, false);
     if (c->desc)
         html_text(h, c->desc);
     else {
@@ -690,7 +834,9 @@ int svg_bar_chart(js_html_t *h, const js_bars_t *c)
         html_text(h, v);
         html_raw(h, "</text></g>\n");
     }
-    return html_raw(h, "</svg>\n</figure>\n");
+    html_raw(h, "</svg>\n");
+    capture(h, at, id, c->title, height, NULL, 0);
+    return html_raw(h, "</figure>\n");
 }
 
 /* ---- heat map ---- */
@@ -812,7 +958,7 @@ int svg_heatmap(js_html_t *h, const js_heatmap_t *c)
     double cw = (g.x1 - g.x0) / (double)cols, height = g.y1 + 26 + 34;
     char id[64], a[64], b[64];
     html_id(h, c->id, id, sizeof(id));
-    open_figure(h, "heat", id, c->title, height, false);
+    size_t at = open_figure(h, "heat", id, c->title, height, false);
     if (c->desc)
         html_text(h, c->desc);
     else {
@@ -887,7 +1033,54 @@ int svg_heatmap(js_html_t *h, const js_heatmap_t *c)
         html_raw(h, "</text>");
     }
     html_raw(h, "</g>\n</svg>\n");
+    capture(h, at, id, c->title, height, NULL, 0);
     heat_json(h, c, cell, cols, &g);
     free(cell);
     return html_raw(h, "</figure>\n");
+}
+
+int svg_text_doc(js_buf_t *out, const char *title, const char *text)
+{
+    size_t lines = 1, width = 0, w = 0;
+    for (const char *p = text; p && *p; p++) {
+        if (*p == '\n') {
+            lines++;
+            w = 0;
+        } else if (((unsigned char)*p & 0xc0) != 0x80 && ++w > width) {
+            width = w;
+        }
+    }
+    /* 800 units wide, or wider for long lines (6.4 units a character of 10.5-unit DejaVu Sans Mono) */
+    double wd = fmax(800, 6.4 * (double)width + 8), ht = 40 + 13.0 * (double)lines;
+    js_html_t o = {.buf = out};
+    html_raw(
+        &o, "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"");
+    num(&o, wd);
+    html_raw(&o, "\" height=\"");
+    num(&o, ht);
+    html_raw(&o, "\" viewBox=\"0 0 ");
+    num(&o, wd);
+    html_raw(&o, " ");
+    num(&o, ht);
+    html_raw(
+        &o,
+        "\"><rect width=\"100%\" height=\"100%\" fill=\"#ffffff\"/><text x=\"0\" y=\"18\" "
+        "font-family=\"DejaVu Sans, sans-serif\" font-size=\"16\" font-weight=\"bold\" fill=\"#1a1a1a\">");
+    html_text(&o, title);
+    html_raw(&o,
+             "</text>\n<g font-family=\"DejaVu Sans Mono, monospace\" font-size=\"10.5\" fill=\"#1a1a1a\" "
+             "xml:space=\"preserve\">\n");
+    double y = 44;
+    for (const char *p = text; p && *p;) {
+        const char *nl = strchr(p, '\n');
+        size_t len = nl ? (size_t)(nl - p) : strlen(p);
+        html_raw(&o, "<text x=\"0\" y=\"");
+        num(&o, y);
+        html_raw(&o, "\">");
+        html_textn(&o, p, len);
+        html_raw(&o, "</text>\n");
+        y += 13;
+        p = nl ? nl + 1 : p + len;
+    }
+    return html_raw(&o, "</g></svg>\n");
 }

@@ -91,10 +91,17 @@ typedef struct {
                           * including zero, widened to nice ticks */
     unsigned height;     /* in SVG units (the width is 800); 0: 240 */
     size_t buckets;      /* downsampling buckets per series; 0: one per horizontal unit of the plot (724) */
+    /* a density strip along the top of the plot (marks too many to draw one by one): ndensity counts over
+     * equal buckets from density_t0 to density_t1, drawn as bars up to 12 units tall scaled to the largest;
+     * NULL or 0: none */
+    const double *density;
+    size_t ndensity;
+    double density_t0, density_t1;
 } js_chart_t;
 
 /* svg_line_chart: append a time-series line chart. Series are drawn in order (later ones on top), gaps as
- * breaks, an isolated point as a dot; fills under the lines; then reference lines, events and markers.
+ * breaks, an isolated point as a dot; fills under the lines; then reference lines, events, the density strip
+ * and markers.
  * Returns h->err: 0, -ENOMEM, or -EINVAL (c NULL, or a series with n > 0 and NULL arrays), which also sticks.
  */
 int svg_line_chart(js_html_t *h, const js_chart_t *c);
@@ -131,6 +138,11 @@ typedef struct {
  * scale (colour-blind safe, monotonic in lightness) shown as a legend; empty buckets stay light grey.
  * Returns h->err (-EINVAL also for rows NULL with nrows > 0, or a row with NULL arrays). */
 int svg_heatmap(js_html_t *h, const js_heatmap_t *c);
+
+/* svg_text_doc: a standalone SVG document (html.h's js_svgdoc_t form: white background) holding `title` in
+ * bold and below it `text`, one line per line in a monospace font (a summary page of a PDF report). Appends
+ * to `out`; returns 0 or -ENOMEM. */
+int svg_text_doc(js_buf_t *out, const char *title, const char *text);
 
 /* svg_colour: the "#rrggbb" of palette colour `c`; AUTO and out-of-range values give the colour of position
  * `i` in a chart. */

@@ -43,6 +43,7 @@ typedef herr_t (*H5E_auto2_t)(hid_t estack, void *client_data);
 
 /* The entry points (all required), bound by dlib_resolve into one struct. enum parameters are int-sized. */
 typedef struct {
+    herr_t (*dont_atexit)(void);
     herr_t (*open)(void);
     herr_t (*get_libversion)(unsigned *majnum, unsigned *minnum, unsigned *relnum);
     herr_t (*eset_auto2)(hid_t estack_id, H5E_auto2_t func, void *client_data);
@@ -106,6 +107,7 @@ extern js_h5_vars_t h5_vars;
 #define H5T_NATIVE_DOUBLE (*h5_vars.native_double)
 #define H5P_DATASET_CREATE (*h5_vars.dataset_create)
 
+#define H5dont_atexit (h5_api.dont_atexit)
 #define H5open (h5_api.open)
 #define H5get_libversion (h5_api.get_libversion)
 #define H5Eset_auto2 (h5_api.eset_auto2)

@@ -62,6 +62,7 @@ static const char *const h5_sonames[] = {"libhdf5_serial.so.310", "libhdf5_seria
 static const js_dlsym_t h5_syms[] = {
     F("H5open", open),
     F("H5get_libversion", get_libversion),
+    F("H5dont_atexit", dont_atexit),
     F("H5Eset_auto2", eset_auto2),
     F("H5Zfilter_avail", zfilter_avail),
     F("H5Zget_filter_info", zget_filter_info),
@@ -109,7 +110,7 @@ static const js_dlsym_t h5_var_syms[] = {
 
 js_h5_api_t h5_api;
 js_h5_vars_t h5_vars;
-static js_dlib_t h5_lib; /* loaded once, kept for the life of the process (HDF5 closes itself at exit) */
+static js_dlib_t h5_lib; /* loaded once, kept for the life of the process */
 
 int hdf5_load(char *err, size_t errlen)
 {
@@ -129,7 +130,11 @@ int hdf5_load(char *err, size_t errlen)
                      sizeof(why)) < 0) {
         snprintf(err, errlen, "HDF5 library not loadable: %.200s: %.400s", file, why);
         r = -ENOENT;
-    } else if (H5get_libversion(&maj, &min, &rel) < 0 || maj != 1 || min < 10 || min > 14) {
+    } else if (H5dont_atexit() < 0 || H5get_libversion(&maj, &min, &rel) < 0 || maj != 1 || min < 10 ||
+               min > 14) {
+        /* H5dont_atexit first (before any call that initialises the library): HDF5's own exit handler would
+         * close again a file whose H5Fclose failed (a full disk) and crash in H5F__close_cb; every file is
+         * closed by hdf5_close, and a failed one is left to the process's end like any descriptor */
         snprintf(err, errlen, "HDF5 library %u.%u.%u (%.200s) not supported: jobscope uses HDF5 1.10 to 1.14",
                  maj, min, rel, file);
         r = -ENOTSUP;
@@ -415,45 +420,62 @@ int hdf5_meta(js_h5_t *w, const char *key, const char *value)
     return attr_str(w, w->f, key, value);
 }
 
+/* write_rows: buffer `rows` (of tb's table) as sample `seq`, flushing full chunks. */
+static int write_rows(js_h5_t *w, h5tab_t *tb, int64_t seq, const js_rows_t *rows)
+{
+    for (size_t r = 0; rows && r < rows->nrows; r++) {
+        const js_value_t *v = rows_row(rows, r);
+        size_t i = tb->n;
+        tb->seq[i] = seq;
+        for (size_t c = 0; c < tb->t->ncols; c++) {
+            h5col_t *hc = &tb->cols[c];
+            const js_value_t *x = &v[c];
+            if (hc->type == JS_REAL) {
+                hc->d[i] = x->present ? x->d : NAN;
+                continue;
+            }
+            hc->m[i] = !x->present;
+            if (hc->type == JS_INT) {
+                hc->i[i] = x->present ? x->i : 0;
+            } else if (!(hc->s[i] = strdup(x->present ? rows_str(rows, x) : ""))) {
+                tb->n = i; /* the strings of this row so far are freed with the buffer */
+                for (size_t d = 0; d < c; d++)
+                    if (tb->cols[d].s) {
+                        free(tb->cols[d].s[i]);
+                        tb->cols[d].s[i] = NULL;
+                    }
+                return w->err = -ENOMEM;
+            }
+        }
+        if (++tb->n == CHUNK) {
+            int rc = flush_table(w, tb);
+            if (rc < 0)
+                return w->err = rc;
+        }
+    }
+    return 0;
+}
+
 int hdf5_write_sample(js_h5_t *w, int64_t seq, const js_sample_t *s)
 {
     if (w->err)
         return w->err;
     for (size_t k = 0; k < w->ntabs; k++) {
-        h5tab_t *tb = &w->tabs[k];
-        const js_rows_t *rows = sample_rows_named(s, tb->t->name);
-        for (size_t r = 0; rows && r < rows->nrows; r++) {
-            const js_value_t *v = rows_row(rows, r);
-            size_t i = tb->n;
-            tb->seq[i] = seq;
-            for (size_t c = 0; c < tb->t->ncols; c++) {
-                h5col_t *hc = &tb->cols[c];
-                const js_value_t *x = &v[c];
-                if (hc->type == JS_REAL) {
-                    hc->d[i] = x->present ? x->d : NAN;
-                    continue;
-                }
-                hc->m[i] = !x->present;
-                if (hc->type == JS_INT) {
-                    hc->i[i] = x->present ? x->i : 0;
-                } else if (!(hc->s[i] = strdup(x->present ? rows_str(rows, x) : ""))) {
-                    tb->n = i; /* the strings of this row so far are freed with the buffer */
-                    for (size_t d = 0; d < c; d++)
-                        if (tb->cols[d].s) {
-                            free(tb->cols[d].s[i]);
-                            tb->cols[d].s[i] = NULL;
-                        }
-                    return w->err = -ENOMEM;
-                }
-            }
-            if (++tb->n == CHUNK) {
-                int rc = flush_table(w, tb);
-                if (rc < 0)
-                    return w->err = rc;
-            }
-        }
+        int rc = write_rows(w, &w->tabs[k], seq, sample_rows_named(s, w->tabs[k].t->name));
+        if (rc < 0)
+            return rc;
     }
     return 0;
+}
+
+int hdf5_write_rows(js_h5_t *w, int64_t seq, const js_rows_t *rows)
+{
+    if (w->err)
+        return w->err;
+    for (size_t k = 0; k < w->ntabs; k++)
+        if (w->tabs[k].t == rows->table)
+            return write_rows(w, &w->tabs[k], seq, rows);
+    return -EINVAL;
 }
 
 int hdf5_close(js_h5_t *w)

@@ -51,6 +51,11 @@ int hdf5_meta(js_h5_t *w, const char *key, const char *value);
  * among them are ignored). 0, -ENOMEM or -EIO (then every later call fails too). */
 int hdf5_write_sample(js_h5_t *w, int64_t seq, const js_sample_t *s);
 
+/* hdf5_write_rows: append `rows` as rows of sample `seq` to the group of their table (rows->table, one of the
+ * tables given to hdf5_open, which may be any descriptor, not only a recording's). 0, -EINVAL (not one of
+ * them), -ENOMEM or -EIO. */
+int hdf5_write_rows(js_h5_t *w, int64_t seq, const js_rows_t *rows);
+
 /* hdf5_close: write what is buffered and close the file; accepts NULL. Returns 0 or the first error of the
  * writer's life (the file is then incomplete). */
 int hdf5_close(js_h5_t *w);

@@ -3,8 +3,19 @@
  * The /metrics endpoint (http.h) on libmicrohttpd. The monitor's thread renders both formats into new
  * snapshots and swaps the pointers under a mutex held for the swap only; a request takes a reference to the
  * current snapshot under the same mutex and libmicrohttpd sends it from its own (epoll) thread, dropping the
- * reference when the response is destroyed. A slow or stuck client only holds its own connection: bounded by
- * the connection limits, the per-connection memory limit and the idle timeout below.
+ * reference when the response is destroyed.
+ *
+ * Slow clients: libmicrohttpd closes a connection idle for HTTP_IDLE_TIMEOUT_S, but a client that sends a
+ * byte a second is never idle. So every connection is also tracked here (libmicrohttpd's connection and
+ * request notifications) with a deadline for its current phase: its request's headers (TLS handshake
+ * included; for a kept-alive connection, the next request's) within HTTP_HEADER_DEADLINE_S, the response
+ * taken within HTTP_SEND_DEADLINE_S. A guard thread shuts down (shutdown(2): libmicrohttpd then closes it)
+ * each connection past its deadline. And slow connections never keep a new one out: when a new connection
+ * makes more than HTTP_MAX_CONNECTIONS in all, or more than HTTP_MAX_PER_IP from its address, the oldest
+ * slow one (in its phase for HTTP_SLOW_MS or more) is shut down to make room; only when none is slow is the
+ * new one refused. Every local user owns all of 127/8, so per-address limits alone protect nothing; a
+ * scrape takes milliseconds, so a slow connection is never a scraper that is being served. libmicrohttpd's
+ * own limits stay above these, as a backstop.
  *
  * libmicrohttpd is not linked: http_start loads libmicrohttpd.so.12 with dlopen (sys/dlib.h) the first time
  * an endpoint is started, binding the entry points declared in sinks/mhd_abi.h (which keeps libmicrohttpd's
@@ -16,6 +27,7 @@
 #include "core/sampler.h"
 #include "sinks/mhd_abi.h"
 #include "sys/dlib.h"
+#include "sys/fsroot.h"
 
 #include <arpa/inet.h>
 #include <errno.h>
@@ -33,10 +45,14 @@
 #include <time.h>
 #include <unistd.h>
 
-#define HTTP_MAX_CONNECTIONS 128u  /* in all */
+#define HTTP_MAX_CONNECTIONS 128u  /* in all (more make slow ones give way, see above) */
 #define HTTP_MAX_PER_IP 64u        /* from one address: 50 concurrent scrapers fit, one client cannot take all */
+#define HTTP_MHD_HEADROOM 64u      /* libmicrohttpd's own limit is this much higher: room to make room */
 #define HTTP_CONN_MEMORY 32768u    /* request headers and buffers per connection; larger headers get 431/close */
-#define HTTP_IDLE_TIMEOUT_S 10u    /* a connection idle this long is closed (slowloris, stuck readers) */
+#define HTTP_IDLE_TIMEOUT_S 10u    /* a connection idle this long is closed (stuck readers) */
+#define HTTP_HEADER_DEADLINE_S 5   /* a request's headers must have arrived this long after it began */
+#define HTTP_SEND_DEADLINE_S 30    /* a response must have been taken this long after the request */
+#define HTTP_SLOW_MS 1000          /* a connection this long in its phase gives way to a new one */
 #define HTTP_CRED_MAX 65536        /* credential and TLS files larger than this are refused */
 #define HTTP_NICE 10               /* the serving thread's niceness above the monitor's */
 
@@ -59,6 +75,7 @@ static const js_dlsym_t mhd_syms[] = {
     MHD_SYM("MHD_queue_response", queue_response),
     MHD_SYM("MHD_queue_basic_auth_fail_response", queue_basic_auth_fail_response),
     MHD_SYM("MHD_destroy_response", destroy_response),
+    MHD_SYM("MHD_get_connection_info", get_connection_info),
 };
 static const char *const mhd_sonames[] = {HTTP_LIBRARY, NULL};
 
@@ -107,10 +124,32 @@ typedef struct {
     char *user, *pass;
 } cred_t;
 
+/* A connection, as the guard sees it (owned by the list; the socket is libmicrohttpd's). */
+typedef struct hconn {
+    int fd;
+    unsigned char addr[16]; /* the client's address (IPv4 in the first 4 bytes) */
+    int family;
+    int64_t since_ns; /* start of the current phase */
+    bool sending;     /* the request is in, its response being sent */
+    bool closing;     /* shut down by the guard: libmicrohttpd will close it */
+    struct hconn *prev, *next;
+} hconn_t;
+
 struct js_http {
     struct MHD_Daemon *d;
     int fd; /* the listening socket (libmicrohttpd owns it once started, and closes it on stop) */
+    struct sockaddr_storage ss;
+    size_t sslen;
+    bool tls;
     unsigned port;
+    /* the guard (slow clients): the connections, its thread, what it did */
+    pthread_mutex_t glock;
+    pthread_cond_t gcond;
+    pthread_t guard;
+    bool guard_started, guard_quit;
+    hconn_t *conns;
+    size_t nconns; /* not yet shut down */
+    atomic_uint_fast64_t slow_closed, refused;
     pthread_mutex_t lock;
     snap_t *cur[PROM_FORMAT_MAX];
     size_t last_len[PROM_FORMAT_MAX];
@@ -188,9 +227,9 @@ int http_parse_listen(const char *spec, struct sockaddr_storage *ret, size_t *re
 /* slurp: the whole (small) file at `path`, NUL-terminated, in *ret (caller frees). Returns 0 or -errno. */
 static int slurp(const char *path, char **ret, size_t *ret_len)
 {
-    int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
+    int fd = fs_open(AT_FDCWD, path);
     if (fd < 0)
-        return -errno;
+        return fd;
     js_buf_t b = {0};
     int r = fd_read(fd, &b);
     close(fd);
@@ -245,6 +284,11 @@ static int load_creds(js_http_t *h, const char *path, char *err, size_t errlen)
             break;
         }
         *c = '\0';
+        if (!c[1]) {
+            snprintf(err, errlen, "%s:%d: user %s has an empty password", path, line, l);
+            r = -EINVAL;
+            break;
+        }
         cred_t *x = realloc(h->creds, (h->ncreds + 1) * sizeof(*x));
         if (!x) {
             r = -ENOMEM;
@@ -340,6 +384,148 @@ static void lower_priority(void)
     setpriority(PRIO_PROCESS, tid, cur + HTTP_NICE > 19 ? 19 : cur + HTTP_NICE);
 }
 
+/* ---- the guard: deadlines and room for new connections ------------------------------------------------ */
+
+static bool same_addr(const hconn_t *a, const hconn_t *b)
+{
+    return a->family == b->family && memcmp(a->addr, b->addr, sizeof(a->addr)) == 0;
+}
+
+/* shut: shut a connection down, counted in `count` (glock held: the socket is still open, libmicrohttpd
+ * closes it only after telling us, under the same lock). */
+static void shut(js_http_t *h, hconn_t *x, atomic_uint_fast64_t *count)
+{
+    shutdown(x->fd, SHUT_RDWR);
+    x->closing = true;
+    h->nconns--;
+    atomic_fetch_add(count, 1);
+}
+
+/* make_room: when `x` makes more than `limit` connections (all, or from x's address when `per_addr`), shut
+ * the oldest slow one down; with none, x itself. glock held. */
+static void make_room(js_http_t *h, hconn_t *x, size_t limit, bool per_addr, int64_t now)
+{
+    size_t n = 0;
+    hconn_t *oldest = NULL;
+    for (hconn_t *c = h->conns; c; c = c->next) {
+        if (c->closing || (per_addr && !same_addr(c, x)))
+            continue;
+        n++;
+        if (c != x && now - c->since_ns >= (int64_t)HTTP_SLOW_MS * 1000000 &&
+            (!oldest || c->since_ns < oldest->since_ns))
+            oldest = c;
+    }
+    if (n <= limit)
+        return;
+    shut(h, oldest ? oldest : x, oldest ? &h->slow_closed : &h->refused);
+}
+
+static void on_connection(void *cls, struct MHD_Connection *c, void **socket_context, int toe)
+{
+    js_http_t *h = cls;
+    if (toe == MHD_CONNECTION_NOTIFY_CLOSED) {
+        hconn_t *x = *socket_context;
+        if (!x)
+            return;
+        pthread_mutex_lock(&h->glock);
+        if (!x->closing)
+            h->nconns--;
+        if (x->prev)
+            x->prev->next = x->next;
+        else
+            h->conns = x->next;
+        if (x->next)
+            x->next->prev = x->prev;
+        pthread_mutex_unlock(&h->glock);
+        free(x);
+        *socket_context = NULL;
+        return;
+    }
+    const union MHD_ConnectionInfo *fi = MHD_get_connection_info(c, MHD_CONNECTION_INFO_CONNECTION_FD);
+    const union MHD_ConnectionInfo *ai = MHD_get_connection_info(c, MHD_CONNECTION_INFO_CLIENT_ADDRESS);
+    hconn_t *x = calloc(1, sizeof(*x));
+    if (!x || !fi) { /* not tracked: libmicrohttpd's own limits and idle timeout still hold it */
+        free(x);
+        return;
+    }
+    x->fd = fi->connect_fd;
+    const struct sockaddr *sa = ai ? ai->client_addr : NULL;
+    if (sa && sa->sa_family == AF_INET) {
+        x->family = AF_INET;
+        memcpy(x->addr, &((const struct sockaddr_in *)sa)->sin_addr, 4);
+    } else if (sa && sa->sa_family == AF_INET6) {
+        x->family = AF_INET6;
+        memcpy(x->addr, &((const struct sockaddr_in6 *)sa)->sin6_addr, 16);
+    }
+    int64_t now = now_ns(CLOCK_MONOTONIC);
+    x->since_ns = now;
+    pthread_mutex_lock(&h->glock);
+    x->next = h->conns;
+    if (h->conns)
+        h->conns->prev = x;
+    h->conns = x;
+    h->nconns++;
+    make_room(h, x, HTTP_MAX_PER_IP, true, now);
+    if (!x->closing)
+        make_room(h, x, HTTP_MAX_CONNECTIONS, false, now);
+    pthread_cond_signal(&h->gcond); /* a new deadline */
+    pthread_mutex_unlock(&h->glock);
+    *socket_context = x;
+}
+
+/* phase: the connection of `c` starts a new phase now (sending its response, or awaiting a request). */
+static void phase(js_http_t *h, struct MHD_Connection *c, bool sending)
+{
+    const union MHD_ConnectionInfo *ci = MHD_get_connection_info(c, MHD_CONNECTION_INFO_SOCKET_CONTEXT);
+    hconn_t *x = ci ? ci->socket_context : NULL;
+    if (!x)
+        return;
+    pthread_mutex_lock(&h->glock);
+    x->sending = sending;
+    x->since_ns = now_ns(CLOCK_MONOTONIC);
+    pthread_mutex_unlock(&h->glock);
+}
+
+static void guard_request(js_http_t *h, struct MHD_Connection *c)
+{
+    phase(h, c, true);
+}
+
+static void on_completed(void *cls, struct MHD_Connection *c, void **con_cls, int toe)
+{
+    (void)con_cls;
+    (void)toe;
+    phase(cls, c, false); /* kept alive: the next request's headers have their deadline */
+}
+
+/* guard_thread: shut down each connection past its phase's deadline; sleep until the next deadline. */
+static void *guard_thread(void *arg)
+{
+    js_http_t *h = arg;
+    pthread_mutex_lock(&h->glock);
+    while (!h->guard_quit) {
+        int64_t now = now_ns(CLOCK_MONOTONIC), next = INT64_MAX;
+        for (hconn_t *c = h->conns; c; c = c->next) {
+            if (c->closing)
+                continue;
+            int64_t due = c->since_ns +
+                          (int64_t)(c->sending ? HTTP_SEND_DEADLINE_S : HTTP_HEADER_DEADLINE_S) * 1000000000;
+            if (due <= now)
+                shut(h, c, &h->slow_closed);
+            else if (due < next)
+                next = due;
+        }
+        if (next == INT64_MAX) {
+            pthread_cond_wait(&h->gcond, &h->glock);
+        } else {
+            struct timespec ts = {.tv_sec = next / 1000000000, .tv_nsec = next % 1000000000};
+            pthread_cond_timedwait(&h->gcond, &h->glock, &ts);
+        }
+    }
+    pthread_mutex_unlock(&h->glock);
+    return NULL;
+}
+
 static enum MHD_Result handle(void *cls, struct MHD_Connection *c, const char *url, const char *method,
                               const char *version, const char *upload_data, size_t *upload_size, void **con_cls)
 {
@@ -348,6 +534,7 @@ static enum MHD_Result handle(void *cls, struct MHD_Connection *c, const char *u
     (void)version;
     (void)upload_data;
     (void)con_cls;
+    guard_request(h, c);
     bool head = strcmp(method, MHD_HTTP_METHOD_HEAD) == 0;
     if (!head && strcmp(method, MHD_HTTP_METHOD_GET) != 0)
         return reply(c, MHD_HTTP_METHOD_NOT_ALLOWED, "only GET and HEAD\n", MHD_HTTP_HEADER_ALLOW, "GET, HEAD");
@@ -419,11 +606,12 @@ static int listen_socket(const struct sockaddr_storage *ss, size_t len, int *ret
     return 0;
 }
 
-int http_start(const http_opts_t *o, js_http_t **ret, char *err, size_t errlen)
+int http_prepare(const http_opts_t *o, js_http_t **ret, char *err, size_t errlen)
 {
     struct sockaddr_storage ss;
     size_t sslen;
     bool loopback;
+    *ret = NULL;
     if (http_parse_listen(o->listen, &ss, &sslen, &loopback) < 0) {
         snprintf(err, errlen, "invalid listen address '%s' (PORT, ADDR:PORT or [ADDR6]:PORT, ADDR an IP address)",
                  o->listen);
@@ -433,13 +621,6 @@ int http_start(const http_opts_t *o, js_http_t **ret, char *err, size_t errlen)
         snprintf(err, errlen, "TLS needs both a certificate and a key");
         return -EINVAL;
     }
-    int lr = mhd_load(err, errlen);
-    if (lr < 0)
-        return lr;
-    if (o->tls_cert && MHD_is_feature_supported(MHD_FEATURE_TLS) != MHD_YES) {
-        snprintf(err, errlen, "this libmicrohttpd was built without TLS");
-        return -ENOTSUP;
-    }
     js_http_t *h = calloc(1, sizeof(*h));
     if (!h) {
         snprintf(err, errlen, "out of memory");
@@ -447,7 +628,16 @@ int http_start(const http_opts_t *o, js_http_t **ret, char *err, size_t errlen)
     }
     h->fd = -1;
     h->prom = o->prom;
+    h->ss = ss;
+    h->sslen = sslen;
+    h->tls = o->tls_cert != NULL;
     pthread_mutex_init(&h->lock, NULL);
+    pthread_mutex_init(&h->glock, NULL);
+    pthread_condattr_t ca;
+    pthread_condattr_init(&ca);
+    pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+    pthread_cond_init(&h->gcond, &ca);
+    pthread_condattr_destroy(&ca);
     int r = 0;
     size_t n;
     if (o->token_file && (r = load_token(h, o->token_file, err, errlen)) < 0)
@@ -462,40 +652,73 @@ int http_start(const http_opts_t *o, js_http_t **ret, char *err, size_t errlen)
         snprintf(err, errlen, "%s: %s", o->tls_key, strerror(-r));
         goto fail;
     }
-    if ((r = listen_socket(&ss, sslen, &h->fd)) < 0) {
-        snprintf(err, errlen, "cannot listen on %s: %s", o->listen, strerror(-r));
-        goto fail;
+    *ret = h;
+    return 0;
+fail:
+    http_stop(h);
+    return r;
+}
+
+int http_listen(js_http_t *h, const char *listen, char *err, size_t errlen)
+{
+    int lr = mhd_load(err, errlen);
+    if (lr < 0)
+        return lr;
+    if (h->tls && MHD_is_feature_supported(MHD_FEATURE_TLS) != MHD_YES) {
+        snprintf(err, errlen, "this libmicrohttpd was built without TLS");
+        return -ENOTSUP;
+    }
+    int r;
+    if ((r = listen_socket(&h->ss, h->sslen, &h->fd)) < 0) {
+        snprintf(err, errlen, "cannot listen on %s: %s", listen, strerror(-r));
+        return r;
     }
     struct sockaddr_storage bound;
     socklen_t bl = sizeof(bound);
     if (getsockname(h->fd, (struct sockaddr *)&bound, &bl) == 0)
         h->port = ntohs(bound.ss_family == AF_INET6 ? ((struct sockaddr_in6 *)&bound)->sin6_port
                                                     : ((struct sockaddr_in *)&bound)->sin_port);
+    if ((r = -pthread_create(&h->guard, NULL, guard_thread, h)) < 0) {
+        snprintf(err, errlen, "cannot start the HTTP server's guard: %s", strerror(-r));
+        close(h->fd);
+        h->fd = -1;
+        return r;
+    }
+    h->guard_started = true;
     unsigned flags = MHD_USE_INTERNAL_POLLING_THREAD;
     flags |= MHD_is_feature_supported(MHD_FEATURE_EPOLL) == MHD_YES ? MHD_USE_EPOLL : MHD_USE_POLL;
-    if (ss.ss_family == AF_INET6)
+    if (h->ss.ss_family == AF_INET6)
         flags |= MHD_USE_IPv6;
-    if (o->tls_cert)
+    if (h->tls)
         flags |= MHD_USE_TLS;
+    /* the limits per address and in all are the guard's (it makes room by closing slow connections);
+     * libmicrohttpd's stand above them as a backstop */
     h->d = MHD_start_daemon(flags, 0, NULL, NULL, handle, h, MHD_OPTION_LISTEN_SOCKET, h->fd,
-                            MHD_OPTION_CONNECTION_LIMIT, HTTP_MAX_CONNECTIONS, MHD_OPTION_PER_IP_CONNECTION_LIMIT,
-                            HTTP_MAX_PER_IP, MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)HTTP_CONN_MEMORY,
-                            MHD_OPTION_CONNECTION_TIMEOUT, HTTP_IDLE_TIMEOUT_S, MHD_OPTION_STRICT_FOR_CLIENT, 1,
-                            o->tls_cert ? MHD_OPTION_HTTPS_MEM_KEY : MHD_OPTION_END, h->key,
+                            MHD_OPTION_CONNECTION_LIMIT, HTTP_MAX_CONNECTIONS + HTTP_MHD_HEADROOM,
+                            MHD_OPTION_PER_IP_CONNECTION_LIMIT, HTTP_MAX_PER_IP + HTTP_MHD_HEADROOM,
+                            MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)HTTP_CONN_MEMORY,
+                            MHD_OPTION_CONNECTION_TIMEOUT, HTTP_IDLE_TIMEOUT_S, MHD_OPTION_STRICT_FOR_CLIENT,
+                            1, MHD_OPTION_NOTIFY_CONNECTION, on_connection, h, MHD_OPTION_NOTIFY_COMPLETED,
+                            on_completed, h, h->tls ? MHD_OPTION_HTTPS_MEM_KEY : MHD_OPTION_END, h->key,
                             MHD_OPTION_HTTPS_MEM_CERT, h->cert, MHD_OPTION_END);
     if (!h->d) {
-        r = errno ? -errno : -EIO;
-        snprintf(err, errlen, "cannot start the HTTP server on %s%s", o->listen,
-                 o->tls_cert ? " (is the certificate and key PEM, and the key unencrypted?)" : "");
-        goto fail;
-    }
-    *ret = h;
-    return 0;
-fail:
-    if (h->fd >= 0)
+        r = -EIO;
+        snprintf(err, errlen, "cannot start the HTTP server on %s%s", listen,
+                 h->tls ? " (is the certificate and key PEM, and the key unencrypted?)" : "");
         close(h->fd);
-    h->fd = -1;
-    http_stop(h);
+        h->fd = -1;
+        return r;
+    }
+    return 0;
+}
+
+int http_start(const http_opts_t *o, js_http_t **ret, char *err, size_t errlen)
+{
+    js_http_t *h;
+    int r = http_prepare(o, &h, err, errlen);
+    if (r == 0 && (r = http_listen(h, o->listen, err, errlen)) < 0)
+        http_stop(h);
+    *ret = r == 0 ? h : NULL;
     return r;
 }
 
@@ -505,7 +728,14 @@ void http_stop(js_http_t *h)
         return;
     if (h->d)
         MHD_stop_daemon(h->d); /* joins its thread and closes the listening socket; no response (and no
-                                * snapshot reference) is left after it */
+                                * snapshot reference) is left after it, and every connection is closed */
+    if (h->guard_started) {
+        pthread_mutex_lock(&h->glock);
+        h->guard_quit = true;
+        pthread_cond_signal(&h->gcond);
+        pthread_mutex_unlock(&h->glock);
+        pthread_join(h->guard, NULL);
+    }
     for (int f = 0; f < PROM_FORMAT_MAX; f++)
         snap_unref(h->cur[f]);
     if (h->token) {
@@ -524,6 +754,8 @@ void http_stop(js_http_t *h)
     free(h->key);
     free(h->cert);
     pthread_mutex_destroy(&h->lock);
+    pthread_mutex_destroy(&h->glock);
+    pthread_cond_destroy(&h->gcond);
     free(h);
 }
 
@@ -535,6 +767,11 @@ unsigned http_port(const js_http_t *h)
 uint64_t http_scrapes(const js_http_t *h)
 {
     return atomic_load(&((js_http_t *)h)->scrapes);
+}
+
+uint64_t http_slow_closed(const js_http_t *h)
+{
+    return atomic_load(&((js_http_t *)h)->slow_closed);
 }
 
 /* ---- the sink ------------------------------------------------------------------------------------------ */

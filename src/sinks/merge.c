@@ -7,6 +7,9 @@
 #include "sinks/merge.h"
 
 #include "sinks/recording.h"
+#include "sys/fsroot.h"
+#include "sys/sysio.h"
+#include "sys/outfile.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -81,6 +84,10 @@ static int64_t meta_i64(sqlite3 *db, const char *schema, const char *key, int64_
 /* One input, as checked. */
 typedef struct {
     const char *path;
+    const char *read_path; /* path, or a private snapshot of an unfinished recording (merged with partial) */
+    char snap_dir[PATH_MAX];
+    char snap_db[PATH_MAX];
+    bool complete; /* closed by its monitor (stop_unix_ns); else merged with partial, up to its last sample */
     char node[128];
     char host[256];
     char job[64];
@@ -89,11 +96,12 @@ typedef struct {
     int64_t samples, start_unix_ns, stop_unix_ns, offset_ns;
 } input_t;
 
-/* attach: attach `path` read-only as schema `src`. */
-static int attach(sqlite3 *db, const char *path, char *err, size_t cap)
+/* attach: attach `path` read-only as schema `src` (immutable: a closed recording is one file; a private
+ * snapshot of an unfinished one is read through its WAL). */
+static int attach(sqlite3 *db, const char *path, bool snapshot, char *err, size_t cap)
 {
     char u[PATH_MAX * 3 + 32];
-    if (recording_uri(u, sizeof(u), path, "mode=ro&immutable=1") < 0) {
+    if (recording_uri(u, sizeof(u), path, snapshot ? "mode=ro" : "mode=ro&immutable=1") < 0) {
         set_err(err, cap, "%s: path too long", path);
         return -ENAMETOOLONG;
     }
@@ -115,8 +123,11 @@ static void detach(sqlite3 *db)
     sqlite3_exec(db, "DETACH DATABASE src", NULL, NULL, NULL);
 }
 
-/* check_input: attached as src: a whole, complete node recording that is not a merged one. */
-static int check_input(sqlite3 *db, input_t *in, char *err, size_t cap)
+#define INCOMPLETE_WHY "incomplete recording (its monitor is still writing it, or was killed)"
+
+/* check_input: attached as src: a whole node recording that is not a merged one, and complete unless
+ * `partial` (then one without stop_unix_ns is taken up to its last sample, in->complete false). */
+static int check_input(sqlite3 *db, input_t *in, bool partial, char *err, size_t cap)
 {
     sqlite3_stmt *st;
     if (sqlite3_prepare_v2(db, "PRAGMA src.quick_check", -1, &st, NULL) != SQLITE_OK) {
@@ -140,6 +151,10 @@ static int check_input(sqlite3 *db, input_t *in, char *err, size_t cap)
         set_err(err, cap, "%s: not a jobscope recording (no schema_version)", in->path);
         return -EINVAL;
     }
+    if (!recording_is_tables(db, "src", err, cap, in->path)) {
+        free(ver);
+        return -EINVAL;
+    }
     int v = atoi(ver);
     free(ver);
     if (v < JS_SCHEMA_VERSION_MIN || v > JS_SCHEMA_VERSION) {
@@ -153,8 +168,9 @@ static int check_input(sqlite3 *db, input_t *in, char *err, size_t cap)
     }
     char *stop = meta_of(db, "src", "stop_unix_ns");
     free(stop);
-    if (!stop) {
-        set_err(err, cap, "%s: incomplete recording (its monitor is still writing it, or was killed)", in->path);
+    in->complete = stop != NULL;
+    if (!stop && !partial) {
+        set_err(err, cap, "%s: " INCOMPLETE_WHY "; `jobscope merge --partial` keeps its samples", in->path);
         return -EINVAL;
     }
     char *node = meta_of(db, "src", "job_node"), *host = meta_of(db, "src", "host"), *job = meta_of(db, "src", "job_id");
@@ -170,11 +186,16 @@ static int check_input(sqlite3 *db, input_t *in, char *err, size_t cap)
     }
     in->start_unix_ns = meta_i64(db, "src", "start_unix_ns", 0);
     in->stop_unix_ns = meta_i64(db, "src", "stop_unix_ns", 0);
-    if (sqlite3_prepare_v2(db, "SELECT count(*) FROM src.samples", -1, &st, NULL) != SQLITE_OK) {
+    if (sqlite3_prepare_v2(db, "SELECT count(*), max(t_unix_ns) FROM src.samples", -1, &st, NULL) !=
+        SQLITE_OK) {
         set_err(err, cap, "%s: damaged recording (no samples table)", in->path);
         return -EINVAL;
     }
-    in->samples = sqlite3_step(st) == SQLITE_ROW ? sqlite3_column_int64(st, 0) : 0;
+    if (sqlite3_step(st) == SQLITE_ROW) {
+        in->samples = sqlite3_column_int64(st, 0);
+        if (!in->complete) /* up to its last sample */
+            in->stop_unix_ns = sqlite3_column_int64(st, 1);
+    }
     sqlite3_finalize(st);
     return 0;
 }
@@ -347,19 +368,24 @@ static int job_meta(sqlite3 *db, const input_t *in, size_t n, int64_t bound)
     }
     struct timespec ts;
     clock_gettime(CLOCK_REALTIME, &ts);
+    int64_t incomplete = 0;
+    for (size_t i = 0; i < n; i++)
+        incomplete += !in[i].complete;
     if (r == 0)
         r = put_meta(db, "merged", "1") | put_meta(db, "mode", "merged") |
             put_meta_i64(db, "merged_nodes", (int64_t)n) |
+            put_meta_i64(db, "merged_incomplete_nodes", incomplete) |
             put_meta_i64(db, "merged_unix_ns", (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec) |
-            put_meta_i64(db, "start_unix_ns", start == INT64_MAX ? 0 : start) | put_meta_i64(db, "stop_unix_ns", stop) |
-            put_meta_i64(db, "clock_offset_bound_ns", bound);
+            put_meta_i64(db, "start_unix_ns", start == INT64_MAX ? 0 : start) |
+            put_meta_i64(db, "stop_unix_ns", stop) | put_meta_i64(db, "clock_offset_bound_ns", bound);
     return r ? -EIO : 0;
 }
 
 static int write_nodes(sqlite3 *db, const input_t *in, size_t n, int64_t bound)
 {
     sqlite3_stmt *st;
-    if (sqlite3_prepare_v2(db, "INSERT INTO main.nodes VALUES (?,?,?,?,?,?,?,?)", -1, &st, NULL) != SQLITE_OK)
+    if (sqlite3_prepare_v2(db, "INSERT INTO main.nodes VALUES (?,?,?,?,?,?,?,?,?)", -1, &st, NULL) !=
+        SQLITE_OK)
         return -EIO;
     int r = 0;
     for (size_t i = 0; i < n && r == 0; i++) {
@@ -371,6 +397,7 @@ static int write_nodes(sqlite3 *db, const input_t *in, size_t n, int64_t bound)
         sqlite3_bind_int64(st, 6, in[i].stop_unix_ns);
         sqlite3_bind_int64(st, 7, in[i].offset_ns);
         sqlite3_bind_int64(st, 8, bound);
+        sqlite3_bind_int(st, 9, in[i].complete);
         if (sqlite3_step(st) != SQLITE_DONE)
             r = -EIO;
         sqlite3_reset(st);
@@ -402,8 +429,10 @@ static int cmp_node(const void *a, const void *b)
     return strcmp(((const input_t *)a)->node, ((const input_t *)b)->node);
 }
 
-int merge_recordings(const char *out, const char *const *paths, size_t n, char *err, size_t errlen)
+int merge_recordings(const char *out, const char *const *paths, size_t n, unsigned flags, char *err,
+                     size_t errlen)
 {
+    bool partial = flags & MERGE_PARTIAL;
     if (n == 0) {
         set_err(err, errlen, "no recording to merge");
         return -EINVAL;
@@ -433,39 +462,62 @@ int merge_recordings(const char *out, const char *const *paths, size_t n, char *
                 r = -EINVAL;
             }
     }
-    char tmp[PATH_MAX];
-    if (r == 0 && snprintf(tmp, sizeof(tmp), "%s.merging.%d", out, (int)getpid()) >= (int)sizeof(tmp)) {
-        set_err(err, errlen, "%s: name too long", out);
-        r = -ENAMETOOLONG;
+    /* an unfinished input (data in its -wal) is read from a private snapshot: without --partial it is refused
+     * as incomplete, never as "not a recording" (its file alone holds no metadata yet) */
+    for (size_t i = 0; i < n && r == 0; i++) {
+        in[i].read_path = in[i].path;
+        if (!recording_unfinished(in[i].path))
+            continue;
+        if (!partial) {
+            set_err(err, errlen, "%s: " INCOMPLETE_WHY "; `jobscope merge --partial` keeps its samples",
+                    in[i].path);
+            r = -EINVAL;
+        } else if ((r = recording_snapshot(in[i].path, in[i].snap_dir, sizeof(in[i].snap_dir), in[i].snap_db,
+                                           sizeof(in[i].snap_db))) < 0) {
+            set_err(err, errlen, "%s: cannot copy it to read it: %s", in[i].path, strerror(-r));
+        } else {
+            in[i].read_path = in[i].snap_db;
+        }
     }
-    if (r < 0) {
-        free(in);
-        return r;
+    /* the output is written in a private directory beside it (SQLite opens it by name) and renamed into place
+     * when complete; what a merge killed earlier left for this output is removed first */
+    js_outfile_t of;
+    int ro = r == 0 ? outfile_open(&of, out, false, true) : 0;
+    if (r == 0 && ro < 0) {
+        r = ro;
+        set_err(err, errlen, "%s: %s", out,
+                r == -EEXIST ? "already exists (a job is merged once; choose another name)" : strerror(-r));
     }
-    unlink(tmp);
     sqlite3 *db = NULL;
-    if (sqlite3_open_v2(tmp, &db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_URI | SQLITE_OPEN_NOMUTEX,
+    if (r < 0)
+        goto done;
+    if (sqlite3_open_v2(of.tmp, &db,
+                        SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOFOLLOW |
+                            SQLITE_OPEN_NOMUTEX,
                         NULL) != SQLITE_OK) {
-        set_err(err, errlen, "%s: %s", tmp, db ? sqlite3_errmsg(db) : "cannot create");
+        set_err(err, errlen, "%s: %s", out, db ? sqlite3_errmsg(db) : "cannot create");
         r = -EIO;
         goto done;
     }
-    if ((r = exec(db,
-                  "PRAGMA journal_mode=OFF; PRAGMA synchronous=OFF; PRAGMA page_size=4096;"
-                  "CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT) WITHOUT ROWID;"
-                  "CREATE TABLE columns (table_name TEXT, column_name TEXT, unit TEXT, kind TEXT, width INTEGER,"
-                  " help TEXT, PRIMARY KEY (table_name, column_name)) WITHOUT ROWID;"
-                  "CREATE TABLE nodes (node TEXT PRIMARY KEY, host TEXT, file TEXT, samples INTEGER,"
-                  " start_unix_ns INTEGER, stop_unix_ns INTEGER, clock_offset_ns INTEGER,"
-                  " clock_offset_bound_ns INTEGER) WITHOUT ROWID;"
-                  "CREATE TABLE node_meta (node TEXT, key TEXT, value TEXT, PRIMARY KEY (node, key)) WITHOUT ROWID;",
-                  err, errlen)) < 0)
+    recording_harden(db);
+    if ((r = exec(
+             db,
+             "PRAGMA journal_mode=OFF; PRAGMA synchronous=OFF; PRAGMA page_size=4096;"
+             "CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT) WITHOUT ROWID;"
+             "CREATE TABLE columns (table_name TEXT, column_name TEXT, unit TEXT, kind TEXT, width INTEGER,"
+             " help TEXT, PRIMARY KEY (table_name, column_name)) WITHOUT ROWID;"
+             "CREATE TABLE nodes (node TEXT PRIMARY KEY, host TEXT, file TEXT, samples INTEGER,"
+             " start_unix_ns INTEGER, stop_unix_ns INTEGER, clock_offset_ns INTEGER,"
+             " clock_offset_bound_ns INTEGER, complete INTEGER) WITHOUT ROWID;"
+             "CREATE TABLE node_meta (node TEXT, key TEXT, value TEXT, PRIMARY KEY (node, key)) WITHOUT "
+             "ROWID;",
+             err, errlen)) < 0)
         goto done;
     /* every input checked first: nothing is merged from a set with one bad file */
     for (size_t i = 0; i < n && r == 0; i++) {
-        if ((r = attach(db, in[i].path, err, errlen)) < 0)
+        if ((r = attach(db, in[i].read_path, in[i].read_path != in[i].path, err, errlen)) < 0)
             break;
-        r = check_input(db, &in[i], err, errlen);
+        r = check_input(db, &in[i], partial, err, errlen);
         detach(db);
         for (size_t k = 0; k < i && r == 0; k++) {
             if (strcmp(in[k].job, in[i].job) != 0) {
@@ -483,7 +535,7 @@ int merge_recordings(const char *out, const char *const *paths, size_t n, char *
     qsort(in, n, sizeof(*in), cmp_node);
     int64_t bound = estimate_offsets(in, n);
     for (size_t i = 0; i < n && r == 0; i++) {
-        if ((r = attach(db, in[i].path, err, errlen)) < 0)
+        if ((r = attach(db, in[i].read_path, in[i].read_path != in[i].path, err, errlen)) < 0)
             break;
         r = exec(db, "BEGIN", err, errlen); /* one transaction per node: (DE)ATTACH is refused inside one */
         if (r == 0)
@@ -520,34 +572,39 @@ int merge_recordings(const char *out, const char *const *paths, size_t n, char *
         r = exec(db, "COMMIT", err, errlen);
 done:
     if (db && sqlite3_close(db) != SQLITE_OK && r == 0) {
-        set_err(err, errlen, "%s: cannot close", tmp);
+        set_err(err, errlen, "%s: cannot close", out);
         r = -EIO;
     }
-    if (r == 0 && link(tmp, out) < 0) { /* never over a file that appeared meanwhile */
-        r = -errno;
+    if (r == 0 && (r = outfile_commit(&of)) < 0) /* never over a file that appeared meanwhile */
         set_err(err, errlen, "%s: %s", out, r == -EEXIST ? "already exists (a job is merged once)" : strerror(-r));
-    }
-    unlink(tmp);
+    else if (r < 0 && ro == 0)
+        outfile_abort(&of);
+    for (size_t i = 0; i < n; i++)
+        recording_snapshot_remove(in[i].snap_dir);
     free(in);
     return r;
 }
 
 bool merge_is_merged(const char *path)
 {
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    int fd = fs_open(AT_FDCWD, path);
     if (fd < 0)
         return false;
     char hdr[16];
-    bool sqlite = read(fd, hdr, sizeof(hdr)) == (ssize_t)sizeof(hdr) && memcmp(hdr, "SQLite format 3", 16) == 0;
-    close(fd);
+    bool sqlite =
+        sys_read(fd, hdr, sizeof(hdr)) == (ssize_t)sizeof(hdr) && memcmp(hdr, "SQLite format 3", 16) == 0;
+    sys_close(fd);
     if (!sqlite)
         return false;
     char u[PATH_MAX * 3 + 32];
     sqlite3 *db = NULL;
     bool merged = false;
     if (recording_uri(u, sizeof(u), path, "mode=ro&immutable=1") == 0 &&
-        sqlite3_open_v2(u, &db, SQLITE_OPEN_READONLY | SQLITE_OPEN_URI | SQLITE_OPEN_NOMUTEX, NULL) == SQLITE_OK)
+        sqlite3_open_v2(u, &db, SQLITE_OPEN_READONLY | SQLITE_OPEN_URI | SQLITE_OPEN_NOMUTEX, NULL) ==
+            SQLITE_OK) {
+        recording_harden(db);
         merged = meta_i64(db, "main", "merged", 0) == 1;
+    }
     sqlite3_close(db);
     return merged;
 }
@@ -566,6 +623,12 @@ static int open_ro(const char *path, sqlite3 **db, char *err, size_t errlen)
         *db = NULL;
         return -EIO;
     }
+    recording_harden(*db);
+    if (!recording_is_tables(*db, "main", err, errlen, path)) {
+        sqlite3_close(*db);
+        *db = NULL;
+        return -EINVAL;
+    }
     return 0;
 }
 
@@ -578,8 +641,18 @@ int merge_nodes(const char *path, merge_node_t **ret, size_t *ret_n, char *err, 
     if (r < 0)
         return r;
     sqlite3_stmt *st;
-    if (sqlite3_prepare_v2(db, "SELECT node, host, samples, start_unix_ns, stop_unix_ns, clock_offset_ns, "
-                               "clock_offset_bound_ns FROM nodes ORDER BY node", -1, &st, NULL) != SQLITE_OK) {
+    /* `complete` since merges could take incomplete nodes (--partial): older merged files have every node
+     * complete */
+    bool with_complete = sqlite3_prepare_v2(db,
+                                            "SELECT node, host, samples, start_unix_ns, stop_unix_ns, "
+                                            "clock_offset_ns, clock_offset_bound_ns, complete FROM nodes "
+                                            "ORDER BY node",
+                                            -1, &st, NULL) == SQLITE_OK;
+    if (!with_complete &&
+        sqlite3_prepare_v2(db,
+                           "SELECT node, host, samples, start_unix_ns, stop_unix_ns, clock_offset_ns, "
+                           "clock_offset_bound_ns FROM nodes ORDER BY node",
+                           -1, &st, NULL) != SQLITE_OK) {
         set_err(err, errlen, "%s: not a merged recording (%s)", path, sqlite3_errmsg(db));
         sqlite3_close(db);
         return -EINVAL;
@@ -606,6 +679,8 @@ int merge_nodes(const char *path, merge_node_t **ret, size_t *ret_n, char *err, 
         x->stop_unix_ns = sqlite3_column_int64(st, 4);
         x->clock_offset_ns = sqlite3_column_int64(st, 5);
         x->clock_offset_bound_ns = sqlite3_column_int64(st, 6);
+        x->complete =
+            !with_complete || sqlite3_column_type(st, 7) == SQLITE_NULL || sqlite3_column_int(st, 7) != 0;
     }
     if (r == 0 && rc != SQLITE_DONE) {
         set_err(err, errlen, "%s: damaged recording (%s)", path, sqlite3_errmsg(db));
@@ -632,8 +707,13 @@ int merge_extract(const char *path, const char *node, const char *out, char *err
         sqlite3_close(db);
         return -EIO;
     }
-    if ((r = attach(db, path, err, errlen)) < 0)
+    recording_harden(db);
+    if ((r = attach(db, path, false, err, errlen)) < 0)
         goto done;
+    if (!recording_is_tables(db, "src", err, errlen, path)) {
+        r = -EINVAL;
+        goto done;
+    }
     if ((r = exec(db,
                   "PRAGMA journal_mode=OFF; PRAGMA synchronous=OFF; BEGIN;"
                   "CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT) WITHOUT ROWID;"

@@ -15,13 +15,20 @@
 #include <stddef.h>
 #include <stdint.h>
 
+/* merge_recordings flags: MERGE_PARTIAL takes an incomplete node recording (its monitor still writing it,
+ * or killed) up to its last sample, from a private snapshot of it, flagged in `nodes.complete` = 0 and
+ * counted in the merged meta `merged_incomplete_nodes`. */
+#define MERGE_PARTIAL 1u
+
 /* merge_recordings: merge the `n` node recordings `in` into a new file `out` (which must not exist).
  * Refused with a one-line reason: no input, the same file twice (by device and inode, the output included),
  * an input that is already a merged recording, inputs of different jobs, two inputs of the same node, an
- * input that is not a complete jobscope recording (truncated, corrupt, still being written or its monitor
- * killed). The output appears whole or not at all (written beside it, then linked into place). Returns 0
- * or -errno with `err` set. */
-int merge_recordings(const char *out, const char *const *in, size_t n, char *err, size_t errlen);
+ * input that is not a jobscope recording (truncated, corrupt) and, without MERGE_PARTIAL, an incomplete one
+ * (said so: "incomplete recording ..."). The output appears whole or not at all (written in a private
+ * directory beside it, sys/outfile.h, then renamed into place; the temporaries of a merge killed earlier are
+ * removed first). Returns 0 or -errno with `err` set. */
+int merge_recordings(const char *out, const char *const *in, size_t n, unsigned flags, char *err,
+                     size_t errlen);
 
 /* merge_is_merged: whether the file at `path` is a merged recording (an SQLite file whose meta says
  * merged = 1). False for anything else, unreadable included. */
@@ -34,6 +41,7 @@ typedef struct {
     int64_t samples;
     int64_t start_unix_ns, stop_unix_ns;
     int64_t clock_offset_ns, clock_offset_bound_ns;
+    bool complete; /* false: merged with MERGE_PARTIAL from an incomplete recording */
 } merge_node_t;
 
 /* merge_nodes: the nodes of merged recording `path`, in name order, into a new array (*ret, caller frees) of

@@ -47,11 +47,37 @@ enum MHD_Result { MHD_NO = 0, MHD_YES = 1 };
 #define MHD_OPTION_CONNECTION_MEMORY_LIMIT 1 /* size_t */
 #define MHD_OPTION_CONNECTION_LIMIT 2        /* unsigned int */
 #define MHD_OPTION_CONNECTION_TIMEOUT 3      /* unsigned int */
+#define MHD_OPTION_NOTIFY_COMPLETED 4        /* MHD_RequestCompletedCallback, void * */
 #define MHD_OPTION_PER_IP_CONNECTION_LIMIT 5 /* unsigned int */
 #define MHD_OPTION_HTTPS_MEM_KEY 8           /* const char * */
 #define MHD_OPTION_HTTPS_MEM_CERT 9          /* const char * */
 #define MHD_OPTION_LISTEN_SOCKET 12          /* MHD_socket (int on POSIX) */
+#define MHD_OPTION_NOTIFY_CONNECTION 27      /* MHD_NotifyConnectionCallback, void * */
 #define MHD_OPTION_STRICT_FOR_CLIENT 29      /* int */
+
+/* enum MHD_ConnectionNotificationCode */
+#define MHD_CONNECTION_NOTIFY_STARTED 0
+#define MHD_CONNECTION_NOTIFY_CLOSED 1
+
+/* enum MHD_ConnectionInfoType (those used), and the members of union MHD_ConnectionInfo they return: the
+ * union's size does not matter, a pointer to it is returned and one member read */
+#define MHD_CONNECTION_INFO_CLIENT_ADDRESS 2 /* client_addr */
+#define MHD_CONNECTION_INFO_CONNECTION_FD 6  /* connect_fd */
+#define MHD_CONNECTION_INFO_SOCKET_CONTEXT 7 /* socket_context */
+union MHD_ConnectionInfo {
+    int cipher_algorithm;
+    int protocol;
+    int suspended;
+    unsigned int connection_timeout;
+    unsigned int http_status;
+    int connect_fd; /* MHD_socket */
+    size_t header_size;
+    void *tls_session;
+    void *client_cert;
+    struct sockaddr *client_addr;
+    struct MHD_Daemon *daemon;
+    void *socket_context;
+};
 
 /* status codes, header names and methods (plain values in microhttpd.h) */
 #define MHD_HTTP_OK 200
@@ -77,6 +103,10 @@ typedef enum MHD_Result (*MHD_AccessHandlerCallback)(void *cls, struct MHD_Conne
                                                      const char *upload_data, size_t *upload_data_size,
                                                      void **con_cls);
 typedef void (*MHD_ContentReaderFreeCallback)(void *cls);
+typedef void (*MHD_RequestCompletedCallback)(void *cls, struct MHD_Connection *connection, void **con_cls,
+                                             int toe);
+typedef void (*MHD_NotifyConnectionCallback)(void *cls, struct MHD_Connection *connection,
+                                             void **socket_context, int toe);
 
 /* The entry points (all required), bound by dlib_resolve into one struct. enum parameters are int-sized. */
 typedef struct {
@@ -97,6 +127,8 @@ typedef struct {
     enum MHD_Result (*queue_basic_auth_fail_response)(struct MHD_Connection *connection, const char *realm,
                                                       struct MHD_Response *response);
     void (*destroy_response)(struct MHD_Response *response);
+    const union MHD_ConnectionInfo *(*get_connection_info)(struct MHD_Connection *connection, int info_type,
+                                                           ...);
 } js_mhd_api_t;
 
 /* The bound entry points (http.c); valid once http_start has loaded the library. */
@@ -115,5 +147,6 @@ extern js_mhd_api_t mhd_api;
 #define MHD_queue_response (mhd_api.queue_response)
 #define MHD_queue_basic_auth_fail_response (mhd_api.queue_basic_auth_fail_response)
 #define MHD_destroy_response (mhd_api.destroy_response)
+#define MHD_get_connection_info (mhd_api.get_connection_info)
 
 #endif

@@ -12,11 +12,13 @@
 #include "config.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 const char *const prom_content_type[PROM_FORMAT_MAX] = {
@@ -61,19 +63,26 @@ static const struct {
 };
 
 /* The few columns whose generated name is not the one to expose: the issue's conventional names (CPU time
- * split by mode, as node_exporter does; the scope's RSS as memory), and columns not worth a series (the
- * sum of the mode split, per-sample noise, identity that only churns). family NULL = not exposed. */
+ * split by mode, as node_exporter does; the scope's memory headline and RSS sum as memory), and columns not
+ * worth a series (the sum of the mode split, per-sample noise, identity that only churns). family NULL = not
+ * exposed. */
 static const struct {
     const char *table, *column, *family, *lname, *lvalue, *help;
 } overrides[] = {
     {"tree", "cpu_s", NULL, NULL, NULL, NULL}, /* = the sum over jobscope_cpu_seconds_total's modes */
-    {"tree", "user_s", "cpu_seconds", "mode", "user", "CPU time of the scope since the start, by mode (exact in run mode)"},
-    {"tree", "system_s", "cpu_seconds", "mode", "system", "CPU time of the scope since the start, by mode (exact in run mode)"},
-    {"tree", "rss_bytes", "memory_rss_bytes", NULL, NULL, NULL},
+    {"tree", "user_s", "cpu_seconds", "mode", "user",
+     "CPU time of the scope since the start, by mode (exact in run mode)"},
+    {"tree", "system_s", "cpu_seconds", "mode", "system",
+     "CPU time of the scope since the start, by mode (exact in run mode)"},
+    {"tree", "memory_bytes", "memory_bytes", NULL, NULL,
+     "the scope's memory, no page counted twice: its own cgroup's memory.current where it has one, else "
+     "the PSS sum of its processes (the summary's memory.peak_bytes is its peak)"},
+    {"tree", "rss_sum_bytes", "memory_rss_sum_bytes", NULL, NULL, NULL},
     {"tree", "dt_s", NULL, NULL, NULL, NULL}, /* the interval: jobscope_sample_interval_seconds */
     {"self", "utime_us", "monitor_cpu_seconds", "mode", "user", "the monitor's own CPU time, by mode"},
     {"self", "stime_us", "monitor_cpu_seconds", "mode", "system", "the monitor's own CPU time, by mode"},
-    {"self", "prev_write_ns", "monitor_write_seconds", NULL, NULL, "time the previous sample's recording write took"},
+    {"self", "prev_write_ns", "monitor_write_seconds", NULL, NULL,
+     "time the previous sample's recording write took"},
     {"process", "state", NULL, NULL, NULL, NULL},       /* R/S flips every sample: a label would churn */
     {"process", "start_ticks", NULL, NULL, NULL, NULL}, /* identity with pid; a label would only add churn */
 };
@@ -586,6 +595,25 @@ static int cmp_busiest(const void *a, const void *b)
     return x < y ? -1 : x > y;
 }
 
+/* own_processes: keep in sel[0..n) (in order) the first `want` rows whose process belongs to cfg->own_uid
+ * (its procfs entry's owner, read now: a process gone since the sample is left out). Returns how many. */
+static size_t own_processes(const prom_cfg_t *cfg, const js_rows_t *rows, int pid_col, size_t *sel, size_t n,
+                            size_t want)
+{
+    size_t k = 0;
+    for (size_t i = 0; i < n && k < want && pid_col >= 0; i++) {
+        const js_value_t *v = &rows_row(rows, sel[i])[pid_col];
+        char name[24];
+        struct stat st;
+        if (!v->present || v->i <= 0)
+            continue;
+        snprintf(name, sizeof(name), "%lld", (long long)v->i);
+        if (fstatat(cfg->proc_dirfd, name, &st, AT_SYMLINK_NOFOLLOW) == 0 && st.st_uid == cfg->own_uid)
+            sel[k++] = sel[i];
+    }
+    return k;
+}
+
 int prom_render(js_buf_t *out, prom_format_t fmt, const prom_cfg_t *cfg, js_model_t *m, const js_sample_t *s,
                 int64_t seq)
 {
@@ -616,8 +644,11 @@ int prom_render(js_buf_t *out, prom_format_t fmt, const prom_cfg_t *cfg, js_mode
         top_ctx_t tc = {v.rows, table_column(v.table, "cpu_cores"), table_column(v.table, "rss_bytes")};
         top_sort_ctx = &tc;
         qsort(sel, n, sizeof(*sel), cmp_busiest);
+        size_t keep = n;
+        if (cfg->own_processes_only)
+            keep = own_processes(cfg, v.rows, table_column(v.table, "pid"), sel, n, cfg->top_processes);
         r = prom_render_table(out, fmt, cfg, "process", v.table, v.rows, sel,
-                              n < cfg->top_processes ? n : cfg->top_processes);
+                              keep < cfg->top_processes ? keep : cfg->top_processes);
         free(sel);
     }
     for (size_t i = 0; r == 0 && i < cfg->nextra; i++)

@@ -1,12 +1,13 @@
 /* SPDX-License-Identifier: MIT
  *
- * The Prometheus exposition of the last sample, in the text format 0.0.4 or OpenMetrics 1.0, generated from the
- * column descriptors of the model's views and the monitor's own tables: there is no second list of metric
- * names. For each view, label columns (JS_LABEL, and text columns) become labels; each numeric column becomes a
- * family `jobscope_<view>_<stem>_<unit>[_total]`, its value converted to the base unit its descriptor's unit
- * names (ticks, us, ns -> seconds; uJ -> joules; MHz -> hertz; fraction -> ratio ...), a counter kind gets
+ * The Prometheus exposition of the last sample, in the text format 0.0.4 or OpenMetrics 1.0, generated from
+ * the column descriptors of the model's views and the monitor's own tables: there is no second list of metric
+ * names. For each view, label columns (JS_LABEL, and text columns) become labels; each numeric column becomes
+ * a family `jobscope_<view>_<stem>_<unit>[_total]`, its value converted to the base unit its descriptor's
+ * unit names (ticks, us, ns -> seconds; uJ -> joules; MHz -> hertz; fraction -> ratio ...), a counter kind
+ * gets
  * `_total`, and the descriptor's help is the HELP. The scope's own view (`tree`) is exposed without the view
- * prefix (`jobscope_memory_rss_bytes`). A missing value omits that series for the scrape; it is never 0.
+ * prefix (`jobscope_memory_bytes`). A missing value omits that series for the scrape; it is never 0.
  * docs/PROMETHEUS.md lists the names this gives, the few overrides, and why the per-process view is opt-in.
  *
  * Rendering is plain string building into a js_buf_t: the HTTP endpoint and the textfile sink (http.h,
@@ -54,6 +55,13 @@ typedef struct {
     size_t nlabels;
     bool tree;               /* expose the scope's `tree` view (off for serve's node scope) */
     unsigned top_processes;  /* the `process` view, for the N busiest processes only (0: not exposed) */
+    /* own_processes_only: the process view holds only processes whose procfs entry (PID under the
+     * directory proc_dirfd) belongs to own_uid; for an endpoint any local user can read (no authentication):
+     * other users' per-process figures are theirs (the kernel refuses them /proc/PID/io, hidepid hides the
+     * processes themselves) */
+    bool own_processes_only;
+    int proc_dirfd;
+    unsigned own_uid;
     const prom_extra_t *extra; /* more tables (may be NULL) */
     size_t nextra;
     double render_s;         /* how long the previous render took (set by the sink), exposed as a series */

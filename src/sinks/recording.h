@@ -67,6 +67,34 @@ void recorder_close(js_recorder_t *w);
  * Returns 0 or a negative errno with a one-line reason in err (not a database, truncated, wrong version). */
 int recording_open(const char *path, js_recording_t **ret, char *err, size_t errlen);
 
+struct sqlite3;
+
+/* recording_harden: make the SQLite connection `db` safe for a file anyone may have written or edited (every
+ * reader of recordings calls it right after opening): triggers, views and the schema's functions disabled
+ * (SQLITE_DBCONFIG_ENABLE_TRIGGER, _ENABLE_VIEW, _TRUSTED_SCHEMA off), SQLITE_DBCONFIG_DEFENSIVE on, values
+ * limited to 16 MiB, expressions to 100 levels. */
+void recording_harden(struct sqlite3 *db);
+
+/* recording_is_tables: whether every object of `schema` ("main", or an attached name) that jobscope reads
+ * (meta, columns, nodes, node_meta, proc_changes, proc_gone, each registered table) is a table where it
+ * exists; else false, with "PATH: not a jobscope recording (NAME is a view, not a table)" in err. The one
+ * view allowed is schema 2's `proc` (meta schema_version 2 or more), which readers never read: they read
+ * proc_changes. */
+bool recording_is_tables(struct sqlite3 *db, const char *schema, char *err, size_t errlen, const char *path);
+
+/* recording_unfinished: whether the recording at `path` is unfinished: in WAL mode with data in its -wal (its
+ * monitor is still writing it, or was killed before closing it). */
+bool recording_unfinished(const char *path);
+
+/* recording_snapshot: copy the recording at `path` and its -wal into a new private directory under $TMPDIR
+ * (or /tmp), so what an unfinished recording holds can be read (or attached) without touching it or its
+ * directory. On success *ret_dir is the directory (recording_snapshot_remove) and *ret_db the copy. Returns
+ * 0 or -errno (nothing left behind). */
+int recording_snapshot(const char *path, char *ret_dir, size_t dircap, char *ret_db, size_t dbcap);
+
+/* recording_snapshot_remove: remove a snapshot's directory and what SQLite made in it; accepts "". */
+void recording_snapshot_remove(const char *dir);
+
 /* recording_meta: the value of a metadata key, or NULL. Valid until recording_close. */
 const char *recording_meta(const js_recording_t *r, const char *key);
 

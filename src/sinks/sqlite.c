@@ -12,8 +12,11 @@
 #include "model/model.h"
 #include "sinks/sqlio.h"
 #include "sys/sysio.h"
+#include "sys/fsfile.h"
+#include "sys/fsroot.h"
 
 #include <errno.h>
+#include <math.h>
 #include <limits.h>
 #include <fcntl.h>
 #include <pthread.h>
@@ -526,9 +529,9 @@ int recorder_open(const char *path, bool overwrite, js_recorder_t **ret, char *e
             if (side_path(side, sizeof(side), path, sides[i]) == 0)
                 unlink(side);
     /* create the file ourselves first so a bad directory gives a plain errno message */
-    int fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
+    int fd = fs_create(path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW, 0644);
     if (fd < 0) {
-        int e = errno;
+        int e = -fd;
         snprintf(err, errlen, "%s: %s", path, e == EEXIST ? "already exists (created meanwhile)" : strerror(e));
         return -e;
     }
@@ -1194,47 +1197,127 @@ int recording_uri(char *buf, size_t cap, const char *path, const char *query)
     return k < 0 || (size_t)k >= cap - n ? -ENAMETOOLONG : 0;
 }
 
-/* copy_file: copy `from` to `to` (created exclusively). 0 or -errno. */
-static int copy_file(const char *from, const char *to)
+void recording_harden(sqlite3 *db)
 {
-    int in = open(from, O_RDONLY | O_CLOEXEC), out = -1, r = 0;
-    if (in < 0)
-        return -errno;
-    if ((out = open(to, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600)) < 0) {
-        r = -errno;
-        close(in);
-        return r;
+    /* nothing a file brings runs: no trigger, no view (a recursive one never ends), no function of its
+     * schema; the file cannot be corrupted through this connection by a crafted statement */
+    sqlite3_db_config(db, SQLITE_DBCONFIG_DEFENSIVE, 1, NULL);
+    sqlite3_db_config(db, SQLITE_DBCONFIG_TRUSTED_SCHEMA, 0, NULL);
+    sqlite3_db_config(db, SQLITE_DBCONFIG_ENABLE_TRIGGER, 0, NULL);
+    sqlite3_db_config(db, SQLITE_DBCONFIG_ENABLE_VIEW, 0, NULL);
+    /* no value larger than the largest jobscope writes (a mark's data, a command line): 16 MiB */
+    sqlite3_limit(db, SQLITE_LIMIT_LENGTH, 16 << 20);
+    sqlite3_limit(db, SQLITE_LIMIT_EXPR_DEPTH, 100);
+    sqlite3_limit(db, SQLITE_LIMIT_ATTACHED, 2);
+}
+
+bool recording_is_tables(sqlite3 *db, const char *schema, char *err, size_t errlen, const char *path)
+{
+    char sql[200];
+    snprintf(sql, sizeof(sql),
+             "SELECT name, type FROM \"%s\".sqlite_master WHERE type != 'table' AND type != 'index'", schema);
+    sqlite3_stmt *st;
+    if (sqlite3_prepare_v2(db, sql, -1, &st, NULL) != SQLITE_OK) {
+        set_err(err, errlen, path, "not a readable jobscope recording (no schema)");
+        return false;
     }
-    char buf[65536];
-    ssize_t n;
-    while ((n = read(in, buf, sizeof(buf))) > 0)
-        if (write(out, buf, (size_t)n) != n) {
-            r = -EIO;
-            break;
+    const js_table_t *const *all = registry_tables();
+    bool ok = true, delta_view = false;
+    while (ok && sqlite3_step(st) == SQLITE_ROW) {
+        const char *name = (const char *)sqlite3_column_text(st, 0),
+                   *type = (const char *)sqlite3_column_text(st, 1);
+        bool ours =
+            name && (!strcmp(name, "meta") || !strcmp(name, "columns") || !strcmp(name, "nodes") ||
+                     !strcmp(name, "node_meta") || !strcmp(name, DELTA_STORE) || !strcmp(name, "proc_gone"));
+        for (size_t i = 0; name && !ours && all[i]; i++)
+            ours = !strcmp(name, all[i]->name);
+        if (ours && !strcmp(name, DELTA_TABLE) && type && !strcmp(type, "view")) {
+            /* schema 2's own view of the delta table (no reader reads it): checked below */
+            delta_view = true;
+            continue;
         }
-    if (n < 0)
-        r = -errno;
-    close(in);
-    if (close(out) < 0 && r == 0)
-        r = -errno;
+        if (ours) {
+            char m[200];
+            snprintf(m, sizeof(m), "not a jobscope recording (%.64s is a %.16s, not a table)", name,
+                     type ? type : "?");
+            set_err(err, errlen, path, m);
+            ok = false;
+        }
+    }
+    sqlite3_finalize(st);
+    /* a view `proc` is schema 2's, read through DELTA_STORE; before schema 2 it is the table itself */
+    if (ok && delta_view) {
+        snprintf(sql, sizeof(sql), "SELECT value FROM \"%s\".meta WHERE key = 'schema_version'", schema);
+        long long v = 0;
+        if (sqlite3_prepare_v2(db, sql, -1, &st, NULL) == SQLITE_OK) {
+            if (sqlite3_step(st) == SQLITE_ROW)
+                v = sqlite3_column_int64(st, 0);
+            sqlite3_finalize(st);
+        }
+        if (v < 2) {
+            set_err(err, errlen, path, "not a jobscope recording (" DELTA_TABLE " is a view, not a table)");
+            ok = false;
+        }
+    }
+    return ok;
+}
+
+bool recording_unfinished(const char *path)
+{
+    char hdr[21]; /* the header's first 20 bytes (fs_read_small keeps one for a NUL) */
+    ssize_t n = fs_read_small(AT_FDCWD, path, hdr, sizeof(hdr));
+    char walp[PATH_MAX];
+    struct stat ws;
+    return n == 20 && memcmp(hdr, "SQLite format 3", 16) == 0 && hdr[18] == 2 &&
+           side_path(walp, sizeof(walp), path, "-wal") == 0 && stat(walp, &ws) == 0 && ws.st_size > 0;
+}
+
+int recording_snapshot(const char *path, char *ret_dir, size_t dircap, char *ret_db, size_t dbcap)
+{
+    const char *tmp = getenv("TMPDIR");
+    char walp[PATH_MAX], walc[PATH_MAX];
+    ret_db[0] = '\0';
+    if (snprintf(ret_dir, dircap, "%s/jobscope-read-XXXXXX", tmp && *tmp ? tmp : "/tmp") >= (int)dircap ||
+        !mkdtemp(ret_dir)) {
+        ret_dir[0] = '\0';
+        return -EACCES;
+    }
+    int r = side_path(ret_db, dbcap, ret_dir, "/recording.db");
+    if (r == 0)
+        r = side_path(walc, sizeof(walc), ret_dir, "/recording.db-wal");
+    if (r == 0)
+        r = side_path(walp, sizeof(walp), path, "-wal");
+    if (r == 0)
+        r = fs_copy(path, ret_db, 0600, false);
+    if (r == 0)
+        r = fs_copy(walp, walc, 0600, false);
+    if (r < 0) {
+        recording_snapshot_remove(ret_dir);
+        ret_dir[0] = ret_db[0] = '\0';
+    }
     return r;
+}
+
+void recording_snapshot_remove(const char *dir)
+{
+    if (!dir || !dir[0])
+        return;
+    char p[PATH_MAX];
+    static const char *const names[] = {"/recording.db", "/recording.db-wal", "/recording.db-shm",
+                                        "/recording.db-journal"};
+    for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)
+        if (side_path(p, sizeof(p), dir, names[i]) == 0)
+            unlink(p);
+    rmdir(dir);
 }
 
 /* open_private_copy: an unfinished recording (data in -wal) where the -shm index cannot be made: read a
  * private copy of the file and its -wal in a temporary directory instead. */
-static int open_private_copy(js_recording_t *r, const char *path, const char *walp)
+static int open_private_copy(js_recording_t *r, const char *path)
 {
-    const char *tmp = getenv("TMPDIR");
-    char dbc[PATH_MAX], walc[PATH_MAX], uri[PATH_MAX * 3];
-    if (snprintf(r->tmpdir, sizeof(r->tmpdir), "%s/jobscope-read-XXXXXX", tmp && *tmp ? tmp : "/tmp") >=
-            (int)sizeof(r->tmpdir) ||
-        !mkdtemp(r->tmpdir)) {
-        r->tmpdir[0] = '\0';
-        return -EACCES;
-    }
-    if (side_path(dbc, sizeof(dbc), r->tmpdir, "/recording.db") < 0 ||
-        side_path(walc, sizeof(walc), r->tmpdir, "/recording.db-wal") < 0 || copy_file(path, dbc) < 0 ||
-        copy_file(walp, walc) < 0 || recording_uri(uri, sizeof(uri), dbc, "mode=ro") < 0)
+    char dbc[PATH_MAX], uri[PATH_MAX * 3];
+    if (recording_snapshot(path, r->tmpdir, sizeof(r->tmpdir), dbc, sizeof(dbc)) < 0 ||
+        recording_uri(uri, sizeof(uri), dbc, "mode=ro") < 0)
         return -EIO;
     sqlite3_close(r->db);
     r->db = NULL;
@@ -1249,14 +1332,7 @@ static void remove_private(js_recording_t *r)
 {
     if (r->shm_made[0])
         unlink(r->shm_made);
-    if (r->tmpdir[0]) {
-        char p[PATH_MAX];
-        static const char *const names[] = {"/recording.db", "/recording.db-wal", "/recording.db-shm"};
-        for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)
-            if (side_path(p, sizeof(p), r->tmpdir, names[i]) == 0)
-                unlink(p);
-        rmdir(r->tmpdir);
-    }
+    recording_snapshot_remove(r->tmpdir);
 }
 
 /* rdelta_open: schema 2: the delta table's identity columns and its departures' statement. 0 or -EINVAL. */
@@ -1295,11 +1371,11 @@ int recording_open(const char *path, js_recording_t **ret, char *err, size_t err
         set_err(err, errlen, path, "not a regular file");
         return -EINVAL;
     }
-    int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+    int fd = fs_open(AT_FDCWD, path);
     unsigned char hdr[100] = {0};
-    ssize_t n = fd >= 0 ? read(fd, hdr, sizeof(hdr)) : -1;
+    ssize_t n = fd >= 0 ? sys_read(fd, hdr, sizeof(hdr)) : (errno = -fd, -1);
     if (fd >= 0)
-        close(fd);
+        sys_close(fd);
     if (n < 0) {
         int e = errno;
         set_err(err, errlen, path, strerror(e));
@@ -1334,11 +1410,17 @@ int recording_open(const char *path, js_recording_t **ret, char *err, size_t err
     }
     if (wal_data && !shm_existed)
         snprintf(r->shm_made, sizeof(r->shm_made), "%s", shmp);
+    recording_harden(r->db);
+    if (!recording_is_tables(r->db, "main", err, errlen, path)) {
+        rv = -EINVAL;
+        goto fail;
+    }
     rv = read_meta(r);
     if (rv < 0 && wal_data && !r->tmpdir[0] && sqlite3_errcode(r->db) != SQLITE_CORRUPT &&
-        sqlite3_errcode(r->db) != SQLITE_NOTADB && open_private_copy(r, path, walp) == 0) {
+        sqlite3_errcode(r->db) != SQLITE_NOTADB && open_private_copy(r, path) == 0) {
         r->shm_made[0] = '\0';
-        rv = read_meta(r);
+        recording_harden(r->db);
+        rv = recording_is_tables(r->db, "main", err, errlen, path) ? read_meta(r) : -EINVAL;
     }
     if (rv < 0) {
         char m[256];
@@ -1467,13 +1549,23 @@ static int load_row(tab_reader_t *tr, js_rows_t *rows)
         sqlite3_value *x = sqlite3_column_value(tr->st, k + 1);
         if (sqlite3_value_type(x) == SQLITE_NULL)
             continue;
-        switch (rows->table->cols[c].type) {
-        case JS_INT:
-            val_int(&v[c], sqlite3_value_int64(x));
+        const js_column_t *col = &rows->table->cols[c];
+        switch (col->type) {
+        case JS_INT: {
+            int64_t i = sqlite3_value_int64(x);
+            /* a time or duration (a gauge in ns) no clock gives, from an edited file: missing, so that no
+             * difference of two of them can overflow (every one is in [0, 2^62]) */
+            if (col->kind == JS_GAUGE && !strcmp(col->unit, "ns") && (i < 0 || i > ((int64_t)1 << 62)))
+                break;
+            val_int(&v[c], i);
             break;
-        case JS_REAL:
-            val_real(&v[c], sqlite3_value_double(x));
+        }
+        case JS_REAL: {
+            double d = sqlite3_value_double(x);
+            if (isfinite(d)) /* SQLite stores no NaN; an infinity is no measurement */
+                val_real(&v[c], d);
             break;
+        }
         default: {
             const char *s = (const char *)sqlite3_value_text(x);
             int len = sqlite3_value_bytes(x);

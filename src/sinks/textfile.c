@@ -2,7 +2,9 @@
  *
  * The textfile sink (textfile.h): the monitor's thread renders the text exposition and hands the buffer to a
  * writer thread through a one-slot mailbox (a newer sample replaces one not written yet); the thread writes
- * FILE.tmp.PID and renames it over FILE.
+ * a new temporary file FILE.tmp.PID.RANDOM and renames it over FILE. The temporary name is fresh for each
+ * write and opened with O_CREAT|O_EXCL|O_NOFOLLOW: in a folder others can write in, a file or symbolic link
+ * made there in advance is never written through (the next name is tried), and never stops the sink.
  */
 #include "sinks/textfile.h"
 
@@ -16,11 +18,16 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/random.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
+#define TEXTFILE_TMP_TRIES 16 /* fresh names tried before a write fails */
+
 struct js_textfile {
-    char *path, *tmp;
+    char *path, *tmp; /* tmp: the temporary file of the write in progress ("" between writes) */
+    size_t tmp_cap;
     const prom_cfg_t *prom;
     pthread_t thread;
     bool started;
@@ -32,12 +39,37 @@ struct js_textfile {
     atomic_uint_fast64_t writes, errors;
 };
 
-/* write_file: FILE.tmp.PID then rename. Returns 0 or -errno (the temporary file is removed). */
+/* open_tmp: a new file FILE.tmp.PID.RANDOM, its name in t->tmp. A name that exists (a file, a symbolic link:
+ * anyone's) is never opened: another random name is tried. Returns the descriptor or -errno. */
+static int open_tmp(js_textfile_t *t)
+{
+    for (int i = 0; i < TEXTFILE_TMP_TRIES; i++) {
+        uint64_t rnd = 0;
+        if (getrandom(&rnd, sizeof(rnd), GRND_NONBLOCK) != (ssize_t)sizeof(rnd)) {
+            struct timespec ts;
+            clock_gettime(CLOCK_MONOTONIC, &ts);
+            rnd = (uint64_t)ts.tv_nsec * 0x9e3779b97f4a7c15u + (uint64_t)i;
+        }
+        snprintf(t->tmp, t->tmp_cap, "%s.tmp.%d.%016llx", t->path, (int)getpid(), (unsigned long long)rnd);
+        int fd = sys_openat(AT_FDCWD, t->tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0644);
+        if (fd >= 0)
+            return fd;
+        if (errno != EEXIST) {
+            int e = errno;
+            t->tmp[0] = '\0';
+            return -e;
+        }
+    }
+    t->tmp[0] = '\0';
+    return -EEXIST;
+}
+
+/* write_file: a new temporary file, then rename. Returns 0 or -errno (the temporary file is removed). */
 static int write_file(js_textfile_t *t, const js_buf_t *b)
 {
-    int fd = sys_openat(AT_FDCWD, t->tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0644);
+    int fd = open_tmp(t);
     if (fd < 0)
-        return -errno;
+        return fd;
     size_t off = 0;
     int r = 0;
     while (off < b->len) {
@@ -56,6 +88,7 @@ static int write_file(js_textfile_t *t, const js_buf_t *b)
         r = -errno;
     if (r < 0)
         unlink(t->tmp);
+    t->tmp[0] = '\0';
     return r;
 }
 
@@ -88,32 +121,35 @@ static void *writer(void *arg)
 int textfile_open(const char *path, const prom_cfg_t *prom, js_textfile_t **ret, char *err, size_t errlen)
 {
     js_textfile_t *t = calloc(1, sizeof(*t));
-    size_t n = strlen(path) + 32;
+    size_t n = strlen(path) + 48;
     if (!t || !(t->path = strdup(path)) || !(t->tmp = malloc(n))) {
         snprintf(err, errlen, "out of memory");
         textfile_close(t);
         return -ENOMEM;
     }
-    snprintf(t->tmp, n, "%s.tmp.%d", path, (int)getpid());
+    t->tmp_cap = n;
+    t->tmp[0] = '\0';
     t->prom = prom;
     pthread_mutex_init(&t->lock, NULL);
     pthread_cond_init(&t->cond, NULL);
     /* the folder must take the file now, not at the first sample: a bad path is reported before the run */
-    int fd = sys_openat(AT_FDCWD, t->tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0644);
+    int fd = open_tmp(t);
     struct stat st;
     if (fd < 0 || (stat(path, &st) == 0 && !S_ISREG(st.st_mode))) {
-        int e = fd < 0 ? errno : EISDIR;
+        int e = fd < 0 ? -fd : EISDIR;
         if (fd >= 0) {
             close(fd);
             unlink(t->tmp);
         }
-        snprintf(err, errlen, "%s: %s", fd < 0 ? t->tmp : path, strerror(e));
+        snprintf(err, errlen, "%s: %s", path, strerror(e));
+        t->tmp[0] = '\0';
         t->removed = true;
         textfile_close(t);
         return -e;
     }
     close(fd);
     unlink(t->tmp);
+    t->tmp[0] = '\0';
     int r = pthread_create(&t->thread, NULL, writer, t);
     if (r) {
         snprintf(err, errlen, "cannot start the textfile writer: %s", strerror(r));
@@ -148,7 +184,7 @@ void textfile_close(js_textfile_t *t)
         unlink(t->path);
         t->removed = true;
     }
-    if (t->tmp)
+    if (t->tmp && t->tmp[0]) /* a write cut short */
         unlink(t->tmp);
     buf_free(&t->pending);
     pthread_mutex_destroy(&t->lock);

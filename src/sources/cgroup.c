@@ -91,6 +91,13 @@ static const js_column_t cgroup_io_cols[CGIO__MAX] = {
     [CGIO_DISCARD_IOS] = IOC("discard_ios", "count", "discard requests (v2 dios; v1 Discard)"),
 };
 const js_table_t table_cgroup_io = {"cgroup_io", "the scope's cgroup: block I/O per device", CGIO__MAX, cgroup_io_cols};
+/* twins for the embedded monitor's job level (sources/levels.c runs a second instance of this source) */
+const js_table_t table_level_job_cgroup = {
+    "level_job_cgroup", "level job: the job's cgroup: CPU, tasks, pressure", CG__MAX, cgroup_cols};
+const js_table_t table_level_job_cgroup_memory = {
+    "level_job_cgroup_memory", "level job: the job's cgroup: memory", CGM__MAX, cgroup_memory_cols};
+const js_table_t table_level_job_cgroup_io = {"level_job_cgroup_io", "level job: the job's cgroup: block I/O",
+                                              CGIO__MAX, cgroup_io_cols};
 
 /* ---- parsers ---- */
 
@@ -448,6 +455,8 @@ typedef struct {
     int version[F__MAX];     /* the hierarchy version each file was opened in */
     int hier[F__MAX];        /* and its index */
     bool run;                /* run mode: read only what the command joined */
+    bool reset_peaks; /* watch: v2 peaks reset for our descriptors (the window's, not the cgroup's life) */
+    bool peak_reset;  /* memory.peak was */
     unsigned joined;         /* run mode: hierarchies the command was attached to */
     js_buf_t buf;
     js_buf_t buf2; /* v1 blkio: the second file */
@@ -466,9 +475,14 @@ static void open_files(cgroup_state_t *st)
         if (st->run && !(st->joined & (1u << h)))
             continue;
         const char *name = files[f].name;
-        int fd = openat(dir, name, O_RDONLY | O_CLOEXEC);
+        int fd = -1;
+        if (st->reset_peaks && version == 2 && (f == F_MEM_PEAK || f == F_SWAP_PEAK) &&
+            (fd = cgroupfs_open_peak_reset(dir, name)) >= 0 && f == F_MEM_PEAK)
+            st->peak_reset = true;
+        if (fd < 0)
+            fd = fs_open(dir, name);
         if (fd < 0 && files[f].alt)
-            fd = openat(dir, name = files[f].alt, O_RDONLY | O_CLOEXEC);
+            fd = fs_open(dir, name = files[f].alt);
         if (fd < 0)
             continue;
         st->fd[f] = fd;
@@ -492,6 +506,8 @@ static int cgroup_init(const js_ctx_t *ctx, void **ret_state)
         st->fd[f] = -1;
     st->cg = ctx->scope.cgroup;
     st->run = ctx->mode == JS_MODE_RUN;
+    /* a cgroup made for a run, or watched whole, counts from 0 already; a fixture tree is not the kernel */
+    st->reset_peaks = !st->run && !ctx->scope.cgroup_whole && fsroot_is_live(&ctx->root);
     if (st->cg && !st->run)
         open_files(st);
     *ret_state = st;
@@ -675,6 +691,9 @@ static int cgroup_inventory(void *state, const js_ctx_t *ctx, js_rows_t *inv)
         inventory_add(inv, "cgroup", "cgroup.created", st->run ? "1" : "0");
         if (ctx->scope.cgroup_whole)
             inventory_add(inv, "cgroup", "cgroup.whole", "1"); /* counted from zero, like one made for a run */
+        if (st->peak_reset)
+            inventory_add(inv, "cgroup", "cgroup.peak_reset",
+                          "1"); /* memory.peak counts from the watch's start */
         int main_h = -1; /* the summary's one path: the memory cgroup's, else the first controller's */
         for (int c = 0; c < JS_CG_CTRL_MAX; c++) {
             int h = cgroupfs_hier(cg, (js_cg_ctrl_t)c);

@@ -80,6 +80,8 @@ enum {
 };
 
 extern const js_table_t table_cgroup, table_cgroup_memory, table_cgroup_io;
+/* their twins for the embedded monitor's job level (sources/levels.c): same columns */
+extern const js_table_t table_level_job_cgroup, table_level_job_cgroup_memory, table_level_job_cgroup_io;
 extern const js_source_t source_cgroup;
 
 /* cgroup_parse_value: a single-value file ("123\n"; "max" is no value) into `v`. Returns 0, -ENODATA for

@@ -220,7 +220,12 @@ static int cpufreq_inventory(void *state, const js_ctx_t *ctx, js_rows_t *inv)
     for (size_t a = 0; r == 0 && st->n && a < sizeof(attrs) / sizeof(attrs[0]); a++) {
         char path[160], val[128];
         snprintf(path, sizeof(path), "devices/system/cpu/cpu%d/cpufreq/%s", st->f[0].cpu, attrs[a].file);
-        if (sysattr_read_str(ctx->root.sys, path, val, sizeof(val)) > 0)
+        int64_t khz;
+        if (sysattr_read_str(ctx->root.sys, path, val, sizeof(val)) <= 0)
+            continue;
+        if (strstr(attrs[a].key, "_khz") && sysattr_parse_i64(val, &khz) == 0)
+            r = inventory_addf(inv, "cpufreq", attrs[a].key, "%lld", (long long)khz); /* a number */
+        else
             r = inventory_add(inv, "cpufreq", attrs[a].key, val);
     }
     return r;

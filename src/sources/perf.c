@@ -30,10 +30,10 @@
 
 #include "sources/pfm_abi.h"
 #include "sys/dlib.h"
+#include "sys/sysattr.h"
 
 #include <linux/perf_event.h>
 
-#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdint.h>
@@ -412,25 +412,16 @@ static int hardware_pmu_listed(const js_ctx_t *ctx)
 {
     static const char *const generic[] = {"software", "tracepoint", "breakpoint", "kprobe",
                                           "uprobe",   "msr",        "power"};
-    int dfd = ctx->root.sys >= 0
-                  ? openat(ctx->root.sys, "bus/event_source/devices", O_RDONLY | O_DIRECTORY | O_CLOEXEC)
-                  : -1;
-    DIR *d = dfd >= 0 ? fdopendir(dfd) : NULL;
-    if (!d) {
-        if (dfd >= 0)
-            close(dfd);
+    char **names;
+    if (ctx->root.sys < 0 || sysattr_list(ctx->root.sys, "bus/event_source/devices", "", &names) < 0)
         return -1;
-    }
     int found = 0;
-    struct dirent *de;
-    while (!found && (de = readdir(d))) {
-        if (de->d_name[0] == '.')
-            continue;
+    for (char **n = names; !found && *n; n++) {
         found = 1;
         for (size_t i = 0; i < sizeof(generic) / sizeof(generic[0]) && found; i++)
-            found = strcmp(de->d_name, generic[i]) != 0;
+            found = strcmp(*n, generic[i]) != 0;
     }
-    closedir(d);
+    sysattr_list_free(names);
     return found;
 }
 
@@ -762,21 +753,12 @@ static int open_process(perf_state_t *st, const js_ctx_t *ctx, pid_t pid, int32_
 {
     char path[64];
     snprintf(path, sizeof(path), "%d/task", (int)pid);
-    int dfd = openat(ctx->root.proc, path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-    if (dfd < 0)
-        return -ESRCH;
-    DIR *d = fdopendir(dfd);
-    if (!d) {
-        close(dfd);
-        return -ENOMEM;
-    }
-    int r = 0;
-    struct dirent *de;
-    while (r == 0 && (de = readdir(d))) {
-        const char *p = de->d_name;
-        uint64_t tid;
-        if (parse_u64(&p, &tid) < 0 || *p)
-            continue;
+    js_pid_iter_t it;
+    int r = pid_iter_open(&it, ctx->root.proc, path);
+    if (r < 0)
+        return r == -ENOMEM ? r : -ESRCH;
+    int32_t tid;
+    while (r == 0 && (tid = pid_iter_next(&it))) {
         /* counters first, then the children list: a child forked after the open is inherited, one forked
          * before it is listed */
         r = open_task(st, (pid_t)tid);
@@ -801,7 +783,7 @@ static int open_process(perf_state_t *st, const js_ctx_t *ctx, pid_t pid, int32_
             (*q)[(*nq)++] = (int32_t)c;
         }
     }
-    closedir(d);
+    pid_iter_close(&it);
     return r;
 }
 
@@ -836,20 +818,13 @@ static int open_tree(perf_state_t *st, const js_ctx_t *ctx)
 /* open_user: watch --user: every process whose real UID is the scope's, at the start (with inheritance). */
 static int open_user(perf_state_t *st, const js_ctx_t *ctx)
 {
-    int dfd = openat(ctx->root.proc, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-    if (dfd < 0)
-        return 0;
-    DIR *d = fdopendir(dfd);
-    if (!d) {
-        close(dfd);
-        return -ENOMEM;
-    }
-    int r = 0;
-    struct dirent *de;
-    while (r >= 0 && (de = readdir(d))) {
-        const char *p = de->d_name;
-        uint64_t pid;
-        if (parse_u64(&p, &pid) < 0 || *p || (pid_t)pid == ctx->monitor_pid)
+    js_pid_iter_t it;
+    int r = pid_iter_open(&it, ctx->root.proc, ".");
+    if (r < 0)
+        return r == -ENOMEM ? r : 0;
+    int32_t pid;
+    while (r >= 0 && (pid = pid_iter_next(&it))) {
+        if ((pid_t)pid == ctx->monitor_pid)
             continue;
         char path[64];
         snprintf(path, sizeof(path), "%d/status", (int)pid);
@@ -862,7 +837,7 @@ static int open_user(perf_state_t *st, const js_ctx_t *ctx)
         if (x == -ENOMEM)
             r = x;
     }
-    closedir(d);
+    pid_iter_close(&it);
     return r;
 }
 
@@ -981,19 +956,12 @@ static long tree_pids(perf_state_t *st, const js_ctx_t *ctx, js_pidmap_t *set)
         n++;
         char path[64];
         snprintf(path, sizeof(path), "%d/task", (int)q[i]);
-        int dfd = openat(ctx->root.proc, path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-        DIR *d = dfd >= 0 ? fdopendir(dfd) : NULL;
-        if (!d) {
-            if (dfd >= 0)
-                close(dfd);
+        js_pid_iter_t it;
+        if (pid_iter_open(&it, ctx->root.proc, path) < 0)
             continue;
-        }
-        struct dirent *de;
-        while ((de = readdir(d))) {
-            const char *p = de->d_name;
-            uint64_t tid, c;
-            if (parse_u64(&p, &tid) < 0 || *p)
-                continue;
+        int32_t tid;
+        while ((tid = pid_iter_next(&it)) > 0) {
+            uint64_t c;
             snprintf(path, sizeof(path), "%d/task/%d/children", (int)q[i], (int)tid);
             if (fs_read(ctx->root.proc, path, &st->buf) < 0)
                 continue;
@@ -1001,7 +969,7 @@ static long tree_pids(perf_state_t *st, const js_ctx_t *ctx, js_pidmap_t *set)
                 if (nq == cap) {
                     int32_t *nqv = realloc(q, 2 * cap * sizeof(*q));
                     if (!nqv) {
-                        closedir(d);
+                        pid_iter_close(&it);
                         free(q);
                         return -ENOMEM;
                     }
@@ -1011,7 +979,7 @@ static long tree_pids(perf_state_t *st, const js_ctx_t *ctx, js_pidmap_t *set)
                 q[nq++] = (int32_t)c;
             }
         }
-        closedir(d);
+        pid_iter_close(&it);
     }
     free(q);
     return n;
@@ -1290,20 +1258,13 @@ static int perf_inventory(void *state, const js_ctx_t *ctx, js_rows_t *inv)
         bad |= inventory_add(inv, "perf", "perf.paranoid", NULL) < 0;
     /* the PMUs the kernel offers */
     js_buf_t list = {0};
-    int dfd = ctx->root.sys >= 0
-                  ? openat(ctx->root.sys, "bus/event_source/devices", O_RDONLY | O_DIRECTORY | O_CLOEXEC)
-                  : -1;
-    DIR *d = dfd >= 0 ? fdopendir(dfd) : NULL;
-    if (!d && dfd >= 0)
-        close(dfd);
-    if (d) {
-        struct dirent *de;
-        while ((de = readdir(d)))
-            if (de->d_name[0] != '.')
-                bad |= buf_printf(&list, "%s%s", list.len ? " " : "", de->d_name) < 0;
-        closedir(d);
-    }
-    bad |= inventory_add(inv, "perf", "perf.pmus", d ? (list.p ? list.p : "") : NULL) < 0;
+    char **names = NULL;
+    bool listed =
+        ctx->root.sys >= 0 && sysattr_list(ctx->root.sys, "bus/event_source/devices", "", &names) >= 0;
+    for (char **n = names; n && *n; n++)
+        bad |= buf_printf(&list, "%s%s", list.len ? " " : "", *n) < 0;
+    sysattr_list_free(names);
+    bad |= inventory_add(inv, "perf", "perf.pmus", listed ? (list.p ? list.p : "") : NULL) < 0;
     buf_free(&list);
     if (st->pfm_on)
         bad |= inventory_addf(inv, "perf", "perf.libpfm", "API %d.%d, %s",
@@ -1317,7 +1278,7 @@ static int perf_inventory(void *state, const js_ctx_t *ctx, js_rows_t *inv)
                                               "targets summed per event"
                                             : "a row per event and target kind: counts and times summed over "
                                               "the tasks or CPUs counted") < 0;
-    bad |= inventory_add(inv, "perf", "perf.user_only", st->user_only ? "1" : "0") < 0;
+    bad |= inventory_addf(inv, "perf", "perf.user_only", "%d", st->user_only ? 1 : 0) < 0;
     if (st->tasks_capped)
         bad |= inventory_addf(inv, "perf", "perf.tasks_capped", "%u", MAX_TASKS) < 0;
     /* each event once (uncore events once per name, over all their PMUs) */

@@ -6,17 +6,20 @@
  * outside the tree stays a member), then the children of each member from /proc/<pid>/task/<tid>/children, or
  * from a full scan of /proc when the kernel lacks that file. Per member it reads stat, statm, io and the fd
  * count every sample through descriptors kept open between samples (pread from offset 0), status every
- * status_every samples, smaps_rollup (USS/PSS) every --uss-every (30 s per process by default, or every N
- * samples), and cmdline when a process is first seen or its comm changes (exec). Processes are identified by
- * (pid, start time), so PID reuse is detected. It also records, once per sample, the rusage of everything the
- * monitor has reaped (RUSAGE_CHILDREN) and the I/O of reaped children (the monitor's whole-process io minus
- * its own thread's), which make the CPU and I/O totals exact for children that lived less than one interval.
+ * status_every samples, and cmdline when a process is first seen or its comm changes (exec). smaps_rollup
+ * (USS/PSS) is read for every member at the same sample, never for some only, since a process's PSS changes
+ * when another maps, forks or exits: every --uss-every (30 s by default, or every N samples) and on events
+ * (see read_smaps_all for when). Processes are identified by (pid, start time), so PID reuse is detected. It
+ * also records, once per sample, the rusage of everything the monitor has reaped (RUSAGE_CHILDREN) and the
+ * I/O of reaped children (the monitor's whole-process io minus its own thread's), which make the CPU and I/O
+ * totals exact for children that lived less than one interval.
  */
 #include "sources/proc_tree.h"
 
 #include "core/batchenv.h"
 #include "core/json.h"
 #include "core/pidmap.h"
+#include "core/sampler.h"
 #include "core/source.h"
 #include "sources/bpf/tasks_bpf.h"
 #include "sys/cgroupfs.h"
@@ -122,6 +125,10 @@ static const js_column_t tree_cols[TREE__MAX] = {
     [TREE_REAPED_READ_BYTES] = {"reaped_read_bytes", "bytes", JS_INT, JS_COUNTER, 64, "read_bytes, likewise"},
     [TREE_REAPED_WRITE_BYTES] = {"reaped_write_bytes", "bytes", JS_INT, JS_COUNTER, 64,
                                  "write_bytes, likewise"},
+    [TREE_T_BOOT] =
+        {"t_boot_ns", "ns", JS_INT, JS_GAUGE, 0,
+         "CLOCK_BOOTTIME when the sample began, the clock of start_ticks (live procfs only): a process "
+         "that started before the first sample's is older than the monitoring"},
 };
 const js_table_t table_tree = {"tree", "one row per sample: scope membership and the monitor's reaped totals",
                                TREE__MAX, tree_cols};
@@ -154,6 +161,25 @@ const js_table_t table_stepd = {"stepd", "jobscope job without a cgroup: one row
 
 const js_table_t table_exits = {"exits", "one row per child reaped by the monitor (wait4 rusage)", EXIT__MAX,
                                 exit_cols};
+
+/* The same tables for the embedded monitor's levels (sources/levels.c runs a second instance of this source
+ * over each level's scope): recorded apart, so the monitored scope's own tables hold only its members. */
+#define LEVEL_TWIN(var, name, help, n, cols) const js_table_t var = {name, help, n, cols};
+LEVEL_TWIN(table_level_user_proc, "level_user_proc", "level user: one row per sample and process of the user",
+           PROC__MAX, proc_cols)
+LEVEL_TWIN(table_level_user_proc_info, "level_user_proc_info",
+           "level user: a process first seen, or after an exec", INFO__MAX, info_cols)
+LEVEL_TWIN(table_level_user_tree, "level_user_tree", "level user: one row per sample (membership)", TREE__MAX,
+           tree_cols)
+LEVEL_TWIN(table_level_job_proc, "level_job_proc",
+           "level job: one row per sample and process of the batch job", PROC__MAX, proc_cols)
+LEVEL_TWIN(table_level_job_proc_info, "level_job_proc_info",
+           "level job: a process first seen, or after an exec", INFO__MAX, info_cols)
+LEVEL_TWIN(table_level_job_tree, "level_job_tree", "level job: one row per sample (membership)", TREE__MAX,
+           tree_cols)
+LEVEL_TWIN(table_level_job_stepd, "level_job_stepd",
+           "level job without a cgroup: one row per sample and slurmstepd", STEPD__MAX, stepd_cols)
+#undef LEVEL_TWIN
 
 /* ---- parsers --------------------------------------------------------------------------------------- */
 
@@ -309,7 +335,7 @@ typedef struct {
     bool io_denied;
     bool kept;          /* its descriptors are kept open across samples (within the descriptor budget) */
     uint64_t rss_at_uss; /* bytes: RSS when smaps_rollup was last read (0: never) */
-    int64_t uss_ns;      /* CLOCK_MONOTONIC of that read */
+    uint64_t rss_prev;   /* bytes: RSS at the last sample (smaps_moved) */
     uint64_t own_ticks;  /* node scope: utime+stime at the last sample, for the top-N choice */
     uint64_t own_stamp;  /* the sample own_ticks is from */
     bool info_done;      /* its proc_info row was written (the node scope writes rows for some samples only) */
@@ -364,7 +390,7 @@ typedef struct {
     int32_t (*pairs)[2];
     size_t npairs, pairs_cap;
     uint64_t stamp;
-    int64_t now_ns;  /* CLOCK_MONOTONIC at this sample's start (the USS cadence) */
+    int64_t now_ns;     /* CLOCK_MONOTONIC at this sample's start (the node count cadence) */
     int64_t counted_ns; /* node scope without --top: when the node's processes were last counted */
     bool counted;       /* user and node scope: nprocs counted this sample */
     size_t nzombies; /* members of the current sample that have exited but are not reaped yet */
@@ -405,6 +431,13 @@ typedef struct {
     size_t nroots, roots_cap;
     bool stepd_seen;        /* a root was seen once */
     bool stepd_pid_alive;   /* the explicit slurmstepd (stepd_pid) exists this sample */
+    /* smaps_rollup of every member at once (read_smaps_all) */
+    bool smaps_event;    /* this sample: a member is new, exec'd, or its RSS moved since its last read */
+    uint64_t smaps_hash; /* membership (pid, start) at the last full read, and its size */
+    size_t smaps_n;
+    bool smaps_once;       /* a full read was made */
+    int64_t smaps_last_ns; /* CLOCK_MONOTONIC of the last full read (--uss-every with a unit) */
+    int64_t smaps_next_ns; /* CLOCK_MONOTONIC before which an event does not trigger another one (budget) */
 } tree_state_t;
 
 static bool stepd_mode(const js_ctx_t *ctx)
@@ -426,8 +459,16 @@ static bool stepd_mode(const js_ctx_t *ctx)
 
 #define KEPT_PER_PROC 5   /* stat, statm, io, children, fd directory */
 #define FD_RESERVE 256    /* descriptors left for everything else: the recording, other sources, reads */
-#define USS_GROWTH_NUM 11 /* re-read smaps_rollup once RSS exceeds 11/10 of its value at the last read */
-#define USS_GROWTH_DEN 10
+#define SMAPS_MOVED_DIV 10 /* a member's RSS moved by more than 1/10 of its value at the last read */
+#define SMAPS_SETTLED_DIV 100 /* ... or it settled (moved by at most 1/100 since the last sample) */
+#define SMAPS_PLATEAU_DIV 50  /* ... more than 1/50 away from its value at the last read */
+#define SMAPS_MOVED_MIN                                                                                      \
+    (1u << 20) /* ... and by more than 1 MiB: smaps_rollup is read again for every member */
+/* event-driven full reads use at most 1/SMAPS_BUDGET of one CPU (the next one no sooner than its cost times
+ * that): a tenth where the PSS sum is the scope's memory headline, a hundredth where the scope has a cgroup
+ * of its own (whose high-water mark is the headline) */
+#define SMAPS_BUDGET_PSS 10
+#define SMAPS_BUDGET_CGROUP 100
 
 static void ent_close(pent_t *e)
 {
@@ -668,22 +709,14 @@ static int cmp_pair(const void *a, const void *b)
 static int scan_build(tree_state_t *st, const js_ctx_t *ctx)
 {
     st->npairs = 0;
-    int dfd = openat(ctx->root.proc, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-    if (dfd < 0)
-        return -errno;
-    DIR *d = fdopendir(dfd);
-    if (!d) {
-        close(dfd);
-        return -ENOMEM;
-    }
-    struct dirent *de;
+    js_pid_iter_t it;
+    int r = pid_iter_open(&it, ctx->root.proc, ".");
+    if (r < 0)
+        return r;
     char path[64], text[1024];
-    while ((de = readdir(d))) {
-        char *end;
-        long pid = strtol(de->d_name, &end, 10);
-        if (*end || pid <= 0)
-            continue;
-        snprintf(path, sizeof(path), "%ld/stat", pid);
+    int32_t pid;
+    while ((pid = pid_iter_next(&it))) {
+        snprintf(path, sizeof(path), "%d/stat", (int)pid);
         if (fs_read_small(ctx->root.proc, path, text, sizeof(text)) <= 0)
             continue;
         js_pid_stat_t ps;
@@ -693,17 +726,17 @@ static int scan_build(tree_state_t *st, const js_ctx_t *ctx)
             size_t c = st->pairs_cap ? st->pairs_cap * 2 : 256;
             void *p = realloc(st->pairs, c * sizeof(*st->pairs));
             if (!p) {
-                closedir(d);
+                pid_iter_close(&it);
                 return -ENOMEM;
             }
             st->pairs = p;
             st->pairs_cap = c;
         }
         st->pairs[st->npairs][0] = ps.ppid;
-        st->pairs[st->npairs][1] = (int32_t)pid;
+        st->pairs[st->npairs][1] = pid;
         st->npairs++;
     }
-    closedir(d);
+    pid_iter_close(&it);
     qsort(st->pairs, st->npairs, sizeof(*st->pairs), cmp_pair);
     return 0;
 }
@@ -739,29 +772,22 @@ static int enqueue_children(tree_state_t *st, const js_ctx_t *ctx, pent_t *e, in
         return r < 0 ? 0 : enqueue_list(st, st->buf2.p);
     }
     snprintf(path, sizeof(path), "%d/task", (int)e->pid);
-    int dfd = openat(ctx->root.proc, path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-    if (dfd < 0 && out_of_fds(-errno) && evict(st, e, 16))
-        dfd = openat(ctx->root.proc, path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-    if (dfd < 0) {
-        if (out_of_fds(-errno))
+    js_pid_iter_t it;
+    int r = pid_iter_open(&it, ctx->root.proc, path);
+    if (out_of_fds(r) && evict(st, e, 16))
+        r = pid_iter_open(&it, ctx->root.proc, path);
+    if (r < 0) {
+        if (out_of_fds(r))
             st->unread++;
-        return 0;
+        return r == -ENOMEM ? r : 0;
     }
-    DIR *d = fdopendir(dfd);
-    if (!d) {
-        close(dfd);
-        return -ENOMEM;
-    }
-    struct dirent *de;
-    int r = 0;
-    while ((de = readdir(d)) && r == 0) {
-        if (de->d_name[0] < '0' || de->d_name[0] > '9')
-            continue;
-        snprintf(path, sizeof(path), "%s/children", de->d_name);
-        if (fs_read(dirfd(d), path, &st->buf2) == 0)
+    int32_t tid;
+    while (r == 0 && (tid = pid_iter_next(&it))) {
+        snprintf(path, sizeof(path), "%d/children", (int)tid);
+        if (fs_read(pid_iter_fd(&it), path, &st->buf2) == 0)
             r = enqueue_list(st, st->buf2.p);
     }
-    closedir(d);
+    pid_iter_close(&it);
     return r;
 }
 
@@ -778,22 +804,21 @@ static int count_fds(tree_state_t *st, const js_ctx_t *ctx, pent_t *e, int64_t *
             if (fstatat(ctx->root.proc, path, &s, 0) < 0)
                 return -errno;
         } else {
-            if (e->fd_fddir < 0 && (e->fd_fddir = openat(ctx->root.proc, path, O_PATH | O_DIRECTORY | O_CLOEXEC)) < 0)
-                return -errno;
+            if (e->fd_fddir < 0 && (e->fd_fddir = fs_open_dir(ctx->root.proc, path, true)) < 0) {
+                int r = e->fd_fddir;
+                e->fd_fddir = -1;
+                return r;
+            }
             if (fstat(e->fd_fddir, &s) < 0)
                 return -errno;
         }
         *ret = (int64_t)s.st_size;
         return 0;
     }
-    int dfd = openat(ctx->root.proc, path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-    if (dfd < 0)
-        return -errno;
-    DIR *d = fdopendir(dfd);
-    if (!d) {
-        close(dfd);
-        return -ENOMEM;
-    }
+    DIR *d;
+    int r = fs_opendir(ctx->root.proc, path, &d);
+    if (r < 0)
+        return r;
     int64_t n = 0;
     struct dirent *de;
     while ((de = readdir(d)))
@@ -833,19 +858,98 @@ static void emit_info(tree_state_t *st, const js_ctx_t *ctx, pent_t *e, js_rows_
         rows_set_str(info, &v[INFO_CMDLINE], st->cmd.p, st->cmd.len);
 }
 
-/* want_uss: whether to read smaps_rollup for `e` this sample: at first sight and after an exec, every
- * uss_interval_ns since its last read (or every uss_every samples), at the closing sample, and whenever its
- * RSS has grown by more than a tenth since the last read (USS rises mostly when RSS rises, so a growing job's
- * peak is caught within that fraction). */
-static bool want_uss(const js_ctx_t *ctx, const pent_t *e, bool fresh, bool exec, uint64_t rss, int64_t now)
+/* smaps_moved: whether member `e` asks for smaps_rollup of every member this sample: it is new or exec'd,
+ * was never read, or its RSS moved (up or down) by more than a tenth and 1 MiB since its last read; or its RSS
+ * settled (within 1% of the last sample's) at a level more than 1/50 and 1 MiB away from its last read: the
+ * plateau after a growth that began within a tenth of the last read (with --uss-every 30s no periodic read
+ * would catch it in a short run). Remembers `rss` for the next sample. */
+static bool smaps_moved(pent_t *e, bool fresh, bool exec, uint64_t rss)
+{
+    uint64_t prev = e->rss_prev;
+    e->rss_prev = rss;
+    if (fresh || exec || !e->rss_at_uss)
+        return true;
+    uint64_t at = e->rss_at_uss, d = rss > at ? rss - at : at - rss;
+    if (d > at / SMAPS_MOVED_DIV && d > SMAPS_MOVED_MIN)
+        return true;
+    uint64_t step = rss > prev ? rss - prev : prev - rss;
+    return prev && step <= rss / SMAPS_SETTLED_DIV && d > at / SMAPS_PLATEAU_DIV && d > SMAPS_MOVED_MIN;
+}
+
+static uint64_t mix64(uint64_t x)
+{
+    x ^= x >> 33;
+    x *= UINT64_C(0xff51afd7ed558ccd);
+    x ^= x >> 33;
+    x *= UINT64_C(0xc4ceb9fe1a85ec53);
+    return x ^ (x >> 33);
+}
+
+static int64_t thread_cpu_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+    return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+
+/* read_smaps_all: smaps_rollup (USS, PSS, SwapPss) of every member of this sample (proc rows from `first`),
+ * all at the same sample, so that their PSS add up (a page shared by k members counts 1/k in each). Read at
+ * the first sample, every --uss-every (ctx->uss_interval_ns since the last full read, or every uss_every
+ * samples), at the closing sample, and, within a budget, when the membership
+ * changed (a fork shares the parent's pages with the child, an exit gives its share back), when a member
+ * exec'd or its RSS moved by more than a tenth (smaps_moved), or when the sample is taken for phase marks
+ * (ctx->for_marks). The budget: after a full read that cost c seconds of CPU, an event triggers the next one
+ * no sooner than SMAPS_BUDGET_* x c later (smaps_rollup walks the page tables: about 16 us per MiB resident).
+ */
+static void read_smaps_all(tree_state_t *st, const js_ctx_t *ctx, js_rows_t *proc, size_t first)
 {
     if (!ctx->uss_every)
-        return false;
-    if (fresh || exec || ctx->final || !e->rss_at_uss)
-        return true;
-    if (ctx->uss_interval_ns > 0 ? now - e->uss_ns >= ctx->uss_interval_ns : ctx->seq % ctx->uss_every == 0)
-        return true;
-    return rss / USS_GROWTH_NUM > e->rss_at_uss / USS_GROWTH_DEN;
+        return;
+    uint64_t hash = 0;
+    size_t n = proc->nrows - first;
+    for (size_t i = first; i < proc->nrows; i++) {
+        const js_value_t *v = rows_row(proc, i);
+        hash += mix64(((uint64_t)v[PROC_PID].i << 32) ^ (uint64_t)v[PROC_START_TICKS].i);
+    }
+    bool event = st->smaps_event || hash != st->smaps_hash || n != st->smaps_n || ctx->for_marks;
+    st->smaps_event = false;
+    int64_t now = now_ns(CLOCK_MONOTONIC);
+    bool every = ctx->uss_interval_ns > 0 ? now - st->smaps_last_ns >= ctx->uss_interval_ns
+                                          : ctx->seq % ctx->uss_every == 0;
+    bool due = !st->smaps_once || ctx->final || every;
+    if (!due && !(event && now >= st->smaps_next_ns))
+        return;
+    int64_t c0 = thread_cpu_ns();
+    for (size_t i = first; i < proc->nrows; i++) {
+        js_value_t *v = rows_row(proc, i);
+        pent_t *e = pidmap_get(&st->procs, (int32_t)v[PROC_PID].i);
+        if (!e || e->seen != st->stamp || e->start != (uint64_t)v[PROC_START_TICKS].i)
+            continue;
+        char path[64];
+        snprintf(path, sizeof(path), "%d/smaps_rollup", (int)e->pid);
+        js_pid_smaps_t sm;
+        bool zombie = v[PROC_STATE].present && rows_str(proc, &v[PROC_STATE])[0] == 'Z';
+        int r = pread_proc(st, ctx, e, NULL, path, &st->buf, READ_FULL);
+        if (r == 0 && proc_parse_smaps_rollup(st->buf.p, &sm) == 0) {
+            val_int(&v[PROC_USS], (int64_t)sm.uss);
+            val_int(&v[PROC_PSS], (int64_t)sm.pss);
+            val_int(&v[PROC_SWAP_PSS], (int64_t)sm.swap_pss);
+        } else if (zombie || r == -ENOENT || r == -ESRCH || (r == 0 && st->buf.len == 0)) {
+            /* exited or exiting since its stat was read (an empty file: its memory is gone): it maps nothing;
+             * a file that cannot be read (another user's process) stays missing */
+            val_int(&v[PROC_USS], 0);
+            val_int(&v[PROC_PSS], 0);
+            val_int(&v[PROC_SWAP_PSS], 0);
+        }
+        uint64_t rss = v[PROC_RSS].present && v[PROC_RSS].i > 0 ? (uint64_t)v[PROC_RSS].i : 1;
+        e->rss_at_uss = rss;
+    }
+    st->smaps_once = true;
+    st->smaps_last_ns = now;
+    st->smaps_hash = hash;
+    st->smaps_n = n;
+    st->smaps_next_ns =
+        now + (thread_cpu_ns() - c0) * (ctx->scope.cgroup ? SMAPS_BUDGET_CGROUP : SMAPS_BUDGET_PSS);
 }
 
 /* visit_stat: find or make the entry of `pid` and read its stat into *ps. Returns 1 (read: *ret_e, *ps and
@@ -904,6 +1008,22 @@ static int visit_stat(tree_state_t *st, const js_ctx_t *ctx, int32_t pid, pent_t
     return 1;
 }
 
+/* monitor_thread_io: the embedded monitor thread's task io into ctx->mon_io (see source.h). */
+static void monitor_thread_io(js_ctx_t *ctx)
+{
+    char path[64], text[512];
+    js_pid_io_t io;
+    snprintf(path, sizeof(path), "%d/task/%d/io", (int)getpid(), (int)gettid());
+    ctx->mon_io_present = 0;
+    if (fs_read_small(ctx->root.proc, path, text, sizeof(text)) <= 0 || proc_parse_io(text, &io) < 0)
+        return;
+    for (int i = 0; i < 6; i++)
+        if (io.present & (1u << i)) {
+            ctx->mon_io[i] = (int64_t)io.v[i];
+            ctx->mon_io_present |= 1u << i;
+        }
+}
+
 /* visit_row: the proc row of a process whose stat was just read (visit_stat), with its other files, and its
  * proc_info row when it is new or exec'd. Returns 0 or -ENOMEM. */
 static int visit_row(tree_state_t *st, js_ctx_t *ctx, pent_t *e, const js_pid_stat_t *ps, bool fresh,
@@ -914,6 +1034,9 @@ static int visit_row(tree_state_t *st, js_ctx_t *ctx, pent_t *e, const js_pid_st
     if (ps->state == 'Z' || ps->state == 'X')
         st->nzombies++; /* exited, waiting for its parent: counted, but it keeps no scope alive */
 
+    bool mon_root = ctx->embedded && pid == ctx->root_pid && ctx->monitor_pid == 0; /* the monitor's host */
+    if (mon_root && getrusage(RUSAGE_THREAD, &ctx->mon_ru) == 0)
+        ctx->mon_at_root = true; /* the monitor's CPU, as the stat just read includes it */
     js_value_t *v = rows_add(proc);
     if (!v)
         return -ENOMEM;
@@ -954,14 +1077,19 @@ static int visit_row(tree_state_t *st, js_ctx_t *ctx, pent_t *e, const js_pid_st
             for (int i = 0; i < 7; i++)
                 if (io.present & (1u << i))
                     val_int(&v[PROC_RCHAR + i], (int64_t)io.v[i]);
+            if (mon_root) /* the monitor thread's own, as the io just read includes it */
+                monitor_thread_io(ctx);
         } else if (r == -EACCES || r == -EPERM) {
             e->io_denied = true;
         }
     }
 
     int64_t nfd = 0;
-    if (count_fds(st, ctx, e, &nfd) == 0)
+    if (count_fds(st, ctx, e, &nfd) == 0) {
         val_int(&v[PROC_FDS], nfd);
+        if (ctx->host_fds && pid == ctx->root_pid) /* the embedding's share, counted at the same instant */
+            ctx->host_fds_now = ctx->host_fds(nfd);
+    }
 
     /* an exec changes the comm, or (same program name, e.g. `exec bash script`) the image's addresses */
     bool exec = !fresh && (strcmp(e->comm, ps->comm) != 0 || (ps->image && e->image && ps->image != e->image));
@@ -979,18 +1107,8 @@ static int visit_row(tree_state_t *st, js_ctx_t *ctx, pent_t *e, const js_pid_st
                     val_int(&v[PROC_RSS_ANON + i], (int64_t)f[i]);
         }
     }
-    if (want_uss(ctx, e, fresh, exec, rss, st->now_ns)) {
-        snprintf(path, sizeof(path), "%d/smaps_rollup", (int)pid);
-        js_pid_smaps_t sm;
-        if (pread_proc(st, ctx, e, NULL, path, &st->buf, READ_FULL) == 0 &&
-            proc_parse_smaps_rollup(st->buf.p, &sm) == 0) {
-            val_int(&v[PROC_USS], (int64_t)sm.uss);
-            val_int(&v[PROC_PSS], (int64_t)sm.pss);
-            val_int(&v[PROC_SWAP_PSS], (int64_t)sm.swap_pss);
-            e->rss_at_uss = rss ? rss : 1;
-            e->uss_ns = st->now_ns;
-        }
-    }
+    if (smaps_moved(e, fresh, exec, rss))
+        st->smaps_event = true;
     if (fresh || exec || !e->info_done) {
         emit_info(st, ctx, e, info, ps, have_status ? &pst : NULL);
         snprintf(e->comm, sizeof(e->comm), "%s", ps->comm);
@@ -1104,25 +1222,18 @@ static int8_t stepd_node_of(tree_state_t *st, const js_ctx_t *ctx, int32_t pid)
 {
     char path[96];
     snprintf(path, sizeof(path), "%d/task", (int)pid);
-    int dfd = openat(ctx->root.proc, path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-    if (dfd < 0)
+    js_pid_iter_t it;
+    if (pid_iter_open(&it, ctx->root.proc, path) < 0)
         return 0;
-    DIR *d = fdopendir(dfd);
-    if (!d) {
-        close(dfd);
-        return 0;
-    }
     uint64_t child = 0;
-    struct dirent *de;
-    while (!child && (de = readdir(d))) {
-        if (de->d_name[0] < '1' || de->d_name[0] > '9')
-            continue;
-        snprintf(path, sizeof(path), "%d/task/%.20s/children", (int)pid, de->d_name);
+    int32_t tid;
+    while (!child && (tid = pid_iter_next(&it))) {
+        snprintf(path, sizeof(path), "%d/children", (int)tid);
         const char *p = st->buf2.p;
-        if (fs_read(ctx->root.proc, path, &st->buf2) == 0 && (p = st->buf2.p) && parse_u64(&p, &child) < 0)
+        if (fs_read(pid_iter_fd(&it), path, &st->buf2) == 0 && (p = st->buf2.p) && parse_u64(&p, &child) < 0)
             child = 0;
     }
-    closedir(d);
+    pid_iter_close(&it);
     if (!child)
         return 0;
     snprintf(path, sizeof(path), "%llu/environ", (unsigned long long)child);
@@ -1171,24 +1282,15 @@ static int stepd_refresh(tree_state_t *st, const js_ctx_t *ctx, js_rows_t *srows
         st->stepd_pid_alive = st->nroots > 0;
         return r;
     }
-    int dfd = openat(ctx->root.proc, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-    if (dfd < 0)
-        return -errno;
-    DIR *d = fdopendir(dfd);
-    if (!d) {
-        close(dfd);
-        return -ENOMEM;
-    }
+    js_pid_iter_t it;
+    int r = pid_iter_open(&it, ctx->root.proc, ".");
+    if (r < 0)
+        return r;
     bool again = st->stamp % STEPD_RECLASSIFY == 0;
-    struct dirent *de;
-    int r = 0;
-    while (r == 0 && (de = readdir(d))) {
-        const char *p = de->d_name;
-        uint64_t pid;
-        if (*p < '1' || *p > '9' || parse_u64(&p, &pid) < 0 || *p || pid > INT32_MAX)
-            continue;
+    int32_t pid;
+    while (r == 0 && (pid = pid_iter_next(&it))) {
         int fresh = 0;
-        sent_t *e = pidmap_put(&st->stepds, (int32_t)pid, &fresh);
+        sent_t *e = pidmap_put(&st->stepds, pid, &fresh);
         if (!e) {
             r = -ENOMEM;
             break;
@@ -1198,20 +1300,20 @@ static int stepd_refresh(tree_state_t *st, const js_ctx_t *ctx, js_rows_t *srows
         if (fresh || again || e->ours == 0 || (e->young && e->ours != 1)) {
             if (e->young)
                 e->young--;
-            e->ours = stepd_classify(st, ctx, (int32_t)pid, e);
+            e->ours = stepd_classify(st, ctx, pid, e);
             e->node = ctx->scope.stepd_node && *ctx->scope.stepd_node ? 0 : 1;
             e->asked = 0;
         }
         e->seen = st->stamp;
         if (e->ours == 1 && e->node == 0) {
-            e->node = stepd_node_of(st, ctx, (int32_t)pid);
+            e->node = stepd_node_of(st, ctx, pid);
             if (e->node == 0 && ++e->asked >= STEPD_ASK_MAX)
                 e->node = 1; /* its tasks never say (a setuid program): one host, one node */
         }
         if (e->ours == 1 && e->node == 1)
-            r = stepd_root(st, ctx, (int32_t)pid, e->step, srows);
+            r = stepd_root(st, ctx, pid, e->step, srows);
     }
-    closedir(d);
+    pid_iter_close(&it);
     if (r < 0)
         return r;
     /* forget processes gone since the last listing */
@@ -1272,24 +1374,17 @@ static int stepd_children(tree_state_t *st, const js_ctx_t *ctx, int32_t pid)
         return scan_children(st, pid);
     char path[64];
     snprintf(path, sizeof(path), "%d/task", (int)pid);
-    int dfd = openat(ctx->root.proc, path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-    if (dfd < 0)
-        return 0; /* gone */
-    DIR *d = fdopendir(dfd);
-    if (!d) {
-        close(dfd);
-        return -ENOMEM;
-    }
-    struct dirent *de;
-    int r = 0;
-    while (r == 0 && (de = readdir(d))) {
-        if (de->d_name[0] < '1' || de->d_name[0] > '9')
-            continue;
-        snprintf(path, sizeof(path), "%d/task/%.20s/children", (int)pid, de->d_name);
-        if (fs_read(ctx->root.proc, path, &st->buf2) == 0)
+    js_pid_iter_t it;
+    int r = pid_iter_open(&it, ctx->root.proc, path);
+    if (r < 0)
+        return r == -ENOMEM ? r : 0; /* gone */
+    int32_t tid;
+    while (r == 0 && (tid = pid_iter_next(&it))) {
+        snprintf(path, sizeof(path), "%d/children", (int)tid);
+        if (fs_read(pid_iter_fd(&it), path, &st->buf2) == 0)
             r = enqueue_list(st, st->buf2.p);
     }
-    closedir(d);
+    pid_iter_close(&it);
     return r;
 }
 
@@ -1364,24 +1459,14 @@ static int collect_list(tree_state_t *st, js_ctx_t *ctx, const int32_t *pids, si
 static int list_pids(tree_state_t *st, const js_ctx_t *ctx)
 {
     st->nqueue = 0;
-    int dfd = openat(ctx->root.proc, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-    if (dfd < 0)
-        return -errno;
-    DIR *d = fdopendir(dfd);
-    if (!d) {
-        close(dfd);
-        return -ENOMEM;
-    }
-    struct dirent *de;
-    int r = 0;
-    while (r == 0 && (de = readdir(d))) {
-        const char *p = de->d_name;
-        uint64_t pid;
-        if (*p < '1' || *p > '9' || parse_u64(&p, &pid) < 0 || *p || pid > INT32_MAX)
-            continue;
-        r = push_pid(&st->queue, &st->nqueue, &st->queue_cap, (int32_t)pid);
-    }
-    closedir(d);
+    js_pid_iter_t it;
+    int r = pid_iter_open(&it, ctx->root.proc, ".");
+    if (r < 0)
+        return r;
+    int32_t pid;
+    while (r == 0 && (pid = pid_iter_next(&it)))
+        r = push_pid(&st->queue, &st->nqueue, &st->queue_cap, pid);
+    pid_iter_close(&it);
     st->nprocs = st->nqueue;
     return r;
 }
@@ -1449,13 +1534,6 @@ static void bpf_opts_for(const js_ctx_t *ctx, tasks_bpf_opts_t *o)
     } else {
         o->mode = TASKS_BPF_TASKS; /* the node's every process; a user's are picked by their UID */
     }
-}
-
-static double thread_cpu_ns(void)
-{
-    struct timespec ts;
-    return clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts) == 0 ? (double)ts.tv_sec * 1e9 + (double)ts.tv_nsec
-                                                            : NAN;
 }
 
 /* bpf_cost_ns: what one pass of the BPF reader would cost for this sample's processes. */
@@ -1561,9 +1639,9 @@ static bool bpf_wanted(tree_state_t *st, js_ctx_t *ctx, bool live)
         ctx->scope.kind == JS_SCOPE_TREE || ctx->scope.kind == JS_SCOPE_CGROUP ? st->norder : st->nprocs;
     o.expect = n > UINT32_MAX / 2 ? UINT32_MAX / 2 : (uint32_t)n;
     fds_release(st);
-    double c0 = thread_cpu_ns();
+    double c0 = (double)thread_cpu_ns();
     int r = tasks_bpf_open(&o, &st->bpf, st->bpf_why, sizeof(st->bpf_why));
-    st->bpf_load_cpu_ns = thread_cpu_ns() - c0;
+    st->bpf_load_cpu_ns = (double)thread_cpu_ns() - c0;
     ctx->inventory_changed = true;
     if (r < 0) {
         st->bpf = NULL;
@@ -1643,20 +1721,11 @@ static int bpf_row(tree_state_t *st, js_ctx_t *ctx, const tasks_bpf_record_t *re
     for (int i = 0; i < 7; i++)
         val_int(&v[PROC_RCHAR + i], (int64_t)rec->io[i]);
     val_int(&v[PROC_FDS], rec->fds);
+    if (ctx->host_fds && rec->pid == ctx->root_pid)
+        ctx->host_fds_now = ctx->host_fds(rec->fds);
     bool exec = !fresh && strncmp(e->comm, rec->comm, sizeof(rec->comm)) != 0;
-    if (want_uss(ctx, e, fresh, exec, rss, st->now_ns)) {
-        char path[64];
-        snprintf(path, sizeof(path), "%d/smaps_rollup", (int)rec->pid);
-        js_pid_smaps_t sm;
-        if (pread_proc(st, ctx, e, NULL, path, &st->buf, READ_FULL) == 0 &&
-            proc_parse_smaps_rollup(st->buf.p, &sm) == 0) {
-            val_int(&v[PROC_USS], (int64_t)sm.uss);
-            val_int(&v[PROC_PSS], (int64_t)sm.pss);
-            val_int(&v[PROC_SWAP_PSS], (int64_t)sm.swap_pss);
-            e->rss_at_uss = rss ? rss : 1;
-            e->uss_ns = st->now_ns;
-        }
-    }
+    if (smaps_moved(e, fresh, exec, rss))
+        st->smaps_event = true;
     if (fresh || exec || !e->info_done) {
         js_pid_stat_t ps = {.pid = rec->pid, .ppid = rec->ppid, .starttime = rec->start_ticks};
         snprintf(ps.comm, sizeof(ps.comm), "%s", rec->comm);
@@ -1909,19 +1978,25 @@ static int tree_collect(void *state, js_ctx_t *ctx, js_rows_t *const *rows)
     tree_state_t *st = state;
     js_rows_t *proc = rows[0], *info = rows[1], *tree = rows[2], *exits = rows[3], *stepd = rows[4];
     int r = 0;
+    const size_t first = proc->nrows;
     st->stamp++;
     struct timespec now;
     clock_gettime(CLOCK_MONOTONIC, &now);
     st->now_ns = (int64_t)now.tv_sec * 1000000000 + now.tv_nsec;
     st->nqueue = 0;
     st->nzombies = 0;
-    st->nprocs = 0;
     st->counted = true;
     budget_update(st);
     st->unread = 0;
     bool root_alive = false;
     st->backend = "procfs";
-    if (bpf_wanted(st, ctx, st->live)) {
+    struct timespec boot;
+    bool have_boot = st->live && clock_gettime(CLOCK_BOOTTIME, &boot) == 0;
+    /* auto: whether to switch to BPF is judged on the last sample's size (st->nprocs for a user or the node),
+     * so the count is reset only after the check */
+    bool bpf = bpf_wanted(st, ctx, st->live);
+    st->nprocs = 0;
+    if (bpf) {
         size_t proc_rows = proc->nrows, info_rows = info->nrows;
         r = collect_bpf(st, ctx, proc, info, &root_alive);
         if (r == -ENOMEM)
@@ -1939,7 +2014,7 @@ static int tree_collect(void *state, js_ctx_t *ctx, js_rows_t *const *rows)
     /* auto, undecided: what /proc costs, against what the reader would (bpf_account); not at the first
      * sample, whose opening of every process's files and command lines is no sample's cost */
     bool weigh = ctx->backend == JS_BACKEND_AUTO && !st->bpf && !st->bpf_refused && st->live && ctx->seq > 0;
-    double c0 = weigh ? thread_cpu_ns() : NAN;
+    double c0 = weigh ? (double)thread_cpu_ns() : NAN;
     switch (ctx->scope.kind) {
     case JS_SCOPE_CGROUP:
         st->norder = 0;
@@ -1972,8 +2047,9 @@ static int tree_collect(void *state, js_ctx_t *ctx, js_rows_t *const *rows)
     if (r < 0)
         return r;
     if (weigh)
-        bpf_account(st, ctx, thread_cpu_ns() - c0);
+        bpf_account(st, ctx, (double)thread_cpu_ns() - c0);
 done:
+    read_smaps_all(st, ctx, proc, first);
     /* forget processes not seen this sample (collected first: deletion moves entries) */
     st->nqueue = 0;
     for (size_t i = 0; i < st->procs.cap; i++) {
@@ -2000,6 +2076,8 @@ done:
     rows_set_str(tree, &t[TREE_DISCOVERY], how, strlen(how));
     rows_set_str(tree, &t[TREE_BACKEND], st->backend, strlen(st->backend));
     val_int(&t[TREE_UNREAD], (int64_t)st->unread);
+    if (have_boot)
+        val_int(&t[TREE_T_BOOT], (int64_t)boot.tv_sec * 1000000000 + boot.tv_nsec);
     if (ctx->mode == JS_MODE_RUN)
         reaped_totals(st, ctx, t);
     emit_exits(ctx, exits); /* last: an interrupted sample keeps them queued for the next */

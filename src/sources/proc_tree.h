@@ -84,6 +84,7 @@ enum {
     TREE_REAPED_SYSCW,
     TREE_REAPED_READ_BYTES,
     TREE_REAPED_WRITE_BYTES,
+    TREE_T_BOOT,
     TREE__MAX
 };
 
@@ -112,6 +113,10 @@ extern const js_table_t table_proc_info; /* when a process is first seen or exec
 extern const js_table_t table_tree;      /* per sample: membership and what the monitor reaped */
 extern const js_table_t table_exits;     /* per child reaped by the monitor (wait4 rusage) */
 extern const js_table_t table_stepd;     /* per sample and slurmstepd root (jobscope job without a cgroup) */
+/* The twins of the tables above for the embedded monitor's levels (sources/levels.c): same columns. */
+extern const js_table_t table_level_user_proc, table_level_user_proc_info, table_level_user_tree;
+extern const js_table_t table_level_job_proc, table_level_job_proc_info, table_level_job_tree,
+    table_level_job_stepd;
 
 /* The parsed /proc/<pid>/io fields, each with a present flag (the file is root-only for other users). */
 typedef struct {

@@ -19,6 +19,7 @@
  * No shell, no system(): fork and execve with an explicit argv and environment (spank_config.c builds them).
  */
 #include "spank/spank_config.h"
+#include "sys/fsfile.h"
 #include "sys/fsroot.h"
 
 #include <errno.h>
@@ -227,9 +228,15 @@ static void monitor_child(int fd)
         child_report(fd, REPORT_ERROR, STAGE_DIR, e, 0);
         _exit(127);
     }
+    /* the monitor's stdin, and its stdout without a log: /dev/null, a device by design (static.sh allows it)
+     */
     int in = open("/dev/null", O_RDONLY | O_CLOEXEC);
-    int out = launch.log[0] ? open(launch.log, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC | O_NOFOLLOW, 0644)
+    int out = launch.log[0] ? fs_create(launch.log, O_WRONLY | O_CREAT | O_APPEND | O_NOFOLLOW, 0644)
                             : open("/dev/null", O_WRONLY | O_CLOEXEC);
+    if (out < -1) {
+        errno = -out;
+        out = -1;
+    }
     if (in < 0 || out < 0) {
         child_report(fd, REPORT_ERROR, STAGE_LOG, errno, 0);
         _exit(127);

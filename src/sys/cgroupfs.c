@@ -6,6 +6,8 @@
  */
 #include "sys/cgroupfs.h"
 
+#include "sys/sysio.h"
+
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -335,9 +337,9 @@ static int cg_set(js_cgroup_t *cg, int h, const char *path)
     const char *rel = rel_of(cg->m.h[h].mnt_root, path);
     if (!rel)
         return -ENOENT;
-    int fd = openat(cg->m.h[h].fd, rel, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    int fd = fs_open_dir(cg->m.h[h].fd, rel, false);
     if (fd < 0)
-        return -errno;
+        return fd;
     cg->dir[h] = fd;
     size_t n = strlen(path);
     while (n > 1 && path[n - 1] == '/')
@@ -516,7 +518,12 @@ int cgroupfs_hier(const js_cgroup_t *cg, js_cg_ctrl_t c)
     if (!cg || c >= JS_CG_CTRL_MAX)
         return -1;
     int h = cg->m.by_ctrl[c];
-    return h >= 0 && cg->path[h] ? h : -1;
+    if (h >= 0 && cg->path[h])
+        return h;
+    /* a hybrid host: a cgroup2 directory with no v1 counterpart (a user named it) still has its own cpu.stat
+     * usage and pressure, which every v2 cgroup has, and any controller its hierarchy carries */
+    int u = cg->m.unified;
+    return u >= 0 && u != h && cg->path[u] && (cg->m.h[u].ctrls & (1u << c)) ? u : -1;
 }
 
 int cgroupfs_dir(const js_cgroup_t *cg, js_cg_ctrl_t c, int *ret_version)
@@ -639,19 +646,14 @@ static int pids_read_dir(int dir, int depth, js_cg_pids_t *out)
     }
     if (depth <= 0)
         return 0;
-    int dup = openat(dir, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-    if (dup < 0)
+    DIR *d;
+    if (fs_opendir(dir, ".", &d) < 0)
         return 0;
-    DIR *d = fdopendir(dup);
-    if (!d) {
-        close(dup);
-        return 0;
-    }
     struct dirent *e;
     while ((e = readdir(d))) {
         if (e->d_name[0] == '.' || (e->d_type != DT_DIR && e->d_type != DT_UNKNOWN))
             continue;
-        int sub = openat(dir, e->d_name, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        int sub = fs_open_dir(dir, e->d_name, false);
         if (sub < 0)
             continue; /* a file (DT_UNKNOWN), or a cgroup removed meanwhile */
         rc = pids_read_dir(sub, depth - 1, out);
@@ -719,17 +721,39 @@ static bool has_word(const char *list, const char *w)
 /* write_str: write `s` to `file` in directory `dir`. Returns 0 or -errno. */
 static int write_str(int dir, const char *file, const char *s)
 {
-    int fd = openat(dir, file, O_WRONLY | O_CLOEXEC);
+    int fd = sys_openat(dir, file, O_WRONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY, 0);
     if (fd < 0)
         return -errno;
     size_t n = strlen(s);
     ssize_t w;
     do
-        w = write(fd, s, n);
+        w = sys_write(fd, s, n);
     while (w < 0 && errno == EINTR);
     int rc = w < 0 ? -errno : (size_t)w == n ? 0 : -EIO;
-    close(fd);
+    sys_close(fd);
     return rc;
+}
+
+int cgroupfs_open_peak_reset(int dir, const char *file)
+{
+    int fd = sys_openat(dir, file, O_RDWR | O_CLOEXEC | O_NONBLOCK | O_NOCTTY, 0);
+    if (fd < 0)
+        return -errno;
+    struct stat st;
+    if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode)) {
+        sys_close(fd);
+        return -EINVAL;
+    }
+    ssize_t w;
+    do
+        w = sys_write(fd, "reset\n", 6);
+    while (w < 0 && errno == EINTR);
+    if (w != 6) {
+        int r = w < 0 ? -errno : -EIO;
+        sys_close(fd);
+        return r;
+    }
+    return fd;
 }
 
 /* join: `a` "/" `b` into buf, "." parts dropped. */
@@ -809,14 +833,10 @@ static unsigned run_counter; /* runs made by this process (cgroupfs_create_run) 
  * <procfs> entry; rmdir refuses a cgroup that still has a process or a child cgroup, so nothing in use goes. */
 static void sweep_stale(const js_fsroot_t *r, int mnt, const char *rel, pid_t self)
 {
-    int fd = openat(mnt, rel, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-    if (fd < 0)
+    DIR *d;
+    if (fs_opendir(mnt, rel, &d) < 0)
         return;
-    DIR *d = fdopendir(fd);
-    if (!d) {
-        close(fd);
-        return;
-    }
+    int fd = dirfd(d);
     struct dirent *e;
     while ((e = readdir(d))) {
         int pid, len = 0;
@@ -905,7 +925,7 @@ int cgroupfs_create_run(const js_fsroot_t *r, pid_t monitor_pid, js_cgroup_t **r
         made++;
         if (hi->version == 1 && (hi->ctrls & (1u << JS_CG_CPUSET))) {
             /* a v1 cpuset starts empty and refuses tasks: give it the parent's CPUs and memory nodes */
-            int pfd = openat(cg->dir[h], "..", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+            int pfd = fs_open_dir(cg->dir[h], "..", false);
             if (pfd >= 0) {
                 copy_file(pfd, cg->dir[h], "cpuset.cpus");
                 copy_file(pfd, cg->dir[h], "cpuset.mems");
@@ -963,19 +983,14 @@ static void rmdir_children(int dir, int depth)
 {
     if (depth <= 0)
         return;
-    int dup = openat(dir, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-    if (dup < 0)
+    DIR *d;
+    if (fs_opendir(dir, ".", &d) < 0)
         return;
-    DIR *d = fdopendir(dup);
-    if (!d) {
-        close(dup);
-        return;
-    }
     struct dirent *e;
     while ((e = readdir(d))) {
         if (e->d_name[0] == '.' || (e->d_type != DT_DIR && e->d_type != DT_UNKNOWN))
             continue;
-        int sub = openat(dir, e->d_name, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        int sub = fs_open_dir(dir, e->d_name, false);
         if (sub < 0)
             continue;
         rmdir_children(sub, depth - 1);
@@ -992,9 +1007,9 @@ int cgroupfs_evict(const js_cgroup_t *cg)
     for (size_t h = 0; cg && h < cg->m.n; h++) {
         if (!cg->created[h] || cg->dir[h] < 0)
             continue;
-        int parent = openat(cg->dir[h], "..", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        int parent = fs_open_dir(cg->dir[h], "..", false);
         if (parent < 0) {
-            rc = rc ? rc : -errno;
+            rc = rc ? rc : parent;
             continue;
         }
         p.n = 0;

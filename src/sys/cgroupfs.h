@@ -159,11 +159,22 @@ int cgroupfs_remove(js_cgroup_t *cg, js_cg_pids_t *leftover);
  * process --until-main-exits left behind). Returns 0 or the first -errno (a process gone meanwhile is none). */
 int cgroupfs_evict(const js_cgroup_t *cg);
 
+/* cgroupfs_open_peak_reset: open a v2 high-water mark file (`memory.peak`, `memory.swap.peak`) in cgroup
+ * directory `dir` read-write, and reset it for this descriptor only: since Linux 6.12 a write of any
+ * non-empty string makes later reads through the same descriptor count from the usage at the time of the
+ * write, while every other reader (another monitor, the job's own accounting) keeps the mark since the
+ * cgroup's creation. Returns the descriptor (O_CLOEXEC; read it with pread from offset 0), or -errno where
+ * the kernel has no such reset (older kernels refuse the write open) or the file may not be written: open it
+ * read-only then. Never used on v1's memory.max_usage_in_bytes, whose reset is global. */
+int cgroupfs_open_peak_reset(int dir, const char *file);
+
 /* cgroupfs_free: close every descriptor and free; accepts NULL. Does not remove anything. */
 void cgroupfs_free(js_cgroup_t *cg);
 
 /* cgroupfs_hier: the hierarchy index controller `c` is read from for this cgroup, or -1 (not mounted, or the
- * cgroup is not in it). */
+ * cgroup is not in it). On a hybrid host a cgroup that is only in the unified hierarchy is read there for
+ * what that hierarchy carries (CPU usage from cpu.stat, pressure), although the controller's v1 mount exists.
+ */
 int cgroupfs_hier(const js_cgroup_t *cg, js_cg_ctrl_t c);
 
 /* cgroupfs_dir: the cgroup's directory descriptor for controller `c` (-1 when none) and, through

@@ -6,11 +6,14 @@
 
 #include "sys/sysio.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
+#include <linux/magic.h>
 #include <sys/stat.h>
+#include <sys/vfs.h>
 #include <unistd.h>
 
 #define PROCFS_DEFAULT "/proc"
@@ -54,6 +57,27 @@ int fsroot_is_live(const js_fsroot_t *r)
     return a.st_dev == b.st_dev && a.st_ino == b.st_ino;
 }
 
+int fsroot_pidns_check(const js_fsroot_t *r, long *ret_pid_there)
+{
+    struct statfs sf;
+    if (fstatfs(r->proc, &sf) < 0 || sf.f_type != PROC_SUPER_MAGIC)
+        return 0;
+    char link[32];
+    ssize_t n = readlinkat(r->proc, "self", link, sizeof(link) - 1);
+    long there = 0;
+    if (n > 0) {
+        link[n] = '\0';
+        char *end;
+        there = strtol(link, &end, 10);
+        if (*end)
+            there = 0;
+    }
+    if (there == (long)getpid())
+        return 0;
+    *ret_pid_there = there;
+    return -EXDEV;
+}
+
 /* under: if `path` is `dir` or below it, the rest relative to it ("." for `dir` itself), else NULL. */
 static const char *under(const char *path, const char *dir)
 {
@@ -73,11 +97,11 @@ int fsroot_open_abs(const js_fsroot_t *r, const char *abs_path, int flags)
     const char *rest;
     int fd;
     if ((rest = under(abs_path, SYSFS_DEFAULT)))
-        fd = r->sys >= 0 ? openat(r->sys, rest, flags | O_CLOEXEC) : (errno = ENOENT, -1);
+        fd = r->sys >= 0 ? sys_openat(r->sys, rest, flags | O_CLOEXEC, 0) : (errno = ENOENT, -1);
     else if ((rest = under(abs_path, PROCFS_DEFAULT)))
-        fd = openat(r->proc, rest, flags | O_CLOEXEC);
+        fd = sys_openat(r->proc, rest, flags | O_CLOEXEC, 0);
     else if (fsroot_is_live(r))
-        fd = open(abs_path, flags | O_CLOEXEC);
+        fd = sys_openat(AT_FDCWD, abs_path, flags | O_CLOEXEC, 0);
     else
         return -ENOENT;
     return fd < 0 ? -errno : fd;
@@ -231,4 +255,62 @@ ssize_t fs_read_small(int dirfd, const char *path, char *buf, size_t cap)
     buf[len] = '\0';
     sys_close(fd);
     return (ssize_t)len;
+}
+
+int fs_open_dir(int dirfd, const char *path, bool path_only)
+{
+    int flags = O_DIRECTORY | O_CLOEXEC | (path_only ? O_PATH : O_RDONLY | O_NONBLOCK | O_NOCTTY);
+    int fd = sys_openat(dirfd, path, flags, 0);
+    return fd < 0 ? -errno : fd;
+}
+
+int fs_opendir(int dirfd, const char *path, DIR **ret)
+{
+    *ret = NULL;
+    int fd = fs_open_dir(dirfd, path, false);
+    if (fd < 0)
+        return fd;
+    DIR *d = fdopendir(fd);
+    if (!d) {
+        int r = -errno;
+        sys_close(fd);
+        return r;
+    }
+    *ret = d;
+    return 0;
+}
+
+int pid_iter_open(js_pid_iter_t *it, int dirfd, const char *path)
+{
+    return fs_opendir(dirfd, path, &it->d);
+}
+
+int32_t pid_iter_next(js_pid_iter_t *it)
+{
+    if (!it->d)
+        return 0;
+    struct dirent *de;
+    while ((de = readdir(it->d))) {
+        const char *p = de->d_name;
+        if (*p < '1' || *p > '9')
+            continue;
+        int64_t v = 0;
+        while (*p >= '0' && *p <= '9' && v <= INT32_MAX)
+            v = v * 10 + (*p++ - '0');
+        if (!*p && v <= INT32_MAX)
+            return (int32_t)v;
+    }
+    return 0;
+}
+
+int pid_iter_fd(const js_pid_iter_t *it)
+{
+    return it->d ? dirfd(it->d) : -1;
+}
+
+void pid_iter_close(js_pid_iter_t *it)
+{
+    if (it->d)
+        closedir(it->d);
+    it->d = NULL;
 }

@@ -9,7 +9,10 @@
 #ifndef JOBSCOPE_FSROOT_H
 #define JOBSCOPE_FSROOT_H
 
+#include <dirent.h>
+#include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 #include <sys/types.h>
 
 typedef struct {
@@ -33,6 +36,14 @@ void fsroot_close(js_fsroot_t *r);
 
 /* fsroot_is_live: whether `r->proc` is the running kernel's procfs (then "self" names this process). */
 int fsroot_is_live(const js_fsroot_t *r);
+
+/* fsroot_pidns_check: whether the procfs root shows this process's PID namespace, so that the PIDs this
+ * process knows (its own, its children's, a PID it was given) name the same processes in it. A PID namespace
+ * made without a procfs of its own (`unshare -pf`, no --mount-proc) still sees the parent namespace's /proc:
+ * there this process is not PID getpid(), and "the tree under PID 1" is the host's. Returns 0 when the
+ * namespaces agree or the root is not a procfs (a fixture tree), -EXDEV when they differ; then *ret_pid_there
+ * is this process's PID as that procfs numbers it (0: not visible in it at all). */
+int fsroot_pidns_check(const js_fsroot_t *r, long *ret_pid_there);
 
 /* fsroot_open_abs: open `abs_path`, an absolute kernel path read from the kernel itself (a mount point in
  * mountinfo), through the roots: a path under the procfs or sysfs default is opened relative to r->proc or
@@ -77,5 +88,36 @@ int fs_read_record(int dirfd, const char *path, js_buf_t *b);
 /* fs_read_small: read `path` into a fixed buffer `buf` of `cap` bytes (at most cap-1 bytes, NUL-terminated);
  * returns the length read or -errno. Content beyond cap-1 bytes is cut off. */
 ssize_t fs_read_small(int dirfd, const char *path, char *buf, size_t cap);
+
+/* fs_open_dir: open directory `path` (relative to `dirfd`; AT_FDCWD for a path the user named) through
+ * sysio, close-on-exec and never blocking: O_DIRECTORY refuses a FIFO, a device or a file (-ENOTDIR) without
+ * waiting on it. `path_only` gives an O_PATH descriptor (for fstat and as a base for *at calls only).
+ * Returns the descriptor or -errno. */
+int fs_open_dir(int dirfd, const char *path, bool path_only);
+
+/* fs_opendir: fs_open_dir, then a directory stream on it. Returns 0 and *ret (the caller closedir()s it), or
+ * -errno (*ret NULL). Every directory listing outside src/sys/ goes through here or js_pid_iter_t. */
+int fs_opendir(int dirfd, const char *path, DIR **ret);
+
+/* A listing of the numeric entries of a directory: the processes of a procfs root ("."), or the threads of
+ * one process ("PID/task"). The one place the PID listings of /proc are read. */
+typedef struct {
+    DIR *d;
+} js_pid_iter_t;
+
+/* pid_iter_open: start listing directory `path` under `dirfd` (fs_opendir). Returns 0 or -errno (-ENOENT: no
+ * such directory, a process that is gone); on failure the iterator is closed (pid_iter_close accepts it). */
+int pid_iter_open(js_pid_iter_t *it, int dirfd, const char *path);
+
+/* pid_iter_next: the next entry whose whole name is a decimal number from 1 to INT32_MAX without leading
+ * zeros ("self", "thread-self", "net", "01" are skipped), or 0 at the end of the listing. */
+int32_t pid_iter_next(js_pid_iter_t *it);
+
+/* pid_iter_fd: the descriptor of the directory being listed (a base for reading the entries' files), or -1.
+ */
+int pid_iter_fd(const js_pid_iter_t *it);
+
+/* pid_iter_close: end the listing; accepts a closed or failed iterator. */
+void pid_iter_close(js_pid_iter_t *it);
 
 #endif

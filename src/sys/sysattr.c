@@ -4,6 +4,7 @@
  */
 #include "sys/sysattr.h"
 
+#include "sys/fsroot.h"
 #include "sys/parse.h"
 #include "sys/sysio.h"
 
@@ -16,8 +17,7 @@
 
 int sysattr_open(int dirfd, const char *path)
 {
-    int fd = sys_openat(dirfd, path, O_RDONLY | O_CLOEXEC, 0);
-    return fd < 0 ? -errno : fd;
+    return fs_open(dirfd, path);
 }
 
 static size_t trim(char *buf, size_t n)
@@ -116,15 +116,10 @@ void sysattr_list_free(char **names)
 int sysattr_list(int dirfd, const char *path, const char *prefix, char ***ret_names)
 {
     *ret_names = NULL;
-    int fd = openat(dirfd, path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-    if (fd < 0)
-        return -errno;
-    DIR *d = fdopendir(fd);
-    if (!d) {
-        int r = -errno;
-        close(fd);
-        return r;
-    }
+    DIR *d;
+    int rd = fs_opendir(dirfd, path, &d);
+    if (rd < 0)
+        return rd;
     size_t n = 0, cap = 8, plen = strlen(prefix);
     char **names = malloc(cap * sizeof(*names));
     int r = -ENOMEM;

@@ -15,7 +15,8 @@
 #include <stdint.h>
 #include <sys/types.h>
 
-/* sysattr_open: openat(dirfd, path) read-only, close-on-exec. Returns the descriptor or -errno. */
+/* sysattr_open: fs_open(dirfd, path): read-only, close-on-exec, never blocking, regular files only (sysfs
+ * attributes are). Returns the descriptor or -errno. */
 int sysattr_open(int dirfd, const char *path);
 
 /* sysattr_pread: one pread of at most cap-1 bytes from offset 0 of `fd` into `buf`, NUL-terminated, trailing

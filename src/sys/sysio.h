@@ -1,9 +1,10 @@
 /* SPDX-License-Identifier: MIT
  *
  * The system-call layer for file I/O, with test-only fault injection. Every /proc, /sys and cgroup file read
- * (fsroot.c, sysattr.c; directory listings excepted), the textfile sink's writes and, through SQLite's unix VFS, the recording's opens, reads and writes go
- * through it, so a test can make them fail the way a real machine does: short reads and writes, EINTR,
- * EAGAIN, ESRCH or ENOENT in the middle of a read (a process that vanished), EACCES, EMFILE, ENOSPC, EIO.
+ * (fsroot.c, sysattr.c), every open of a file or a directory (the path module: fsroot.h, fsfile.h), the
+ * textfile sink's writes and, through SQLite's unix VFS, the recording's opens, reads and writes go through
+ * it, so a test can make them fail the way a real machine does: short reads and writes, EINTR, EAGAIN, ESRCH
+ * or ENOENT in the middle of a read (a process that vanished), EACCES, EMFILE, ENOSPC, EIO.
  *
  * Off (the normal case) each wrapper is one predictable branch on a global flag and the plain libc call. On,
  * the calls are counted per operation and every N-th fails as the spec says:
@@ -14,9 +15,9 @@
  * ESRCH, ENOENT, EACCES, EMFILE, ENOSPC, EIO, ...) or `short` (a read or write of half the bytes asked, at
  * least one); N > 0 makes calls N, 2N, 3N ... of that operation fail; COUNT (default or `-`: unlimited) stops
  * the rule after that many faults, so a test sees the fault clear; AFTER (default 0) lets that many calls
- * through first (calls AFTER+N, AFTER+2N ... fail), so the setup before the first sample succeeds. The variable is read once, by the first
- * fsroot_open; tests in the same process use sysio_faults_set instead. Counts of calls and faults are kept
- * per rule (sysio_faults_stats) and printed nowhere.
+ * through first (calls AFTER+N, AFTER+2N ... fail), so the setup before the first sample succeeds. The
+ * variable is read once, by the first fsroot_open; tests in the same process use sysio_faults_set instead.
+ * Counts of calls and faults are kept per rule (sysio_faults_stats) and printed nowhere.
  */
 #ifndef JOBSCOPE_SYSIO_H
 #define JOBSCOPE_SYSIO_H

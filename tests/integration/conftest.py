@@ -10,6 +10,9 @@ Fixtures:
   js            a ``Jobscope`` helper bound to a fresh temporary directory (function)
   workload      path of a helper script under ``workloads/``
   shared_dir    a directory every user may write (tests that switch users)
+Markers:
+  timing        a figure compared within a tolerance that a loaded machine could break (CPU-time oracles);
+                scripts/test.sh runs them a second time while stress-ng keeps every core busy
 Helpers:
   assert_clean_error(proc)  non-zero exit, exactly one non-empty line on stderr, no crash
   assert_no_crash(proc)
@@ -231,6 +234,11 @@ def workload():
         return str(path)
 
     return get
+
+
+def pytest_configure(config):
+    config.addinivalue_line("markers", "timing: a figure compared within a tolerance that a loaded machine could "
+                            "break; scripts/test.sh runs these once more under stress-ng (every core busy)")
 
 
 needs_stress_ng = pytest.mark.skipif(shutil.which("stress-ng") is None, reason="stress-ng not installed")

@@ -132,6 +132,7 @@ def sleepers():
 
 
 @needs_bpf
+@pytest.mark.timing
 def test_fields_match_proc(workload, sleepers):
     w, s = workload, sleepers
     pids = [w["pid"], w["zombie"], w["shell"], w["grandchild"], s["plain"], s["stopped"], s["ns_outer"],

@@ -73,7 +73,8 @@ def test_spike_between_samples_caught_by_cgroup_peak(js, workload, cgroup_ok):
     sampled = max(v for v in cgroup_samples(r.recording, "current_bytes") if v is not None)
     assert sampled < 100 * MiB, f"a sample landed in the spike ({sampled / MiB:.0f} MiB)"
     assert cg["memory"]["peak_sampled_bytes"] == sampled
-    assert r.summary["memory"]["peak_rss_bytes"] < 100 * MiB
+    assert r.summary["memory"]["peak_rss_sum_bytes"] < 100 * MiB
+    assert r.summary["memory"]["peak_bytes"] >= peak  # the headline: the cgroup's high-water mark (or above)
     assert cg["memory"]["anon_peak_bytes"] < 100 * MiB  # sampled too
     assert "allocation" in r.summary
 
@@ -95,13 +96,15 @@ def test_short_children_cpu_agrees_within_1pct(js, workload, cgroup_ok):
 
 @needs_root
 def test_auto_reaped_children_counted_by_cgroup(js, workload, cgroup_ok):
-    """SIGCHLD ignored: the kernel reaps the children, no cutime carries their CPU; the cgroup has it."""
+    """SIGCHLD ignored: the kernel reaps the children, no cutime carries their CPU; the cgroup has it. (The tree
+    keeps what sampling saw of each child before it vanished: less than the cgroup by what each did after its
+    last sample, which shrinks as a loaded machine stretches the children's lives.)"""
     r = js.run([PYTHON, workload("sigign_children.py"), "5", "0.3"], interval="1s", timeout=120)
     assert r.returncode == 0, r.proc.stderr
     cg = r.summary["cgroup"]["cpu"]["total_s"]
     tree = r.summary["cpu"]["tree_total_s"]
     assert cg >= 0.9 * 5 * 0.3, r.summary["cgroup"]["cpu"]
-    assert cg - tree >= 0.5 * 5 * 0.3, f"tree {tree:.3f} s should miss most of the children's CPU (cgroup {cg:.3f} s)"
+    assert cg - tree >= 0.05, f"tree {tree:.3f} s should miss part of the children's CPU (cgroup {cg:.3f} s)"
 
 
 @needs_root

@@ -37,6 +37,7 @@ def assert_sampled_not_above_total(cpu):
         assert cpu["sampled_s"] <= cpu["total_s"] * 1.01 + 0.05, f"sampled CPU above the exact total: {cpu}"
 
 
+@pytest.mark.timing
 @needs_stress_ng
 @needs_gnu_time
 def test_stress_ng_cpu_total_matches_gnu_time(js):
@@ -60,6 +61,7 @@ def test_stress_ng_cpu_total_matches_gnu_time(js):
     assert cpu["max_cores"] <= cpu["cores_available"] * 1.1 + 0.1, cpu
 
 
+@pytest.mark.timing
 @needs_gnu_time
 def test_short_lived_children_are_counted_exactly(js, workload):
     """320 children of 20 ms CPU each, two at a time, sampled once a second: the exact total must match GNU
@@ -145,6 +147,7 @@ def test_until_main_exits_stops_with_main(js, workload):
             kill_quietly(pid)
 
 
+@pytest.mark.timing
 def test_rates_stay_physical_when_many_processes_exit(js, workload):
     """20 idle children and their parent exit at the same moment at -i 50ms. Their exact (rusage) CPU replaces
     the tick-truncated sampled values as they exit; that catch-up must not be reported as a burst of more

@@ -169,7 +169,7 @@ def counter_energy_j(rec, table, column, gpu, scale):
 
 
 def test_nvml_every_figure_and_the_job_share(js, nvml):
-    r = js.run(job(nvml, 2.0), interval="0.2s", quiet=False)
+    r = js.run(job(nvml, 2.0), interval="0.2s", quiet=False, extra=["--summary=full"])
     assert r.returncode == 0, r.proc.stderr
     s = r.summary
     main_pid, child_pid = read_pidfile(nvml / "main.pid"), read_pidfile(nvml / "child.pid")
@@ -269,7 +269,7 @@ def test_nvml_every_figure_and_the_job_share(js, nvml):
 def test_energy_across_a_driver_reload(js, tmp_path, monkeypatch):
     monkeypatch.setenv("JOBSCOPE_NVML_LIBRARY", str(FAKE_NVML))
     monkeypatch.setenv("FAKE_NVML_SCENARIO", str(nvml_scenario(tmp_path, extra0="energy_start 5000000\nreload 1.0")))
-    r = js.run(job(tmp_path, 2.0), interval="0.2s", quiet=False)
+    r = js.run(job(tmp_path, 2.0), interval="0.2s", quiet=False, extra=["--summary=full"])
     assert r.returncode == 0
     d0 = device(r.summary, 0)
     counter = query(r.recording, "SELECT energy_mj FROM nvml_device WHERE gpu = 0 ORDER BY sample")
@@ -307,7 +307,7 @@ def test_old_abi_missing_entry_points_and_not_supported(js, nvml, monkeypatch):
 def test_gpu_lost_mid_run(js, tmp_path, monkeypatch):
     monkeypatch.setenv("JOBSCOPE_NVML_LIBRARY", str(FAKE_NVML))
     monkeypatch.setenv("FAKE_NVML_SCENARIO", str(nvml_scenario(tmp_path, extra1="lost 1.0")))
-    r = js.run(job(tmp_path, 2.0), interval="0.2s", quiet=False)
+    r = js.run(job(tmp_path, 2.0), interval="0.2s", quiet=False, extra=["--summary=full"])
     assert r.returncode == 0
     s = r.summary
     d0, d1 = device(s, 0), device(s, 1)
@@ -471,7 +471,7 @@ def rocm(tmp_path, monkeypatch):
 
 
 def test_rocm_every_figure_and_the_job_share(js, rocm):
-    r = js.run(job(rocm, 2.0), interval="0.2s", quiet=False)
+    r = js.run(job(rocm, 2.0), interval="0.2s", quiet=False, extra=["--summary=full"])
     assert r.returncode == 0, r.proc.stderr
     s = r.summary
     d0, d1 = device(s, 0, "amd"), device(s, 1, "amd")

@@ -44,14 +44,14 @@ def test_live_matches_lscpu(js):
     host = info_json(js)["host"]
     ref = lscpu()
     assert host["cpu.model"] == ref["Model name"]
-    assert host["cpu.count"] == ref["CPU(s)"]
+    assert host["cpu.count"] == int(ref["CPU(s)"])
     assert cpu_set(host["cpu.online"]) == cpu_set(ref["On-line CPU(s) list"])
-    assert host["cpu.sockets"] == ref["Socket(s)"]
-    assert host["cpu.cores_per_socket"] == ref["Core(s) per socket"]
-    assert host["cpu.threads_per_core"] == ref["Thread(s) per core"]
-    assert host["numa.nodes"] == ref.get("NUMA node(s)", "1")
+    assert host["cpu.sockets"] == int(ref["Socket(s)"])
+    assert host["cpu.cores_per_socket"] == int(ref["Core(s) per socket"])
+    assert host["cpu.threads_per_core"] == int(ref["Thread(s) per core"])
+    assert host["numa.nodes"] == int(ref.get("NUMA node(s)", "1"))
     assert host["cpu.vendor"] == ref["Vendor ID"]
-    for node in range(int(host["numa.nodes"])):
+    for node in range(host["numa.nodes"]):
         key = f"NUMA node{node} CPU(s)"
         if key in ref:
             assert cpu_set(host[f"numa.node{node}.cpus"]) == cpu_set(ref[key])
@@ -75,22 +75,40 @@ def test_fixture_two_sockets(js):
     d = info_json(js, *NODE)
     h = d["host"]
     assert h["cpu.model"] == "Intel(R) Xeon(R) Gold 6248 CPU @ 2.50GHz"
-    assert (h["cpu.count"], h["cpu.sockets"], h["cpu.cores"], h["cpu.threads"]) == ("8", "2", "4", "8")
-    assert (h["cpu.cores_per_socket"], h["cpu.threads_per_core"]) == ("2", "2")
-    assert (h["cache.L1d.size_bytes"], h["cache.L1d.instances"]) == ("32768", "4")
-    assert (h["cache.L2.size_bytes"], h["cache.L2.instances"]) == ("1048576", "4")
+    assert (h["cpu.count"], h["cpu.sockets"], h["cpu.cores"], h["cpu.threads"]) == (8, 2, 4, 8)
+    assert (h["cpu.cores_per_socket"], h["cpu.threads_per_core"]) == (2, 2)
+    assert (h["cache.L1d.size_bytes"], h["cache.L1d.instances"]) == (32768, 4)
+    assert (h["cache.L2.size_bytes"], h["cache.L2.instances"]) == (1048576, 4)
     assert (h["cache.L3.size_bytes"], h["cache.L3.instances"], h["cache.L3.total_bytes"]) == \
-        (str(28160 * 1024), "2", str(2 * 28160 * 1024))
-    assert h["numa.nodes"] == "2"
+        (28160 * 1024, 2, 2 * 28160 * 1024)
+    assert h["numa.nodes"] == 2
     assert h["numa.node0.cpus"] == "0-1,4-5" and h["numa.node1.cpus"] == "2-3,6-7"
-    assert h["numa.node0.mem_total_bytes"] == str(197130836 * 1024)
-    assert h["memory.total_bytes"] == str(394798196 * 1024)
+    assert h["numa.node0.mem_total_bytes"] == 197130836 * 1024
+    assert h["memory.total_bytes"] == 394798196 * 1024
     assert h["hostname"] == "node042" and h["kernel.release"] == "5.14.0-427.el9.x86_64"
-    assert d["rapl"]["zones"] == "5" and d["rapl"]["package-1/dram.zone"] == "intel-rapl:1:0"
-    assert d["infiniband"]["mlx5_0.1.data_width_bits"] == "64"
-    assert d["infiniband"]["mlx5_0.2.data_width_bits"] == "32"
+    assert d["rapl"]["zones"] == 5 and d["rapl"]["package-1/dram.zone"] == "intel-rapl:1:0"
+    assert d["infiniband"]["mlx5_0.1.data_width_bits"] == 64
+    assert d["infiniband"]["mlx5_0.2.data_width_bits"] == 32
     assert d["cpufreq"]["source"] == "scaling_cur_freq" and d["cpufreq"]["driver"] == "intel_pstate"
     assert d["thermal"]["hwmon0/temp1.label"] == "Package id 0"
+
+
+def test_numbers_are_json_numbers(js):
+    """`info --json` gave every value as a string ("cpu.count": "2"): counts and sizes are JSON numbers now,
+    with the same key always of the same type (a list such as numa.online stays text even when it is "0")."""
+    for args in ([], NODE, VM):
+        d = info_json(js, *args)
+        h = d["host"]
+        for key in ("cpu.count", "cpu.sockets", "cpu.cores", "numa.nodes", "memory.total_bytes"):
+            assert type(h[key]) is int, (args, key, h[key])
+        assert isinstance(h["cpu.online"], str) and isinstance(h["numa.online"], str)
+        for src, kv in d.items():
+            for k, v in kv.items():
+                if isinstance(v, str) and v.isdigit():  # only identifiers and flags read as text
+                    assert k in ("cpu.family", "cpu.model_id", "cpu.stepping", "numa.online", "selected") \
+                        or k.endswith((".online", ".cpus", ".selected", "_id")), (args, src, k, v)
+    raw = js("info", "--json", *NODE, check=True).stdout
+    assert '"cpu.count": 8' in raw and '"memory.total_bytes": 404273352704' in raw, raw[:400]
 
 
 def test_fixture_by_environment(js, monkeypatch):
@@ -98,7 +116,7 @@ def test_fixture_by_environment(js, monkeypatch):
     monkeypatch.setenv("JOBSCOPE_SYSFS", str(FIX / "node-vm" / "sys"))
     d = info_json(js)
     assert d["host"]["cpu.model"] == "AMD EPYC"
-    assert d["host"]["cache.cpuinfo_size_bytes"] == "1048576"
+    assert d["host"]["cache.cpuinfo_size_bytes"] == 1048576
     assert "cache.L1d.size_bytes" not in d["host"]
     assert d["rapl"] == {"unavailable": "No such device"}
     assert d["infiniband"] == {"unavailable": "No such device"}

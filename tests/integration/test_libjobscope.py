@@ -20,7 +20,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import REPO, assert_no_crash
+from conftest import REPO, assert_clean_error, assert_no_crash
 
 HERE = Path(__file__).resolve().parent
 ABI = HERE / "abi"
@@ -256,7 +256,11 @@ def test_shell_mark_outside_and_usage(js):
         assert_no_crash(p)
         assert p.returncode == 2, (args, p.stderr)
         assert len(p.stderr.strip().splitlines()) == 1
-    # a monitor that has gone: the job is not affected
-    env["JOBSCOPE_SOCKET"] = "@jobscope-gone-0"
-    p = subprocess.run([js.binary, "mark", "event", "x"], env=env, capture_output=True, text=True)
-    assert p.returncode == 0 and p.stderr == ""
+    # a monitor announced that is not there (it has ended), or an address that is not a private socket path
+    # (an abstract name, which anyone can bind): the mark goes nowhere and says so, in one line, exit 1
+    for addr, why in (("/nonexistent-jobscope-dir/marks", "No such file or directory"),
+                      ("@jobscope-gone-0", "not an absolute path")):
+        env["JOBSCOPE_SOCKET"] = addr
+        p = subprocess.run([js.binary, "mark", "event", "x"], env=env, capture_output=True, text=True)
+        assert_clean_error(p, rc=1)
+        assert addr in p.stderr and why in p.stderr, p.stderr

@@ -37,7 +37,7 @@ def test_sleep_copy_with_odd_name(js, kind):
     assert s["command"] == [str(exe), "0.6"]
     # garbled parsing shows as absurd figures: sleep uses almost no CPU and a few MiB
     assert 0 <= s["cpu"]["total_s"] < 0.5, s["cpu"]
-    assert 64 * 1024 < s["memory"]["peak_rss_bytes"] < 64 * 1024 * 1024, s["memory"]
+    assert 64 * 1024 < s["memory"]["peak_rss_sum_bytes"] < 64 * 1024 * 1024, s["memory"]
     assert s["processes"]["total"] == 1, s["processes"]
     assert s["processes"]["max_threads"] == 1, s["processes"]
     # text cells are escaped alike in CSV and JSON Lines: a newline in a name is the two characters \\n

@@ -73,7 +73,8 @@ def moving_node(tmp_path, monkeypatch):
 
 
 def test_run_with_moving_counters(js, moving_node):
-    r = js.run([PYTHON, str(WORKLOADS / "burn.py"), "1.0"], interval="0.1s", timeout=60, quiet=False)
+    r = js.run([PYTHON, str(WORKLOADS / "burn.py"), "1.0"], interval="0.1s", timeout=60, quiet=False,
+               extra=["--summary=full"])
     assert r.returncode == 0, r.proc.stderr
     s = r.summary
     wall = s["wall_time_s"]

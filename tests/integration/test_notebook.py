@@ -3,7 +3,8 @@
 executing a small notebook: every cell is a phase, so each cell gets its own samples and figures (a CPU
 cell, a memory cell, a cell whose child process does the work); the report and the plot render (a table and
 a PNG); the session exports as a recording and a per-sample CSV with the cell of each sample; the saved
-recording loads back for offline analysis; JUmPER's levels map (process, system) or say why not (user).
+recording loads back for offline analysis; JUmPER's levels: process, system, user (an orphan of the kernel is
+the user's, not the process's), slurm refused outside a SLURM job.
 """
 import os
 import sys
@@ -39,14 +40,18 @@ CELLS = [
     "while time.thread_time() - t < 0.4:\\n    pass'], check=True)\ndel x",       # 5: a child's CPU
     "%jobscope report",                                                           # 6
     "%jobscope report --cell 3",                                                  # 7
-    "%jobscope plot cpu_cores rss_bytes",                                         # 8
+    "%jobscope plot cpu_cores memory_bytes",                                      # 8
     "%jobscope report --level system",                                            # 9
     "%jobscope export session.db\n%jobscope export session.csv\n%jobscope export session.json",  # 10
     "%jobscope stop",                                                             # 11
     "%jobscope load session.db\n%jobscope report",                                # 12
     "%jobscope plot --cell 4",                                                    # 13
-    "try:\n    get_ipython().run_line_magic('jobscope', 'start --level user')\nexcept Exception as e:\n"
+    "try:\n    get_ipython().run_line_magic('jobscope', 'start --level slurm')\nexcept Exception as e:\n"
     "    print('refused:', e)",                                                   # 14
+    "%jobscope start 0.1 --level user --output lvl.db",                           # 15
+    "import subprocess, sys\nsubprocess.run(['sh', '-c', sys.executable + ' -c \"import time\\nt=time.process_time()"
+    "\\nwhile time.process_time()-t<0.4: pass\\ntime.sleep(0.6)\" &'])\ntime.sleep(0.8)",  # 16: an orphan
+    "%jobscope report --level user\n%jobscope report --level process\n%jobscope stop",  # 17
 ]
 
 
@@ -101,8 +106,8 @@ def test_cells_get_their_samples(executed):
     cells = rec.cells
     assert {3, 4, 5} <= set(cells.index)
     assert cells.loc[3, "cpu_s"] == pytest.approx(0.5, abs=0.15)           # the busy loop
-    assert cells.loc[4, "peak_rss_bytes"] > 150e6                           # the 150 MB buffer
-    assert cells.loc[3, "peak_rss_bytes"] < cells.loc[4, "peak_rss_bytes"] - 100e6
+    assert cells.loc[4, "peak_bytes"] > 150e6                               # the 150 MB buffer
+    assert cells.loc[3, "peak_bytes"] < cells.loc[4, "peak_bytes"] - 100e6
     assert cells.loc[5, "cpu_s"] >= 0.35                                    # its child's CPU is the cell's
     # the cells' own time: every cell's self figures plus the time between cells add up to the session's
     last = rec.phases[rec.phases["sample"] == rec.phases["sample"].max()].set_index("phase")
@@ -123,7 +128,7 @@ def test_report_and_plot_render(executed):
     report = nb.cells[5]
     assert outputs(report, "text/html"), report["outputs"]
     html = outputs(report, "text/html")[0]["data"]["text/html"]
-    for col in ("wall_s", "cpu_s", "mean_cores", "peak_rss_bytes", "read_bytes", "write_bytes"):
+    for col in ("wall_s", "cpu_s", "mean_cores", "peak_bytes", "read_bytes", "write_bytes"):
         assert col in html
     one = outputs(nb.cells[6], "text/html")[0]["data"]["text/html"]
     assert one.count("<tr>") == 2  # the header and cell 3
@@ -140,4 +145,21 @@ def test_offline_load_and_levels(executed):
     assert "loaded session.db" in loaded and "cells" in loaded
     assert outputs(nb.cells[11], "text/html")
     assert outputs(nb.cells[12], "image/png")  # a plot of one cell, from the saved recording
-    assert "refused:" in text_of(nb.cells[13]) and "level 'user'" in text_of(nb.cells[13])
+    assert "refused:" in text_of(nb.cells[13]) and "not inside a SLURM job" in text_of(nb.cells[13])
+
+
+def test_user_level(executed):
+    """%jobscope start --level user: the cell's orphan (not the kernel's descendant any more) is the user's."""
+    nb, work = executed
+    assert len(outputs(nb.cells[16], "text/html")) == 2  # a table per level
+    sys.path.insert(0, str(PYDIR))
+    os.environ["JOBSCOPE_LIBRARY"] = str(LIB)
+    import jobscope
+
+    rec = jobscope.read(work / "lvl.db")
+    ph = rec.view("level_phases")
+    n = nb.cells[15].get("execution_count")
+    last = ph[(ph["sample"] == ph["sample"].max()) & (ph["phase"] == f"cell {n}")].set_index("level")
+    user = last.loc["user", "cpu_s"]
+    proc = rec.cells.loc[n, "cpu_s"]
+    assert user - proc >= 0.3, (user, proc)  # the orphan burned 0.4 s

@@ -59,14 +59,30 @@ def perf_children(jobscope_bin):
         Path(jobscope_bin).parent / "tests" / "perf_children"
     ]:
         if p.is_file() and os.access(p, os.X_OK):
-            return str(p)
+            return str(p.resolve())
     pytest.skip("tests/perf_children not built next to the jobscope binary")
 
 
+def stolen_s():
+    """The node's time spent on interrupts and stolen by the hypervisor so far (/proc/stat irq + softirq + steal,
+    every CPU), in seconds: time a task may be charged by task-clock (perf's clock runs on) and not by the
+    scheduler's runtime (rq_clock_task leaves it out)."""
+    with open("/proc/stat") as f:
+        fields = f.readline().split()
+    return sum(int(x) for x in fields[6:9]) / os.sysconf("SC_CLK_TCK")
+
+
+@pytest.mark.timing
 def test_task_clock_of_short_children_matches_exact_cpu(js, perf_children):
     """200 children, each burning 100 ms of CPU and gone well within the 1 s interval. (Each child's exit
-    after its counters were folded, about 1-2 ms here, must stay well under 2% of its life: hence 100 ms.)"""
+    after its counters were folded, about 1-2 ms here, must stay well under 2% of its life: hence 100 ms.)
+    task-clock counts on perf's clock while a task is on a CPU, the exact total on the scheduler's runtime,
+    which leaves out interrupt and stolen time: task-clock may exceed it by that much, and no more (it did by
+    0.2% unloaded and 0.4% under load on this VM, past the 0.1% + 5 ms once allowed). Oracle for the excess:
+    the node's own irq + softirq + steal over the run."""
+    before = stolen_s()
     r = js.run([perf_children, "200", "2", "100"], interval="1s", timeout=600)
+    stolen = stolen_s() - before
     assert r.returncode == 0, r.proc.stderr
     perf = r.summary["perf"]
     total = r.summary["cpu"]["total_s"]
@@ -76,25 +92,30 @@ def test_task_clock_of_short_children_matches_exact_cpu(js, perf_children):
     assert tc["running_fraction"] == 1 and tc["scaled"] is False  # software events are never multiplexed
     assert tc["targets"] == 1  # one inherited counter set on the command
     task = tc["count"] / 1e9
-    assert task <= total * 1.001 + 0.005, f"task-clock {task:.3f}s above the exact total {total:.3f}s"
+    assert task <= total + stolen + 0.005, (
+        f"task-clock {task:.3f}s above the exact total {total:.3f}s by more than the node's interrupt and "
+        f"stolen time {stolen:.3f}s")
     assert abs(task - total) <= 0.02 * total, (
         f"task-clock {task:.3f}s vs exact CPU {total:.3f}s: {(task - total) / total * 100:+.2f}%"
     )
     assert perf["derived"]["task_clock_s"] == pytest.approx(task)
 
 
+@pytest.mark.timing
 def test_task_clock_misses_only_a_bounded_exit_cost_per_process(js, workload):
     """Forked Python children of 10 ms each: what task-clock does not see is each process's exit after its
     counters were folded into its parent's (the address space teardown on Linux 6.18): bounded per process,
     never a child's whole life (which is what a counter without inheritance would miss)."""
     n = 100
+    before = stolen_s()
     r = js.run([PYTHON, workload("short_children.py"), str(n), "2", "0.01"], interval="1s", timeout=300)
+    stolen = stolen_s() - before
     assert r.returncode == 0, r.proc.stderr
     total = r.summary["cpu"]["total_s"]
     task = r.summary["perf"]["events"]["task_clock_ns"]["count"] / 1e9
     gap = total - task
     assert task >= n * 0.01
-    assert -0.005 <= gap <= (n + 1) * 0.006, f"task-clock {task:.3f}s, exact {total:.3f}s: {gap * 1e3 / (n + 1):.2f} ms/process"
+    assert -(stolen + 0.005) <= gap <= (n + 1) * 0.006, f"task-clock {task:.3f}s, exact {total:.3f}s: {gap * 1e3 / (n + 1):.2f} ms/process"
 
 
 def test_faults_and_switches_against_the_workloads_own_rusage(js, workload, tmp_path):

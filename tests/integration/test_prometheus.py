@@ -151,17 +151,22 @@ def test_promtool_every_source(js, tmp_path):
     p1, p2, p3 = port(), port() + 1, port() + 2
     sysfs = tmp_path / "sys"
     shutil.copytree(FIX_SYS, sysfs, symlinks=True)
+    token = tmp_path / "token"
+    token.write_text("t0k3n\n")
+    auth = {"Authorization": "Bearer t0k3n"}  # per-process series go to an authenticated scraper only
     runs = [start(js, "run", "-q", "-o", js.path("p.db"), "-i", "0.1", "--listen", f"127.0.0.1:{p1}",
-                  "--listen-processes", "5", "--", PYTHON, "-c", "import time; time.sleep(3)"),
+                  "--listen-processes", "5", "--listen-auth-token", token, "--", PYTHON, "-c",
+                  "import time; time.sleep(3)"),
             start(js, "serve", "-i", "0.1", "--listen", f"127.0.0.1:{p2}"),
             start(js, "serve", "-i", "0.1", "--listen", f"127.0.0.1:{p3}", "--sysfs", sysfs)]
     try:
         texts = {}
         for name, p in (("run", p1), ("serve", p2), ("serve --sysfs fixture", p3)):
-            wait_metrics(f"http://127.0.0.1:{p}/metrics")
+            a = auth if name == "run" else {}
+            wait_metrics(f"http://127.0.0.1:{p}/metrics", headers=a)
             time.sleep(0.35)  # a few samples: rates exist
             for fmt, hdr in (("text", {}), ("openmetrics", {"Accept": OM_ACCEPT})):
-                st, body, h = get(f"http://127.0.0.1:{p}/metrics", hdr)
+                st, body, h = get(f"http://127.0.0.1:{p}/metrics", {**hdr, **a})
                 assert st == 200
                 assert h["Content-Type"].startswith("text/plain; version=0.0.4" if fmt == "text"
                                                     else "application/openmetrics-text; version=1.0.0")
@@ -171,7 +176,7 @@ def test_promtool_every_source(js, tmp_path):
             assert texts[name, "openmetrics"].endswith("# EOF\n")
             parse(texts[name, "openmetrics"])
         run = parse(texts["run", "text"])
-        assert values(run, "jobscope_memory_rss_bytes", scope="tree")[0] > 1e6
+        assert values(run, "jobscope_memory_bytes", scope="tree")[0] > 1e6
         assert set(l for (n, ls) in run for l in ls if n == "jobscope_cpu_seconds_total") >= {("mode", "user"),
                                                                                              ("mode", "system")}
         assert values(run, "jobscope_process_rss_bytes"), "--listen-processes 5 exposes the busiest processes"
@@ -184,7 +189,7 @@ def test_promtool_every_source(js, tmp_path):
         # the frequencies: MHz in the view, hertz exposed
         assert all(1e9 <= v <= 4e9 for v in values(fix, "jobscope_cpufreq_freq_hertz"))
         node = parse(texts["serve", "text"])
-        assert not values(node, "jobscope_memory_rss_bytes"), "serve has no tree"
+        assert not values(node, "jobscope_memory_bytes"), "serve has no tree"
         mem_total = int(Path("/proc/meminfo").read_text().split()[1]) * 1024
         assert values(node, "jobscope_system_mem_total_bytes") == [mem_total]
         assert ("scope", "node") in next(ls for (n, ls) in node if n == "jobscope_build_info")
@@ -239,12 +244,12 @@ def test_prometheus_scrapes_run_and_serve(js, prom, tmp_path):
         t_end = seq_now[-1][0]
         r = prom.query(f'sum(rate(jobscope_cpu_seconds_total{{{inst}}}[20s]))', at=t_end)["data"]["result"]
         prom_rate = float(r[0]["value"][1])
-        mem = prom_range(prom, f"jobscope_memory_rss_bytes{{{inst}}}", 30)
+        mem = prom_range(prom, f"jobscope_memory_bytes{{{inst}}}", 30)
         cores = prom_range(prom, f"jobscope_cpu_cores{{{inst}}}", 30)
         # the run's Grafana queries of docs/PROMETHEUS.md
         eff = prom.samples(f'sum by (instance) (rate(jobscope_cpu_seconds_total{{{inst}}}[10s])) '
                            f'/ on (instance) jobscope_cores_available')
-        memq = prom.samples(f'jobscope_memory_rss_bytes{{{inst}}} / on (instance) jobscope_system_mem_total_bytes')
+        memq = prom.samples(f'jobscope_memory_bytes{{{inst}}} / on (instance) jobscope_system_mem_total_bytes')
         serve_mem = prom.samples(f'jobscope_system_mem_total_bytes{{instance="{serve_t}"}}')
         serve_ok = prom.samples(f'jobscope_source_collect_success{{instance="{serve_t}",source="system"}}')
     finally:
@@ -270,9 +275,9 @@ def test_prometheus_scrapes_run_and_serve(js, prom, tmp_path):
     compared = 0
     for t, v in mem:
         seq = seq_at.get(round(t, 3))
-        if seq is None or seq not in tree or not tree[seq]["rss_bytes"]:
+        if seq is None or seq not in tree or not tree[seq]["memory_bytes"]:
             continue
-        rec_rss = float(tree[seq]["rss_bytes"])
+        rec_rss = float(tree[seq]["memory_bytes"])
         assert abs(v - rec_rss) <= 0.02 * rec_rss, f"sample {seq}: Prometheus {v}, recording {rec_rss}"
         compared += 1
     assert compared >= 20, f"only {compared} scrapes matched to samples"
@@ -299,7 +304,7 @@ def test_prometheus_scrapes_run_and_serve(js, prom, tmp_path):
     # the stopped run's series go stale: no value at all once its target is down
     prom.wait_query(f'up{{instance="{run_t}"}} == 0', bool, timeout=20, what="the run's target to be down")
     time.sleep(1.5)
-    assert prom.samples(f'jobscope_memory_rss_bytes{{instance="{run_t}"}}') == []
+    assert prom.samples(f'jobscope_memory_bytes{{instance="{run_t}"}}') == []
     assert prom.samples(f'jobscope_samples_total{{instance="{run_t}"}}') == []
 
 
@@ -371,7 +376,7 @@ def test_load_does_not_delay_sampling(js):
         s.close()
 
     idle = socket.create_connection(("127.0.0.1", p))
-    idle.sendall(b"GET /metrics HTTP/1.1\r\n")  # then nothing: closed by the idle timeout
+    idle.sendall(b"GET /metrics HTTP/1.1\r\n")  # then nothing: closed at the headers' deadline (5 s)
     idle_t0 = time.monotonic()
     threads = [threading.Thread(target=scraper, args=(i,)) for i in range(50)]
     threads += [threading.Thread(target=slow_reader), threading.Thread(target=slowloris)]
@@ -396,7 +401,7 @@ def test_load_does_not_delay_sampling(js):
           f"{quantile(late, .95):.2f}/{quantile(late, .99):.2f}/{max(late):.2f}")
     assert scrapes >= 1000 and min(ok) >= 10, f"the scrapers were not served: {ok} {errors[:3]}"
     assert not errors, errors[:5]
-    assert closed and 8 <= idle_s <= 16, f"an idle half-request lasted {idle_s:.1f} s"
+    assert closed and 4 <= idle_s <= 12, f"an idle half-request lasted {idle_s:.1f} s"
     # a blocked sample would be late by a scrape's duration or more, and late samples would pile up into
     # missed ones; what the machine's background load does, the control run shows
     # (a stall of more than an interval is this shared machine's doing as often as not: the control run shows
@@ -408,23 +413,30 @@ def test_load_does_not_delay_sampling(js):
 
 def test_http_library_not_loadable(js, monkeypatch):
     """libmicrohttpd is loaded with dlopen when an endpoint starts: without it (here $JOBSCOPE_MICROHTTPD_LIBRARY
-    names a missing file) `serve` and `run --listen` fail with one line naming the library and the loader's
-    reason, before running anything."""
+    names a missing file) `serve` fails with one line naming the library and the loader's reason; `run
+    --listen` says the same in one line and runs the command, monitored and recorded, without the endpoint
+    (the recording's meta listen_error keeps the reason)."""
     monkeypatch.setenv("JOBSCOPE_MICROHTTPD_LIBRARY", "/nonexistent/libmicrohttpd.so.12")
-    want = ("jobscope: HTTP server library libmicrohttpd.so.12 not loadable: $JOBSCOPE_MICROHTTPD_LIBRARY: "
-            "/nonexistent/libmicrohttpd.so.12: cannot open shared object file")
+    why = ("HTTP server library libmicrohttpd.so.12 not loadable: $JOBSCOPE_MICROHTTPD_LIBRARY: "
+           "/nonexistent/libmicrohttpd.so.12: cannot open shared object file")
+    p = js("serve", "-i", "0.5", "--listen", "127.0.0.1:0", timeout=60)
+    assert p.returncode != 0, p.stdout
+    lines = p.stderr.splitlines()
+    assert len(lines) == 1 and lines[0].startswith("jobscope: " + why), p.stderr
     marker = js.path("ran")
-    for args in (["serve", "-i", "0.5", "--listen", "127.0.0.1:0"],
-                 ["run", "-q", "-o", js.path("nolib.db"), "--listen", "127.0.0.1:0", "--", "touch", marker]):
-        p = js(*args, timeout=60)
-        assert p.returncode != 0, p.stdout
-        lines = p.stderr.splitlines()
-        assert len(lines) == 1 and lines[0].startswith(want), p.stderr
-    assert not marker.exists()
+    rec = js.path("nolib.db")
+    p = js("run", "-q", "-o", rec, "--listen", "127.0.0.1:0", "--", "touch", marker, timeout=60)
+    assert p.returncode == 0, p.stderr
+    lines = p.stderr.splitlines()
+    assert len(lines) == 1 and lines[0].startswith("jobscope: --listen 127.0.0.1:0: " + why), p.stderr
+    assert marker.exists()
+    con = sqlite3.connect(f"file:{rec}?mode=ro", uri=True)
+    assert con.execute("SELECT value FROM meta WHERE key = 'listen_error'").fetchone()[0].startswith(why)
+    con.close()
     # the library itself is fine: the same run without the override serves
     monkeypatch.delenv("JOBSCOPE_MICROHTTPD_LIBRARY")
     p = js("run", "-q", "-o", js.path("lib.db"), "--listen", "127.0.0.1:0", "--", "true", timeout=60)
-    assert p.returncode == 0, p.stderr
+    assert p.returncode == 0 and p.stderr == "", p.stderr
 
 
 def test_malformed_requests_and_memory(js):
@@ -588,13 +600,21 @@ def test_listen_address_rules(js):
         r = js("run", "-q", "-o", js.path("x.db"), "--listen", bad, "--", "true")
         assert r.returncode != 0 and "invalid listen address" in r.stderr, (bad, r.stderr)
         assert not js.path("x.db").exists()
+    # a port already in use: the command runs all the same, monitored and recorded without the endpoint, and
+    # both stderr (one line) and the recording say why (it used to never start)
     taken = socket.socket()
     taken.bind(("127.0.0.1", 0))
     taken.listen(1)
-    r = js("run", "-q", "-o", js.path("y.db"), "--listen", f"127.0.0.1:{taken.getsockname()[1]}", "--", "true")
+    marker = js.path("ran")
+    r = js("run", "-q", "-o", js.path("y.db"), "--listen", f"127.0.0.1:{taken.getsockname()[1]}", "--",
+           "touch", marker)
     taken.close()
-    assert r.returncode != 0 and "Address already in use" in r.stderr
-    assert not js.path("y.db").exists()
+    assert r.returncode == 0, r.stderr
+    assert len(r.stderr.splitlines()) == 1 and "Address already in use" in r.stderr, r.stderr
+    assert marker.exists()
+    con = sqlite3.connect(f"file:{js.path('y.db')}?mode=ro", uri=True)
+    assert "Address already in use" in con.execute("SELECT value FROM meta WHERE key = 'listen_error'").fetchone()[0]
+    con.close()
     r = js("run", "-q", "-o", js.path("z.db"), "--listen-auth-token", "/dev/null", "--", "true")
     assert r.returncode == 2 and "need --listen" in r.stderr
 
@@ -640,7 +660,7 @@ def test_textfile_atomic_and_node_exporter(js, tmp_path):
             m = parse(body)
             assert values(m, "node_textfile_scrape_error") == [0.0], body[-2000:]
             assert values(m, "jobscope_samples_total", scope="tree")
-            assert values(m, "jobscope_memory_rss_bytes")[0] > 90 * 2**20
+            assert values(m, "jobscope_memory_bytes")[0] > 90 * 2**20
             assert values(m, "node_textfile_mtime_seconds", file=str(f)) or values(m, "node_textfile_mtime_seconds")
             wait_for(lambda: run.poll() is not None, 30, 0.1, "the run to end")
             stop(run)

@@ -21,13 +21,13 @@ SUMMARY_KEYS = {
     "exit_status": None,
     "wall_time_s": None,
     "cpu": ["user_s", "system_s", "total_s", "sampled_s", "mean_cores", "max_cores", "efficiency", "cores_available"],
-    "memory": ["peak_rss_bytes", "peak_rss_kernel_bytes", "peak_swap_bytes", "main", "descendants", "combined",
-               "peak_uss_bytes", "peak_pss_bytes"],
+    "memory": ["peak_bytes", "peak_method", "peak_rss_sum_bytes", "peak_rss_kernel_bytes", "peak_swap_bytes", "main",
+               "descendants", "peak_private_bytes", "peak_shared_bytes", "peak_pss_bytes", "pss_samples"],
     "io": ["read_bytes", "write_bytes", "read_chars", "write_chars"],
     "processes": ["total", "max_concurrent", "max_threads"],
     "samples": ["interval_s", "taken", "missed"],
     "monitor": ["cpu_s", "max_rss_bytes", "mean_sample_cost_s"],
-    "exact": ["cpu", "peak_rss"],
+    "exact": ["cpu", "peak_rss", "memory"],
 }
 
 
@@ -36,15 +36,14 @@ def check_summary_shape(s):
         assert key in s, f"summary lacks {key!r}: {sorted(s)}"
         for k in sub or ():
             assert k in s[key], f"summary lacks {key}.{k}: {s[key]}"
-    for part in ("main", "descendants", "combined"):
-        assert "peak_rss_bytes" in s["memory"][part], s["memory"]
+    assert "peak_rss_bytes" in s["memory"]["main"] and "peak_rss_sum_bytes" in s["memory"]["descendants"], s["memory"]
     for section in ("cpu", "io", "processes", "samples", "monitor"):
         for k, v in s[section].items():
             if k.endswith(("_method", "_file", "_bound")) or k == "ignores_sigchld":
                 continue
             assert v is None or isinstance(v, (int, float)) and not isinstance(v, bool), f"{section}.{k} = {v!r}"
             assert v is None or v >= 0, f"{section}.{k} = {v!r} is negative"
-    for k in ("cpu", "peak_rss"):
+    for k in ("cpu", "peak_rss", "memory"):
         assert isinstance(s["exact"][k], bool), s["exact"]
 
 
@@ -65,7 +64,8 @@ def test_summary_json_shape_and_values(js, workload):
     assert 0 < s["cpu"]["efficiency"] <= 1.05, s["cpu"]
     assert s["wall_time_s"] >= 0.5 * 0.98, s
     assert s["processes"]["total"] >= 1 and s["processes"]["max_concurrent"] >= 1 and s["processes"]["max_threads"] >= 1
-    assert s["memory"]["peak_rss_bytes"] > 1024 * 1024, s["memory"]
+    assert s["memory"]["peak_bytes"] > 1024 * 1024, s["memory"]
+    assert s["memory"]["peak_rss_sum_bytes"] > 1024 * 1024, s["memory"]
     assert s["monitor"]["cpu_s"] is not None and s["monitor"]["max_rss_bytes"] > 0, s["monitor"]
     version = js("--version", check=True)
     assert s["jobscope_version"] and s["jobscope_version"] in version.stdout + version.stderr
@@ -83,7 +83,8 @@ def test_summary_command_matches_end_of_run_summary(js, workload):
                 assert w == pytest.approx(v, rel=1e-6, abs=1e-9), f"{section}.{k}: end of run {v}, summary {w}"
             else:
                 assert w == v, f"{section}.{k}: end of run {v!r}, summary {w!r}"
-    assert later["memory"]["peak_rss_bytes"] == r.summary["memory"]["peak_rss_bytes"]
+    for k in ("peak_bytes", "peak_rss_sum_bytes", "peak_pss_bytes"):
+        assert later["memory"][k] == r.summary["memory"][k], k
     assert later["exit_status"] == r.summary["exit_status"]
     text = js("summary", r.recording, check=True)
     assert text.stdout.strip() or text.stderr.strip()
@@ -148,7 +149,7 @@ def test_kill_9_leaves_a_readable_recording(js, workload, tmp_path):
     finally:
         con.close()
 
-    text = js("summary", rec)
+    text = js("summary", "--summary=full", rec)
     assert_no_crash(text)
     assert text.returncode == 0, f"summary of a killed recording failed: {text.stderr}"
     assert (text.stdout + text.stderr).strip(), "summary printed nothing"
@@ -159,7 +160,7 @@ def test_kill_9_leaves_a_readable_recording(js, workload, tmp_path):
     assert s["exit_status"] is None, f"the exit status was never seen, yet the summary gives {s['exit_status']!r}"
     # an unfinished recording says so, and nothing in it is labelled exact
     assert s["state"] == "incomplete", s["state"]
-    assert s["exact"]["cpu"] is False and s["exact"]["peak_rss"] is False, s["exact"]
+    assert s["exact"]["cpu"] is False and s["exact"]["peak_rss"] is False and s["exact"]["memory"] is False, s["exact"]
     assert "incomplete" in s["exact"]["cpu_reason"], s["exact"]
     assert "INCOMPLETE" in text.stdout and "exit status      unknown" in text.stdout, text.stdout
     assert "[exact" not in text.stdout, text.stdout

@@ -126,9 +126,10 @@ def test_report_page(runs):
     mem = runs["mem_html"].read_text(encoding="utf-8")
     check_page(mem)
     d = charts_data(mem)["mem"]
-    rss = next(s for s in d["s"] if s["n"] == "RSS (tree)")
+    rss = next(s for s in d["s"] if s["n"] == "RSS sum (shared pages per process)")
     peak = max(v for v in rss["v"] if v is not None)
-    assert math.isclose(peak, runs["mem"].summary["memory"]["peak_rss_bytes"], rel_tol=1e-5)
+    assert math.isclose(peak, runs["mem"].summary["memory"]["peak_rss_sum_bytes"], rel_tol=1e-5)
+    assert d["s"][0]["n"] == "memory (no page twice)"  # the headline's series first
     assert peak > 250 * 1024 * 1024
     assert "kernel peak" in mem
 
@@ -143,7 +144,7 @@ def test_compare_page(runs):
     assert len(cells) == 4 and cells[3].endswith("\u00d7")
     ratio = float(cells[3][:-1])
     assert math.isclose(ratio, round(b["cpu"]["total_s"] / a["cpu"]["total_s"], 3), rel_tol=2e-3)
-    for what in ("wall time", "peak RSS, sampled", "read calls"):
+    for what in ("wall time", "peak memory", "peak RSS sum, sampled", "read through calls"):
         assert f'<th scope="row">{what}</th>' in text
     data = charts_data(text)
     names = [s["n"] for s in data["cpu"]["s"]]

@@ -329,13 +329,13 @@ def test_srun_jobscope_records_every_node_as_the_user(cluster, real_plugstack, j
     merged = wait_for(lambda: (Path(out) / f"{jobid}.db").is_file() and Path(out) / f"{jobid}.db", 30,
                       what=f"the merged recording in {out}: {sorted(os.listdir(out))}")
     s = summary(jobscope_job, merged)
-    assert s["job"]["nodes"] == 2
+    assert s["node_count"] == 2
     per_node = {n["node"]: n for n in s["nodes"]}
     assert sorted(per_node) == ["n1", "n2"] and all(n["state"] == "complete" for n in per_node.values())
     for node in ("n1", "n2"):
-        assert per_node[node]["cpu_s"] == pytest.approx(own[node], abs=max(0.3, 0.1 * own[node]))
+        assert per_node[node]["cpu"]["total_s"] == pytest.approx(own[node], abs=max(0.3, 0.1 * own[node]))
     total = sum(own.values())
-    assert s["job"]["cpu_s"] == pytest.approx(total, abs=max(0.6, 0.1 * total)), s["job"]
+    assert s["cpu"]["total_s"] == pytest.approx(total, abs=max(0.6, 0.1 * total)), s["cpu"]
     for path in Path(out).iterdir():  # everything the monitors made is the user's
         assert path.stat().st_uid == cluster.uid, path
     # the monitor's start and stop, as slurmstepd logged them

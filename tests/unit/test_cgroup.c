@@ -484,6 +484,70 @@ static void test_collect_hybrid(void **state)
     rows_free(&inv);
 }
 
+/* watch --cgroup on a cgroup2 directory of a hybrid host, with no v1 counterpart: CPU from its own cpu.stat
+ * (it was left to the process tree's sampled figure, -17%) */
+static void test_collect_hybrid_v2_only(void **state)
+{
+    (void)state;
+    fx_t fx;
+    fx_open(&fx, "cgroup-hybrid");
+    char why[256] = "";
+    assert_int_equal(cgroupfs_open_path(&fx.root, "/sys/fs/cgroup/unified/v2only", &fx.cg, why, sizeof(why)),
+                     0);
+    int version = 0;
+    assert_true(cgroupfs_dir(fx.cg, JS_CG_CPUACCT, &version) >= 0);
+    assert_int_equal(version, 2);
+    assert_int_equal(cgroupfs_hier(fx.cg, JS_CG_MEMORY), -1); /* v1 memory has no such cgroup: not read */
+    js_ctx_t ctx = {
+        .root = fx.root, .mode = JS_MODE_WATCH, .scope = {.kind = JS_SCOPE_CGROUP, .cgroup = fx.cg}};
+    void *st = NULL;
+    assert_int_equal(source_cgroup.init(&ctx, &st), 0);
+    rows3_t r;
+    rows3_init(&r);
+    assert_int_equal(source_cgroup.collect(st, &ctx, r.p), 0);
+    js_value_t *c = rows_row(&r.t[0], 0);
+    assert_ival(c[CG_USAGE_NS], 2500000000LL);
+    assert_ival(c[CG_USER_NS], 2000000000LL);
+    assert_ival(c[CG_PSI_CPU_SOME_US], 4242);
+    js_rows_t inv;
+    rows_init(&inv, &table_inventory);
+    assert_int_equal(source_cgroup.inventory(st, &ctx, &inv), 0);
+    assert_string_equal(inv_get(&inv, "file.cgroup.usage_ns"), "/sys/fs/cgroup/unified/v2only/cpu.stat");
+    source_cgroup.fini(st);
+    rows3_free(&r);
+    rows_free(&inv);
+    fx_close(&fx);
+}
+
+/* the per-descriptor reset of a v2 peak: one write through a read-write descriptor, nothing when the file is
+ * not a regular one (a FIFO: refused at once, never waited on) */
+static void test_peak_reset_open(void **state)
+{
+    (void)state;
+    char dir[] = "/tmp/jobscope-peak-XXXXXX";
+    assert_non_null(mkdtemp(dir));
+    int d = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    assert_true(d >= 0);
+    int f = openat(d, "memory.peak", O_WRONLY | O_CREAT, 0644);
+    assert_true(f >= 0);
+    assert_int_equal(write(f, "123456\n", 7), 7);
+    close(f);
+    int fd = cgroupfs_open_peak_reset(d, "memory.peak");
+    assert_true(fd >= 0);
+    char b[16] = {0};
+    assert_int_equal(pread(fd, b, sizeof(b) - 1, 0), 7);
+    assert_memory_equal(b, "reset\n", 6); /* a plain file keeps what was written; the kernel resets instead */
+    close(fd);
+    assert_int_equal(mkfifoat(d, "memory.swap.peak", 0644), 0);
+    fd = cgroupfs_open_peak_reset(d, "memory.swap.peak");
+    assert_true(fd < 0);
+    assert_true(cgroupfs_open_peak_reset(d, "no-such-file") == -ENOENT);
+    unlinkat(d, "memory.peak", 0);
+    unlinkat(d, "memory.swap.peak", 0);
+    close(d);
+    rmdir(dir);
+}
+
 static void test_no_cgroup(void **state)
 {
     fx_t fx;
@@ -731,6 +795,11 @@ static void test_part_watch(void **state)
     assert_int_equal(part_cgroup_totals(m, &t), 0);
     assert_false(t.created);
     assert_true(fabs(t.cpu_s - 0.5) < 1e-9);
+    /* the kernel's mark (300 MB at the first sample, no higher since) is the cgroup's since its creation, not
+     * the watch's: no window peak from it (it was reported as the window's exact peak), the sampled one
+     * instead */
+    assert_true(isnan(t.peak_kernel_tree_bytes));
+    assert_true(t.peak_since_created_bytes == 300000000);
     js_buf_t b = {0};
     jw_t w;
     jw_init(&w, &b);
@@ -738,7 +807,30 @@ static void test_part_watch(void **state)
     model_parts_summary_json(m, &w);
     jw_close(&w);
     assert_non_null(strstr(b.p, "\"throttled_periods\": 4"));
+    assert_non_null(strstr(b.p, "\"peak_kernel_tree_bytes\": 1000,"));
+    assert_non_null(strstr(b.p, "\"peak_since_created_bytes\": 300000000"));
+    assert_non_null(strstr(b.p, "since the cgroup was created"));
+    /* a mark that rises during the watch was reached in it: the window's, exactly */
+    add_sample(&s, 2000000000, 6000000000LL, 2, 350000000, 1000, 0, false, false);
+    assert_int_equal(model_feed(m, 2, &s), 0);
+    assert_int_equal(part_cgroup_totals(m, &t), 0);
+    assert_true(t.peak_kernel_tree_bytes == 350000000);
+    assert_non_null(strstr(t.peak_method, "reached during this watch"));
     buf_free(&b);
+    model_free(m);
+    sample_free(&s);
+
+    /* a v2 memory.peak reset for the source's descriptor counts from the watch's start */
+    assert_int_equal(sample_init(&s), 0);
+    m = new_model(JS_MODE_WATCH);
+    add_sample(&s, 0, 5000000000LL, 0, 2000, 1000, 0, true, false);
+    inventory_add(sample_rows(&s, &table_inventory), "cgroup", "cgroup.peak_reset", "1");
+    assert_int_equal(model_feed(m, 0, &s), 0);
+    add_sample(&s, 1000000000, 5500000000LL, 0, 2000, 1000, 0, false, false);
+    assert_int_equal(model_feed(m, 1, &s), 0);
+    assert_int_equal(part_cgroup_totals(m, &t), 0);
+    assert_true(t.peak_kernel_tree_bytes == 2000);
+    assert_non_null(strstr(t.peak_method, "reset for this watch"));
     model_free(m);
     sample_free(&s);
 }
@@ -746,13 +838,22 @@ static void test_part_watch(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_mountinfo_lines), cmocka_unit_test(test_parse_cpu),
-        cmocka_unit_test(test_parse_memory),    cmocka_unit_test(test_parse_io_psi),
-        cmocka_unit_test(test_mounts),          cmocka_unit_test(test_open_pid_v1),
-        cmocka_unit_test(test_open_path),       cmocka_unit_test(test_collect_v1),
-        cmocka_unit_test(test_collect_v2),      cmocka_unit_test(test_collect_hybrid),
-        cmocka_unit_test(test_no_cgroup),       cmocka_unit_test(test_create_remove),
-        cmocka_unit_test(test_part_run),        cmocka_unit_test(test_part_watch),
+        cmocka_unit_test(test_mountinfo_lines),
+        cmocka_unit_test(test_parse_cpu),
+        cmocka_unit_test(test_parse_memory),
+        cmocka_unit_test(test_parse_io_psi),
+        cmocka_unit_test(test_mounts),
+        cmocka_unit_test(test_open_pid_v1),
+        cmocka_unit_test(test_open_path),
+        cmocka_unit_test(test_collect_v1),
+        cmocka_unit_test(test_collect_v2),
+        cmocka_unit_test(test_collect_hybrid),
+        cmocka_unit_test(test_collect_hybrid_v2_only),
+        cmocka_unit_test(test_peak_reset_open),
+        cmocka_unit_test(test_no_cgroup),
+        cmocka_unit_test(test_create_remove),
+        cmocka_unit_test(test_part_run),
+        cmocka_unit_test(test_part_watch),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

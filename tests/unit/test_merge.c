@@ -124,7 +124,7 @@ static void test_merge_and_extract(void **state)
     char out[128], err[512] = "";
     snprintf(out, sizeof(out), "%s/out.db", f->dir);
     const char *in[] = {f->path[2], f->path[0], f->path[1]}; /* any order: nodes come out by name */
-    assert_int_equal(merge_recordings(out, in, 3, err, sizeof(err)), 0);
+    assert_int_equal(merge_recordings(out, in, 3, 0, err, sizeof(err)), 0);
     assert_true(merge_is_merged(out));
     assert_false(merge_is_merged(f->path[0]));
     assert_false(merge_is_merged("/nonexistent"));
@@ -173,23 +173,23 @@ static void test_refusals(void **state)
     char out[128], err[512];
     snprintf(out, sizeof(out), "%s/out.db", f->dir);
     const char *none[] = {NULL};
-    assert_int_equal(merge_recordings(out, none, 0, err, sizeof(err)), -EINVAL);
+    assert_int_equal(merge_recordings(out, none, 0, 0, err, sizeof(err)), -EINVAL);
     const char *same[] = {f->path[0], f->path[0]};
-    assert_int_equal(merge_recordings(out, same, 2, err, sizeof(err)), -EINVAL);
+    assert_int_equal(merge_recordings(out, same, 2, 0, err, sizeof(err)), -EINVAL);
     assert_non_null(strstr(err, "same file"));
     /* the same file by another name (a hard link) */
     snprintf(f->path[5], sizeof(f->path[5]), "%s/link.db", f->dir);
     assert_int_equal(link(f->path[0], f->path[5]), 0);
     const char *linked[] = {f->path[0], f->path[5]};
-    assert_int_equal(merge_recordings(out, linked, 2, err, sizeof(err)), -EINVAL);
+    assert_int_equal(merge_recordings(out, linked, 2, 0, err, sizeof(err)), -EINVAL);
     const char *other[] = {f->path[0], f->path[2]};
-    assert_int_equal(merge_recordings(out, other, 2, err, sizeof(err)), -EINVAL);
+    assert_int_equal(merge_recordings(out, other, 2, 0, err, sizeof(err)), -EINVAL);
     assert_non_null(strstr(err, "job 43"));
     const char *twice[] = {f->path[0], f->path[3]};
-    assert_int_equal(merge_recordings(out, twice, 2, err, sizeof(err)), -EINVAL);
+    assert_int_equal(merge_recordings(out, twice, 2, 0, err, sizeof(err)), -EINVAL);
     assert_non_null(strstr(err, "both node n1"));
     const char *open_end[] = {f->path[0], f->path[4]};
-    assert_int_equal(merge_recordings(out, open_end, 2, err, sizeof(err)), -EINVAL);
+    assert_int_equal(merge_recordings(out, open_end, 2, 0, err, sizeof(err)), -EINVAL);
     assert_non_null(strstr(err, "incomplete"));
     /* a truncated copy */
     struct stat st;
@@ -203,16 +203,16 @@ static void test_refusals(void **state)
     close(in);
     close(o);
     const char *trunc[] = {f->path[0], f->path[6]};
-    assert_true(merge_recordings(out, trunc, 2, err, sizeof(err)) < 0);
+    assert_true(merge_recordings(out, trunc, 2, 0, err, sizeof(err)) < 0);
     assert_non_null(strstr(err, "trunc.db"));
     assert_int_equal(access(out, F_OK), -1); /* nothing left by a refusal */
     /* a merged recording is not merged again, and an output is never replaced */
     const char *good[] = {f->path[0], f->path[1]};
-    assert_int_equal(merge_recordings(out, good, 2, err, sizeof(err)), 0);
-    assert_int_equal(merge_recordings(out, good, 2, err, sizeof(err)), -EEXIST);
+    assert_int_equal(merge_recordings(out, good, 2, 0, err, sizeof(err)), 0);
+    assert_int_equal(merge_recordings(out, good, 2, 0, err, sizeof(err)), -EEXIST);
     snprintf(f->path[7], sizeof(f->path[7]), "%s/again.db", f->dir);
     const char *merged[] = {out, f->path[1]};
-    assert_int_equal(merge_recordings(f->path[7], merged, 2, err, sizeof(err)), -EINVAL);
+    assert_int_equal(merge_recordings(f->path[7], merged, 2, 0, err, sizeof(err)), -EINVAL);
     assert_non_null(strstr(err, "already a merged recording"));
     assert_int_equal(access(f->path[7], F_OK), -1);
 }

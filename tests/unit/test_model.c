@@ -304,16 +304,26 @@ static void test_missing_and_monotone(void **state)
     assert_float_equal(pt->cpu_s, 1.0, 1e-9);
     assert_float_equal(pt->cpu_cores, 0, 1e-9);
     assert_float_equal(pt->uss, 5000, 0); /* not read this sample: the last reading stands */
-    /* two members, one without a readable io file: the tree's io is unknown, not a partial sum */
+    /* two members, one whose io and smaps_rollup cannot be read (another user's): one unreadable process does
+     * not void the totals (it did: n/a for the whole tree); it is left out and counted */
     fake_proc_t two[2] = {p, {12, 10, 700, 0, 0, 0, 0, 100, -1, -1}};
     add_sample(&s, 3 * SEC, two, 2, 0, 0);
     model_feed(m, 2, &s);
-    assert_true(isnan(model_point(m)->io[IO_WRITE]));
-    assert_true(isnan(model_point(m)->uss)); /* the new member has no USS reading yet */
+    assert_float_equal(model_point(m)->io[IO_WRITE], 1024, 0);
+    assert_float_equal(model_point(m)->uss, 5000, 0);
+    /* a zombie whose files are gone is no unreadable process: its reaper's counters take its I/O */
+    fake_proc_t three[3] = {p, two[1], {13, 10, 800, 0, 0, 0, 0, 0, -1, -1}};
+    add_sample(&s, 4 * SEC, three, 3, 0, 0);
+    rows_set_str(sample_rows(&s, &table_proc), &rows_row(sample_rows(&s, &table_proc), 2)[PROC_STATE], "Z",
+                 1);
+    model_feed(m, 3, &s);
     js_summary_t su;
     model_summary(m, &su);
-    assert_float_equal(su.peak_uss, 5000, 0);
-    assert_float_equal(su.peak_rss, 200, 0);
+    assert_float_equal(su.peak_private, 5000, 0);
+    assert_float_equal(su.peak_rss_sum, 200, 0);
+    assert_float_equal(su.io[IO_WRITE], 1024, 0);
+    assert_int_equal(su.io_unreadable, 1);
+    assert_int_equal(su.uss_unreadable, 1);
     model_free(m);
     sample_free(&s);
 }
@@ -444,6 +454,63 @@ static void test_sigchld_ignored(void **state)
     sample_free(&s);
 }
 
+/* A parent whose children vanish without their CPU reaching its cutime (a SIGCHLD handler with SA_NOCLDWAIT:
+ * /proc shows nothing of it) is caught by the accounting itself: not exact, and what sampling saw of the
+ * children is counted. A parent that reaps its child late (after its row of the sample where the child
+ * vanished) is not taken for one. */
+static void nocldwait_case(bool reaps, bool late, double *ret_total, bool *ret_exact, int32_t *ret_pid)
+{
+    js_sample_t s;
+    sample_init(&s);
+    js_model_t *m = new_model(JS_MODE_RUN, 2);
+    fake_proc_t p[2] = {{10, 1, 500, 5, 0, 0, 0, 100, -1, -1}, {11, 10, 600, 30, 0, 0, 0, 100, -1, -1}};
+    add_sample(&s, 1 * SEC, p, 1, 0, 0);
+    add_info(&s, 10, 500, "server");
+    model_feed(m, 0, &s);
+    add_sample(&s, 2 * SEC, p, 2, 0, 0);
+    model_feed(m, 1, &s);
+    p[1].ut = 60;
+    add_sample(&s, 3 * SEC, p, 2, 0, 0);
+    model_feed(m, 2, &s);
+    if (reaps && !late)
+        p[0].cut = 61; /* waited for: its utime (a tick more than last seen) is in the parent's cutime */
+    add_sample(&s, 4 * SEC, p, 1, 0, 0); /* the child is gone */
+    model_feed(m, 3, &s);
+    if (reaps)
+        p[0].cut = 61;
+    add_sample(&s, 5 * SEC, p, 1, 0, 0);
+    model_feed(m, 4, &s);
+    add_sample(&s, 6 * SEC, p, 1, 0, 0);
+    model_feed(m, 5, &s);
+    js_summary_t su;
+    model_summary(m, &su);
+    *ret_total = su.total_s;
+    *ret_exact = su.exact_cpu && su.exact_peak_rss;
+    *ret_pid = su.autoreap_pid;
+    model_free(m);
+    sample_free(&s);
+}
+
+static void test_nocldwait_detected(void **state)
+{
+    (void)state;
+    double total;
+    bool exact;
+    int32_t pid;
+    nocldwait_case(false, false, &total, &exact, &pid); /* auto-reaped: 0.60 s would be lost */
+    assert_false(exact);
+    assert_int_equal(pid, 10);
+    assert_float_equal(total, 0.05 + 0.60, 1e-9);      /* the child as last seen */
+    nocldwait_case(true, false, &total, &exact, &pid); /* reaped in time */
+    assert_true(exact);
+    assert_int_equal(pid, 0);
+    assert_float_equal(total, 0.05 + 0.61, 1e-9);
+    nocldwait_case(true, true, &total, &exact, &pid); /* reaped after the parent's row: seen a sample later */
+    assert_true(exact);
+    assert_int_equal(pid, 0);
+    assert_float_equal(total, 0.05 + 0.61, 1e-9);
+}
+
 /* Unreadable is not zero: a member whose io could not be read leaves the I/O totals missing, even after it
  * has gone (attach to another user's process, then it exits). */
 static void test_io_unreadable_is_missing(void **state)
@@ -551,6 +618,51 @@ static void test_top_lists(void **state)
     sample_free(&s);
 }
 
+/* watch --node --top: a process that was running before the watch and becomes a top process later counts from
+ * its first row, not from its start (it showed 4.49 s where the node's whole window was 2.31 s); one that
+ * started during the watch counts whole. The window's start comes from the tree row's t_boot_ns. */
+static void test_top_counts_the_window_only(void **state)
+{
+    (void)state;
+    js_sample_t s;
+    sample_init(&s);
+    js_model_cfg_t cfg = {.mode = JS_MODE_WATCH,
+                          .scope = JS_SCOPE_NODE,
+                          .clk_tck = 100,
+                          .monitor_pid = 1,
+                          .interval_ns = SEC,
+                          .cores_available = 2};
+    js_model_t *m = model_new(&cfg);
+    /* the window starts at boot + 1000 s (tick 100000) */
+    fake_proc_t other = {20, 1, 5000, 100, 0, 0, 0, 1000, -1, -1};
+    add_sample(&s, 1 * SEC, &other, 1, -1, 0);
+    add_info(&s, 20, 5000, "daemon");
+    val_int(&rows_row(sample_rows(&s, &table_tree), 0)[TREE_T_BOOT], 1000 * SEC);
+    model_feed(m, 0, &s);
+    /* hog.sh (started at tick 90000, before the watch, 449 ticks so far) and new (started during it) */
+    fake_proc_t p[2] = {{30, 1, 90000, 449, 0, 0, 0, 1000, -1, -1},
+                        {31, 1, 100050, 40, 0, 0, 0, 1000, -1, -1}};
+    add_sample(&s, 2 * SEC, p, 2, -1, 0);
+    add_info(&s, 30, 90000, "hog.sh");
+    add_info(&s, 31, 100050, "new");
+    val_int(&rows_row(sample_rows(&s, &table_tree), 0)[TREE_T_BOOT], 1001 * SEC);
+    model_feed(m, 1, &s);
+    p[0].ut = 480;
+    p[1].ut = 60;
+    add_sample(&s, 3 * SEC, p, 2, -1, 0);
+    val_int(&rows_row(sample_rows(&s, &table_tree), 0)[TREE_T_BOOT], 1002 * SEC);
+    model_feed(m, 2, &s);
+    js_summary_t su;
+    model_summary(m, &su);
+    assert_int_equal(su.ntop_cpu, 2);
+    assert_string_equal(su.top_cpu[0].comm, "new");
+    assert_float_equal(su.top_cpu[0].cpu_s, 0.60, 1e-9); /* all of it: it started in the window */
+    assert_string_equal(su.top_cpu[1].comm, "hog.sh");
+    assert_float_equal(su.top_cpu[1].cpu_s, 0.31, 1e-9); /* from its first row, not 4.80 s */
+    model_free(m);
+    sample_free(&s);
+}
+
 /* Members that could not be read (descriptor limit) make the totals inexact, and say so. */
 static void test_unread_members(void **state)
 {
@@ -571,6 +683,120 @@ static void test_unread_members(void **state)
     sample_free(&s);
 }
 
+/* mem_row: one member with RSS, and PSS/USS when read (>= 0), VmHWM when known (>= 0) */
+static void mem_row(js_sample_t *s, int32_t pid, int64_t rss, int64_t pss, int64_t uss, int64_t hwm)
+{
+    js_value_t *v = rows_add(sample_rows(s, &table_proc));
+    val_int(&v[PROC_PID], pid);
+    val_int(&v[PROC_PPID], pid == 10 ? 1 : 10);
+    val_int(&v[PROC_START_TICKS], 500 + pid);
+    val_int(&v[PROC_UTIME], 0);
+    val_int(&v[PROC_STIME], 0);
+    val_int(&v[PROC_THREADS], 1);
+    val_int(&v[PROC_RSS], rss);
+    if (pss >= 0) {
+        val_int(&v[PROC_PSS], pss);
+        val_int(&v[PROC_USS], uss);
+    }
+    if (hwm >= 0)
+        val_int(&v[PROC_HWM], hwm);
+}
+
+static void mem_sample(js_sample_t *s, int64_t t_ns, size_t members)
+{
+    js_value_t *t = rows_add(sample_rows(s, &table_tree));
+    val_int(&t[TREE_MEMBERS], (int64_t)members);
+    js_value_t *sv = rows_add(sample_rows(s, &table_samples));
+    val_int(&sv[SAMPLES_T_MONO], t_ns);
+    val_int(&sv[SAMPLES_T_UNIX], 1700000000000000000LL + t_ns);
+}
+
+/* Issue 19: a parent holding 400 MiB that forks 4 workers used 400 MiB, not 2 GiB. The PSS sum of one
+ * sample (every member read at once) counts each page once; between reads a member's figures move with its
+ * RSS; the largest process's kernel high-water mark is a floor of the headline. */
+static void test_memory_headline(void **state)
+{
+    (void)state;
+    const int64_t M = 1 << 20;
+    js_sample_t s;
+    sample_init(&s);
+    js_model_t *m = new_model(JS_MODE_RUN, 2);
+    /* the parent alone: 400 MiB, all private */
+    sample_clear(&s);
+    mem_sample(&s, 1 * SEC, 1);
+    mem_row(&s, 10, 400 * M, 400 * M, 400 * M, -1);
+    assert_int_equal(model_feed(m, 0, &s), 0);
+    assert_true(model_point(m)->pss_read);
+    /* 4 workers share its pages: every member read at the same sample */
+    sample_clear(&s);
+    mem_sample(&s, 2 * SEC, 5);
+    mem_row(&s, 10, 400 * M, 80 * M, 0, -1);
+    for (int32_t k = 0; k < 4; k++)
+        mem_row(&s, 11 + k, 400 * M, 80 * M, 0, -1);
+    assert_int_equal(model_feed(m, 1, &s), 0);
+    const js_tree_point_t *pt = model_point(m);
+    assert_float_equal(pt->rss, 2000.0 * M, 0);
+    assert_float_equal(pt->pss, 400.0 * M, 0);
+    assert_float_equal(pt->uss, 0, 0);
+    /* one worker writes 100 MiB of its own between reads: its figures move with its RSS (the series); the
+     * peaks are sums measured at one sample */
+    sample_clear(&s);
+    mem_sample(&s, 3 * SEC, 5);
+    mem_row(&s, 10, 400 * M, -1, -1, -1);
+    mem_row(&s, 11, 500 * M, -1, -1, -1);
+    for (int32_t k = 1; k < 4; k++)
+        mem_row(&s, 11 + k, 400 * M, -1, -1, -1);
+    assert_int_equal(model_feed(m, 2, &s), 0);
+    pt = model_point(m);
+    assert_false(pt->pss_read);
+    assert_float_equal(pt->pss, 500.0 * M, 0);
+    assert_float_equal(pt->uss, 100.0 * M, 0);
+    js_summary_t su;
+    model_summary(m, &su);
+    assert_float_equal(su.peak_pss, 400.0 * M, 0);
+    assert_float_equal(su.peak_rss_sum, 2100.0 * M, 0);
+    /* but one process's RSS (500 MiB, each of its pages once) is a floor: the headline, and says so */
+    assert_float_equal(su.peak_bytes, 500.0 * M, 0);
+    assert_non_null(strstr(su.peak_method, "largest process"));
+    /* the next read measures it */
+    sample_clear(&s);
+    mem_sample(&s, 4 * SEC, 5);
+    mem_row(&s, 10, 400 * M, 80 * M, 0, -1);
+    mem_row(&s, 11, 500 * M, 180 * M, 100 * M, -1);
+    for (int32_t k = 1; k < 4; k++)
+        mem_row(&s, 11 + k, 400 * M, 80 * M, 0, -1);
+    assert_int_equal(model_feed(m, 3, &s), 0);
+    model_summary(m, &su);
+    assert_float_equal(su.peak_pss, 500.0 * M, 0);
+    assert_float_equal(su.peak_bytes, 500.0 * M, 0);
+    assert_non_null(strstr(su.peak_method, "PSS"));
+    assert_false(su.peak_exact);
+    assert_float_equal(su.peak_private, 400.0 * M, 0); /* the parent alone, at the first sample */
+    assert_float_equal(su.peak_shared, 400.0 * M, 0);  /* PSS - USS: the parent's pages, once for the tree */
+    assert_int_equal(su.pss_samples, 3);
+    /* the largest process's VmHWM above the PSS sum (a peak between samples): it is the headline */
+    sample_clear(&s);
+    mem_sample(&s, 5 * SEC, 1);
+    mem_row(&s, 10, 400 * M, -1, -1, 700 * M);
+    assert_int_equal(model_feed(m, 4, &s), 0);
+    model_summary(m, &su);
+    assert_float_equal(su.peak_bytes, 700.0 * M, 0);
+    assert_non_null(strstr(su.peak_method, "VmHWM"));
+    model_free(m);
+
+    /* a command gone before the first sample (`run -- true`): no sampled figure, not 0 B */
+    m = new_model(JS_MODE_RUN, 2);
+    sample_clear(&s);
+    mem_sample(&s, 1 * SEC, 0);
+    assert_int_equal(model_feed(m, 0, &s), 0);
+    model_summary(m, &su);
+    assert_true(isnan(su.peak_rss_sum));
+    assert_true(isnan(su.peak_pss));
+    assert_true(isnan(su.peak_bytes));
+    model_free(m);
+    sample_free(&s);
+}
+
 static void test_empty_summary(void **state)
 {
     (void)state;
@@ -578,7 +804,10 @@ static void test_empty_summary(void **state)
     js_summary_t su;
     model_summary(m, &su);
     assert_true(isnan(su.total_s));
-    assert_true(isnan(su.peak_rss));
+    assert_true(isnan(su.peak_rss_sum));
+    assert_true(isnan(su.peak_bytes));
+    assert_true(isnan(su.tree_total_s)); /* the command never ran: null, not 0 (docs/FORMAT.md) */
+    assert_true(isnan(su.peak_kernel_tree));
     assert_int_equal(su.taken, 0);
     model_free(m);
 }
@@ -586,14 +815,25 @@ static void test_empty_summary(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_rates_and_deltas),      cmocka_unit_test(test_run_mode_exact_short_children),
-        cmocka_unit_test(test_attach_mode_vanished), cmocka_unit_test(test_attach_chain_vanished),
-        cmocka_unit_test(test_stepd_roots),  cmocka_unit_test(test_missing_and_monotone),
-        cmocka_unit_test(test_pid_reuse),             cmocka_unit_test(test_rate_carry),
-        cmocka_unit_test(test_summary_arithmetic),    cmocka_unit_test(test_empty_summary),
-        cmocka_unit_test(test_sigchld_ignored),       cmocka_unit_test(test_io_unreadable_is_missing),
-        cmocka_unit_test(test_short_closing_row),     cmocka_unit_test(test_attach_baseline),
-        cmocka_unit_test(test_top_lists),             cmocka_unit_test(test_unread_members),
+        cmocka_unit_test(test_rates_and_deltas),
+        cmocka_unit_test(test_run_mode_exact_short_children),
+        cmocka_unit_test(test_attach_mode_vanished),
+        cmocka_unit_test(test_attach_chain_vanished),
+        cmocka_unit_test(test_stepd_roots),
+        cmocka_unit_test(test_missing_and_monotone),
+        cmocka_unit_test(test_pid_reuse),
+        cmocka_unit_test(test_rate_carry),
+        cmocka_unit_test(test_summary_arithmetic),
+        cmocka_unit_test(test_empty_summary),
+        cmocka_unit_test(test_sigchld_ignored),
+        cmocka_unit_test(test_nocldwait_detected),
+        cmocka_unit_test(test_io_unreadable_is_missing),
+        cmocka_unit_test(test_short_closing_row),
+        cmocka_unit_test(test_attach_baseline),
+        cmocka_unit_test(test_top_lists),
+        cmocka_unit_test(test_top_counts_the_window_only),
+        cmocka_unit_test(test_unread_members),
+        cmocka_unit_test(test_memory_headline),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -586,9 +586,26 @@ static double rusage_s(const struct rusage *ru)
            (ru->ru_utime.tv_usec + ru->ru_stime.tv_usec) * 1e-6;
 }
 
+/* unaccounted_s: seconds of steal, IRQ and softirq time over every CPU so far (/proc/stat), the time a task's
+ * task-clock counts while it is scheduled in but the scheduler's runtime (rusage) leaves out; -1 if unreadable. */
+static double unaccounted_s(void)
+{
+    FILE *f = fopen("/proc/stat", "r");
+    if (!f)
+        return -1;
+    unsigned long long v[8] = {0};
+    int n = fscanf(f, "cpu %llu %llu %llu %llu %llu %llu %llu %llu", &v[0], &v[1], &v[2], &v[3], &v[4], &v[5],
+                   &v[6], &v[7]);
+    fclose(f);
+    if (n != 8)
+        return -1;
+    return (double)(v[5] + v[6] + v[7]) / (double)sysconf(_SC_CLK_TCK);
+}
+
 static void test_real_held_child(void **state)
 {
     (void)state;
+    double unacc0 = unaccounted_s();
     int go[2];
     assert_int_equal(pipe2(go, O_CLOEXEC), 0);
     pid_t child = fork();
@@ -625,18 +642,22 @@ static void test_real_held_child(void **state)
     long sw = ru.ru_nvcsw + ru.ru_nivcsw,
          switches = cs && cs[PERFC_COUNT].present ? (long)cs[PERFC_COUNT].i : -1;
     bool cs_missing = cs == NULL; /* absent when perf_event_paranoid allows user mode only */
+    double unacc1 = unaccounted_s(), unacc = unacc0 >= 0 && unacc1 >= unacc0 ? unacc1 - unacc0 : 0.05;
     rig_free(&r);
     fprintf(stderr,
             "held child: task-clock %.4f s, rusage %.4f s; context switches: perf %ld, rusage %ld; "
-            "faults: perf %ld, rusage %ld\n",
-            task, cpu, switches, sw, counted, faults);
+            "faults: perf %ld, rusage %ld; steal+irq+softirq on all CPUs meanwhile %.3f s\n",
+            task, cpu, switches, sw, counted, faults, unacc);
     assert_true(have);
     assert_true(exact_time); /* software: never multiplexed */
     /* task-clock misses the held child's time before exec, and each task's exit from the moment its counters
      * are folded into its parent's (on Linux 6.18, before its address space is torn down): a few ms for
-     * these 3 processes; on a loaded machine task-clock also ran up to ~1% ahead of the rusage split of the
-     * same runtime (0.3027 s against 0.2996 s seen with both cores busy) */
-    assert_true(task <= cpu * 1.02 + 0.002);
+     * these 3 processes. It runs ahead of rusage by what the scheduler's runtime leaves out while the task is
+     * scheduled in: time stolen by the hypervisor and IRQ time (0.2662 s against 0.2564 s seen on a loaded
+     * CI machine, 0.3027 against 0.2996 s with both cores busy here), that time on every CPU where the
+     * kernel reports it (/proc/stat, in ticks), and up to 5% where it does not; a child counted twice would
+     * put it a third or more ahead */
+    assert_true(task <= cpu * 1.05 + 0.002 + unacc + 2.0 / (double)sysconf(_SC_CLK_TCK));
     assert_true(task >= cpu - 0.015);
     assert_true(counted <= faults);
     assert_true(counted >= faults - 100); /* the faults of the forked copy before exec are not counted */
@@ -849,7 +870,11 @@ static void test_real_cgroup_per_cpu(void **state)
     assert_true(cpus >= 1);
     double cpu = rusage_s(&ru);
     fprintf(stderr, "cgroup: task-clock %.4f s over %d CPUs, rusage %.4f s\n", task, cpus, cpu);
-    assert_true(fabs(task - cpu) <= 0.02 * cpu + 0.003);
+    /* below: only what the counters miss at the move and the exit (a few ms); above: a cgroup's task-clock
+     * also counts interrupt time taken while the job ran, which a busy machine makes larger (0.2513 s of
+     * task-clock against 0.2386 s of rusage seen at load 4) */
+    assert_true(task >= cpu * 0.98 - 0.003);
+    assert_true(task <= cpu * 1.10 + 0.005);
 }
 
 /* Per-CPU groups (watch --node) are summed into one row per event: count, time enabled and time running each

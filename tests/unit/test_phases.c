@@ -36,6 +36,8 @@ typedef struct {
     int32_t pid;
 } fmark_t;
 
+static bool g_for_marks; /* the next samples are taken for their marks (samples.for_marks) */
+
 /* sample: one process (pid 10) with cumulative CPU `cpu_s` (whole ticks at 100 Hz), RSS `rss`, write_bytes
  * `wb`, and the given marks. */
 static void sample(js_sample_t *s, double t, double cpu_s, int64_t rss, int64_t wb, const fmark_t *mk, size_t n)
@@ -45,6 +47,7 @@ static void sample(js_sample_t *s, double t, double cpu_s, int64_t rss, int64_t 
     val_int(&sv[SAMPLES_T_MONO], (int64_t)(t * SEC));
     val_int(&sv[SAMPLES_T_UNIX], 1700000000LL * SEC + (int64_t)(t * SEC));
     val_int(&sv[SAMPLES_MISSED], 0);
+    val_int(&sv[SAMPLES_FOR_MARKS], g_for_marks);
     js_rows_t *proc = sample_rows(s, &table_proc);
     js_value_t *v = rows_add(proc);
     val_int(&v[PROC_PID], 10);
@@ -125,7 +128,9 @@ static void test_interpolation(void **state)
     assert_float_equal(col(&v, a, "wall_s"), 1.75, 1e-6);
     assert_float_equal(col(&v, a, "cpu_s"), 1.75, 1e-6);  /* 1 core: CPU follows wall time */
     assert_float_equal(col(&v, a, "write_bytes"), 1750, 1e-6);
-    assert_float_equal(col(&v, a, "peak_rss_bytes"), 500, 0); /* intervals (1,2], (2,3], (3,4]: 500, 200, 100 */
+    assert_float_equal(col(&v, a, "peak_rss_sum_bytes"), 500,
+                       0);                        /* intervals (1,2], (2,3], (3,4]: 500, 200, 100 */
+    assert_true(isnan(col(&v, a, "peak_bytes"))); /* neither a cgroup nor PSS: no headline figure */
     assert_float_equal(col(&v, a, "activations"), 1, 0);
     assert_float_equal(col(&v, a, "active"), 0, 0);
     const js_value_t *out = phase_row(m, "(outside)", &v);
@@ -134,6 +139,42 @@ static void test_interpolation(void **state)
     assert_float_equal(col(&v, out, "cpu_s"), 4 - 1.75, 1e-6);
     model_free(m);
     sample_free(&s);
+}
+
+/* Issue 19: a sample taken for a mark is the scope at that mark: the interval's increase up to it goes to the
+ * phase it ends, none to the stretch after it; a later sample's peak is not the ended phase's. Fed again
+ * without samples.for_marks (a recording of an earlier version), the same marks are interpolated. */
+static void test_cut_at_marks(void **state)
+{
+    (void)state;
+    static const fmark_t m1[] = {{0.5, "begin", "a", 0}};
+    static const fmark_t m2[] = {{1.9, "end", "a", 0}};
+    const fmark_t *const marks[3] = {m1, m2, NULL};
+    const size_t n[3] = {1, 1, 0};
+    static const int64_t rss[3] = {100, 200, 900}, wb[3] = {0, 1000, 3000};
+    for (int cut = 1; cut >= 0; cut--) {
+        js_sample_t s;
+        sample_init(&s);
+        js_model_t *m = run_model();
+        for (int k = 0; k < 3; k++) {
+            g_for_marks = cut && k == 1;
+            sample(&s, k + 1, 0.01 * k, rss[k], wb[k], marks[k], n[k]);
+            assert_int_equal(model_feed(m, k, &s), 0);
+        }
+        g_for_marks = false;
+        js_view_t v;
+        const js_value_t *a = phase_row(m, "a", &v);
+        assert_non_null(a);
+        assert_float_equal(col(&v, a, "wall_s"), 1.4, 1e-6); /* wall time from the marks either way */
+        /* written in (1, 2]: all of it a's when cut at the end mark, 9/10 interpolated */
+        assert_float_equal(col(&v, a, "write_bytes"), cut ? 1000 : 900, 1e-6);
+        assert_float_equal(col(&v, a, "peak_rss_sum_bytes"), 200, 0); /* its samples: 1 and 2, not 3's 900 */
+        const js_value_t *out = phase_row(m, "(outside)", &v);
+        assert_float_equal(col(&v, out, "write_bytes"), cut ? 2000 : 2100, 1e-6);
+        assert_float_equal(col(&v, out, "wall_s"), 3 - 1.4, 1e-6);
+        model_free(m);
+        sample_free(&s);
+    }
 }
 
 /* sum of self over phases + outside, for one column of the phases view */
@@ -260,7 +301,7 @@ static void test_late_mark_and_short_phase_peak(void **state)
     const js_value_t *b = phase_row(m, "b", &v);
     assert_float_equal(col(&v, b, "wall_s"), 0.2, 1e-6);
     assert_float_equal(col(&v, b, "cpu_s"), 0.2, 1e-6);
-    assert_float_equal(col(&v, b, "peak_rss_bytes"), 500, 0);
+    assert_float_equal(col(&v, b, "peak_rss_sum_bytes"), 500, 0);
     const js_value_t *l = phase_row(m, "late", &v);
     assert_float_equal(col(&v, l, "wall_s"), 0.5, 1e-6); /* 2.0 (placed) .. 2.5 */
     assert_float_equal(self_sum(m, "self_wall_s", "wall_s"), 4.0, 1e-6);
@@ -316,6 +357,7 @@ static void test_recording_roundtrip(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_cut_at_marks),
         cmocka_unit_test(test_interpolation),
         cmocka_unit_test(test_nesting_and_sums),
         cmocka_unit_test(test_same_phase_many_senders_and_unmatched),

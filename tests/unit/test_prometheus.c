@@ -43,6 +43,8 @@ static const js_column_t name_cols[] = {
     {"system_s", "s", JS_REAL, JS_COUNTER, 0, "s"},
     {"cpu_s", "s", JS_REAL, JS_COUNTER, 0, "total"},
     {"rss_bytes", "bytes", JS_INT, JS_GAUGE, 0, "rss"},
+    {"rss_sum_bytes", "bytes", JS_INT, JS_GAUGE, 0, "rss sum"},
+    {"memory_bytes", "bytes", JS_INT, JS_GAUGE, 0, "the headline"},
     {"utime_ticks", "ticks", JS_INT, JS_COUNTER, 64, "t"},
     {"wait_us", "us", JS_INT, JS_GAUGE, 0, "w"},
     {"busy_ns", "ns", JS_INT, JS_COUNTER, 64, "n"},
@@ -88,7 +90,8 @@ static void test_family_names(void **state)
     /* the conventional names: the tree's CPU by mode, its RSS as memory */
     expect_family(&name_tree, "", "user_s", "jobscope_cpu_seconds", true, 1, "mode", "user");
     expect_family(&name_tree, "", "system_s", "jobscope_cpu_seconds", true, 1, "mode", "system");
-    expect_family(&name_tree, "", "rss_bytes", "jobscope_memory_rss_bytes", false, 1, NULL, NULL);
+    expect_family(&name_tree, "", "memory_bytes", "jobscope_memory_bytes", false, 1, NULL, NULL);
+    expect_family(&name_tree, "", "rss_sum_bytes", "jobscope_memory_rss_sum_bytes", false, 1, NULL, NULL);
     prom_family_t f;
     prom_family("", &name_tree, (size_t)table_column(&name_tree, "cpu_s"), &f);
     assert_true(f.skip); /* the sum of the mode split */
@@ -446,6 +449,17 @@ static void test_http_start_errors(void **state)
     o = (http_opts_t){.listen = "127.0.0.1:0", .token_file = "/nonexistent/token", .prom = &cfg};
     assert_int_equal(http_start(&o, &h, err, sizeof(err)), -ENOENT);
     assert_non_null(strstr(err, "/nonexistent/token"));
+    /* a user without a password is refused (an empty password would let anyone in as that user) */
+    char creds[] = "/tmp/js-creds-XXXXXX";
+    int cfd = mkstemp(creds);
+    assert_true(cfd >= 0);
+    assert_int_equal(write(cfd, "alice:wonder\nbob:\n", 19), 19);
+    close(cfd);
+    o = (http_opts_t){.listen = "127.0.0.1:0", .basic_auth_file = creds, .prom = &cfg};
+    assert_int_equal(http_start(&o, &h, err, sizeof(err)), -EINVAL);
+    assert_non_null(strstr(err, ":2: user bob has an empty password"));
+    assert_null(h);
+    unlink(creds);
     /* a port taken */
     o = (http_opts_t){.listen = "127.0.0.1:0", .prom = &cfg};
     assert_int_equal(http_start(&o, &h, err, sizeof(err)), 0);

@@ -22,6 +22,7 @@
 #include <cmocka.h>
 
 #include "core/json.h"
+#include "core/jsoncheck.h"
 #include "model/summary.h"
 #include "report/advice.h"
 #include "report/jtree.h"
@@ -205,6 +206,46 @@ static void t_jtree(void **state)
     jt_free(&d);
     buf_free(&b);
     model_free(m);
+}
+
+/* whatever `jobscope mark` accepts as data (json_valid: up to JSONCHECK_DEPTH_MAX deep, numbers of any
+ * length) reads back from where the summary puts it (phases.events[i].last_data) */
+static void t_jtree_mark_data(void **state)
+{
+    (void)state;
+    enum { CAP = 8192 };
+    static char data[CAP], doc[CAP + 128];
+    jt_doc_t d;
+    /* a number of 4000 digits (mark takes 4096 bytes), then one beyond a double's range */
+    memset(data, '9', 4000);
+    data[4000] = '\0';
+    const char *nums[] = {data, "1e999", "-1e999",
+                          "0.000000000000000000000000000000000000000000000000000000001e-400"};
+    for (size_t i = 0; i < sizeof(nums) / sizeof(nums[0]); i++) {
+        assert_true(json_valid(nums[i], strlen(nums[i])));
+        int n = snprintf(doc, sizeof(doc),
+                         "{\"phases\": {\"events\": [{\"name\": \"e\", \"last_data\": %s}]}}", nums[i]);
+        assert_int_equal(jt_parse(doc, (size_t)n, &d), 0);
+        double v = jt_num(d.root, "phases.events.0.last_data");
+        assert_true(i == 0 || i == 1 ? v > 1e300 : i == 2 ? v < -1e300 : v == 0);
+        jt_free(&d);
+    }
+    /* the deepest value mark accepts, objects and arrays */
+    for (int obj = 0; obj < 2; obj++) {
+        size_t n = 0;
+        for (int k = 0; k < JSONCHECK_DEPTH_MAX; k++)
+            n += (size_t)snprintf(data + n, CAP - n, "%s", obj ? "{\"a\":" : "[");
+        n += (size_t)snprintf(data + n, CAP - n, "1");
+        for (int k = 0; k < JSONCHECK_DEPTH_MAX; k++)
+            data[n++] = obj ? '}' : ']';
+        data[n] = '\0';
+        assert_true(json_valid(data, n));
+        int m = snprintf(doc, sizeof(doc),
+                         "{\"phases\": {\"events\": [{\"name\": \"e\", \"last_data\": %s}]}}", data);
+        assert_int_equal(jt_parse(doc, (size_t)m, &d), 0);
+        assert_non_null(jt_path(d.root, "phases.events.0.last_data"));
+        jt_free(&d);
+    }
 }
 
 /* ---- advice ---- */
@@ -415,7 +456,7 @@ static void t_extraction_golden(void **state)
         assert_true(t[i] == (double)i);
         assert_true((isnan(v[i]) && isnan(gold.cores[i])) || v[i] == gold.cores[i]);
     }
-    assert_non_null(v = report_series(rep, 0, "tree", "rss_bytes", "", &t, &n));
+    assert_non_null(v = report_series(rep, 0, "tree", "rss_sum_bytes", "", &t, &n));
     for (size_t i = 0; i < n; i++)
         assert_true(v[i] == gold.rss[i]);
     /* labelled views: a series per group; per-CPU views as mean, min, max in display units (Hz) */
@@ -491,7 +532,7 @@ static void t_day_page(void **state)
     /* the memory chart: the RSS series' maximum and minimum, and every spike at its second */
     const double *t, *v;
     size_t n;
-    v = report_series(rep, 0, "tree", "rss_bytes", "", &t, &n);
+    v = report_series(rep, 0, "tree", "rss_sum_bytes", "", &t, &n);
     assert_int_equal(n, 86401);
     double vmax = -INFINITY, vmin = INFINITY;
     for (size_t i = 0; i < n; i++) {
@@ -501,8 +542,10 @@ static void t_day_page(void **state)
     char *fig = figure(page, "mem");
     jt_doc_t d;
     chart_json(fig, &d);
-    const jt_t *rss = jt_path(d.root, "s.0");
-    assert_string_equal(jt_str(rss, "n"), "RSS (tree)");
+    assert_string_equal(jt_str(jt_path(d.root, "s.0"), "n"),
+                        "memory (no page twice)"); /* the headline first */
+    const jt_t *rss = jt_path(d.root, "s.1");
+    assert_string_equal(jt_str(rss, "n"), "RSS sum (shared pages per process)");
     const jt_t *tt = jt_get(rss, "t"), *vv = jt_get(rss, "v");
     double dmax = -INFINITY, dmin = INFINITY;
     for (const jt_t *x = vv->child; x; x = x->next) {
@@ -872,6 +915,67 @@ static void t_incomplete_and_phases(void **state)
     report_free(rep);
 }
 
+/* ---- many marks: the page does not grow with their number ---- */
+
+static size_t marks_page_size(size_t nevents, size_t nphases, char **ret_page)
+{
+    js_report_t *rep = report_new();
+    synth_cfg_t cfg = {.hours = 0.2};
+    build_node(rep, &cfg, "node001", "complete", NULL);
+    char name[32];
+    for (size_t i = 0; i < nevents; i++) {
+        snprintf(name, sizeof(name), "ev%zu", i);
+        assert_int_equal(report_add_event(rep, 720.0 * (double)i / (double)nevents, name), 0);
+    }
+    for (size_t i = 0; i < nphases; i++)
+        assert_int_equal(report_add_band(rep, 720.0 * (double)i / (double)nphases,
+                                         720.0 * (double)(i + 1) / (double)nphases, "p"),
+                         0);
+    char *page = page_of(rep);
+    size_t n = strlen(page);
+    report_free(rep);
+    if (ret_page)
+        *ret_page = page;
+    else
+        free(page);
+    return n;
+}
+
+static void t_many_marks(void **state)
+{
+    (void)state;
+    size_t base = marks_page_size(0, 0, NULL);
+    size_t some = marks_page_size(100, 100, NULL);
+    char *page;
+    size_t many = marks_page_size(100000, 20000, &page);
+    /* 100,000 events and 20,000 phases cost what the 100 and 100 drawn one by one cost, plus the strip */
+    assert_true(many < some + 100000);
+    assert_true(many < base + 1000000);
+    size_t lines = count(page, "<figure class=\"chart line\"");
+    assert_true(lines >= 10);
+    assert_int_equal(count(page, "<g class=\"ev\""), 100 * lines);
+    assert_int_equal(count(page, "<g class=\"band\""), 100 * lines);
+    assert_int_equal(count(page, "<path class=\"evd\""), lines);
+    /* the first and the last 50 events, in order */
+    char *fig = figure(page, "cpu");
+    const char *e0 = strstr(fig, ">ev0<"), *e49 = strstr(fig, ">ev49<"), *e99950 = strstr(fig, ">ev99950<"),
+               *e99999 = strstr(fig, ">ev99999<");
+    assert_true(e0 && e49 && e99950 && e99999 && e0 < e49 && e49 < e99950 && e99950 < e99999);
+    assert_null(strstr(fig, ">ev50<"));
+    assert_null(strstr(fig, ">ev99949<"));
+    assert_non_null(strstr(fig, "<title>120000 marks:"));
+    free(fig);
+    assert_non_null(strstr(page,
+                           "The run has 20000 phases and 100000 events: the charts draw the first and the "
+                           "last 50 of each"));
+    free(page);
+    /* below the bound: every mark drawn, no strip */
+    marks_page_size(100, 100, &page);
+    assert_int_equal(count(page, "<path class=\"evd\""), 0);
+    assert_null(strstr(page, "The run has"));
+    free(page);
+}
+
 /* ---- compare ---- */
 
 static void t_compare(void **state)
@@ -915,8 +1019,11 @@ int main(void)
         cmocka_unit_test(t_day_page),
         cmocka_unit_test(t_nodes),
         cmocka_unit_test(t_generic_view),
-        cmocka_unit_test(t_incomplete_and_phases), cmocka_unit_test(t_marks),
+        cmocka_unit_test(t_incomplete_and_phases),
+        cmocka_unit_test(t_marks),
         cmocka_unit_test(t_compare),
+        cmocka_unit_test(t_jtree_mark_data),
+        cmocka_unit_test(t_many_marks),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

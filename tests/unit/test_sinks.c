@@ -231,6 +231,37 @@ static void test_json_num(void **state)
     buf_free(&b);
 }
 
+/* what `jobscope info --json` writes as a number: JSON's number syntax, whole; and the inventory rows that
+ * inventory_addf marks as numbers (one decimal conversion) */
+static void test_json_number_text(void **state)
+{
+    (void)state;
+    static const char *const ok[] = {"0", "-0", "12", "-12", "0.5", "1e9", "1E+09", "2.5e-3", "404273352704"};
+    static const char *const bad[] = {"",    "-",   "012",  "+1", ".5",  "1.",   "1e",
+                                      "inf", "nan", "0x10", "1 ", "0-1", "3.9.1"};
+    for (size_t i = 0; i < sizeof(ok) / sizeof(ok[0]); i++)
+        assert_true(json_number_text(ok[i]));
+    for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
+        assert_false(json_number_text(bad[i]));
+    js_rows_t inv;
+    rows_init(&inv, &table_inventory);
+    assert_int_equal(inventory_addf(&inv, "t", "count", "%d", 8), 0);
+    assert_int_equal(inventory_addf(&inv, "t", "bytes", "%llu", 404273352704ULL), 0);
+    assert_int_equal(inventory_addf(&inv, "t", "cores", "%.6g", 2.5), 0);
+    assert_int_equal(inventory_addf(&inv, "t", "version", "%d.%d", 12, 2), 0);
+    assert_int_equal(inventory_addf(&inv, "t", "id", "0x%08X", 0x1234u), 0);
+    assert_int_equal(inventory_addf(&inv, "t", "list", "%s", "0-3"), 0);
+    assert_int_equal(inventory_addf(&inv, "t", "inf", "%g", INFINITY), 0);
+    assert_int_equal(inventory_add(&inv, "t", "family", "6"), 0);
+    static const bool number[] = {true, true, true, false, false, false, false, false};
+    assert_int_equal(inv.nrows, 8);
+    for (size_t i = 0; i < 8; i++) {
+        const js_value_t *v = rows_row(&inv, i);
+        assert_int_equal(v[INV_NUMBER].present && v[INV_NUMBER].i == 1, number[i]);
+    }
+    rows_free(&inv);
+}
+
 static void test_jsonl_rows(void **state)
 {
     (void)state;
@@ -378,12 +409,13 @@ static void test_write_error(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_fmt_real),      cmocka_unit_test(test_csv_header_quoting),
-        cmocka_unit_test(test_csv_values),    cmocka_unit_test(test_csv_no_rows),
-        cmocka_unit_test(test_json_str),      cmocka_unit_test(test_json_str_strict_utf8),
-        cmocka_unit_test(test_json_num),      cmocka_unit_test(test_jsonl_rows),
-        cmocka_unit_test(test_jsonl_no_rows), cmocka_unit_test(test_write_error),
-        cmocka_unit_test(test_text_escape), cmocka_unit_test(test_shell_quote), cmocka_unit_test(test_json_writer),
+        cmocka_unit_test(test_fmt_real),         cmocka_unit_test(test_csv_header_quoting),
+        cmocka_unit_test(test_csv_values),       cmocka_unit_test(test_csv_no_rows),
+        cmocka_unit_test(test_json_str),         cmocka_unit_test(test_json_str_strict_utf8),
+        cmocka_unit_test(test_json_num),         cmocka_unit_test(test_jsonl_rows),
+        cmocka_unit_test(test_json_number_text), cmocka_unit_test(test_jsonl_no_rows),
+        cmocka_unit_test(test_write_error),      cmocka_unit_test(test_text_escape),
+        cmocka_unit_test(test_shell_quote),      cmocka_unit_test(test_json_writer),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -11,12 +11,18 @@
 #include <stdint.h>
 #include <cmocka.h>
 
+#include "sys/fsfile.h"
 #include "sys/fsroot.h"
 #include "sys/sysio.h"
 
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 static void spec_syntax(void **state)
 {
@@ -127,6 +133,121 @@ static void open_faults(void **state)
     close(dir);
 }
 
+/* A scratch directory with a FIFO, a file, and PID-like and other entries. */
+static int scratch(char *dir, size_t cap)
+{
+    snprintf(dir, cap, "%s/jobscope-sysio-XXXXXX", getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp");
+    if (!mkdtemp(dir))
+        return -1;
+    static const char *const dirs[] = {"1",    "42",  "42/task", "42/task/42", "42/task/43", "01",
+                                       "self", "net", "3x",      "2147483647", "2147483648", "99999999999"};
+    char p[PATH_MAX];
+    for (size_t i = 0; i < sizeof(dirs) / sizeof(dirs[0]); i++) {
+        snprintf(p, sizeof(p), "%s/%s", dir, dirs[i]);
+        if (mkdir(p, 0755) < 0)
+            return -1;
+    }
+    snprintf(p, sizeof(p), "%s/fifo", dir);
+    if (mkfifo(p, 0644) < 0)
+        return -1;
+    snprintf(p, sizeof(p), "%s/7", dir); /* a file named like a PID is listed too: the caller reads it */
+    FILE *f = fopen(p, "w");
+    if (!f)
+        return -1;
+    fputs("x", f);
+    fclose(f);
+    return 0;
+}
+
+static void scratch_remove(const char *dir)
+{
+    char cmd[PATH_MAX + 16];
+    snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
+    assert_int_equal(system(cmd), 0);
+}
+
+/* the PID iterator: numeric names from 1 to INT32_MAX only, a thread listing, a missing directory */
+static void pid_iterator(void **state)
+{
+    (void)state;
+    char dir[PATH_MAX];
+    assert_int_equal(scratch(dir, sizeof(dir)), 0);
+    int root = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    assert_true(root >= 0);
+    js_pid_iter_t it;
+    assert_int_equal(pid_iter_open(&it, root, "."), 0);
+    assert_true(pid_iter_fd(&it) >= 0);
+    int64_t sum = 0;
+    int n = 0;
+    for (int32_t pid; (pid = pid_iter_next(&it));) {
+        sum += pid;
+        n++;
+    }
+    assert_int_equal(pid_iter_next(&it), 0); /* stays at the end */
+    pid_iter_close(&it);
+    pid_iter_close(&it);    /* twice is fine */
+    assert_int_equal(n, 4); /* 1, 7, 42, 2147483647 */
+    assert_int_equal(sum, 1 + 7 + 42 + (int64_t)INT32_MAX);
+    assert_int_equal(pid_iter_open(&it, root, "42/task"), 0);
+    sum = 0;
+    for (int32_t tid; (tid = pid_iter_next(&it));)
+        sum += tid;
+    pid_iter_close(&it);
+    assert_int_equal(sum, 42 + 43);
+    assert_int_equal(pid_iter_open(&it, root, "4242/task"), -ENOENT);
+    assert_int_equal(pid_iter_next(&it), 0);
+    pid_iter_close(&it);
+    /* a directory open passes through fault injection */
+    assert_int_equal(sysio_faults_set("open:EMFILE:1:1"), 0);
+    assert_int_equal(pid_iter_open(&it, root, "."), -EMFILE);
+    assert_int_equal(pid_iter_open(&it, root, "."), 0);
+    pid_iter_close(&it);
+    sysio_faults_set(NULL);
+    close(root);
+    scratch_remove(dir);
+}
+
+/* nothing in the path module waits on a FIFO: a file open refuses it, a directory open refuses it, an output
+ * file refuses it (each returns at once: a blocking open would hang this test) */
+static void fifo_never_blocks(void **state)
+{
+    (void)state;
+    char dir[PATH_MAX], p[PATH_MAX + 8];
+    assert_int_equal(scratch(dir, sizeof(dir)), 0);
+    int root = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    assert_true(root >= 0);
+    assert_int_equal(fs_open(root, "fifo"), -EINVAL);
+    assert_int_equal(fs_open_dir(root, "fifo", false), -ENOTDIR);
+    DIR *d = (DIR *)1;
+    assert_int_equal(fs_opendir(root, "fifo", &d), -ENOTDIR);
+    assert_null(d);
+    int fd = fs_open_dir(root, "42", true);
+    assert_true(fd >= 0);
+    close(fd);
+    snprintf(p, sizeof(p), "%s/fifo", dir);
+    assert_int_equal(fs_create(p, O_WRONLY | O_TRUNC, 0644), -EINVAL);
+    /* an output file, and a copy of it that refuses to replace anything */
+    snprintf(p, sizeof(p), "%s/out", dir);
+    fd = fs_create(p, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW, 0600);
+    assert_true(fd >= 0);
+    assert_int_equal(fcntl(fd, F_GETFL) & O_NONBLOCK, 0);
+    assert_int_equal(write(fd, "hello", 5), 5);
+    close(fd);
+    char q[PATH_MAX + 8];
+    snprintf(q, sizeof(q), "%s/copy", dir);
+    assert_int_equal(fs_copy(p, q, 0600, true), 0);
+    char got[16] = {0};
+    assert_int_equal(fs_read_small(root, "copy", got, sizeof(got)), 5);
+    assert_string_equal(got, "hello");
+    assert_int_equal(fs_copy(p, q, 0600, false), -EEXIST);
+    snprintf(p, sizeof(p), "%s/fifo", dir);
+    snprintf(q, sizeof(q), "%s/copy2", dir);
+    assert_int_equal(fs_copy(p, q, 0600, false), -EINVAL);
+    assert_int_equal(faccessat(root, "copy2", F_OK, 0), -1); /* nothing left behind */
+    close(root);
+    scratch_remove(dir);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -134,6 +255,8 @@ int main(void)
         cmocka_unit_test(every_count_after),
         cmocka_unit_test(eintr_and_short_reads_are_whole),
         cmocka_unit_test(open_faults),
+        cmocka_unit_test(pid_iterator),
+        cmocka_unit_test(fifo_never_blocks),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

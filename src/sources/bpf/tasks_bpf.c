@@ -3,9 +3,9 @@
  * Loader of the BPF task reader (see tasks_bpf.h): checks privileges, BTF and kernel support, loads the
  * skeleton generated from tasks.bpf.c with libbpf, maps its output array, runs the program once per pass
  * (BPF_PROG_RUN) and turns each raw record into the figures /proc shows (ticks, bytes, the state letter,
- * cputime_adjust()). When a pass reports more processes than the array holds, a larger array takes its place in
- * the program's array of maps (no reload) and the pass is repeated. Without JOBSCOPE_HAVE_BPF only the pure helpers are built and every
- * entry point reports -EOPNOTSUPP.
+ * cputime_adjust()). When a pass reports more processes than the array holds, a larger array takes its place
+ * in the program's array of maps (no reload) and the pass is repeated. Without JOBSCOPE_HAVE_BPF only the
+ * pure helpers are built and every entry point reports -EOPNOTSUPP.
  *
  * utime/stime: the kernel rescales tick-sampled times to the scheduler's runtime in cputime_adjust() and
  * stores the split it handed out in signal->prev_cputime, which keeps both monotonic. The BPF program cannot
@@ -163,6 +163,7 @@ void tasks_bpf_close(tasks_bpf_t *t)
 
 #include "core/pidmap.h"
 #include "sources/bpf/tasks_bpf_raw.h"
+#include "sys/fsroot.h"
 
 #include <bpf/bpf.h>
 #include <bpf/btf.h>
@@ -421,7 +422,7 @@ static int check_kernel(tasks_bpf_mode_t mode, int sys_fd, int64_t *ret_delta, c
     btf_scan_t sc = {.funcs = mode == TASKS_BPF_CGROUP ? need_cgroup : need_task,
                      .nfuncs = mode == TASKS_BPF_CGROUP ? sizeof(need_cgroup) / sizeof(need_cgroup[0])
                                                         : sizeof(need_task) / sizeof(need_task[0])};
-    int fd = sys_fd >= 0 ? openat(sys_fd, "kernel/btf/vmlinux", O_RDONLY | O_CLOEXEC) : -1;
+    int fd = sys_fd >= 0 ? fs_open(sys_fd, "kernel/btf/vmlinux") : -1; /* a regular file, never blocks */
     struct stat st;
     int r = -ENOENT;
     if (fd >= 0 && fstat(fd, &st) == 0 && st.st_size > 0) {

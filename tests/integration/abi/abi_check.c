@@ -18,7 +18,8 @@
 #include <time.h>
 #include <unistd.h>
 
-/* burn: `s` seconds of this thread's CPU (not wall time: on a loaded machine it would be a fraction) */
+/* burn: `s` seconds of this thread's CPU (not wall time: on a busy machine 0.2 s of wall time may be a
+ * fraction of that in CPU, and a phase cut at its marks gets exactly the CPU used inside it) */
 static void burn(double s)
 {
     struct timespec a, b;
@@ -43,9 +44,10 @@ static void *worker(void *arg)
 int main(int argc, char **argv)
 {
     /* the layout a binding (ctypes, Fortran) relies on */
-    if (sizeof(js_monitor_opts_t) != 40 || offsetof(js_monitor_opts_t, interval_s) != 8 ||
+    if (sizeof(js_monitor_opts_t) != 56 || offsetof(js_monitor_opts_t, interval_s) != 8 ||
         offsetof(js_monitor_opts_t, output) != 16 || offsetof(js_monitor_opts_t, set_environment) != 32 ||
-        offsetof(js_monitor_opts_t, pid) != 36) {
+        offsetof(js_monitor_opts_t, pid) != 36 || offsetof(js_monitor_opts_t, levels) != 40 ||
+        offsetof(js_monitor_opts_t, job_id) != 48) {
         fprintf(stderr, "unexpected js_monitor_opts_t layout: size %zu\n", sizeof(js_monitor_opts_t));
         return 2;
     }
@@ -79,7 +81,7 @@ int main(int argc, char **argv)
     if (strcmp(mode, "embed") == 0) {
         js_monitor_opts_t o;
         memset(&o, 0, sizeof(o));
-        o.size = sizeof(o);
+        o.size = 40; /* a program built against version 1 (40 bytes) still starts a monitor */
         o.interval_s = 0.1;
         o.set_environment = 1;
         int r = js_monitor_start(&o);

@@ -30,8 +30,8 @@ MiB = 1024 * 1024
 
 
 def burn(seconds):
-    # the calling thread's own CPU: with the process's (process_time), threads burning at once each stopped
-    # when their sum had grown by `seconds`, and the four exited threads had burned less than 4 x 40 ms
+    """Burn `seconds` of this thread's own CPU (thread_time: process_time is the whole process's, so four
+    threads burning together would each stop after a quarter of it)."""
     end = time.thread_time() + seconds
     x = 0
     while time.thread_time() < end:
