@@ -81,12 +81,12 @@ JS_API uint64_t js_marks_dropped(void);
 /* Options of js_monitor_start. Zero-initialise, set `size` to sizeof(js_monitor_opts_t), then what you
  * need; fields added in later versions are read only when `size` covers them. */
 typedef struct {
-    size_t size;          /* sizeof(js_monitor_opts_t) */
-    double interval_s;    /* time between samples, 0.01..3600 (0: 1 s) */
-    const char *output;   /* recording to create (SQLite, docs/FORMAT.md), or NULL for none (summary only) */
-    int overwrite;        /* replace `output` when it exists */
-    unsigned uss_every;   /* read USS/PSS every N samples; when unset (0): every 30 s per process */
-    int set_environment;  /* export JOBSCOPE_SOCKET (setenv) so children mark to this monitor: 1 yes, 0 no */
+    size_t size;         /* sizeof(js_monitor_opts_t) */
+    double interval_s;   /* time between samples, 0.01..3600 (0: 1 s) */
+    const char *output;  /* recording to create (SQLite, docs/FORMAT.md), or NULL for none (summary only) */
+    int overwrite;       /* replace `output` when it exists */
+    unsigned uss_every;  /* read USS/PSS every N samples; when unset (0): every 30 s per process */
+    int set_environment; /* export JOBSCOPE_SOCKET (setenv) so children mark to this monitor: 1 yes, 0 no */
     /* version 2 */
     int pid; /* 0 watches this process and its descendants; > 0 that process and its descendants instead
               * (attach mode: figures count from the first sample, the monitor's process is not a member,
@@ -113,7 +113,8 @@ typedef struct {
  * (the fields up to set_environment); later fields are then taken as zero. Returns 0, -EBUSY (one is
  * running), -EINVAL (bad options: an unknown level bit, a negative pid, a bad job id), -ESRCH (no process
  * `pid`), -EEXIST (output exists and not overwrite), -ENOENT (JS_LEVEL_JOB outside a SLURM job and no
- * job_id), -EXDEV (/proc belongs to another PID namespace: mount a procfs for this one), or another -errno. */
+ * job_id), -EXDEV (/proc belongs to another PID namespace: mount a procfs for this one), or another -errno.
+ */
 JS_API int js_monitor_start(const js_monitor_opts_t *opts);
 
 /* js_monitor_sample: take a sample now (off schedule) and wait until it is recorded and in the summary.

@@ -84,12 +84,12 @@ typedef struct {
     char output_abs[PATH_MAX]; /* the recording's absolute path (host_fds), "" when none */
     int fds_cached;            /* host_fds: the last count, -1 none */
     int64_t fds_total;         /* and the table's size it was made at */
-    int write_rc;           /* the recording's first failure, kept past the thread */
+    int write_rc;              /* the recording's first failure, kept past the thread */
     bool env_set, env_had;
     char *env_saved;
-    pid_t target; /* opts->pid: the attached process, 0 for this process */
-    unsigned levels;            /* opts->levels (0 for a version-1 caller) */
-    const char *level_job_id;   /* opts->job_id, the caller's until js_monitor_start returns */
+    pid_t target;             /* opts->pid: the attached process, 0 for this process */
+    unsigned levels;          /* opts->levels (0 for a version-1 caller) */
+    const char *level_job_id; /* opts->job_id, the caller's until js_monitor_start returns */
     /* levels (resolve_levels): what the context's level scopes point to */
     char level_what[JS_LV_MAX][1024];
     char job_id[64], job_node[256], job_cgroup[512];
@@ -105,8 +105,8 @@ typedef struct {
     bool have_summary;
 } embed_t;
 
-static embed_t em = {.api = PTHREAD_MUTEX_INITIALIZER, .mu = PTHREAD_MUTEX_INITIALIZER,
-                     .cv = PTHREAD_COND_INITIALIZER};
+static embed_t em = {
+    .api = PTHREAD_MUTEX_INITIALIZER, .mu = PTHREAD_MUTEX_INITIALIZER, .cv = PTHREAD_COND_INITIALIZER};
 
 /* after_fork_child: the monitor thread does not exist in a forked child, and nothing of its run belongs to
  * the child. Every object of the parent's run is forgotten, never used or closed through the API: the
@@ -133,7 +133,8 @@ static void after_fork_child(void)
     em.env_saved = NULL;
 }
 
-/* ---- the sink: notifications and summaries, on the monitor thread --------------------------------------- */
+/* ---- the sink: notifications and summaries, on the monitor thread ---------------------------------------
+ */
 
 /* build_summary: the summary JSON of what the model has seen (called on the monitor thread, mu held). */
 static int build_summary(bool final)
@@ -313,8 +314,8 @@ static void restore_env(void)
  * counter or BPF object (the embedded monitor takes no signalfd). */
 static bool monitor_target(const char *t)
 {
-    static const char *const anon[] = {"anon_inode:[timerfd]", "anon_inode:[pidfd]", "anon_inode:[perf_event]",
-                                       "anon_inode:bpf"};
+    static const char *const anon[] = {"anon_inode:[timerfd]", "anon_inode:[pidfd]",
+                                       "anon_inode:[perf_event]", "anon_inode:bpf"};
     if (!strcmp(t, "/proc") || !strncmp(t, "/proc/", 6) || !strcmp(t, "/sys") || !strncmp(t, "/sys/", 5))
         return true;
     for (size_t i = 0; i < sizeof(anon) / sizeof(anon[0]); i++)
@@ -393,7 +394,8 @@ static int set_up(void)
     long pid_there;
     if ((r = fsroot_open(&em.mon.ctx.root, NULL, NULL)) < 0 ||
         (r = fsroot_pidns_check(&em.mon.ctx.root, &pid_there)) < 0)
-        return r; /* -EXDEV: /proc is another PID namespace's, where this process's tree is not what it sees */
+        return r; /* -EXDEV: /proc is another PID namespace's, where this process's tree is not what it sees
+                   */
     if (target) {
         char path[32];
         snprintf(path, sizeof(path), "%d/stat", (int)target);
@@ -577,7 +579,8 @@ JS_API int js_monitor_start(const js_monitor_opts_t *opts)
     em.summary.len = 0;
     pthread_mutex_unlock(&em.mu);
     em.have_output = opts->output != NULL;
-    if (em.have_output && snprintf(em.output, sizeof(em.output), "%s", opts->output) >= (int)sizeof(em.output)) {
+    if (em.have_output &&
+        snprintf(em.output, sizeof(em.output), "%s", opts->output) >= (int)sizeof(em.output)) {
         r = -ENAMETOOLONG;
         goto fail;
     }

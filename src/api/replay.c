@@ -20,9 +20,10 @@ static js_scope_kind_t scope_kind_of(const char *s)
 {
     if (!s)
         return JS_SCOPE_TREE;
-    return !strcmp(s, "user") ? JS_SCOPE_USER : !strcmp(s, "cgroup") ? JS_SCOPE_CGROUP
-                              : !strcmp(s, "node")                    ? JS_SCOPE_NODE
-                                                                      : JS_SCOPE_TREE;
+    return !strcmp(s, "user")     ? JS_SCOPE_USER
+           : !strcmp(s, "cgroup") ? JS_SCOPE_CGROUP
+           : !strcmp(s, "node")   ? JS_SCOPE_NODE
+                                  : JS_SCOPE_TREE;
 }
 
 static int64_t in_range(int64_t v, int64_t lo, int64_t hi, int64_t dflt)
@@ -35,15 +36,15 @@ void replay_model_cfg(const js_recording_t *r, js_model_cfg_t *ret)
     memset(ret, 0, sizeof(*ret));
     const char *mode = recording_meta(r, "mode");
     ret->embedded = mode && strcmp(mode, "embedded") == 0; /* js_monitor_start: attach over its own process */
-    ret->mode = !mode || strcmp(mode, "run") == 0                    ? JS_MODE_RUN
+    ret->mode = !mode || strcmp(mode, "run") == 0              ? JS_MODE_RUN
                 : strcmp(mode, "attach") == 0 || ret->embedded ? JS_MODE_ATTACH
                                                                : JS_MODE_WATCH;
     /* each value in the range a monitor writes (a file anyone may have edited): else its default */
     ret->clk_tck = in_range(recording_meta_i64(r, "clk_tck", 100), 1, 1000000, 100);
     ret->monitor_pid = (int32_t)in_range(recording_meta_i64(r, "monitor_pid", 0), 0, INT32_MAX, 0);
     ret->root_pid = (int32_t)in_range(recording_meta_i64(r, "root_pid", 0), 0, INT32_MAX, 0);
-    ret->interval_ns = in_range(recording_meta_i64(r, "interval_ns", 1000000000), 1000000, 86400000000000LL,
-                                1000000000);
+    ret->interval_ns =
+        in_range(recording_meta_i64(r, "interval_ns", 1000000000), 1000000, 86400000000000LL, 1000000000);
     ret->start_mono_ns = in_range(recording_meta_i64(r, "start_mono_ns", 0), 0, INT64_MAX / 4, 0);
     ret->cores_available = recording_meta_f64(r, "cores_available", 0);
     if (!(ret->cores_available > 0 && ret->cores_available <= 1e6))

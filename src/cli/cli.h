@@ -20,7 +20,7 @@
 #define EXIT_USAGE 2
 #define EXIT_FAIL 1
 
-int cmd_run(int argc, char **argv);     /* also "attach" and "watch" (argv[0] tells) */
+int cmd_run(int argc, char **argv); /* also "attach" and "watch" (argv[0] tells) */
 int cmd_summary(int argc, char **argv);
 int cmd_export(int argc, char **argv);
 int cmd_info(int argc, char **argv);

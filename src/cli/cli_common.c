@@ -69,7 +69,8 @@ int cli_output_begin(js_outfile_t *o, const char *path, bool force, bool private
     if (lstat(path, &st) == 0)
         for (size_t i = 0; i < n; i++)
             if (avoid[i].dev == st.st_dev && avoid[i].ino == st.st_ino) {
-                cli_error("%s: is also an input or another output of this command; choose another file", path);
+                cli_error("%s: is also an input or another output of this command; choose another file",
+                          path);
                 outfile_open(o, "", false, false); /* leaves *o closed */
                 return -EINVAL;
             }

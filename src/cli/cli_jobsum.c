@@ -21,10 +21,10 @@
 #include <string.h>
 #include <unistd.h>
 
-#define IDLE_FRACTION 0.02   /* a node that used under 2% of its allocated core-seconds is idle */
-#define IMBALANCE 0.5        /* a node under half the mean CPU of the job's nodes */
-#define MEM_NEAR 0.9         /* a peak at 90% of the limit or more */
-#define GPU_IDLE 0.05        /* a GPU busy under 5% of the time on average */
+#define IDLE_FRACTION 0.02 /* a node that used under 2% of its allocated core-seconds is idle */
+#define IMBALANCE 0.5      /* a node under half the mean CPU of the job's nodes */
+#define MEM_NEAR 0.9       /* a peak at 90% of the limit or more */
+#define GPU_IDLE 0.05      /* a GPU busy under 5% of the time on average */
 
 typedef struct {
     char name[128], host[256];
@@ -213,7 +213,8 @@ int cli_merged_summary(const char *path, bool json, js_summary_form_t form)
     char dir[] = "/tmp/jobscope-summary-XXXXXX";
     const char *tdir = getenv("TMPDIR");
     char dirbuf[4096];
-    if (tdir && *tdir && snprintf(dirbuf, sizeof(dirbuf), "%s/jobscope-summary-XXXXXX", tdir) < (int)sizeof(dirbuf) &&
+    if (tdir && *tdir &&
+        snprintf(dirbuf, sizeof(dirbuf), "%s/jobscope-summary-XXXXXX", tdir) < (int)sizeof(dirbuf) &&
         mkdtemp(dirbuf))
         tdir = dirbuf;
     else if (mkdtemp(dir))
@@ -279,20 +280,24 @@ int cli_merged_summary(const char *path, bool json, js_summary_form_t form)
             snprintf(fl[nf++].node, sizeof(fl[0].node), "%s", x->name);
             incomplete++;
         }
-        if (x->cores > 0 && x->wall_s > 0 && !isnan(x->cpu_s) && x->cpu_s < IDLE_FRACTION * x->cores * x->wall_s) {
-            snprintf(fl[nf].text, sizeof(fl[nf].text), "node %s idle: %.3f CPU-s of %.0f core-s allocated (%.1f%%)",
-                     x->name, x->cpu_s, x->cores * x->wall_s, 100 * x->cpu_s / (x->cores * x->wall_s));
+        if (x->cores > 0 && x->wall_s > 0 && !isnan(x->cpu_s) &&
+            x->cpu_s < IDLE_FRACTION * x->cores * x->wall_s) {
+            snprintf(fl[nf].text, sizeof(fl[nf].text),
+                     "node %s idle: %.3f CPU-s of %.0f core-s allocated (%.1f%%)", x->name, x->cpu_s,
+                     x->cores * x->wall_s, 100 * x->cpu_s / (x->cores * x->wall_s));
             fl[nf].kind = "idle";
             snprintf(fl[nf++].node, sizeof(fl[0].node), "%s", x->name);
         } else if (n > 1 && !isnan(x->cpu_s) && x->cpu_s < IMBALANCE * mean_cpu) {
-            snprintf(fl[nf].text, sizeof(fl[nf].text), "imbalance: node %s used %.3f CPU-s, under half the mean of %.3f",
-                     x->name, x->cpu_s, mean_cpu);
+            snprintf(fl[nf].text, sizeof(fl[nf].text),
+                     "imbalance: node %s used %.3f CPU-s, under half the mean of %.3f", x->name, x->cpu_s,
+                     mean_cpu);
             fl[nf].kind = "imbalance";
             snprintf(fl[nf++].node, sizeof(fl[0].node), "%s", x->name);
         }
         if (x->mem_limit > 0 && !isnan(x->peak_mem) && x->peak_mem >= MEM_NEAR * x->mem_limit) {
             char a[32], b2[32];
-            snprintf(fl[nf].text, sizeof(fl[nf].text), "memory near the limit on node %s: peak %s of %s (%.0f%%)", x->name,
+            snprintf(fl[nf].text, sizeof(fl[nf].text),
+                     "memory near the limit on node %s: peak %s of %s (%.0f%%)", x->name,
                      bytes_str(a, sizeof(a), x->peak_mem), bytes_str(b2, sizeof(b2), x->mem_limit),
                      100 * x->peak_mem / x->mem_limit);
             fl[nf].kind = "memory";
@@ -300,9 +305,10 @@ int cli_merged_summary(const char *path, bool json, js_summary_form_t form)
         }
         if (x->ngpus > 0 && !isnan(x->gpu_util) && x->gpu_util < GPU_IDLE) {
             /* a long list of allocated GPUs is cut at the flag's size (it is only a message) */
-            if (snprintf(fl[nf].text, sizeof(fl[nf].text), "GPUs idle on node %s: %d GPU%s%s%s busy %.1f%% of the time",
-                         x->name, x->ngpus, x->ngpus > 1 ? "s" : "", x->gpus_alloc[0] ? " allocated " : "",
-                         x->gpus_alloc, 100 * x->gpu_util) < 0)
+            if (snprintf(fl[nf].text, sizeof(fl[nf].text),
+                         "GPUs idle on node %s: %d GPU%s%s%s busy %.1f%% of the time", x->name, x->ngpus,
+                         x->ngpus > 1 ? "s" : "", x->gpus_alloc[0] ? " allocated " : "", x->gpus_alloc,
+                         100 * x->gpu_util) < 0)
                 fl[nf].text[0] = '\0';
             fl[nf].kind = "gpu_idle";
             snprintf(fl[nf++].node, sizeof(fl[0].node), "%s", x->name);
@@ -388,30 +394,34 @@ int cli_merged_summary(const char *path, bool json, js_summary_form_t form)
         rc = jw_error(&w) < 0 ? EXIT_FAIL : 0;
     } else {
         buf_printf(&b, "jobscope job recording %s: %zu node%s\n", path, n, n == 1 ? "" : "s");
-        buf_printf(&b, "  job            %s CPU-hours (%s CPU-s%s), efficiency %s of the allocated cores, wall %s s\n",
-                   num_str(a, sizeof(a), "%.4f", cpu / 3600), num_str(c, sizeof(c), "%.3f", cpu),
-                   exact ? ", exact" : ", not exact on every node",
-                   num_str(d, sizeof(d), "%.1f%%", eff * 100), num_str(e, sizeof(e), "%.3f", wall));
+        buf_printf(
+            &b,
+            "  job            %s CPU-hours (%s CPU-s%s), efficiency %s of the allocated cores, wall %s s\n",
+            num_str(a, sizeof(a), "%.4f", cpu / 3600), num_str(c, sizeof(c), "%.3f", cpu),
+            exact ? ", exact" : ", not exact on every node", num_str(d, sizeof(d), "%.1f%%", eff * 100),
+            num_str(e, sizeof(e), "%.3f", wall));
         buf_printf(&b, "  I/O            read %s, written %s (storage)\n", bytes_str(a, sizeof(a), rd),
                    bytes_str(c, sizeof(c), wr));
-        buf_printf(&b, "  network        received %s, sent %s (the nodes' interfaces but lo)", bytes_str(a, sizeof(a), rx),
-                   bytes_str(c, sizeof(c), tx));
+        buf_printf(&b, "  network        received %s, sent %s (the nodes' interfaces but lo)",
+                   bytes_str(a, sizeof(a), rx), bytes_str(c, sizeof(c), tx));
         if (!isnan(ibr) || !isnan(ibt))
-            buf_printf(&b, "; InfiniBand received %s, sent %s", bytes_str(a, sizeof(a), ibr), bytes_str(c, sizeof(c), ibt));
+            buf_printf(&b, "; InfiniBand received %s, sent %s", bytes_str(a, sizeof(a), ibr),
+                       bytes_str(c, sizeof(c), ibt));
         buf_printf(&b, "\n");
         if (!isnan(en) || !isnan(gen))
-            buf_printf(&b, "  energy         nodes %s J (RAPL), GPUs %s J\n", num_str(a, sizeof(a), "%.1f", en),
-                       num_str(c, sizeof(c), "%.1f", gen));
+            buf_printf(&b, "  energy         nodes %s J (RAPL), GPUs %s J\n",
+                       num_str(a, sizeof(a), "%.1f", en), num_str(c, sizeof(c), "%.1f", gen));
         if (ngpus)
             buf_printf(&b, "  GPUs           %d\n", ngpus);
-        buf_printf(&b, "  %-12s %8s %6s %10s %7s %11s %11s %10s %10s %s\n", "node", "wall s", "cores", "CPU s", "eff",
-                   "peak mem", "mem limit", "read", "written", "GPU util");
+        buf_printf(&b, "  %-12s %8s %6s %10s %7s %11s %11s %10s %10s %s\n", "node", "wall s", "cores",
+                   "CPU s", "eff", "peak mem", "mem limit", "read", "written", "GPU util");
         for (size_t i = 0; i < n; i++) {
             const node_sum_t *x = &ns[i];
             char m1[32], m2[32], r1[32], w1[32], g1[32];
             buf_printf(&b, "  %-12s %8s %6s %10s %7s %11s %11s %10s %10s %s%s\n", x->name,
                        num_str(a, sizeof(a), "%.2f", x->wall_s), num_str(c, sizeof(c), "%.4g", x->cores),
-                       num_str(d, sizeof(d), "%.3f", x->cpu_s), num_str(e, sizeof(e), "%.1f%%", x->efficiency * 100),
+                       num_str(d, sizeof(d), "%.3f", x->cpu_s),
+                       num_str(e, sizeof(e), "%.1f%%", x->efficiency * 100),
                        bytes_str(m1, sizeof(m1), x->peak_mem), bytes_str(m2, sizeof(m2), x->mem_limit),
                        bytes_str(r1, sizeof(r1), x->read_b), bytes_str(w1, sizeof(w1), x->write_b),
                        x->ngpus ? num_str(g1, sizeof(g1), "%.1f%%", x->gpu_util * 100) : "-",
@@ -420,7 +430,8 @@ int cli_merged_summary(const char *path, bool json, js_summary_form_t form)
         int64_t bound = n ? ns[0].offset_bound_ns : 0;
         buf_printf(&b, "  memory         peak %s on node %s (each node's own headline; not added up)\n",
                    bytes_str(a, sizeof(a), n ? ns[big].peak_mem : NAN), n ? ns[big].name : "-");
-        buf_printf(&b, "  clocks         offsets from the job's start on each node, within %.3f s:", (double)bound / 1e9);
+        buf_printf(&b, "  clocks         offsets from the job's start on each node, within %.3f s:",
+                   (double)bound / 1e9);
         for (size_t i = 0; i < n; i++)
             buf_printf(&b, " %s %+.3f s", ns[i].name, (double)ns[i].offset_ns / 1e9);
         buf_printf(&b, "\n");
@@ -452,7 +463,8 @@ int cli_merged_summary(const char *path, bool json, js_summary_form_t form)
     return rc;
 }
 
-int cli_merged_node_path(const char *path, const char *node, char *tmpdir, size_t dircap, char *out, size_t outcap)
+int cli_merged_node_path(const char *path, const char *node, char *tmpdir, size_t dircap, char *out,
+                         size_t outcap)
 {
     const char *t = getenv("TMPDIR");
     if (!t || !*t)

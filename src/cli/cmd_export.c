@@ -1,10 +1,10 @@
 /* SPDX-License-Identifier: MIT
  *
- * `jobscope export`: a recording's samples as a table for pandas, SQL or spreadsheets. The model derives every
- * value; what is exported is one of its views (model/part.h): `tree` (a row per sample), `process` (a row per
- * sample and process), `system` (a row per sample), and the views of every model part. This file only puts
- * the time columns in front and hands rows to a tabular sink (CSV or JSON Lines). The HDF5 format is different:
- * it holds every raw table of the recording as recorded (src/sinks/hdf5.h), not a view.
+ * `jobscope export`: a recording's samples as a table for pandas, SQL or spreadsheets. The model derives
+ * every value; what is exported is one of its views (model/part.h): `tree` (a row per sample), `process` (a
+ * row per sample and process), `system` (a row per sample), and the views of every model part. This file only
+ * puts the time columns in front and hands rows to a tabular sink (CSV or JSON Lines). The HDF5 format is
+ * different: it holds every raw table of the recording as recorded (src/sinks/hdf5.h), not a view.
  */
 #include "cli/cli.h"
 #include "cli/cli_jobsum.h"
@@ -54,8 +54,8 @@ static const char export_usage[] =
 
 typedef struct {
     const char *view;
-    const char *node; /* a merged recording: the node being exported (a node column), else NULL */
-    size_t ntime;     /* time, unix_s, sample (and node) */
+    const char *node;       /* a merged recording: the node being exported (a node column), else NULL */
+    size_t ntime;           /* time, unix_s, sample (and node) */
     const js_table_t *head; /* the header's view (a node's view may have other data-dependent columns) */
     const js_tab_sink_t *sink;
     FILE *f;
@@ -317,15 +317,19 @@ int cmd_export(int argc, char **argv)
         if (!out) {
             const char *p = argv[optind];
             size_t len = strlen(p);
-            int w = len > 3 && strcmp(p + len - 3, ".db") == 0 ? snprintf(def, sizeof(def), "%.*s.h5", (int)(len - 3), p)
-                                                               : snprintf(def, sizeof(def), "%s.h5", p);
+            int w = len > 3 && strcmp(p + len - 3, ".db") == 0
+                        ? snprintf(def, sizeof(def), "%.*s.h5", (int)(len - 3), p)
+                        : snprintf(def, sizeof(def), "%s.h5", p);
             if (w < 0 || (size_t)w >= sizeof(def))
-                return cli_usage_error("export ", "RECORDING's name is too long for a default output; use -o");
+                return cli_usage_error("export ",
+                                       "RECORDING's name is too long for a default output; use -o");
             out = def;
         }
         if (merge_is_merged(argv[optind])) {
-            cli_error("%s: a merged job recording: export it as csv or jsonl (a node column), or hdf5 from the "
-                      "nodes' own recordings", argv[optind]);
+            cli_error(
+                "%s: a merged job recording: export it as csv or jsonl (a node column), or hdf5 from the "
+                "nodes' own recordings",
+                argv[optind]);
             return EXIT_FAIL;
         }
         return export_hdf5(argv[optind], out, force);
@@ -333,7 +337,8 @@ int cmd_export(int argc, char **argv)
     if (!x.sink)
         return cli_usage_error("export ", "missing --format (csv, jsonl or hdf5)");
     if (!view_known(x.view, false))
-        return cli_usage_error("export ", "unknown scope '%s' (tree, process, system; --list shows all)", x.view);
+        return cli_usage_error("export ", "unknown scope '%s' (tree, process, system; --list shows all)",
+                               x.view);
     if (optind != argc - 1)
         return cli_usage_error("export ", optind >= argc ? "missing RECORDING" : "too many arguments");
     const char *path = argv[optind];

@@ -762,7 +762,8 @@ static int post_process(pm_run_t *run, const job_plan_t *plan, const char *merge
         js_outfile_t of;
         int r = cli_output_begin(&of, path, true, false, &in, cli_file_id(merged, &in) == 0 ? 1 : 0);
         if (r == 0)
-            r = cli_output_end(&of, cli_report_fd(merged, of.fd, path)); /* renamed into place when complete */
+            r = cli_output_end(&of,
+                               cli_report_fd(merged, of.fd, path)); /* renamed into place when complete */
         if (r != 0) {
             pmlog("ERROR", "HTML report %s not written", path);
             rc = EXIT_FAIL;

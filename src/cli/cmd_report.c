@@ -194,12 +194,10 @@ typedef struct {
 static int parse(int argc, char **argv, const char *cmd, const char *usage, size_t nin, args_t *a)
 {
     enum { OPT_FORCE = 256, OPT_RECOMPUTE };
-    static const struct option opts[] = {{"output", required_argument, NULL, 'o'},
-                                         {"format", required_argument, NULL, 'f'},
-                                         {"force", no_argument, NULL, OPT_FORCE},
-                                         {"recompute", no_argument, NULL, OPT_RECOMPUTE},
-                                         {"help", no_argument, NULL, 'h'},
-                                         {NULL, 0, NULL, 0}};
+    static const struct option opts[] = {
+        {"output", required_argument, NULL, 'o'}, {"format", required_argument, NULL, 'f'},
+        {"force", no_argument, NULL, OPT_FORCE},  {"recompute", no_argument, NULL, OPT_RECOMPUTE},
+        {"help", no_argument, NULL, 'h'},         {NULL, 0, NULL, 0}};
     optind = 1;
     opterr = 0;
     int c;

@@ -56,13 +56,15 @@ static const char run_usage[] =
     "      --force              replace output files that exist (never through a symbolic link)\n"
     "      --summary-json FILE  also write the summary as JSON to FILE\n"
     "      --summary FILE       write the text summary to FILE instead of stderr\n"
-    "      --summary short|full the text summary's form: short (default, about 12 lines: the figures to read\n"
+    "      --summary short|full the text summary's form: short (default, about 12 lines: the figures to "
+    "read\n"
     "                           at a glance) or full (every figure; ./full names a file called full)\n"
     "      --report[=FILE]      write the HTML report at the end (default: the recording with .html)\n"
     "                           and print its path on stderr (unless -q)\n"
     "  -q, --quiet              no summary on stderr\n"
     "      --status             show live figures in the terminal's title bar (never in COMMAND's output)\n"
-    "      --uss-every T|N      read USS/PSS (smaps_rollup) of every process at least every T (a duration: 30s,\n"
+    "      --uss-every T|N      read USS/PSS (smaps_rollup) of every process at least every T (a duration: "
+    "30s,\n"
     "                           5m) or every N samples; 0 = never (default 30s; also at the first and last\n"
     "                           sample, and within a CPU budget when a process appears, exits, execs or its\n"
     "                           RSS moves by a tenth or settles, and at marks)\n"
@@ -95,7 +97,8 @@ static const char attach_usage[] =
     "      --force              replace output files that exist (never through a symbolic link)\n"
     "      --summary-json FILE  also write the summary as JSON to FILE\n"
     "      --summary FILE       write the text summary to FILE instead of stderr\n"
-    "      --summary short|full the text summary's form: short (default, about 12 lines: the figures to read\n"
+    "      --summary short|full the text summary's form: short (default, about 12 lines: the figures to "
+    "read\n"
     "                           at a glance) or full (every figure; ./full names a file called full)\n"
     "      --report[=FILE]      write the HTML report at the end (default: the recording with .html)\n"
     "  -q, --quiet              no status line, no summary on stderr\n"
@@ -139,7 +142,8 @@ static const char watch_usage[] =
     "      --force              replace output files that exist (never through a symbolic link)\n"
     "      --summary-json FILE  also write the summary as JSON to FILE\n"
     "      --summary FILE       write the text summary to FILE instead of stderr\n"
-    "      --summary short|full the text summary's form: short (default, about 12 lines: the figures to read\n"
+    "      --summary short|full the text summary's form: short (default, about 12 lines: the figures to "
+    "read\n"
     "                           at a glance) or full (every figure; ./full names a file called full)\n"
     "      --report[=FILE]      write the HTML report at the end (default: the recording with .html)\n"
     "  -q, --quiet              no status line, no summary on stderr\n"
@@ -161,14 +165,17 @@ static const char watch_usage[] =
 static const char job_usage[] =
     "Usage: jobscope job [-d DIR] [OPTIONS]\n"
     "\n"
-    "Monitor this node's share of the batch job it runs in (SLURM, PBS or OAR, found from the environment) until\n"
+    "Monitor this node's share of the batch job it runs in (SLURM, PBS or OAR, found from the environment) "
+    "until\n"
     "the job's work is over, --until-file, --duration, or SIGTERM (SLURM's end of a step or job); a closing\n"
     "sample is always taken. Run one per node beside the job's work, e.g. in a SLURM batch script:\n"
     "    srun --ntasks-per-node=1 --overlap jobscope job -d \"$SCRATCH/mon\" &\n"
     "    srun ./app\n"
     "    wait\n"
-    "The work is over when the batch script only waits for the monitors (its shell in wait with the monitors'\n"
-    "srun as its only child): the batch node's monitor sees it and leaves DIR/.JOBID.end for the others (PBS,\n"
+    "The work is over when the batch script only waits for the monitors (its shell in wait with the "
+    "monitors'\n"
+    "srun as its only child): the batch node's monitor sees it and leaves DIR/.JOBID.end for the others "
+    "(PBS,\n"
     "OAR: each node, once the job's processes on it are gone).\n"
     "Watched: the job's cgroup (SLURM's task/cgroup; exact, daemons that left the tree included), else the\n"
     "tasks of the job's slurmstepd processes and their descendants (this monitor excluded), else (PBS, OAR)\n"
@@ -304,18 +311,18 @@ typedef enum { CMD_RUN, CMD_ATTACH, CMD_WATCH } cmd_kind_t;
 
 typedef struct {
     cmd_kind_t kind;
-    bool attach;          /* attach or watch: not started by jobscope */
+    bool attach; /* attach or watch: not started by jobscope */
     int64_t interval_ns;
     const char *output;
     const char *summary_json, *summary_text;
     js_summary_form_t summary_form; /* --summary short|full */
     const char *procfs, *sysfs;
-    const char *gpus; /* --gpus, or NULL */
-    bool gpus_none;   /* --gpus none (or an empty list) */
+    const char *gpus;        /* --gpus, or NULL */
+    bool gpus_none;          /* --gpus none (or an empty list) */
     const char *report_path; /* --report=FILE; NULL with --report: the recording's name with .html */
     bool report;
     bool quiet, force, until_main_exits, status;
-    bool cgroup_off;      /* run: --cgroup off */
+    bool cgroup_off; /* run: --cgroup off */
     unsigned uss_every, status_every;
     int64_t uss_interval_ns; /* --uss-every with a unit: per process, by time */
     pid_t pid;
@@ -329,12 +336,12 @@ typedef struct {
     const char *until_file;
     js_backend_t backend;
     bool perf_per_task; /* attach, watch --user: --perf-per-task */
-    cli_export_t exp; /* --listen, --textfile */
+    cli_export_t exp;   /* --listen, --textfile */
     /* job: a watch of the batch job's share of this node */
     bool job;
     bool user_quiet; /* job: -q given (the summary is never printed on stderr) */
     job_args_t ja;
-    regex_t redact;   /* --redact-cmdline (POSIX extended), when redact_set */
+    regex_t redact; /* --redact-cmdline (POSIX extended), when redact_set */
     bool redact_set;
 } run_opts_t;
 
@@ -351,7 +358,10 @@ static int parse_count(const char *s, unsigned *ret)
 
 static int parse_args(int argc, char **argv, run_opts_t *o)
 {
-    const char *cmd = o->job ? "job " : o->kind == CMD_RUN ? "run " : o->kind == CMD_ATTACH ? "attach " : "watch ";
+    const char *cmd = o->job                  ? "job "
+                      : o->kind == CMD_RUN    ? "run "
+                      : o->kind == CMD_ATTACH ? "attach "
+                                              : "watch ";
     int nscope = 0;
     o->interval_ns = 1000000000;
     o->uss_every = DEFAULT_USS_EVERY;
@@ -361,7 +371,10 @@ static int parse_args(int argc, char **argv, run_opts_t *o)
     opterr = 0;
     int c;
     /* run stops at COMMAND (its own options follow); attach takes options before or after the PID */
-    while ((c = getopt_long(argc, argv, o->job ? ":d:i:qh" : o->attach ? ":i:o:qh" : "+:i:o:qh",
+    while ((c = getopt_long(argc, argv,
+                            o->job      ? ":d:i:qh"
+                            : o->attach ? ":i:o:qh"
+                                        : "+:i:o:qh",
                             o->job ? job_opts : run_opts, NULL)) != -1) {
         switch (c) {
         case 'd':
@@ -427,7 +440,8 @@ static int parse_args(int argc, char **argv, run_opts_t *o)
             break;
         case OPT_STATUS:
             if (o->attach)
-                return cli_usage_error(cmd, "--status is for run (attach and watch show a status line on a terminal)");
+                return cli_usage_error(
+                    cmd, "--status is for run (attach and watch show a status line on a terminal)");
             o->status = true;
             break;
         case OPT_USS_EVERY:
@@ -517,8 +531,8 @@ static int parse_args(int argc, char **argv, run_opts_t *o)
         case OPT_GPUS: {
             gpu_sel_t sel;
             if (gpu_select_parse(optarg, "--gpus", &sel) < 0)
-                return cli_usage_error(cmd, "invalid --gpus '%s' (all, none, or up to %d indices or UUIDs)", optarg,
-                                       GPU_SEL_MAX);
+                return cli_usage_error(cmd, "invalid --gpus '%s' (all, none, or up to %d indices or UUIDs)",
+                                       optarg, GPU_SEL_MAX);
             o->gpus = optarg;
             o->gpus_none = sel.kind == GPU_SEL_NONE;
             break;
@@ -542,7 +556,10 @@ static int parse_args(int argc, char **argv, run_opts_t *o)
             break;
         }
         case 'h':
-            fputs(o->job ? job_usage : o->kind == CMD_RUN ? run_usage : o->kind == CMD_ATTACH ? attach_usage : watch_usage,
+            fputs(o->job                  ? job_usage
+                  : o->kind == CMD_RUN    ? run_usage
+                  : o->kind == CMD_ATTACH ? attach_usage
+                                          : watch_usage,
                   stdout);
             return -1;
         case ':':
@@ -566,8 +583,8 @@ static int parse_args(int argc, char **argv, run_opts_t *o)
         o->ja.force = o->force;
     } else if (o->kind == CMD_WATCH) {
         if (nscope != 1)
-            return cli_usage_error(cmd, nscope ? "give one of --user, --cgroup, --node" :
-                                                 "what to watch: --user NAME|UID, --cgroup PATH or --node");
+            return cli_usage_error(cmd, nscope ? "give one of --user, --cgroup, --node"
+                                               : "what to watch: --user NAME|UID, --cgroup PATH or --node");
         if (optind < argc)
             return cli_usage_error(cmd, "unexpected argument '%s'", argv[optind]);
         if (o->top_n && o->scope != JS_SCOPE_NODE)
@@ -722,8 +739,9 @@ static void cgroup_remove(js_cgroup_t *cg, bool *warned, bool at_exit)
             n += (size_t)snprintf(pids + n, sizeof(pids) - n, "%s%d", i ? ", " : "", (int)left.pid[i]);
         cgroupfs_main_path(cg, path, sizeof(path));
         if (left.n)
-            cli_error("cgroup %s: process%s %s still in it after the run; moved to the enclosing cgroup at exit",
-                      path, left.n > 1 ? "es" : "", pids);
+            cli_error(
+                "cgroup %s: process%s %s still in it after the run; moved to the enclosing cgroup at exit",
+                path, left.n > 1 ? "es" : "", pids);
         else
             cli_error("cgroup %s not removed: %s", path, strerror(-r));
         *warned = true;
@@ -869,9 +887,9 @@ static int write_summaries(const run_opts_t *o, outputs_t *out, const js_run_inf
 }
 
 /* resolve_watch: the scope `watch` was asked for, resolved before anything is created: the UID of a user
- * (and the user's own cgroup, user.slice/user-UID.slice, where there is one: exact totals), the cgroup, or the
- * node. Sets ctx->scope and *ret_cg (owned by the caller) and describes the scope in `desc`. Returns 0, or
- * EXIT_FAIL after one line. */
+ * (and the user's own cgroup, user.slice/user-UID.slice, where there is one: exact totals), the cgroup, or
+ * the node. Sets ctx->scope and *ret_cg (owned by the caller) and describes the scope in `desc`. Returns 0,
+ * or EXIT_FAIL after one line. */
 static int resolve_watch(const run_opts_t *o, js_ctx_t *ctx, js_cgroup_t **ret_cg, char *desc, size_t cap)
 {
     char why[512] = "";
@@ -932,7 +950,7 @@ int cmd_run(int argc, char **argv)
 
 int cmd_run_hooks(int argc, char **argv, const job_hooks_t *hooks)
 {
-    run_opts_t o = {.kind = !strcmp(argv[0], "attach")                              ? CMD_ATTACH
+    run_opts_t o = {.kind = !strcmp(argv[0], "attach")                             ? CMD_ATTACH
                             : !strcmp(argv[0], "watch") || !strcmp(argv[0], "job") ? CMD_WATCH
                                                                                    : CMD_RUN};
     o.attach = o.kind != CMD_RUN;
@@ -1003,8 +1021,8 @@ int cmd_run_hooks(int argc, char **argv, const job_hooks_t *hooks)
         o.user_quiet = o.quiet;
         o.quiet = true; /* one line at the end, not a summary per node in the job's output */
         if (plan.local && !o.user_quiet)
-            fprintf(stderr, "jobscope: %s is on %s: recording to %s on %s, moved to %s at the end\n", plan.dir,
-                    plan.fs_name, plan.write_path, plan.b.node, plan.final_path);
+            fprintf(stderr, "jobscope: %s is on %s: recording to %s on %s, moved to %s at the end\n",
+                    plan.dir, plan.fs_name, plan.write_path, plan.b.node, plan.final_path);
     } else if (o.kind == CMD_WATCH && resolve_watch(&o, &mon.ctx, &cg, scope_desc, sizeof(scope_desc)) != 0) {
         fsroot_close(&mon.ctx.root);
         return EXIT_FAIL;
@@ -1020,8 +1038,10 @@ int cmd_run_hooks(int argc, char **argv, const job_hooks_t *hooks)
     }
     js_hostinfo_t hi;
     hostinfo_read(&mon.ctx.root, o.attach ? o.pid : 0, &hi);
-    static const char *const scope_label[] = {[JS_SCOPE_TREE] = "tree", [JS_SCOPE_USER] = "user",
-                                              [JS_SCOPE_CGROUP] = "cgroup", [JS_SCOPE_NODE] = "node"};
+    static const char *const scope_label[] = {[JS_SCOPE_TREE] = "tree",
+                                              [JS_SCOPE_USER] = "user",
+                                              [JS_SCOPE_CGROUP] = "cgroup",
+                                              [JS_SCOPE_NODE] = "node"};
     const char *label = scope_label[o.kind == CMD_WATCH ? o.scope : JS_SCOPE_TREE];
     o.exp.endpoint_optional = true; /* a taken port is said, and the command runs (listen_error below) */
     if ((status = cli_export_open(&o.exp, hi.host, label, true)) != 0) /* the port is taken before anything */
@@ -1100,9 +1120,15 @@ int cmd_run_hooks(int argc, char **argv, const job_hooks_t *hooks)
 
     /* everything known before the command starts is recorded before it starts */
     recorder_meta(rec, "jobscope_version", JOBSCOPE_VERSION);
-    static const char *const kind_names[] = {[JS_SCOPE_TREE] = "tree", [JS_SCOPE_USER] = "user",
-                                             [JS_SCOPE_CGROUP] = "cgroup", [JS_SCOPE_NODE] = "node"};
-    recorder_meta(rec, "mode", o.job ? "job" : o.kind == CMD_RUN ? "run" : o.kind == CMD_ATTACH ? "attach" : "watch");
+    static const char *const kind_names[] = {[JS_SCOPE_TREE] = "tree",
+                                             [JS_SCOPE_USER] = "user",
+                                             [JS_SCOPE_CGROUP] = "cgroup",
+                                             [JS_SCOPE_NODE] = "node"};
+    recorder_meta(rec, "mode",
+                  o.job                  ? "job"
+                  : o.kind == CMD_RUN    ? "run"
+                  : o.kind == CMD_ATTACH ? "attach"
+                                         : "watch");
     recorder_meta(rec, "scope", scope_desc);
     recorder_meta(rec, "scope_kind", kind_names[mon.ctx.scope.kind]);
     if (mon.ctx.scope.kind == JS_SCOPE_USER)
@@ -1156,7 +1182,7 @@ int cmd_run_hooks(int argc, char **argv, const job_hooks_t *hooks)
         goto out;
     }
     bool gpu_on = false;
-    for (size_t i = 0; i < mon.sampler.nsources; i++) { /* a disabled source is a fact of the run */
+    for (size_t i = 0; i < mon.sampler.nsources; i++) {    /* a disabled source is a fact of the run */
         const char *why = gpu_reason(js_sources[i]->name); /* a GPU source says why in words */
         if (mon.sampler.init_rc[i] < 0) {
             char key[96];
@@ -1172,7 +1198,8 @@ int cmd_run_hooks(int argc, char **argv, const job_hooks_t *hooks)
         recorder_meta(rec, "listen_error", o.exp.listen_error);
     if (o.gpus && !gpu_on && !o.gpus_none) /* asked for GPUs, got none: say it once */
         cli_error("--gpus %s: no GPU monitored (nvml: %s; rocm: %s)", o.gpus,
-                  gpu_reason("nvml") ? gpu_reason("nvml") : "not built", gpu_reason("rocm") ? gpu_reason("rocm") : "not built");
+                  gpu_reason("nvml") ? gpu_reason("nvml") : "not built",
+                  gpu_reason("rocm") ? gpu_reason("rocm") : "not built");
     if (!o.attach) {
         /* the job's marks (jobscope mark, libjobscope, the Python module) reach the monitor through this */
         if ((r = marks_open(&marks)) == 0 && setenv("JOBSCOPE_SOCKET", marks_address(marks), 1) == 0) {
@@ -1208,9 +1235,9 @@ int cmd_run_hooks(int argc, char **argv, const job_hooks_t *hooks)
     /* the allocation: the smallest of the affinity mask, the cgroup's cpuset and quota, SLURM's word */
     js_allocation_t al;
     js_buf_t envbuf = {0};
-    char **envp = o.kind == CMD_ATTACH ? cli_environ_of(&mon.ctx.root, o.pid, &envbuf)
+    char **envp = o.kind == CMD_ATTACH         ? cli_environ_of(&mon.ctx.root, o.pid, &envbuf)
                   : o.kind == CMD_RUN || o.job ? environ /* job: the job's own environment */
-                                               : NULL; /* watch: no process speaks for the scope */
+                                               : NULL;   /* watch: no process speaks for the scope */
     /* job: not the monitor's affinity (its own step may have one core), the job's cgroup and SLURM's word */
     allocation_resolve(&mon.ctx.root, o.kind == CMD_RUN ? mon.child : o.job ? 0 : o.pid, cg, envp, &al);
     if (o.kind == CMD_ATTACH)
@@ -1291,8 +1318,8 @@ wait_child:
     meta_i64(rec, "samples_taken", mon.taken);
     meta_i64(rec, "samples_missed", mon.missed);
     if (mon.write_rc)
-        cli_error("%s: %lld samples could not be recorded (%s); the summary below still covers them", recording,
-                  (long long)mon.ctx.write_errors, strerror(-mon.write_rc));
+        cli_error("%s: %lld samples could not be recorded (%s); the summary below still covers them",
+                  recording, (long long)mon.ctx.write_errors, strerror(-mon.write_rc));
     if (model) {
         js_summary_t su;
         model_summary(model, &su);
@@ -1302,7 +1329,10 @@ wait_child:
             .command_json = cmd.p,
             .command_shell = shell.p,
             .host = hi.host,
-            .mode = o.job ? "job" : o.kind == CMD_RUN ? "run" : o.kind == CMD_ATTACH ? "attach" : "watch",
+            .mode = o.job                  ? "job"
+                    : o.kind == CMD_RUN    ? "run"
+                    : o.kind == CMD_ATTACH ? "attach"
+                                           : "watch",
             .scope = scope_desc,
             .state = "complete",
             .exec_error = exec_error,

@@ -31,12 +31,10 @@ static const char summary_usage[] =
 
 int cmd_summary(int argc, char **argv)
 {
-    static const struct option opts[] = {{"json", no_argument, NULL, 'j'},
-                                         {"summary", required_argument, NULL, 's'},
-                                         {"full", no_argument, NULL, 'F'},
-                                         {"recompute", no_argument, NULL, 'R'},
-                                         {"help", no_argument, NULL, 'h'},
-                                         {NULL, 0, NULL, 0}};
+    static const struct option opts[] = {
+        {"json", no_argument, NULL, 'j'}, {"summary", required_argument, NULL, 's'},
+        {"full", no_argument, NULL, 'F'}, {"recompute", no_argument, NULL, 'R'},
+        {"help", no_argument, NULL, 'h'}, {NULL, 0, NULL, 0}};
     bool json = false;
     js_summary_form_t form = JS_SUMMARY_SHORT;
     optind = 1;

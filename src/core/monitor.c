@@ -216,7 +216,8 @@ static void commit(js_monitor_t *mon, js_sample_t *s, bool final)
     int64_t c0 = now_ns(CLOCK_MONOTONIC);
     if (final)
         sampler_mark_final(s);
-    if (mon->marks) { /* the marks made before this sample was taken become its rows (all of them at the end) */
+    if (mon->marks) { /* the marks made before this sample was taken become its rows (all of them at the end)
+                       */
         receive_marks(mon, final);
         self_marks_update(s, &mon->ctx); /* the sample's mark counts are those of the marks it takes */
         const js_rows_t *sr = sample_rows(s, &table_samples);
@@ -261,7 +262,8 @@ static void commit(js_monitor_t *mon, js_sample_t *s, bool final)
     mon->ctx.for_marks = false;
 }
 
-/* has_children: whether the monitor still has a child (every member of a run-mode tree is a descendant of one). */
+/* has_children: whether the monitor still has a child (every member of a run-mode tree is a descendant of
+ * one). */
 static bool has_children(const js_monitor_t *mon)
 {
     char path[64], text[64];
@@ -287,8 +289,8 @@ static bool scope_over(js_monitor_t *mon)
     else
         over = mon->ctx.live_members == 0;
     if (over && !mon->stop_reason)
-        mon->stop_reason = mon->ctx.scope_gone && mon->ctx.scope.kind == JS_SCOPE_CGROUP ? "scope removed"
-                                                                                         : "scope ended";
+        mon->stop_reason =
+            mon->ctx.scope_gone && mon->ctx.scope.kind == JS_SCOPE_CGROUP ? "scope removed" : "scope ended";
     return over;
 }
 
@@ -358,8 +360,8 @@ bool monitor_file_finished(const char *path)
         return false;
     buf[n] = '\0';
     for (char *p = buf; (p = strstr(p, "FINISHED")); p++) /* the word, not a part of one */
-        if ((p == buf || (!isalnum((unsigned char)p[-1]) && p[-1] != '_')) &&
-            !isalnum((unsigned char)p[8]) && p[8] != '_')
+        if ((p == buf || (!isalnum((unsigned char)p[-1]) && p[-1] != '_')) && !isalnum((unsigned char)p[8]) &&
+            p[8] != '_')
             return true;
     return false;
 }
@@ -404,7 +406,9 @@ int monitor_loop(js_monitor_t *mon)
     }
     const int64_t start = mon->start_mono_ns, iv = mon->interval_ns;
     const int64_t stop_at = mon->duration_ns > 0 ? start + mon->duration_ns : INT64_MAX;
-    int until = !mon->until_file ? UNTIL_NONE : access(mon->until_file, F_OK) == 0 ? UNTIL_FINISHED : UNTIL_APPEARS;
+    int until = !mon->until_file                     ? UNTIL_NONE
+                : access(mon->until_file, F_OK) == 0 ? UNTIL_FINISHED
+                                                     : UNTIL_APPEARS;
     int64_t k = 0; /* index of the deadline the next scheduled sample is due at */
     bool done = false;
 
@@ -433,10 +437,12 @@ int monitor_loop(js_monitor_t *mon)
         /* a negative fd is ignored by poll: the signalfd (not embedded), the pidfd (attach), the mark socket
          * (when there is one) and the host's wake-up eventfd (embedded) are each optional; a stop file and
          * the stop check are looked at twice a second, whatever the interval */
-        struct pollfd pf[5 + JS_WATCH_PIDS_MAX] = {{.fd = tfd, .events = POLLIN}, {.fd = sfd, .events = POLLIN},
-                               {.fd = root_pidfd, .events = POLLIN},
-                               {.fd = mon->marks ? marks_fd(mon->marks) : -1, .events = POLLIN},
-                               {.fd = mon->embedded ? mon->wake_fd : -1, .events = POLLIN}};
+        struct pollfd pf[5 + JS_WATCH_PIDS_MAX] = {
+            {.fd = tfd, .events = POLLIN},
+            {.fd = sfd, .events = POLLIN},
+            {.fd = root_pidfd, .events = POLLIN},
+            {.fd = mon->marks ? marks_fd(mon->marks) : -1, .events = POLLIN},
+            {.fd = mon->embedded ? mon->wake_fd : -1, .events = POLLIN}};
         for (size_t i = 0; i < wp.n; i++) /* watched tasks: read them the moment one exits */
             pf[5 + i] = (struct pollfd){.fd = wp.w[i].fd, .events = POLLIN};
         if (poll(pf, 5 + wp.n, until != UNTIL_NONE || mon->stop_check ? 500 : -1) < 0) {
@@ -529,7 +535,8 @@ int monitor_loop(js_monitor_t *mon)
             k = kn + 1;
         }
         if ((r = take(mon, sp, s, dl, stop)) == -EINTR)
-            continue; /* a stop signal came in mid-sample: handle it first, the next sample reads everything */
+            continue; /* a stop signal came in mid-sample: handle it first, the next sample reads everything
+                       */
         if (r < 0)
             goto out;
         done = stop || scope_over(mon);

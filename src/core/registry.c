@@ -15,19 +15,19 @@
 #include <string.h>
 
 /* The sources, in collection order: one line each. X(name) refers to `const js_source_t source_<name>`. */
-#define JS_SOURCE_LIST(X)                                                                                      \
-    X(proc_tree)                                                                                               \
-    X(system)                                                                                                  \
-    X(host)                                                                                                    \
-    X(rapl)                                                                                                    \
-    X(infiniband)                                                                                              \
-    X(cpufreq)                                                                                                 \
-    X(thermal)                                                                                                 \
-    X(cgroup)                                                                                                  \
-    X(perf)                                                                                                    \
-    X(levels)                                                                                                  \
-    X(nvml)                                                                                                    \
-    X(rocm)                                                                                                    \
+#define JS_SOURCE_LIST(X)                                                                                    \
+    X(proc_tree)                                                                                             \
+    X(system)                                                                                                \
+    X(host)                                                                                                  \
+    X(rapl)                                                                                                  \
+    X(infiniband)                                                                                            \
+    X(cpufreq)                                                                                               \
+    X(thermal)                                                                                               \
+    X(cgroup)                                                                                                \
+    X(perf)                                                                                                  \
+    X(levels)                                                                                                \
+    X(nvml)                                                                                                  \
+    X(rocm)                                                                                                  \
     X(self)
 
 #define JS_SOURCE_DECLARE(name) extern const js_source_t source_##name;
@@ -46,15 +46,16 @@ static const js_column_t samples_cols[SAMPLES__MAX] = {
     {"for_marks", "bool", JS_INT, JS_GAUGE, 0,
      "1 when taken for phase marks (begin, end) that had just arrived: the scope at the last of them"},
 };
-const js_table_t table_samples = {"samples", "one row per sample (its `sample` column is the sample number)", SAMPLES__MAX, samples_cols};
+const js_table_t table_samples = {"samples", "one row per sample (its `sample` column is the sample number)",
+                                  SAMPLES__MAX, samples_cols};
 
 static const js_column_t source_stats_cols[STATS__MAX] = {
     {"source", "text", JS_TEXT, JS_LABEL, 0, "source name"},
     {"duration_ns", "ns", JS_INT, JS_GAUGE, 0, "wall time collect() took"},
     {"rc", "errno", JS_INT, JS_GAUGE, 0, "0, or the negative errno the source failed with"},
 };
-const js_table_t table_source_stats = {"source_stats", "per sample and source: collect duration and result", STATS__MAX,
-                                       source_stats_cols};
+const js_table_t table_source_stats = {"source_stats", "per sample and source: collect duration and result",
+                                       STATS__MAX, source_stats_cols};
 
 static const js_column_t inventory_cols[INV__MAX] = {
     {"source", "text", JS_TEXT, JS_LABEL, 0, "the source that knows it (or `run` for the monitor)"},

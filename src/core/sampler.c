@@ -52,8 +52,8 @@ bool sampler_stop_pending(void)
     sigset_t set;
     if (sigpending(&set) < 0)
         return false;
-    return sigismember(&set, SIGINT) == 1 || sigismember(&set, SIGTERM) == 1 || sigismember(&set, SIGHUP) == 1 ||
-           sigismember(&set, SIGQUIT) == 1;
+    return sigismember(&set, SIGINT) == 1 || sigismember(&set, SIGTERM) == 1 ||
+           sigismember(&set, SIGHUP) == 1 || sigismember(&set, SIGQUIT) == 1;
 }
 
 int sampler_collect(js_sampler_t *sp, js_sample_t *s, int64_t deadline_ns, int64_t missed)

@@ -37,7 +37,7 @@ typedef struct {
     uint32_t sender_dropped;      /* marks the sender dropped before this one (its queue was full) */
     const char *name;             /* phase or event name, as sent (escaped on output), NUL-terminated */
     const char *host;             /* sender's host name, or NULL */
-    const char *data;             /* valid JSON given with it (text that was not JSON: as a JSON string), or NULL */
+    const char *data; /* valid JSON given with it (text that was not JSON: as a JSON string), or NULL */
 } js_mark_t;
 
 /* One sample, as a sink receives it. */

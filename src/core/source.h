@@ -1,11 +1,11 @@
 /* SPDX-License-Identifier: MIT
  *
  * The source interface. A source is one file in src/sources/ ending in one `const js_source_t` descriptor,
- * listed by hand in src/core/registry.c. It declares the tables it fills; the sampler calls collect() once per
- * sample with that sample's row buffers. Sources read only through ctx->root (never literal kernel paths),
- * store raw values as read (counters, not rates) and leave unreadable values missing. "Absent hardware" or
- * "permission denied" is a normal state: collect() then fills what it can and returns 0; a negative errno
- * return means the whole source failed this sample (recorded in source_stats, never fatal).
+ * listed by hand in src/core/registry.c. It declares the tables it fills; the sampler calls collect() once
+ * per sample with that sample's row buffers. Sources read only through ctx->root (never literal kernel
+ * paths), store raw values as read (counters, not rates) and leave unreadable values missing. "Absent
+ * hardware" or "permission denied" is a normal state: collect() then fills what it can and returns 0; a
+ * negative errno return means the whole source failed this sample (recorded in source_stats, never fatal).
  */
 #ifndef JOBSCOPE_SOURCE_H
 #define JOBSCOPE_SOURCE_H
@@ -39,27 +39,30 @@ typedef struct js_cgroup js_cgroup_t; /* a resolved cgroup (sys/cgroupfs.h) */
 
 /* How per-process counters are read (--backend). */
 typedef enum {
-    JS_BACKEND_AUTO,   /* the BPF task reader where it pays and is allowed, else /proc */
-    JS_BACKEND_BPF,    /* the BPF task reader from the start (falls back to /proc, with the reason, if refused) */
+    JS_BACKEND_AUTO, /* the BPF task reader where it pays and is allowed, else /proc */
+    JS_BACKEND_BPF,  /* the BPF task reader from the start (falls back to /proc, with the reason, if refused)
+                      */
     JS_BACKEND_PROCFS, /* /proc only */
     JS_BACKEND_MAX
 } js_backend_t;
 
 typedef struct {
     js_scope_kind_t kind;
-    uid_t uid;                 /* JS_SCOPE_USER */
-    const js_cgroup_t *cgroup; /* the scope's cgroup where one exists (watched, or made for a run), else NULL */
-    unsigned top_n;            /* JS_SCOPE_NODE: per-process rows for the N busiest and N largest (0: none) */
-    const char *gpus;          /* --gpus: NULL (default: what the job may use), "all", "none", indices, UUIDs */
+    uid_t uid; /* JS_SCOPE_USER */
+    const js_cgroup_t
+        *cgroup;      /* the scope's cgroup where one exists (watched, or made for a run), else NULL */
+    unsigned top_n;   /* JS_SCOPE_NODE: per-process rows for the N busiest and N largest (0: none) */
+    const char *gpus; /* --gpus: NULL (default: what the job may use), "all", "none", indices, UUIDs */
     /* JS_SCOPE_TREE of a batch job without a cgroup (jobscope job): the roots are SLURM's slurmstepd
      * processes, never members themselves; their children (the tasks) and every descendant are. Either one
-     * slurmstepd by PID (stepd_pid > 0), or every `slurmstepd: [JOB.STEP]` of job `stepd_job` (stepd_step NULL:
-     * every step but stepd_skip, the monitor's own), found again each sample. */
+     * slurmstepd by PID (stepd_pid > 0), or every `slurmstepd: [JOB.STEP]` of job `stepd_job` (stepd_step
+     * NULL: every step but stepd_skip, the monitor's own), found again each sample. */
     const char *stepd_job;
     const char *stepd_step;
     const char *stepd_skip;
-    const char *stepd_node; /* this node's name: several slurmd on one host (a test cluster) share the PID
-                             * space, so a slurmstepd is this node's only if its tasks say SLURMD_NODENAME so */
+    const char
+        *stepd_node; /* this node's name: several slurmd on one host (a test cluster) share the PID
+                      * space, so a slurmstepd is this node's only if its tasks say SLURMD_NODENAME so */
     pid_t stepd_pid;
     /* JS_SCOPE_CGROUP: the cgroup holds nothing but the job since the job began (a SLURM job's), so its
      * counters count from zero, not from the first sample */
@@ -86,9 +89,9 @@ typedef struct {
 /* One child reaped by the monitor (wait4), handed to the proc_tree source for the `exits` table. */
 typedef struct {
     pid_t pid;
-    int status;          /* as from wait4 */
-    int64_t t_unix_ns;   /* when reaped */
-    struct rusage ru;    /* that child's and its reaped descendants' usage */
+    int status;        /* as from wait4 */
+    int64_t t_unix_ns; /* when reaped */
+    struct rusage ru;  /* that child's and its reaped descendants' usage */
 } js_reaped_t;
 
 #define JS_WATCH_PIDS_MAX 64
@@ -98,23 +101,23 @@ typedef struct {
     js_fsroot_t root;
     js_mode_t mode;
     js_scope_t scope;
-    pid_t monitor_pid;  /* this process: children's ppid in run mode (subreaper) */
-    pid_t root_pid;     /* the command (run) or the PID given (attach) */
-    uint64_t seq;       /* sample number, from 0 */
-    unsigned uss_every;    /* read smaps_rollup every N samples (0 = never) */
+    pid_t monitor_pid;       /* this process: children's ppid in run mode (subreaper) */
+    pid_t root_pid;          /* the command (run) or the PID given (attach) */
+    uint64_t seq;            /* sample number, from 0 */
+    unsigned uss_every;      /* read smaps_rollup every N samples (0 = never) */
     int64_t uss_interval_ns; /* > 0: instead, every this long per process (the default: 30 s) */
-    unsigned status_every; /* read /proc/<pid>/status every N samples (>= 1) */
-    js_backend_t backend;  /* how proc_tree reads processes */
-    bool final;            /* this is the last sample: read everything */
-    bool for_marks;        /* this sample is taken for phase marks (begin/end) that just arrived: the scope at
-                            * those marks (read smaps_rollup of every member when the budget allows) */
-    bool interruptible;    /* a long collect() may give up with -EINTR when sampler_stop_pending() */
+    unsigned status_every;   /* read /proc/<pid>/status every N samples (>= 1) */
+    js_backend_t backend;    /* how proc_tree reads processes */
+    bool final;              /* this is the last sample: read everything */
+    bool for_marks;     /* this sample is taken for phase marks (begin/end) that just arrived: the scope at
+                         * those marks (read smaps_rollup of every member when the budget allows) */
+    bool interruptible; /* a long collect() may give up with -EINTR when sampler_stop_pending() */
     /* reaped children since the last sample (filled by the monitor, drained by proc_tree) */
     js_reaped_t *reaped;
     size_t nreaped;
     /* the recording's cost, for the self source: duration of the previous sample's write, failures so far */
-    int64_t prev_write_ns;  /* the recording's write of the previous sample */
-    int64_t prev_sinks_ns;  /* every live sink's handling of the previous sample, the recording included */
+    int64_t prev_write_ns; /* the recording's write of the previous sample */
+    int64_t prev_sinks_ns; /* every live sink's handling of the previous sample, the recording included */
     uint64_t write_errors;
     /* set by proc_tree after each collect: members in the scope that have not exited (zombies excluded) */
     size_t live_members;
@@ -128,15 +131,17 @@ typedef struct {
      * skipped in the tree) and the monitor's own cost is its thread's (the self source) */
     bool embedded;
     /* embedded: the number of descriptors the embedding holds in the host's table of `total` (its recording,
-     * kept /proc files, timers, sockets ...), or -1 when they cannot be told from the host's; NULL otherwise */
+     * kept /proc files, timers, sockets ...), or -1 when they cannot be told from the host's; NULL otherwise
+     */
     int (*host_fds)(int64_t total);
     /* embedded: host_fds() as proc_tree called it right after counting the root's descriptors (`total`), at
      * the same instant, for the self source to record; -1 before */
     int host_fds_now;
-    /* embedded: the monitor thread's own CPU (RUSAGE_THREAD) and I/O (its task io: rchar, wchar, syscr, syscw,
-     * read_bytes, write_bytes; bit i of mon_io_present per value) as proc_tree read them right after the
-     * root's stat and io, so that what the model takes off the root's figures is what those reads included
-     * (the monitor works on between its reads); the self source records these, and clears mon_at_root */
+    /* embedded: the monitor thread's own CPU (RUSAGE_THREAD) and I/O (its task io: rchar, wchar, syscr,
+     * syscw, read_bytes, write_bytes; bit i of mon_io_present per value) as proc_tree read them right after
+     * the root's stat and io, so that what the model takes off the root's figures is what those reads
+     * included (the monitor works on between its reads); the self source records these, and clears
+     * mon_at_root */
     bool mon_at_root;
     struct rusage mon_ru;
     int64_t mon_io[6];
@@ -168,8 +173,8 @@ typedef struct js_source {
     /* init: allocate per-run state in *ret_state (may stay NULL). Returns 0 or -errno (then the source is
      * disabled for the run, and the reason is recorded). */
     int (*init)(const js_ctx_t *ctx, void **ret_state);
-    /* collect: append this sample's rows; rows[i] belongs to tables[i]. Returns 0 or -errno. NULL for a source
-     * that only has an inventory (no tables, nothing per sample, no source_stats rows). */
+    /* collect: append this sample's rows; rows[i] belongs to tables[i]. Returns 0 or -errno. NULL for a
+     * source that only has an inventory (no tables, nothing per sample, no source_stats rows). */
     int (*collect)(void *state, js_ctx_t *ctx, js_rows_t *const *rows);
     /* fini: free the state; accepts NULL. */
     void (*fini)(void *state);
@@ -205,7 +210,7 @@ enum { STATS_SOURCE, STATS_DURATION, STATS_RC, STATS__MAX };
 enum { INV_SOURCE, INV_KEY, INV_VALUE, INV_NUMBER, INV__MAX };
 extern const js_table_t table_samples;
 extern const js_table_t table_source_stats;
-extern const js_table_t table_inventory; /* written with the first sample only */
+extern const js_table_t table_inventory;           /* written with the first sample only */
 extern const js_table_t table_level_job_inventory; /* its twin for the embedded monitor's job level */
 
 /* inventory_add: append the inventory row (source, key, value). Returns 0 or -ENOMEM. */

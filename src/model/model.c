@@ -18,19 +18,18 @@
 #include <stdlib.h>
 #include <string.h>
 
-
 typedef struct {
     uint64_t start;
     uint64_t stamp;
     int32_t ppid;
     double cpu_all, user_all, sys_all; /* own + reaped children, seconds */
     double own, max_own;               /* own utime+stime, seconds */
-    double base_own;                   /* attach mode: own CPU before monitoring began (present at the start) */
-    double comm_base;                  /* own CPU when it took its current comm (an exec) */
-    double own_prev, dt_prev;          /* own CPU at the row before the last one, and that row's interval */
+    double base_own;          /* attach mode: own CPU before monitoring began (present at the start) */
+    double comm_base;         /* own CPU when it took its current comm (an exec) */
+    double own_prev, dt_prev; /* own CPU at the row before the last one, and that row's interval */
     double io[IO__MAX];
-    uint8_t io_ok;   /* bit per IO_* known */
-    bool io_missing; /* its io could not be read at some sample (while not a zombie) */
+    uint8_t io_ok;    /* bit per IO_* known */
+    bool io_missing;  /* its io could not be read at some sample (while not a zombie) */
     bool uss_missing; /* its smaps_rollup could never be read while others' could (not a zombie) */
     double minflt, majflt;
     double uss, pss;     /* last read (smaps_rollup of every member at once, now and then), NAN before */
@@ -38,8 +37,8 @@ typedef struct {
     double rss;          /* its RSS at this sample, NAN when unread */
     double vcsw, ivcsw;  /* last read (status cadence), NAN before the first */
     double peak_rss;
-    uint32_t comm_ix;    /* index + 1 in the per-command table, 0 before its comm is known */
-    bool zombie;         /* last seen exited (state Z): its totals were final */
+    uint32_t comm_ix; /* index + 1 in the per-command table, 0 before its comm is known */
+    bool zombie;      /* last seen exited (state Z): its totals were final */
     /* what it reaped (cutime + cstime, seconds) at its last three rows, newest first, and their samples: a
      * child that vanishes while its parent lives must show up there (check_reaped) */
     double reaped[3];
@@ -47,7 +46,7 @@ typedef struct {
     double owed, owed_user; /* CPU of its children that vanished (as last seen), not yet found in `reaped` */
     double owed_base;       /* its reaped CPU before the first of them vanished */
     uint64_t owed_due;      /* the sample at which `reaped` must have grown by `owed` */
-    char comm[64];       /* from proc_info, for the process view */
+    char comm[64];          /* from proc_info, for the process view */
 } mproc_t;
 
 /* Per command name: what its processes used (the summary's top lists). */
@@ -85,8 +84,8 @@ struct js_model {
     size_t gone_cap;
     /* totals of members that vanished unreaped by anyone we see (attach mode) */
     double lost_cpu, lost_user, lost_sys, lost_io[IO__MAX], lost_minflt, lost_majflt;
-    double sampled_gone;      /* sum of max_own - base_own of vanished processes */
-    double ctxsw_gone[2];     /* last-seen context switches of vanished processes */
+    double sampled_gone;  /* sum of max_own - base_own of vanished processes */
+    double ctxsw_gone[2]; /* last-seen context switches of vanished processes */
     /* baseline subtracted from cumulative values (attach mode: the first sample) */
     bool have_base;
     double base_cpu, base_user, base_sys, base_io[IO__MAX], base_minflt, base_majflt;
@@ -103,8 +102,8 @@ struct js_model {
     /* slurmstepd roots (cfg.stepd_roots): pid -> mstepd_t; what the gone ones had reaped, in seconds */
     js_pidmap_t stepds;
     double stepd_gone_user, stepd_gone_sys;
-    bool lost_any; /* a member vanished with nobody seen to reap it: its last interval is missing */
-    bool io_seen;  /* a member's I/O counters were read at some sample */
+    bool lost_any;       /* a member vanished with nobody seen to reap it: its last interval is missing */
+    bool io_seen;        /* a member's I/O counters were read at some sample */
     double window_ticks; /* start_ticks clock (CLOCK_BOOTTIME, in ticks) at the first sample; NAN unknown */
     const js_rows_t *last_proc_rows; /* the proc rows being fed (their strings) */
     mcomm_t *comms;
@@ -474,7 +473,8 @@ static int feed_proc(js_model_t *m, const js_value_t *v, double dt, js_proc_poin
         e->dt_prev = dt;
     }
     e->stamp = m->stamp;
-    e->zombie = v[PROC_STATE].present && m->last_proc_rows && rows_str(m->last_proc_rows, &v[PROC_STATE])[0] == 'Z';
+    e->zombie =
+        v[PROC_STATE].present && m->last_proc_rows && rows_str(m->last_proc_rows, &v[PROC_STATE])[0] == 'Z';
     e->ppid = v[PROC_PPID].present ? (int32_t)v[PROC_PPID].i : 0;
     if (!isnan(own)) {
         /* attach/watch: what it used before monitoring began is not ours: a process of the first sample, or
@@ -614,8 +614,8 @@ static int feed_proc(js_model_t *m, const js_value_t *v, double dt, js_proc_poin
 }
 
 /* count_uss_unreadable: the live members of this sample with no USS/PSS ever read while others' were (another
- * user's smaps_rollup): counted once each in the summary; the sums leave them out (tree_levels). A zombie or a
- * process with no resident memory (a kernel thread) leaves nothing out. Returns how many members of this
+ * user's smaps_rollup): counted once each in the summary; the sums leave them out (tree_levels). A zombie or
+ * a process with no resident memory (a kernel thread) leaves nothing out. Returns how many members of this
  * sample are left out. */
 static size_t count_uss_unreadable(js_model_t *m)
 {
@@ -624,7 +624,8 @@ static size_t count_uss_unreadable(js_model_t *m)
         mproc_t *e;
         if (!pidmap_at(&m->procs, i, (void **)&e) || e->stamp != m->stamp)
             continue;
-        if (isnan(e->uss) && !e->zombie && !e->uss_missing && e->peak_rss != 0) { /* no RSS: a kernel thread */
+        if (isnan(e->uss) && !e->zombie && !e->uss_missing &&
+            e->peak_rss != 0) { /* no RSS: a kernel thread */
             e->uss_missing = true;
             m->sum.uss_unreadable++;
         }
@@ -739,8 +740,8 @@ static bool tr_rows_proc(const js_sample_t *s)
 static void node_cumulate(js_model_t *m, js_tree_point_t *pt, const js_sample_t *s)
 {
     if (!m->node.cpu) { /* resolve the columns by name, once */
-        static const char *const busy[6] = {"user_ticks", "nice_ticks", "system_ticks", "irq_ticks", "softirq_ticks",
-                                            "steal_ticks"};
+        static const char *const busy[6] = {"user_ticks", "nice_ticks",    "system_ticks",
+                                            "irq_ticks",  "softirq_ticks", "steal_ticks"};
         m->node.cpu = registry_find_table("cpu");
         m->node.mem = registry_find_table("memory");
         m->node.tree = registry_find_table("tree");
@@ -812,8 +813,9 @@ static void cumulate(js_model_t *m, js_tree_point_t *pt, const live_sums_t *ls, 
     double c_min = ls->minflt + r->minflt + m->lost_minflt, c_maj = ls->majflt + r->majflt + m->lost_majflt;
     if (!m->have_base) {
         m->have_base = true;
-        if (m->cfg.mode != JS_MODE_RUN && !m->cfg.stepd_roots) { /* attach and watch count what was used while
-                                                                   * watched; a job's tasks count from their start */
+        if (m->cfg.mode != JS_MODE_RUN &&
+            !m->cfg.stepd_roots) { /* attach and watch count what was used while
+                                    * watched; a job's tasks count from their start */
             m->base_user = c_user;
             m->base_sys = c_sys;
             for (int k = 0; k < IO__MAX; k++)
@@ -1095,7 +1097,8 @@ parts:
         m->views[i].built = -1;
     js_feed_t f = {.seq = seq, .s = s, .m = m};
     for (size_t i = 0; i < m->nparts; i++)
-        if (m->part_on[i] && js_model_parts[i]->feed && (r = js_model_parts[i]->feed(m->part_state[i], &f)) < 0)
+        if (m->part_on[i] && js_model_parts[i]->feed &&
+            (r = js_model_parts[i]->feed(m->part_state[i], &f)) < 0)
             return r;
     return 0;
 }
@@ -1130,7 +1133,8 @@ static void top_lists(const js_model_t *m, js_summary_t *ret)
         for (size_t i = 0; i < m->ncomms; i++) {
             if (!used_cpu[i] && cpu[i] > 0 && (bc == SIZE_MAX || cpu[i] > cpu[bc]))
                 bc = i;
-            if (!used_rss[i] && m->comms[i].peak_rss > 0 && (br == SIZE_MAX || m->comms[i].peak_rss > m->comms[br].peak_rss))
+            if (!used_rss[i] && m->comms[i].peak_rss > 0 &&
+                (br == SIZE_MAX || m->comms[i].peak_rss > m->comms[br].peak_rss))
                 br = i;
         }
         if (bc != SIZE_MAX) {
@@ -1295,16 +1299,18 @@ static void tree_summary(const js_model_t *m, js_summary_t *ret)
     ret->exact_peak_rss = m->cfg.mode == JS_MODE_RUN;
     ret->inexact_cpu_reason = NULL;
     if (!reaped_all && m->cfg.stepd_roots)
-        ret->inexact_cpu_reason = "a task and its slurmstepd ended within one interval: counted up to its last sample";
+        ret->inexact_cpu_reason =
+            "a task and its slurmstepd ended within one interval: counted up to its last sample";
     else if (!reaped_all && m->cfg.scope == JS_SCOPE_USER)
         ret->inexact_cpu_reason =
             "sampled: the user's processes up to their last sample, with what they reaped; a "
             "process whose parent is another user's (a root daemon, sudo, cron) is counted "
             "only while sampling sees it, and missed whole if it ends between two samples";
     else if (!reaped_all)
-        ret->inexact_cpu_reason = m->cfg.embedded ? "embedded: exact for the children the process waited for; "
-                                                    "orphans are counted up to their last sample"
-                                                  : "sampled: members that exited are counted up to their last sample";
+        ret->inexact_cpu_reason = m->cfg.embedded
+                                      ? "embedded: exact for the children the process waited for; "
+                                        "orphans are counted up to their last sample"
+                                      : "sampled: members that exited are counted up to their last sample";
     else if (ret->sigchld_pid)
         ret->inexact_cpu_reason =
             "sampled: a member ignored SIGCHLD: its children were reaped by the kernel, "
@@ -1862,9 +1868,35 @@ static const js_column_t tree_view_cols[TV__MAX] = {
 static const js_table_t view_tree = {"tree", "the scope: one row per sample", TV__MAX, tree_view_cols};
 
 enum {
-    PV_PID, PV_PPID, PV_START, PV_COMM, PV_STATE, PV_CORES, PV_UTIME, PV_STIME, PV_CHILDREN, PV_THREADS, PV_RSS,
-    PV_SHARED, PV_ANON, PV_SWAP, PV_HWM, PV_USS, PV_PSS, PV_FDS, PV_READ, PV_WRITE, PV_RCHAR, PV_WCHAR,
-    PV_READ_RATE, PV_WRITE_RATE, PV_MINFLT, PV_MAJFLT, PV_VCSW, PV_IVCSW, PV__MAX
+    PV_PID,
+    PV_PPID,
+    PV_START,
+    PV_COMM,
+    PV_STATE,
+    PV_CORES,
+    PV_UTIME,
+    PV_STIME,
+    PV_CHILDREN,
+    PV_THREADS,
+    PV_RSS,
+    PV_SHARED,
+    PV_ANON,
+    PV_SWAP,
+    PV_HWM,
+    PV_USS,
+    PV_PSS,
+    PV_FDS,
+    PV_READ,
+    PV_WRITE,
+    PV_RCHAR,
+    PV_WCHAR,
+    PV_READ_RATE,
+    PV_WRITE_RATE,
+    PV_MINFLT,
+    PV_MAJFLT,
+    PV_VCSW,
+    PV_IVCSW,
+    PV__MAX
 };
 
 static const js_column_t proc_view_cols[PV__MAX] = {
@@ -1897,7 +1929,8 @@ static const js_column_t proc_view_cols[PV__MAX] = {
     [PV_VCSW] = VI("vol_ctxsw", "count", JS_COUNTER, "voluntary context switches (status cadence)"),
     [PV_IVCSW] = VI("invol_ctxsw", "count", JS_COUNTER, "involuntary context switches (status cadence)"),
 };
-static const js_table_t view_process = {"process", "one row per sample and live member", PV__MAX, proc_view_cols};
+static const js_table_t view_process = {"process", "one row per sample and live member", PV__MAX,
+                                        proc_view_cols};
 
 static void set_real(js_value_t *v, double d)
 {
@@ -1918,14 +1951,15 @@ static int fill_tree(const js_model_t *m, js_rows_t *out)
     js_value_t *v = rows_add(out);
     if (!v)
         return -ENOMEM;
-    const double reals[] = {[TV_DT] = p->dt_s, [TV_CPU] = p->cpu_s, [TV_USER] = p->user_s,
-                            [TV_SYSTEM] = p->system_s, [TV_CORES] = p->cpu_cores, [TV_SAMPLED] = p->sampled_cpu_s};
+    const double reals[] = {
+        [TV_DT] = p->dt_s,         [TV_CPU] = p->cpu_s,       [TV_USER] = p->user_s,
+        [TV_SYSTEM] = p->system_s, [TV_CORES] = p->cpu_cores, [TV_SAMPLED] = p->sampled_cpu_s};
     for (int c = 0; c <= TV_SAMPLED; c++)
         set_real(&v[c], reals[c]);
     set_int(&v[TV_MEMORY], model_memory_now(m));
-    const double ints[] = {p->rss,     p->rss_main, p->rss_desc, p->shared,  p->rss_anon, p->rss_file,
-                           p->rss_shmem, p->swap,   p->uss,      p->pss,     p->hwm_max,  p->members,
-                           p->threads, p->fds};
+    const double ints[] = {p->rss,      p->rss_main,  p->rss_desc, p->shared, p->rss_anon,
+                           p->rss_file, p->rss_shmem, p->swap,     p->uss,    p->pss,
+                           p->hwm_max,  p->members,   p->threads,  p->fds};
     for (int c = TV_RSS; c <= TV_FDS; c++)
         set_int(&v[c], ints[c - TV_RSS]);
     static const int io_order[] = {IO_READ, IO_WRITE, IO_RCHAR, IO_WCHAR, IO_SYSCR, IO_SYSCW};
@@ -1992,10 +2026,11 @@ static int fill_process(const js_model_t *m, js_rows_t *out)
         if (r[PROC_CUTIME].present && r[PROC_CSTIME].present)
             val_real(&v[PV_CHILDREN], ((double)r[PROC_CUTIME].i + (double)r[PROC_CSTIME].i) / tck);
         static const int direct[][2] = {
-            {PV_THREADS, PROC_THREADS}, {PV_RSS, PROC_RSS},   {PV_SHARED, PROC_SHARED},   {PV_ANON, PROC_RSS_ANON},
-            {PV_SWAP, PROC_SWAP},       {PV_HWM, PROC_HWM},   {PV_USS, PROC_USS},         {PV_PSS, PROC_PSS},
-            {PV_FDS, PROC_FDS},         {PV_READ, PROC_READ_BYTES}, {PV_WRITE, PROC_WRITE_BYTES},
-            {PV_RCHAR, PROC_RCHAR},     {PV_WCHAR, PROC_WCHAR}, {PV_MINFLT, PROC_MINFLT}, {PV_MAJFLT, PROC_MAJFLT},
+            {PV_THREADS, PROC_THREADS}, {PV_RSS, PROC_RSS},           {PV_SHARED, PROC_SHARED},
+            {PV_ANON, PROC_RSS_ANON},   {PV_SWAP, PROC_SWAP},         {PV_HWM, PROC_HWM},
+            {PV_USS, PROC_USS},         {PV_PSS, PROC_PSS},           {PV_FDS, PROC_FDS},
+            {PV_READ, PROC_READ_BYTES}, {PV_WRITE, PROC_WRITE_BYTES}, {PV_RCHAR, PROC_RCHAR},
+            {PV_WCHAR, PROC_WCHAR},     {PV_MINFLT, PROC_MINFLT},     {PV_MAJFLT, PROC_MAJFLT},
             {PV_VCSW, PROC_VCSW},       {PV_IVCSW, PROC_IVCSW},
         };
         for (size_t d = 0; d < sizeof(direct) / sizeof(direct[0]); d++)
@@ -2112,7 +2147,8 @@ int model_parts_summary_text(const js_model_t *m, js_buf_t *b)
 {
     for (size_t i = 0; i < m->nparts; i++) {
         int r;
-        if (m->part_on[i] && js_model_parts[i]->summary_text && (r = js_model_parts[i]->summary_text(m->part_state[i], b)) < 0)
+        if (m->part_on[i] && js_model_parts[i]->summary_text &&
+            (r = js_model_parts[i]->summary_text(m->part_state[i], b)) < 0)
             return r;
     }
     return 0;

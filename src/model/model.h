@@ -1,10 +1,10 @@
 /* SPDX-License-Identifier: MIT
  *
  * The model: the one place where raw samples become deltas, rates, tree sums and the run summary. The live
- * monitor feeds it each sample as taken; `jobscope summary` and `jobscope export` feed it the same samples read
- * back from a recording, so all of them agree. Derived values that could not be computed are NAN (absent is
- * not zero). Totals follow the kernel's own accounting (see docs/ARCHITECTURE.md, "Exact totals"):
- *   tree CPU(t) = sum over live members of utime+stime+cutime+cstime
+ * monitor feeds it each sample as taken; `jobscope summary` and `jobscope export` feed it the same samples
+ * read back from a recording, so all of them agree. Derived values that could not be computed are NAN (absent
+ * is not zero). Totals follow the kernel's own accounting (see docs/ARCHITECTURE.md, "Exact totals"): tree
+ * CPU(t) = sum over live members of utime+stime+cutime+cstime
  *               + everything the monitor reaped (RUSAGE_CHILDREN; run mode)
  *               + last-seen totals of members that vanished with no live member or the monitor to reap them
  *                 (attach mode; inexact by nature)
@@ -22,20 +22,21 @@
 
 struct js_model_cfg {
     js_mode_t mode;
-    js_scope_kind_t scope;  /* what was watched (meta.scope_kind) */
-    int64_t clk_tck;        /* sysconf(_SC_CLK_TCK) of the recorded host */
+    js_scope_kind_t scope; /* what was watched (meta.scope_kind) */
+    int64_t clk_tck;       /* sysconf(_SC_CLK_TCK) of the recorded host */
     int32_t monitor_pid;
     int32_t root_pid;
     int64_t interval_ns;
-    int64_t start_mono_ns;  /* when the command started (run) or monitoring began (attach); 0 = first sample */
-    double cores_available; /* the allocation: smallest of affinity, cpuset, CPU quota, SLURM (may be fractional) */
+    int64_t start_mono_ns; /* when the command started (run) or monitoring began (attach); 0 = first sample */
+    double cores_available;  /* the allocation: smallest of affinity, cpuset, CPU quota, SLURM (may be
+                                fractional) */
     const char *cores_bound; /* which bound gave cores_available ("affinity", "cpuset", ...), or NULL */
-    bool embedded;          /* mode attach with the monitor a thread of root_pid (js_monitor_start): the
-                             * monitor thread's CPU (the self table) is taken off the tree's */
-    bool stepd_roots;       /* jobscope job without a cgroup: the tree's roots are slurmstepd processes (the
-                             * stepd table), whose reaped CPU is the job's; counted from the tasks' start */
-    bool level;             /* the model of one of the embedded monitor's levels (part_levels): no levels of
-                             * its own */
+    bool embedded;           /* mode attach with the monitor a thread of root_pid (js_monitor_start): the
+                              * monitor thread's CPU (the self table) is taken off the tree's */
+    bool stepd_roots;        /* jobscope job without a cgroup: the tree's roots are slurmstepd processes (the
+                              * stepd table), whose reaped CPU is the job's; counted from the tasks' start */
+    bool level;              /* the model of one of the embedded monitor's levels (part_levels): no levels of
+                              * its own */
 };
 
 enum { IO_RCHAR, IO_WCHAR, IO_SYSCR, IO_SYSCW, IO_READ, IO_WRITE, IO__MAX };
@@ -44,11 +45,11 @@ enum { IO_RCHAR, IO_WCHAR, IO_SYSCR, IO_SYSCW, IO_READ, IO_WRITE, IO__MAX };
 typedef struct {
     int64_t seq;
     int64_t t_mono_ns, t_unix_ns;
-    double dt_s;                 /* since the previous sample; NAN for the first */
+    double dt_s;                    /* since the previous sample; NAN for the first */
     double cpu_s, user_s, system_s; /* cumulative tree CPU time */
-    double cpu_cores;            /* CPU rate over the interval (cores busy) */
-    double sampled_cpu_s;        /* what sampling alone sees: sum of each process's largest own utime+stime */
-    double rss;                  /* sum of the members' RSS: a page shared by k members counts k times */
+    double cpu_cores;               /* CPU rate over the interval (cores busy) */
+    double sampled_cpu_s; /* what sampling alone sees: sum of each process's largest own utime+stime */
+    double rss;           /* sum of the members' RSS: a page shared by k members counts k times */
     double rss_main, rss_desc, shared, rss_anon, rss_file, rss_shmem, swap, hwm_max;
     /* USS (private pages) and PSS sums: each member's last smaps_rollup figures moved by its RSS change
      * since; `pss_read`: every member's smaps_rollup was read at this sample (model.c, proc_tree's
@@ -56,9 +57,9 @@ typedef struct {
     double uss, pss;
     bool pss_read;
     double members, threads, fds;
-    double io[IO__MAX];          /* cumulative */
-    double io_rate[IO__MAX];     /* per second over the interval */
-    double minflt, majflt;       /* cumulative */
+    double io[IO__MAX];      /* cumulative */
+    double io_rate[IO__MAX]; /* per second over the interval */
+    double minflt, majflt;   /* cumulative */
     bool root_alive;
     /* the root process against the other members, as the split part reports them (NAN = missing): the root's
      * RSS, USS, PSS (as its row has them), threads (less an embedded monitor's thread) and own CPU (utime +
@@ -104,8 +105,8 @@ typedef struct {
     /* live processes whose smaps_rollup could never be read while others' could: left out of the USS/PSS sums
      */
     int64_t uss_unreadable;
-    int64_t pss_samples; /* samples at which every (readable) member's smaps_rollup was read */
-    double minflt, majflt; /* page faults (exact in run mode, like CPU) */
+    int64_t pss_samples;           /* samples at which every (readable) member's smaps_rollup was read */
+    double minflt, majflt;         /* page faults (exact in run mode, like CPU) */
     double vol_ctxsw, invol_ctxsw; /* context switches: live members (status) + what the monitor reaped */
     int64_t procs_total, procs_max, threads_max, procs_reaped;
     int64_t unread_samples, unread_max; /* samples with members that could not be read, and the most in one */
@@ -126,15 +127,15 @@ typedef struct {
     int64_t write_errors;
     bool exact_cpu, exact_peak_rss;
     const char *inexact_cpu_reason; /* static text: why exact_cpu is false (NULL when it is true) */
-    /* where the scope has a cgroup of its own (made for the run, or the watched one): its kernel accounting is
-     * the exact total; the process tree's figures stay beside it */
+    /* where the scope has a cgroup of its own (made for the run, or the watched one): its kernel accounting
+     * is the exact total; the process tree's figures stay beside it */
     bool cpu_from_cgroup;
-    const char *cpu_file;         /* the cgroup file behind total_s ("cpuacct.usage", "cpu.stat") */
-    double tree_total_s;          /* the process tree's CPU total (equal to total_s without a cgroup) */
-    double peak_kernel_tree;      /* the cgroup's memory high-water mark (all its processes together), NAN */
+    const char *cpu_file;    /* the cgroup file behind total_s ("cpuacct.usage", "cpu.stat") */
+    double tree_total_s;     /* the process tree's CPU total (equal to total_s without a cgroup) */
+    double peak_kernel_tree; /* the cgroup's memory high-water mark (all its processes together), NAN */
     const char *peak_kernel_tree_method;
-    const char *cores_bound;      /* which bound gave cores_available */
-    js_scope_kind_t scope;        /* what was watched: the node's figures are the host's own accounting */
+    const char *cores_bound; /* which bound gave cores_available */
+    js_scope_kind_t scope;   /* what was watched: the node's figures are the host's own accounting */
 } js_summary_t;
 
 typedef struct js_model js_model_t;
@@ -145,7 +146,8 @@ js_model_t *model_new(const js_model_cfg_t *cfg);
 /* model_free: accepts NULL. */
 void model_free(js_model_t *m);
 
-/* model_feed: consume sample `seq`. Returns 0 or -ENOMEM. The derived points stay valid until the next feed. */
+/* model_feed: consume sample `seq`. Returns 0 or -ENOMEM. The derived points stay valid until the next feed.
+ */
 int model_feed(js_model_t *m, int64_t seq, const js_sample_t *s);
 
 /* model_point: the tree point of the last fed sample (NULL before the first). */

@@ -147,7 +147,8 @@ static int split_feed(void *state, const js_feed_t *f)
         const js_model_cfg_t *cfg = model_cfg(f->m);
         p->t_first = p->run && cfg->start_mono_ns > 0 && cfg->start_mono_ns < t ? cfg->start_mono_ns : t;
         p->prev_t = p->t_first;
-        p->base_main = p->run || isnan(main_own) ? 0 : main_own; /* attach and embedded: from the first sample */
+        p->base_main =
+            p->run || isnan(main_own) ? 0 : main_own; /* attach and embedded: from the first sample */
         p->have_base = true;
         p->sys_cores = cpu_columns(m);
     }

@@ -57,7 +57,8 @@ int shell_quote(js_buf_t *b, char *const *argv, size_t argc)
         const char *s = argv[a];
         if (a)
             err |= buf_append(b, " ", 1);
-        if (*s && strspn(s, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_@%+=:,./-") == strlen(s)) {
+        if (*s && strspn(s, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_@%+=:,./-") ==
+                      strlen(s)) {
             err |= buf_append(b, s, strlen(s));
         } else if (needs_ansi_c(s)) {
             err |= buf_append(b, "$'", 2);
@@ -354,11 +355,13 @@ static int text_state(js_buf_t *b, const js_run_info_t *info)
     int err = 0;
     const char *state = info->state ? info->state : "complete";
     if (strcmp(state, "in progress") == 0)
-        err |= buf_printf(b, "  state            in progress: the monitor is still recording; figures up to the last "
-                             "sample\n");
+        err |= buf_printf(
+            b, "  state            in progress: the monitor is still recording; figures up to the last "
+               "sample\n");
     else if (strcmp(state, "incomplete") == 0)
-        err |= buf_printf(b, "  state            INCOMPLETE: the monitor stopped without closing the recording "
-                             "(killed?); figures up to its last sample\n");
+        err |=
+            buf_printf(b, "  state            INCOMPLETE: the monitor stopped without closing the recording "
+                          "(killed?); figures up to its last sample\n");
     if (info->exec_error)
         err |= buf_printf(b, "  error            the command could not be started: %s\n", info->exec_error);
     return err;
@@ -542,8 +545,9 @@ static int summary_full(js_buf_t *b, const js_run_info_t *info, const js_summary
         return err ? -ENOMEM : 0;
     }
     err |= buf_printf(b, "  wall time        %s s\n", num(a, sizeof(a), "%.3f", s->wall_s));
-    err |= buf_printf(b, "  CPU time         %s s (user %s, system %s)", num(a, sizeof(a), "%.3f", s->total_s),
-                      num(c, sizeof(c), "%.3f", s->user_s), num(d, sizeof(d), "%.3f", s->system_s));
+    err |=
+        buf_printf(b, "  CPU time         %s s (user %s, system %s)", num(a, sizeof(a), "%.3f", s->total_s),
+                   num(c, sizeof(c), "%.3f", s->user_s), num(d, sizeof(d), "%.3f", s->system_s));
     err |= text_cpu_exact(b, s, true);
     err |= buf_printf(b, "\n  cores            ");
     err |= text_cores(b, s, true);
@@ -560,8 +564,9 @@ static int summary_full(js_buf_t *b, const js_run_info_t *info, const js_summary
             fmt_bytes(a, sizeof(a), s->peak_pss), fmt_bytes(c, sizeof(c), s->peak_private),
             fmt_bytes(d, sizeof(d), s->peak_shared), (long long)s->pss_samples, (long long)s->taken);
         if (s->uss_unreadable)
-            err |= buf_printf(b, "                   %lld process%s unreadable (another user's): not in the sums\n",
-                              (long long)s->uss_unreadable, s->uss_unreadable == 1 ? "" : "es");
+            err |= buf_printf(
+                b, "                   %lld process%s unreadable (another user's): not in the sums\n",
+                (long long)s->uss_unreadable, s->uss_unreadable == 1 ? "" : "es");
         err |= buf_printf(b, "  RSS sum          peak %s, a shared page counted once per process",
                           fmt_bytes(a, sizeof(a), s->peak_rss_sum));
         if (s->scope == JS_SCOPE_TREE)
@@ -592,8 +597,9 @@ static int summary_full(js_buf_t *b, const js_run_info_t *info, const js_summary
         err |= text_io(b, s, true);
         err |= buf_printf(b, "  page faults      %s minor, %s major\n", num(a, sizeof(a), "%.0f", s->minflt),
                           num(c, sizeof(c), "%.0f", s->majflt));
-        err |= buf_printf(b, "  context switches %s voluntary, %s involuntary (live members and reaped by the monitor)\n",
-                          num(a, sizeof(a), "%.0f", s->vol_ctxsw), num(c, sizeof(c), "%.0f", s->invol_ctxsw));
+        err |= buf_printf(
+            b, "  context switches %s voluntary, %s involuntary (live members and reaped by the monitor)\n",
+            num(a, sizeof(a), "%.0f", s->vol_ctxsw), num(c, sizeof(c), "%.0f", s->invol_ctxsw));
         err |= buf_printf(b, "  processes        %lld seen by sampling", (long long)s->procs_total);
         if (s->procs_reaped)
             err |= buf_printf(b, " (%lld reaped by the monitor)", (long long)s->procs_reaped);
@@ -601,8 +607,9 @@ static int summary_full(js_buf_t *b, const js_run_info_t *info, const js_summary
                           (long long)s->threads_max);
     }
     if (s->unread_samples)
-        err |= buf_printf(b, "  NOT READ         up to %lld members in %lld samples (out of file descriptors)\n",
-                          (long long)s->unread_max, (long long)s->unread_samples);
+        err |=
+            buf_printf(b, "  NOT READ         up to %lld members in %lld samples (out of file descriptors)\n",
+                       (long long)s->unread_max, (long long)s->unread_samples);
     if (s->sigchld_pid) {
         err |= buf_printf(b, "  auto-reaping     PID %d (", (int)s->sigchld_pid);
         err |= text_escape(b, s->sigchld_comm, strlen(s->sigchld_comm));
@@ -634,8 +641,9 @@ static int summary_full(js_buf_t *b, const js_run_info_t *info, const js_summary
     }
     err |= buf_printf(b, "  samples          %lld every %s s, %lld missed\n", (long long)s->taken,
                       num(a, sizeof(a), "%g", s->interval_s), (long long)s->missed);
-    err |= buf_printf(b, "  monitor          %s s CPU, %s RSS, %s us per sample", num(a, sizeof(a), "%.3f", s->mon_cpu_s),
-                      fmt_bytes(c, sizeof(c), s->mon_max_rss), num(d, sizeof(d), "%.1f", s->mon_mean_cost_s * 1e6));
+    err |= buf_printf(b, "  monitor          %s s CPU, %s RSS, %s us per sample",
+                      num(a, sizeof(a), "%.3f", s->mon_cpu_s), fmt_bytes(c, sizeof(c), s->mon_max_rss),
+                      num(d, sizeof(d), "%.1f", s->mon_mean_cost_s * 1e6));
     if (s->write_errors)
         err |= buf_printf(b, "; %lld samples NOT recorded (write errors)", (long long)s->write_errors);
     err |= buf_printf(b, "\n");

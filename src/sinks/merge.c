@@ -140,7 +140,7 @@ static int check_input(sqlite3 *db, input_t *in, bool partial, char *err, size_t
     char why[200];
     snprintf(why, sizeof(why), "%s",
              rc == SQLITE_ROW && sqlite3_column_text(st, 0) ? (const char *)sqlite3_column_text(st, 0)
-                                                           : sqlite3_errmsg(db));
+                                                            : sqlite3_errmsg(db));
     sqlite3_finalize(st);
     if (!ok) {
         set_err(err, cap, "%s: damaged or truncated recording (%s)", in->path, why);
@@ -173,7 +173,8 @@ static int check_input(sqlite3 *db, input_t *in, bool partial, char *err, size_t
         set_err(err, cap, "%s: " INCOMPLETE_WHY "; `jobscope merge --partial` keeps its samples", in->path);
         return -EINVAL;
     }
-    char *node = meta_of(db, "src", "job_node"), *host = meta_of(db, "src", "host"), *job = meta_of(db, "src", "job_id");
+    char *node = meta_of(db, "src", "job_node"), *host = meta_of(db, "src", "host"),
+         *job = meta_of(db, "src", "job_id");
     snprintf(in->node, sizeof(in->node), "%s", node ? node : host ? host : "");
     snprintf(in->host, sizeof(in->host), "%s", host ? host : "");
     snprintf(in->job, sizeof(in->job), "%s", job ? job : "");
@@ -217,7 +218,8 @@ static int table_cols(sqlite3 *db, const char *schema, const char *t, cols_t *c)
         return -EIO;
     int rc;
     while ((rc = sqlite3_step(st)) == SQLITE_ROW && c->n < 96) {
-        const char *name = (const char *)sqlite3_column_text(st, 1), *type = (const char *)sqlite3_column_text(st, 2);
+        const char *name = (const char *)sqlite3_column_text(st, 1),
+                   *type = (const char *)sqlite3_column_text(st, 2);
         if (!name || !ident(name))
             continue;
         snprintf(c->name[c->n], sizeof(c->name[0]), "%s", name);
@@ -240,8 +242,8 @@ static bool has_col(const cols_t *c, const char *name)
 static int copy_tables(sqlite3 *db, const input_t *in, char *err, size_t cap)
 {
     sqlite3_stmt *lst;
-    if (sqlite3_prepare_v2(db, "SELECT name FROM src.sqlite_master WHERE type = 'table' ORDER BY name", -1, &lst,
-                           NULL) != SQLITE_OK)
+    if (sqlite3_prepare_v2(db, "SELECT name FROM src.sqlite_master WHERE type = 'table' ORDER BY name", -1,
+                           &lst, NULL) != SQLITE_OK)
         return -EIO;
     char names[128][65];
     int nt = 0, rc;
@@ -266,7 +268,8 @@ static int copy_tables(sqlite3 *db, const input_t *in, char *err, size_t cap)
         table_cols(db, "main", names[t], &mc);
         size_t n = 0;
         if (mc.n == 0) {
-            n += (size_t)snprintf(sql + n, 65536 - n, "CREATE TABLE main.%s (sample INTEGER NOT NULL, node TEXT NOT NULL",
+            n += (size_t)snprintf(sql + n, 65536 - n,
+                                  "CREATE TABLE main.%s (sample INTEGER NOT NULL, node TEXT NOT NULL",
                                   names[t]);
             for (int c = 0; c < sc.n; c++)
                 if (strcmp(sc.name[c], "sample") && strcmp(sc.name[c], "node"))
@@ -277,7 +280,8 @@ static int copy_tables(sqlite3 *db, const input_t *in, char *err, size_t cap)
         } else {
             for (int c = 0; c < sc.n && r == 0; c++)
                 if (!has_col(&mc, sc.name[c])) { /* a node with a newer source: widen */
-                    snprintf(sql, 65536, "ALTER TABLE main.%s ADD COLUMN %s %s", names[t], sc.name[c], sc.type[c]);
+                    snprintf(sql, 65536, "ALTER TABLE main.%s ADD COLUMN %s %s", names[t], sc.name[c],
+                             sc.type[c]);
                     r = exec(db, sql, err, cap);
                 }
         }
@@ -350,8 +354,9 @@ static int put_meta_i64(sqlite3 *db, const char *key, int64_t v)
 /* job_meta: the merged file's own metadata: the job's facts from the first input, and the merge's. */
 static int job_meta(sqlite3 *db, const input_t *in, size_t n, int64_t bound)
 {
-    static const char *const keep[] = {"schema_version", "batch_scheduler", "job_id", "job_nodelist",
-                                       "job_num_nodes", "jobscope_version", "clk_tck", "interval_ns", NULL};
+    static const char *const keep[] = {"schema_version", "batch_scheduler", "job_id",
+                                       "job_nodelist",   "job_num_nodes",   "jobscope_version",
+                                       "clk_tck",        "interval_ns",     NULL};
     int r = 0;
     for (const char *const *k = keep; *k && r == 0; k++) {
         char *v = meta_of(db, "src", *k);
@@ -457,8 +462,8 @@ int merge_recordings(const char *out, const char *const *paths, size_t n, unsign
         in[i].ino = st.st_ino;
         for (size_t k = 0; k < i; k++)
             if (in[k].dev == in[i].dev && in[k].ino == in[i].ino) {
-                set_err(err, errlen, "%s and %s are the same file: each node's recording is merged once", paths[k],
-                        paths[i]);
+                set_err(err, errlen, "%s and %s are the same file: each node's recording is merged once",
+                        paths[k], paths[i]);
                 r = -EINVAL;
             }
     }
@@ -556,8 +561,10 @@ int merge_recordings(const char *out, const char *const *paths, size_t n, unsign
         sqlite3_stmt *lst;
         char idx[64][65];
         int ni = 0;
-        if (sqlite3_prepare_v2(db, "SELECT name FROM main.sqlite_master WHERE type = 'table' AND name NOT IN "
-                                   "('meta','columns','nodes','node_meta')", -1, &lst, NULL) == SQLITE_OK) {
+        if (sqlite3_prepare_v2(db,
+                               "SELECT name FROM main.sqlite_master WHERE type = 'table' AND name NOT IN "
+                               "('meta','columns','nodes','node_meta')",
+                               -1, &lst, NULL) == SQLITE_OK) {
             while (sqlite3_step(lst) == SQLITE_ROW && ni < 64)
                 snprintf(idx[ni++], sizeof(idx[0]), "%s", (const char *)sqlite3_column_text(lst, 0));
             sqlite3_finalize(lst);
@@ -576,7 +583,8 @@ done:
         r = -EIO;
     }
     if (r == 0 && (r = outfile_commit(&of)) < 0) /* never over a file that appeared meanwhile */
-        set_err(err, errlen, "%s: %s", out, r == -EEXIST ? "already exists (a job is merged once)" : strerror(-r));
+        set_err(err, errlen, "%s: %s", out,
+                r == -EEXIST ? "already exists (a job is merged once)" : strerror(-r));
     else if (r < 0 && ro == 0)
         outfile_abort(&of);
     for (size_t i = 0; i < n; i++)
@@ -617,7 +625,8 @@ static int open_ro(const char *path, sqlite3 **db, char *err, size_t errlen)
         set_err(err, errlen, "%s: path too long", path);
         return -ENAMETOOLONG;
     }
-    if (sqlite3_open_v2(u, db, SQLITE_OPEN_READONLY | SQLITE_OPEN_URI | SQLITE_OPEN_NOMUTEX, NULL) != SQLITE_OK) {
+    if (sqlite3_open_v2(u, db, SQLITE_OPEN_READONLY | SQLITE_OPEN_URI | SQLITE_OPEN_NOMUTEX, NULL) !=
+        SQLITE_OK) {
         set_err(err, errlen, "%s: %s", path, *db ? sqlite3_errmsg(*db) : "cannot open");
         sqlite3_close(*db);
         *db = NULL;
@@ -672,8 +681,10 @@ int merge_nodes(const char *path, merge_node_t **ret, size_t *ret_n, char *err, 
         }
         merge_node_t *x = &v[n++];
         memset(x, 0, sizeof(*x));
-        snprintf(x->name, sizeof(x->name), "%s", sqlite3_column_text(st, 0) ? (const char *)sqlite3_column_text(st, 0) : "");
-        snprintf(x->host, sizeof(x->host), "%s", sqlite3_column_text(st, 1) ? (const char *)sqlite3_column_text(st, 1) : "");
+        snprintf(x->name, sizeof(x->name), "%s",
+                 sqlite3_column_text(st, 0) ? (const char *)sqlite3_column_text(st, 0) : "");
+        snprintf(x->host, sizeof(x->host), "%s",
+                 sqlite3_column_text(st, 1) ? (const char *)sqlite3_column_text(st, 1) : "");
         x->samples = sqlite3_column_int64(st, 2);
         x->start_unix_ns = sqlite3_column_int64(st, 3);
         x->stop_unix_ns = sqlite3_column_int64(st, 4);
@@ -714,17 +725,18 @@ int merge_extract(const char *path, const char *node, const char *out, char *err
         r = -EINVAL;
         goto done;
     }
-    if ((r = exec(db,
-                  "PRAGMA journal_mode=OFF; PRAGMA synchronous=OFF; BEGIN;"
-                  "CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT) WITHOUT ROWID;"
-                  "CREATE TABLE columns (table_name TEXT, column_name TEXT, unit TEXT, kind TEXT, width INTEGER,"
-                  " help TEXT, PRIMARY KEY (table_name, column_name)) WITHOUT ROWID;"
-                  "INSERT INTO main.columns SELECT * FROM src.columns;",
-                  err, errlen)) < 0)
+    if ((r = exec(
+             db,
+             "PRAGMA journal_mode=OFF; PRAGMA synchronous=OFF; BEGIN;"
+             "CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT) WITHOUT ROWID;"
+             "CREATE TABLE columns (table_name TEXT, column_name TEXT, unit TEXT, kind TEXT, width INTEGER,"
+             " help TEXT, PRIMARY KEY (table_name, column_name)) WITHOUT ROWID;"
+             "INSERT INTO main.columns SELECT * FROM src.columns;",
+             err, errlen)) < 0)
         goto done;
     sqlite3_stmt *st;
-    if (sqlite3_prepare_v2(db, "INSERT INTO main.meta SELECT key, value FROM src.node_meta WHERE node = ?", -1, &st,
-                           NULL) != SQLITE_OK) {
+    if (sqlite3_prepare_v2(db, "INSERT INTO main.meta SELECT key, value FROM src.node_meta WHERE node = ?",
+                           -1, &st, NULL) != SQLITE_OK) {
         set_err(err, errlen, "%s: not a merged recording (%s)", path, sqlite3_errmsg(db));
         r = -EINVAL;
         goto done;
@@ -739,8 +751,10 @@ int merge_extract(const char *path, const char *node, const char *out, char *err
     }
     char names[128][65];
     int nt = 0;
-    if (sqlite3_prepare_v2(db, "SELECT name FROM src.sqlite_master WHERE type = 'table' AND name NOT IN "
-                               "('meta','columns','nodes','node_meta')", -1, &st, NULL) == SQLITE_OK) {
+    if (sqlite3_prepare_v2(db,
+                           "SELECT name FROM src.sqlite_master WHERE type = 'table' AND name NOT IN "
+                           "('meta','columns','nodes','node_meta')",
+                           -1, &st, NULL) == SQLITE_OK) {
         while (sqlite3_step(st) == SQLITE_ROW && nt < 128) {
             const char *t = (const char *)sqlite3_column_text(st, 0);
             if (t && ident(t))

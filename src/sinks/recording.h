@@ -135,8 +135,8 @@ int recording_version(const js_recording_t *r);
 void recording_close(js_recording_t *r);
 
 /* recording_uri: the SQLite URI of the file `path` with `query` ("mode=ro&immutable=1"): "file:" and the path
- * with %, ? and # percent-encoded (a relative path as ./path), written into `buf` of `cap` bytes. Returns 0 or
- * -ENAMETOOLONG. */
+ * with %, ? and # percent-encoded (a relative path as ./path), written into `buf` of `cap` bytes. Returns 0
+ * or -ENAMETOOLONG. */
 int recording_uri(char *buf, size_t cap, const char *path, const char *query);
 
 #endif

@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: MIT
  *
  * SQLite recording sink: writer and reader of the recording format (recording.h, docs/FORMAT.md). Tables are
- * created from the registered descriptors; the `columns` table repeats each column's unit, kind and meaning so
- * a recording is self-describing; `meta` holds run metadata and the schema version. Rows are read back in
+ * created from the registered descriptors; the `columns` table repeats each column's unit, kind and meaning
+ * so a recording is self-describing; `meta` holds run metadata and the schema version. Rows are read back in
  * rowid order, which is sample order, so no index is needed.
  */
 #include "sinks/recording.h"
@@ -160,9 +160,10 @@ static int create_delta(js_recorder_t *w, const js_table_t *t)
 static int create_schema(js_recorder_t *w)
 {
     int r;
-    if ((r = exec(w->db, "CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT) WITHOUT ROWID;"
-                         "CREATE TABLE columns (table_name TEXT, column_name TEXT, unit TEXT, kind TEXT,"
-                         " width INTEGER, help TEXT, PRIMARY KEY (table_name, column_name)) WITHOUT ROWID;")) < 0)
+    if ((r = exec(w->db,
+                  "CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT) WITHOUT ROWID;"
+                  "CREATE TABLE columns (table_name TEXT, column_name TEXT, unit TEXT, kind TEXT,"
+                  " width INTEGER, help TEXT, PRIMARY KEY (table_name, column_name)) WITHOUT ROWID;")) < 0)
         return r;
     if (sqlite3_prepare_v3(w->db, "INSERT INTO columns VALUES (?,?,?,?,?,?)", -1, SQLITE_PREPARE_PERSISTENT,
                            &w->colins, NULL) != SQLITE_OK)
@@ -518,8 +519,10 @@ int recorder_open(const char *path, bool overwrite, js_recorder_t **ret, char *e
             return -EEXIST;
         }
         if (!S_ISREG(s.st_mode)) {
-            snprintf(err, errlen, "%s: %s", path, S_ISLNK(s.st_mode) ? "is a symbolic link; jobscope does not "
-                                                                     "write through links" : "not a regular file");
+            snprintf(err, errlen, "%s: %s", path,
+                     S_ISLNK(s.st_mode) ? "is a symbolic link; jobscope does not "
+                                          "write through links"
+                                        : "not a regular file");
             return -EINVAL;
         }
         unlink(path);
@@ -532,7 +535,8 @@ int recorder_open(const char *path, bool overwrite, js_recorder_t **ret, char *e
     int fd = fs_create(path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW, 0644);
     if (fd < 0) {
         int e = -fd;
-        snprintf(err, errlen, "%s: %s", path, e == EEXIST ? "already exists (created meanwhile)" : strerror(e));
+        snprintf(err, errlen, "%s: %s", path,
+                 e == EEXIST ? "already exists (created meanwhile)" : strerror(e));
         return -e;
     }
     close(fd);
@@ -573,7 +577,8 @@ int recorder_open(const char *path, bool overwrite, js_recorder_t **ret, char *e
                            &w->meta, NULL) != SQLITE_OK ||
         sqlite3_prepare_v3(w->db, "BEGIN", -1, SQLITE_PREPARE_PERSISTENT, &w->begin, NULL) != SQLITE_OK ||
         sqlite3_prepare_v3(w->db, "COMMIT", -1, SQLITE_PREPARE_PERSISTENT, &w->commit, NULL) != SQLITE_OK ||
-        sqlite3_prepare_v3(w->db, "ROLLBACK", -1, SQLITE_PREPARE_PERSISTENT, &w->rollback, NULL) != SQLITE_OK) {
+        sqlite3_prepare_v3(w->db, "ROLLBACK", -1, SQLITE_PREPARE_PERSISTENT, &w->rollback, NULL) !=
+            SQLITE_OK) {
         r = -EIO;
         goto fail;
     }
@@ -670,8 +675,8 @@ static sqlite3_stmt *insert_stmt(js_recorder_t *w, size_t i, int k)
     return *slot;
 }
 
-/* insert_prepare: prepare the statement inserting slot_rows(k) rows into table i into *slot (NULL when it cannot
- * be prepared). */
+/* insert_prepare: prepare the statement inserting slot_rows(k) rows into table i into *slot (NULL when it
+ * cannot be prepared). */
 static void insert_prepare(js_recorder_t *w, size_t i, int k, sqlite3_stmt **slot)
 {
     const js_table_t *t = w->tables[i];
@@ -1404,7 +1409,8 @@ int recording_open(const char *path, js_recording_t **ret, char *err, size_t err
     if (!r)
         return -ENOMEM;
     int rv = -EINVAL;
-    if (sqlite3_open_v2(uri, &r->db, SQLITE_OPEN_READONLY | SQLITE_OPEN_URI | SQLITE_OPEN_NOMUTEX, NULL) != SQLITE_OK) {
+    if (sqlite3_open_v2(uri, &r->db, SQLITE_OPEN_READONLY | SQLITE_OPEN_URI | SQLITE_OPEN_NOMUTEX, NULL) !=
+        SQLITE_OK) {
         set_err(err, errlen, path, r->db ? sqlite3_errmsg(r->db) : "cannot open");
         goto fail;
     }
@@ -1454,7 +1460,8 @@ int recording_open(const char *path, js_recording_t **ret, char *err, size_t err
     for (size_t i = 0; i < r->ntables; i++) {
         if ((rv = prepare_table(r, i)) < 0) {
             char m[256];
-            snprintf(m, sizeof(m), "damaged recording (table %s: %s)", r->tables[i]->name, sqlite3_errmsg(r->db));
+            snprintf(m, sizeof(m), "damaged recording (table %s: %s)", r->tables[i]->name,
+                     sqlite3_errmsg(r->db));
             set_err(err, errlen, path, m);
             goto fail;
         }
@@ -1780,7 +1787,8 @@ int recording_next(js_recording_t *r, js_sample_t *s, int64_t *ret_seq, char *er
             }
         }
         if (k < 0) {
-            snprintf(err, errlen, "damaged recording (table %s): %s", r->tables[i]->name, sqlite3_errmsg(r->db));
+            snprintf(err, errlen, "damaged recording (table %s): %s", r->tables[i]->name,
+                     sqlite3_errmsg(r->db));
             rv = k;
         }
     }

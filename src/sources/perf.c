@@ -1095,7 +1095,8 @@ static int open_scope(perf_state_t *st, const js_ctx_t *ctx)
             r = open_user(st, ctx);
         }
     } else if (ctx->root_pid <= 0) { /* jobscope job's slurmstepd roots: tasks come and go with the steps */
-        snprintf(st->target_desc, sizeof(st->target_desc), "none: the job's tasks under slurmstepd come and go");
+        snprintf(st->target_desc, sizeof(st->target_desc),
+                 "none: the job's tasks under slurmstepd come and go");
         for (size_t i = 0; i < st->nev; i++)
             ev_fail(&st->ev[i], -ENOSYS, "not with slurmstepd roots (the job's cgroup has them)");
     } else if (ctx->perf_per_task) {

@@ -44,7 +44,8 @@
 
 static const js_column_t proc_cols[PROC__MAX] = {
     [PROC_PID] = {"pid", "count", JS_INT, JS_LABEL, 0, "process ID"},
-    [PROC_START_TICKS] = {"start_ticks", "ticks", JS_INT, JS_LABEL, 0, "start time after boot (stat field 22)"},
+    [PROC_START_TICKS] = {"start_ticks", "ticks", JS_INT, JS_LABEL, 0,
+                          "start time after boot (stat field 22)"},
     [PROC_PPID] = {"ppid", "count", JS_INT, JS_GAUGE, 0, "parent process ID"},
     [PROC_STATE] = {"state", "text", JS_TEXT, JS_GAUGE, 0, "R, S, D, Z, T, t, X, I"},
     [PROC_UTIME] = {"utime_ticks", "ticks", JS_INT, JS_COUNTER, 64, "user CPU time of the process"},
@@ -64,7 +65,8 @@ static const js_column_t proc_cols[PROC__MAX] = {
     [PROC_RSS_SHMEM] = {"rss_shmem_bytes", "bytes", JS_INT, JS_GAUGE, 0, "RssShmem (status cadence)"},
     [PROC_SWAP] = {"swap_bytes", "bytes", JS_INT, JS_GAUGE, 0, "VmSwap (status cadence)"},
     [PROC_HWM] = {"hwm_bytes", "bytes", JS_INT, JS_GAUGE, 0, "VmHWM: kernel's peak RSS (status cadence)"},
-    [PROC_VCSW] = {"vol_ctxsw", "count", JS_INT, JS_COUNTER, 64, "voluntary context switches (status cadence)"},
+    [PROC_VCSW] = {"vol_ctxsw", "count", JS_INT, JS_COUNTER, 64,
+                   "voluntary context switches (status cadence)"},
     [PROC_IVCSW] = {"invol_ctxsw", "count", JS_INT, JS_COUNTER, 64, "involuntary context switches (status)"},
     [PROC_RCHAR] = {"rchar_bytes", "bytes", JS_INT, JS_COUNTER, 64, "bytes passed to read-like calls"},
     [PROC_WCHAR] = {"wchar_bytes", "bytes", JS_INT, JS_COUNTER, 64, "bytes passed to write-like calls"},
@@ -79,12 +81,15 @@ static const js_column_t proc_cols[PROC__MAX] = {
     [PROC_PSS] = {"pss_bytes", "bytes", JS_INT, JS_GAUGE, 0, "proportional set size (uss cadence)"},
     [PROC_SWAP_PSS] = {"swap_pss_bytes", "bytes", JS_INT, JS_GAUGE, 0, "proportional swap (uss cadence)"},
     [PROC_PROCESSOR] = {"processor", "count", JS_INT, JS_GAUGE, 0, "CPU last run on"},
-    [PROC_CPU_NS] = {"cpu_ns", "ns", JS_INT, JS_COUNTER, 64,
-                     "own CPU of every thread, live and exited, nanosecond-exact (BPF backend; NULL from /proc)"},
-    [PROC_SIGIGNORE] = {"sigignore", "mask", JS_INT, JS_GAUGE, 0,
-                        "ignored signals (stat field 33, bit N-1 for signal N): SIGCHLD ignored = auto-reaped children"},
+    [PROC_CPU_NS] =
+        {"cpu_ns", "ns", JS_INT, JS_COUNTER, 64,
+         "own CPU of every thread, live and exited, nanosecond-exact (BPF backend; NULL from /proc)"},
+    [PROC_SIGIGNORE] =
+        {"sigignore", "mask", JS_INT, JS_GAUGE, 0,
+         "ignored signals (stat field 33, bit N-1 for signal N): SIGCHLD ignored = auto-reaped children"},
 };
-const js_table_t table_proc = {"proc", "one row per sample and live member of the scope", PROC__MAX, proc_cols};
+const js_table_t table_proc = {"proc", "one row per sample and live member of the scope", PROC__MAX,
+                               proc_cols};
 
 static const js_column_t info_cols[INFO__MAX] = {
     [INFO_PID] = {"pid", "count", JS_INT, JS_LABEL, 0, "process ID"},
@@ -100,14 +105,16 @@ const js_table_t table_proc_info = {"proc_info", "a process first seen, or after
 static const js_column_t tree_cols[TREE__MAX] = {
     [TREE_MEMBERS] = {"members", "count", JS_INT, JS_GAUGE, 0, "live processes in the scope"},
     [TREE_ROOT_ALIVE] = {"root_alive", "bool", JS_INT, JS_GAUGE, 0, "1 while the command (root) lives"},
-    [TREE_DISCOVERY] = {"discovery", "text", JS_TEXT, JS_GAUGE, 0,
-                        "how members were found: children (task/*/children), scan, slurmstepd, cgroup.procs, uid, node"},
+    [TREE_DISCOVERY] =
+        {"discovery", "text", JS_TEXT, JS_GAUGE, 0,
+         "how members were found: children (task/*/children), scan, slurmstepd, cgroup.procs, uid, node"},
     [TREE_BACKEND] = {"backend", "text", JS_TEXT, JS_GAUGE, 0,
                       "how the processes were read this sample: procfs, bpf-tasks, bpf-cgroup"},
     [TREE_NODE_PROCS] = {"node_processes", "count", JS_INT, JS_GAUGE, 0,
                          "processes on the node this sample (user and node scopes)"},
-    [TREE_UNREAD] = {"unread", "count", JS_INT, JS_GAUGE, 0,
-                     "members (or their children lists) that could not be read this sample (descriptor limit)"},
+    [TREE_UNREAD] =
+        {"unread", "count", JS_INT, JS_GAUGE, 0,
+         "members (or their children lists) that could not be read this sample (descriptor limit)"},
     [TREE_REAPED_UTIME] = {"reaped_utime_us", "us", JS_INT, JS_COUNTER, 64,
                            "user CPU of all the monitor reaped (RUSAGE_CHILDREN); run mode"},
     [TREE_REAPED_STIME] = {"reaped_stime_us", "us", JS_INT, JS_COUNTER, 64, "system CPU, likewise"},
@@ -156,8 +163,8 @@ static const js_column_t stepd_cols[STEPD__MAX] = {
     [STEPD_UTIME] = {"utime_ticks", "ticks", JS_INT, JS_COUNTER, 64, "its own user CPU (not the job's)"},
     [STEPD_STIME] = {"stime_ticks", "ticks", JS_INT, JS_COUNTER, 64, "its own system CPU (not the job's)"},
 };
-const js_table_t table_stepd = {"stepd", "jobscope job without a cgroup: one row per sample and slurmstepd root",
-                                STEPD__MAX, stepd_cols};
+const js_table_t table_stepd = {
+    "stepd", "jobscope job without a cgroup: one row per sample and slurmstepd root", STEPD__MAX, stepd_cols};
 
 const js_table_t table_exits = {"exits", "one row per child reaped by the monitor (wait4 rusage)", EXIT__MAX,
                                 exit_cols};
@@ -185,9 +192,8 @@ LEVEL_TWIN(table_level_job_stepd, "level_job_stepd",
 
 int proc_parse_io(const char *text, js_pid_io_t *ret)
 {
-    static const char *const keys[7] = {"rchar:",      "wchar:",       "syscr:",
-                                        "syscw:",      "read_bytes:",  "write_bytes:",
-                                        "cancelled_write_bytes:"};
+    static const char *const keys[7] = {
+        "rchar:", "wchar:", "syscr:", "syscw:", "read_bytes:", "write_bytes:", "cancelled_write_bytes:"};
     ret->present = 0;
     for (int i = 0; i < 7; i++)
         if (kv_u64(text, keys[i], &ret->v[i]) == 0)
@@ -212,9 +218,14 @@ int proc_parse_status(const char *text, js_pid_status_t *ret)
         const char *key;
         uint8_t len, bit, kb;
     } keys[] = {
-        {"RssAnon:", 8, 0, 1}, {"RssFile:", 8, 1, 1}, {"RssShmem:", 9, 2, 1},
-        {"VmSwap:", 7, 3, 1},  {"VmHWM:", 6, 4, 1},   {"voluntary_ctxt_switches:", 24, 5, 0},
-        {"nonvoluntary_ctxt_switches:", 27, 6, 0},    {"Uid:", 4, 7, 0},
+        {"RssAnon:", 8, 0, 1},
+        {"RssFile:", 8, 1, 1},
+        {"RssShmem:", 9, 2, 1},
+        {"VmSwap:", 7, 3, 1},
+        {"VmHWM:", 6, 4, 1},
+        {"voluntary_ctxt_switches:", 24, 5, 0},
+        {"nonvoluntary_ctxt_switches:", 27, 6, 0},
+        {"Uid:", 4, 7, 0},
     };
     uint64_t *dst[8] = {&ret->rss_anon, &ret->rss_file, &ret->rss_shmem, &ret->swap,
                         &ret->hwm,      &ret->vcsw,     &ret->ivcsw,     &ret->uid};
@@ -331,16 +342,16 @@ typedef struct {
     int32_t pid;
     uint64_t start;
     int fd_stat, fd_statm, fd_io, fd_children, fd_fddir; /* fd_fddir: O_PATH to /proc/<pid>/fd */
-    uint64_t seen; /* sample stamp */
+    uint64_t seen;                                       /* sample stamp */
     bool io_denied;
-    bool kept;          /* its descriptors are kept open across samples (within the descriptor budget) */
+    bool kept;           /* its descriptors are kept open across samples (within the descriptor budget) */
     uint64_t rss_at_uss; /* bytes: RSS when smaps_rollup was last read (0: never) */
     uint64_t rss_prev;   /* bytes: RSS at the last sample (smaps_moved) */
     uint64_t own_ticks;  /* node scope: utime+stime at the last sample, for the top-N choice */
     uint64_t own_stamp;  /* the sample own_ticks is from */
-    bool info_done;      /* its proc_info row was written (the node scope writes rows for some samples only) */
-    uint64_t image;      /* js_pid_stat_t.image when its proc_info row was written: another one is an exec */
-    uint8_t bad_reads;   /* samples in a row whose stat did not parse */
+    bool info_done;    /* its proc_info row was written (the node scope writes rows for some samples only) */
+    uint64_t image;    /* js_pid_stat_t.image when its proc_info row was written: another one is an exec */
+    uint8_t bad_reads; /* samples in a row whose stat did not parse */
     char comm[64];
 } pent_t;
 
@@ -353,32 +364,37 @@ typedef struct {
 /* node scope: a candidate for the top lists */
 typedef struct {
     int32_t pid;
-    uint64_t cpu;  /* ticks over the interval (first sight: since it started) */
-    int64_t rss;   /* pages (stat field 24) */
+    uint64_t cpu; /* ticks over the interval (first sight: since it started) */
+    int64_t rss;  /* pages (stat field 24) */
     bool fresh, pick;
-    size_t idx;    /* BPF backend: the record's index in tree_state_t.recs */
+    size_t idx; /* BPF backend: the record's index in tree_state_t.recs */
     js_pid_stat_t ps;
 } cand_t;
 
 /* stepd roots: what is known of a process of the node, by PID (every process, slurmstepd or not) */
 typedef struct {
-    uint64_t seen;  /* sample stamp */
-    int8_t ours;    /* 1: a slurmstepd of the job, a root; -1: any other process */
-    int8_t node;    /* its tasks run on this node: 1 yes, -1 no, 0 not known yet (no task to ask) */
-    uint8_t young;  /* samples left during which it is looked at again: a process first seen may still exec
-                     * (slurmd forks, then the child execs slurmstepd, under the same PID) */
-    uint8_t asked;  /* samples its task could not say (not exec'd yet: still root's, with slurmstepd's empty
-                     * environment) */
+    uint64_t seen; /* sample stamp */
+    int8_t ours;   /* 1: a slurmstepd of the job, a root; -1: any other process */
+    int8_t node;   /* its tasks run on this node: 1 yes, -1 no, 0 not known yet (no task to ask) */
+    uint8_t young; /* samples left during which it is looked at again: a process first seen may still exec
+                    * (slurmd forks, then the child execs slurmstepd, under the same PID) */
+    uint8_t asked; /* samples its task could not say (not exec'd yet: still root's, with slurmstepd's empty
+                    * environment) */
     char step[24];
 } sent_t;
 
-#define STEPD_ASK_MAX 8     /* samples a slurmstepd's node may stay unknown before it is taken as this one's */
+#define STEPD_ASK_MAX 8 /* samples a slurmstepd's node may stay unknown before it is taken as this one's */
 #define STEPD_RECLASSIFY 16
-#define STEPD_YOUNG 3 /* a process is classified again at its first samples (it may exec slurmstepd) */ /* every N samples every process is looked at again (a PID reused by a slurmstepd) */
+#define STEPD_YOUNG                                                                                          \
+    3 /* a process is classified again at its first samples (it may exec slurmstepd) */ /* every N samples   \
+                                                                                           every process is  \
+                                                                                           looked at again   \
+                                                                                           (a PID reused by  \
+                                                                                           a slurmstepd) */
 
 typedef struct {
     js_pidmap_t procs; /* pid -> pent_t */
-    int32_t *order; /* members of the last sample, parents first */
+    int32_t *order;    /* members of the last sample, parents first */
     size_t norder, order_cap;
     int32_t *queue;
     size_t nqueue, queue_cap;
@@ -393,7 +409,7 @@ typedef struct {
     int64_t now_ns;     /* CLOCK_MONOTONIC at this sample's start (the node count cadence) */
     int64_t counted_ns; /* node scope without --top: when the node's processes were last counted */
     bool counted;       /* user and node scope: nprocs counted this sample */
-    size_t nzombies; /* members of the current sample that have exited but are not reaped yet */
+    size_t nzombies;    /* members of the current sample that have exited but are not reaped yet */
     /* run mode: the monitor's own children file and io files, kept open (it is one thread) */
     int fd_mon_children, fd_mon_io, fd_mon_thread_io;
     /* descriptor budget: processes whose files are kept open, and at most how many (from RLIMIT_NOFILE) */
@@ -403,14 +419,14 @@ typedef struct {
     js_pidmap_t uids; /* user scope: pid -> uent_t */
     cand_t *cand;     /* node scope: this sample's processes */
     size_t ncand, cand_cap;
-    size_t nprocs;    /* user and node scope: processes on the node this sample */
+    size_t nprocs;       /* user and node scope: processes on the node this sample */
     js_cg_pids_t cgpids; /* cgroup scope: this sample's processes of the cgroup */
     int32_t *stale;      /* scratch: cache entries to forget */
     size_t nstale, stale_cap;
     /* the BPF backend (docs/ARCHITECTURE.md, "Backends") */
     tasks_bpf_t *bpf;
-    bool bpf_refused;       /* it could not be opened (or failed): /proc from then on */
-    char bpf_why[256];      /* why, for the inventory */
+    bool bpf_refused;  /* it could not be opened (or failed): /proc from then on */
+    char bpf_why[256]; /* why, for the inventory */
     /* auto: /proc's CPU above what the BPF reader would have cost, summed over the samples so far; the reader
      * is loaded once that passes the load's cost (bpf_pays) */
     double bpf_saved_ns, bpf_last_saving_ns;
@@ -424,13 +440,13 @@ typedef struct {
     size_t nrecs, recs_cap;
     bool live; /* the procfs root is the running kernel's (the BPF reader reads that kernel) */
     /* stepd roots (ctx->scope.stepd_job or stepd_pid) */
-    js_pidmap_t stepds;     /* pid -> sent_t */
-    int32_t *roots;         /* this sample's live roots */
-    int32_t *tasks;         /* their children this sample (the monitor is woken when one exits) */
+    js_pidmap_t stepds; /* pid -> sent_t */
+    int32_t *roots;     /* this sample's live roots */
+    int32_t *tasks;     /* their children this sample (the monitor is woken when one exits) */
     size_t ntasks, tasks_cap;
     size_t nroots, roots_cap;
-    bool stepd_seen;        /* a root was seen once */
-    bool stepd_pid_alive;   /* the explicit slurmstepd (stepd_pid) exists this sample */
+    bool stepd_seen;      /* a root was seen once */
+    bool stepd_pid_alive; /* the explicit slurmstepd (stepd_pid) exists this sample */
     /* smaps_rollup of every member at once (read_smaps_all) */
     bool smaps_event;    /* this sample: a member is new, exec'd, or its RSS moved since its last read */
     uint64_t smaps_hash; /* membership (pid, start) at the last full read, and its size */
@@ -457,9 +473,9 @@ static bool stepd_mode(const js_ctx_t *ctx)
  * of watch --node's cost at 1 s) every this long, and at the closing sample */
 #define NODE_COUNT_NS 10000000000LL
 
-#define KEPT_PER_PROC 5   /* stat, statm, io, children, fd directory */
-#define FD_RESERVE 256    /* descriptors left for everything else: the recording, other sources, reads */
-#define SMAPS_MOVED_DIV 10 /* a member's RSS moved by more than 1/10 of its value at the last read */
+#define KEPT_PER_PROC 5       /* stat, statm, io, children, fd directory */
+#define FD_RESERVE 256        /* descriptors left for everything else: the recording, other sources, reads */
+#define SMAPS_MOVED_DIV 10    /* a member's RSS moved by more than 1/10 of its value at the last read */
 #define SMAPS_SETTLED_DIV 100 /* ... or it settled (moved by at most 1/100 since the last sample) */
 #define SMAPS_PLATEAU_DIV 50  /* ... more than 1/50 away from its value at the last read */
 #define SMAPS_MOVED_MIN                                                                                      \
@@ -480,7 +496,8 @@ static void ent_close(pent_t *e)
     }
 }
 
-/* ent_insert: a new entry for `pid` (not present), descriptors closed. Pointers to entries are invalidated. */
+/* ent_insert: a new entry for `pid` (not present), descriptors closed. Pointers to entries are invalidated.
+ */
 static pent_t *ent_insert(tree_state_t *st, int32_t pid)
 {
     pent_t *e = pidmap_put(&st->procs, pid, NULL);
@@ -543,9 +560,9 @@ static int push_pid(int32_t **arr, size_t *n, size_t *cap, int32_t pid)
     return 0;
 }
 
-/* forget_unseen: delete from `m` every entry whose sample stamp (the uint64_t at `seen_off` in the entry) is not
- * this sample's: the processes gone since the last listing. Collected first, since deletion moves entries.
- * Returns 0 or -ENOMEM (nothing deleted then). */
+/* forget_unseen: delete from `m` every entry whose sample stamp (the uint64_t at `seen_off` in the entry) is
+ * not this sample's: the processes gone since the last listing. Collected first, since deletion moves
+ * entries. Returns 0 or -ENOMEM (nothing deleted then). */
 static int forget_unseen(tree_state_t *st, js_pidmap_t *m, size_t seen_off)
 {
     st->nstale = 0;
@@ -568,7 +585,9 @@ enum { READ_RECORD, READ_PAGED, READ_FULL };
 
 static int read_fd(int fd, js_buf_t *b, int how)
 {
-    return how == READ_RECORD ? fd_read_record(fd, b) : how == READ_PAGED ? fd_read_paged(fd, b) : fd_read(fd, b);
+    return how == READ_RECORD  ? fd_read_record(fd, b)
+           : how == READ_PAGED ? fd_read_paged(fd, b)
+                               : fd_read(fd, b);
 }
 
 /* kept_read: read a file through a descriptor kept open across samples (opened on first use). */
@@ -591,8 +610,8 @@ static bool out_of_fds(int r)
  * keeps its descriptors (fd NULL: never kept), else open-read-close. Out of descriptors, the kept
  * descriptors of other processes are closed (they go on with transient reads) and the read is tried once
  * more; -EMFILE then means it could not be read. */
-static int pread_proc(tree_state_t *st, const js_ctx_t *ctx, pent_t *e, int *fd, const char *path, js_buf_t *b,
-                      int how)
+static int pread_proc(tree_state_t *st, const js_ctx_t *ctx, pent_t *e, int *fd, const char *path,
+                      js_buf_t *b, int how)
 {
     for (int attempt = 0; attempt < 2; attempt++) {
         int r;
@@ -605,7 +624,8 @@ static int pread_proc(tree_state_t *st, const js_ctx_t *ctx, pent_t *e, int *fd,
                 continue;
             }
         } else {
-            r = how == READ_RECORD ? fs_read_record(ctx->root.proc, path, b) : fs_read(ctx->root.proc, path, b);
+            r = how == READ_RECORD ? fs_read_record(ctx->root.proc, path, b)
+                                   : fs_read(ctx->root.proc, path, b);
         }
         if (!out_of_fds(r) || attempt == 1)
             return r;
@@ -830,8 +850,8 @@ static int count_fds(tree_state_t *st, const js_ctx_t *ctx, pent_t *e, int64_t *
 }
 
 /* emit_info: the proc_info row for a new process or one that exec'd. */
-static void emit_info(tree_state_t *st, const js_ctx_t *ctx, pent_t *e, js_rows_t *info, const js_pid_stat_t *ps,
-                      const js_pid_status_t *pst)
+static void emit_info(tree_state_t *st, const js_ctx_t *ctx, pent_t *e, js_rows_t *info,
+                      const js_pid_stat_t *ps, const js_pid_status_t *pst)
 {
     js_value_t *v = rows_add(info);
     if (!v)
@@ -859,10 +879,10 @@ static void emit_info(tree_state_t *st, const js_ctx_t *ctx, pent_t *e, js_rows_
 }
 
 /* smaps_moved: whether member `e` asks for smaps_rollup of every member this sample: it is new or exec'd,
- * was never read, or its RSS moved (up or down) by more than a tenth and 1 MiB since its last read; or its RSS
- * settled (within 1% of the last sample's) at a level more than 1/50 and 1 MiB away from its last read: the
- * plateau after a growth that began within a tenth of the last read (with --uss-every 30s no periodic read
- * would catch it in a short run). Remembers `rss` for the next sample. */
+ * was never read, or its RSS moved (up or down) by more than a tenth and 1 MiB since its last read; or its
+ * RSS settled (within 1% of the last sample's) at a level more than 1/50 and 1 MiB away from its last read:
+ * the plateau after a growth that began within a tenth of the last read (with --uss-every 30s no periodic
+ * read would catch it in a short run). Remembers `rss` for the next sample. */
 static bool smaps_moved(pent_t *e, bool fresh, bool exec, uint64_t rss)
 {
     uint64_t prev = e->rss_prev;
@@ -1092,7 +1112,8 @@ static int visit_row(tree_state_t *st, js_ctx_t *ctx, pent_t *e, const js_pid_st
     }
 
     /* an exec changes the comm, or (same program name, e.g. `exec bash script`) the image's addresses */
-    bool exec = !fresh && (strcmp(e->comm, ps->comm) != 0 || (ps->image && e->image && ps->image != e->image));
+    bool exec =
+        !fresh && (strcmp(e->comm, ps->comm) != 0 || (ps->image && e->image && ps->image != e->image));
     js_pid_status_t pst;
     bool have_status = false;
     if (fresh || exec || ctx->final || ctx->status_every <= 1 || ctx->seq % ctx->status_every == 0) {
@@ -1100,8 +1121,9 @@ static int visit_row(tree_state_t *st, js_ctx_t *ctx, pent_t *e, const js_pid_st
         if (pread_proc(st, ctx, e, NULL, path, &st->buf, READ_RECORD) == 0 &&
             proc_parse_status(st->buf.p, &pst) == 0) {
             have_status = true;
-            const uint64_t f[7] = {pst.rss_anon, pst.rss_file, pst.rss_shmem, pst.swap, pst.hwm, pst.vcsw,
-                                   pst.ivcsw}; /* the order of the PROC_RSS_ANON.. columns */
+            const uint64_t f[7] = {
+                pst.rss_anon, pst.rss_file, pst.rss_shmem, pst.swap,
+                pst.hwm,      pst.vcsw,     pst.ivcsw}; /* the order of the PROC_RSS_ANON.. columns */
             for (int i = 0; i < 7; i++)
                 if (pst.present & (1u << i))
                     val_int(&v[PROC_RSS_ANON + i], (int64_t)f[i]);
@@ -1121,7 +1143,8 @@ static int visit_row(tree_state_t *st, js_ctx_t *ctx, pent_t *e, const js_pid_st
 
 /* visit: sample one process of a tree (row, then its children queued). Returns 1 if it is a live member (row
  * written), 2 if it could not be read (kept as a member), 0 if gone, <0 on ENOMEM. */
-static int visit(tree_state_t *st, js_ctx_t *ctx, int32_t pid, js_rows_t *proc, js_rows_t *info, bool children)
+static int visit(tree_state_t *st, js_ctx_t *ctx, int32_t pid, js_rows_t *proc, js_rows_t *info,
+                 bool children)
 {
     pent_t *e = NULL;
     js_pid_stat_t ps;
@@ -1161,7 +1184,8 @@ static void reaped_totals(tree_state_t *st, const js_ctx_t *ctx, js_value_t *t)
     self.v[0] += st->buf.len; /* rchar of the read just made */
     self.v[2] += 1;           /* syscr */
     snprintf(path, sizeof(path), "%d/io", (int)ctx->monitor_pid);
-    if (kept_read(ctx->root.proc, &st->fd_mon_io, path, &st->buf, READ_RECORD) < 0 || proc_parse_io(st->buf.p, &whole) < 0)
+    if (kept_read(ctx->root.proc, &st->fd_mon_io, path, &st->buf, READ_RECORD) < 0 ||
+        proc_parse_io(st->buf.p, &whole) < 0)
         return;
     for (int i = 0; i < 6; i++)
         if ((whole.present & self.present & (1u << i)) && whole.v[i] >= self.v[i])
@@ -1217,7 +1241,8 @@ static int8_t stepd_classify(tree_state_t *st, const js_ctx_t *ctx, int32_t pid,
 }
 
 /* stepd_node_of: whether the tasks of slurmstepd `pid` run on this node: the first task's SLURMD_NODENAME
- * (1 when it is this node's or cannot be read, -1 when it is another's, 0 while the slurmstepd has no task). */
+ * (1 when it is this node's or cannot be read, -1 when it is another's, 0 while the slurmstepd has no task).
+ */
 static int8_t stepd_node_of(tree_state_t *st, const js_ctx_t *ctx, int32_t pid)
 {
     char path[96];
@@ -1409,7 +1434,8 @@ static int collect_tree(tree_state_t *st, js_ctx_t *ctx, js_rows_t *proc, js_row
             return -ENOMEM;
     st->ntasks = 0;
     for (size_t i = first_task; i < st->nqueue; i++)
-        if (st->queue[i] != ctx->monitor_pid && push_pid(&st->tasks, &st->ntasks, &st->tasks_cap, st->queue[i]) < 0)
+        if (st->queue[i] != ctx->monitor_pid &&
+            push_pid(&st->tasks, &st->ntasks, &st->tasks_cap, st->queue[i]) < 0)
             return -ENOMEM;
     ctx->watch_pids = st->tasks;
     ctx->nwatch_pids = st->ntasks;
@@ -1494,8 +1520,8 @@ static int collect_user(tree_state_t *st, js_ctx_t *ctx, js_rows_t *proc, js_row
         if (fresh || u->euid != (uint32_t)sb.st_uid) {
             js_pid_status_t pst;
             snprintf(path, sizeof(path), "%d/status", (int)pid);
-            if (fs_read_record(ctx->root.proc, path, &st->buf) < 0 || proc_parse_status(st->buf.p, &pst) < 0 ||
-                !(pst.present & (1u << 7))) {
+            if (fs_read_record(ctx->root.proc, path, &st->buf) < 0 ||
+                proc_parse_status(st->buf.p, &pst) < 0 || !(pst.present & (1u << 7))) {
                 pidmap_del(&st->uids, pid); /* gone, or unreadable: look again next sample */
                 continue;
             }
@@ -1656,8 +1682,8 @@ static bool bpf_wanted(tree_state_t *st, js_ctx_t *ctx, bool live)
 static void bpf_drop(tree_state_t *st, js_ctx_t *ctx, int r)
 {
     ctx->inventory_changed = true;
-    snprintf(st->bpf_why, sizeof(st->bpf_why), "the BPF reader failed during the run (%s): /proc from then on",
-             strerror(-r));
+    snprintf(st->bpf_why, sizeof(st->bpf_why),
+             "the BPF reader failed during the run (%s): /proc from then on", strerror(-r));
     tasks_bpf_close(st->bpf);
     st->bpf = NULL;
     st->bpf_refused = true;
@@ -1665,7 +1691,8 @@ static void bpf_drop(tree_state_t *st, js_ctx_t *ctx, int r)
 
 /* bpf_row: the proc row (and proc_info when new or exec'd) of one record; cmdline and smaps_rollup still from
  * /proc. Returns 0 or -ENOMEM. */
-static int bpf_row(tree_state_t *st, js_ctx_t *ctx, const tasks_bpf_record_t *rec, js_rows_t *proc, js_rows_t *info)
+static int bpf_row(tree_state_t *st, js_ctx_t *ctx, const tasks_bpf_record_t *rec, js_rows_t *proc,
+                   js_rows_t *info)
 {
     pent_t *e = pidmap_get(&st->procs, rec->pid);
     if (e && e->start != rec->start_ticks) { /* the PID names another process now */
@@ -1809,7 +1836,8 @@ static int collect_bpf(tree_state_t *st, js_ctx_t *ctx, js_rows_t *proc, js_rows
                 if (push_pid(&st->queue, &st->nqueue, &st->queue_cap, st->order[i]) < 0)
                     return -ENOMEM;
             if (push_pid(&st->queue, &st->nqueue, &st->queue_cap, ctx->root_pid) < 0 ||
-                (ctx->mode == JS_MODE_RUN && push_pid(&st->queue, &st->nqueue, &st->queue_cap, ctx->monitor_pid) < 0))
+                (ctx->mode == JS_MODE_RUN &&
+                 push_pid(&st->queue, &st->nqueue, &st->queue_cap, ctx->monitor_pid) < 0))
                 return -ENOMEM;
         }
         if (st->nqueue > st->how_cap) {
@@ -2125,8 +2153,8 @@ static int tree_inventory(void *state, const js_ctx_t *ctx, js_rows_t *inv)
     return r;
 }
 
-static const js_table_t *const tree_tables[] = {&table_proc, &table_proc_info, &table_tree, &table_exits,
-                                                &table_stepd, NULL};
+static const js_table_t *const tree_tables[] = {&table_proc,  &table_proc_info, &table_tree,
+                                                &table_exits, &table_stepd,     NULL};
 
 const js_source_t source_proc_tree = {
     .name = "proc_tree",

@@ -587,7 +587,8 @@ static double rusage_s(const struct rusage *ru)
 }
 
 /* unaccounted_s: seconds of steal, IRQ and softirq time over every CPU so far (/proc/stat), the time a task's
- * task-clock counts while it is scheduled in but the scheduler's runtime (rusage) leaves out; -1 if unreadable. */
+ * task-clock counts while it is scheduled in but the scheduler's runtime (rusage) leaves out; -1 if
+ * unreadable. */
 static double unaccounted_s(void)
 {
     FILE *f = fopen("/proc/stat", "r");
