@@ -5,12 +5,11 @@
  * without a monitor and under `jobscope run`, and writes the section of docs/BENCHMARKS.md.
  *
  *   marks_cost [PAIRS]           PAIRS begin/end pairs back to back (default 1,000,000): ns per mark, and
- *                                how many marks the monitor's queue could not take (dropped, never waited for)
- *   marks_cost --paced [PAIRS]   each mark timed on its own, 20 us apart, so the monitor keeps up and every
- *                                mark is delivered: the cost of a mark that is sent (median and 99th centile)
- *   marks_cost --rate HZ SECONDS HZ begin/end pairs a second for SECONDS (HZ 0: none, the same sleep): what
- *                                the samples a monitor takes at marks cost it (bench/marks.sh compares the
- *                                monitor's CPU of both)
+ *                                how many marks the monitor's queue could not take (dropped, never waited
+ * for) marks_cost --paced [PAIRS]   each mark timed on its own, 20 us apart, so the monitor keeps up and
+ * every mark is delivered: the cost of a mark that is sent (median and 99th centile) marks_cost --rate HZ
+ * SECONDS HZ begin/end pairs a second for SECONDS (HZ 0: none, the same sleep): what the samples a monitor
+ * takes at marks cost it (bench/marks.sh compares the monitor's CPU of both)
  *
  * Output: one JSON object on stdout.
  */
@@ -88,7 +87,8 @@ int main(int argc, char **argv)
         printf("{\"mode\": \"back-to-back\", \"monitor\": %s, \"marks\": %ld, \"ns_per_mark\": %.1f, "
                "\"cpu_ns_per_mark\": %.1f, \"not_sent\": %ld, \"dropped\": %llu}\n",
                active ? "true" : "false", 2 * pairs, (double)(t1 - t0) / (2.0 * (double)pairs),
-               (double)(c1 - c0) / (2.0 * (double)pairs), failed, (unsigned long long)(js_marks_dropped() - d0));
+               (double)(c1 - c0) / (2.0 * (double)pairs), failed,
+               (unsigned long long)(js_marks_dropped() - d0));
         return 0;
     }
     int64_t *ns = malloc((size_t)(2 * pairs) * sizeof(*ns));
@@ -105,8 +105,8 @@ int main(int argc, char **argv)
     qsort(ns, (size_t)(2 * pairs), sizeof(*ns), cmp_i64);
     printf("{\"mode\": \"paced\", \"monitor\": %s, \"marks\": %ld, \"median_ns\": %lld, \"p99_ns\": %lld, "
            "\"not_sent\": %ld, \"dropped\": %llu}\n",
-           active ? "true" : "false", 2 * pairs, (long long)ns[pairs], (long long)ns[(2 * pairs * 99) / 100], failed,
-           (unsigned long long)(js_marks_dropped() - d0));
+           active ? "true" : "false", 2 * pairs, (long long)ns[pairs], (long long)ns[(2 * pairs * 99) / 100],
+           failed, (unsigned long long)(js_marks_dropped() - d0));
     free(ns);
     return 0;
 }

@@ -10,6 +10,7 @@
  */
 #include "core/source.h"
 #include "core/table.h"
+#include "sources/registry.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -88,7 +89,7 @@ int main(int argc, char **argv)
             continue;
         }
         void *state = NULL;
-        int r = src->init ? src->init(&ctx, &state) : 0;
+        int r = src->init ? src->init(&ctx, &state, NULL, 0) : 0;
         if (r < 0) {
             printf("%-12s init failed: %s\n", src->name, strerror(-r));
             continue;
@@ -119,8 +120,8 @@ int main(int argc, char **argv)
         }
         int64_t w1 = mono_ns(), c1 = cpu_ns();
         qsort(t, (size_t)n, sizeof(*t), cmp_i64);
-        printf("%-12s %10.1f %10.1f %10.1f %8zu\n", src->name, (double)(w1 - w0) / n / 1e3, (double)t[n / 2] / 1e3,
-               (double)(c1 - c0) / n / 1e3, nrows);
+        printf("%-12s %10.1f %10.1f %10.1f %8zu\n", src->name, (double)(w1 - w0) / n / 1e3,
+               (double)t[n / 2] / 1e3, (double)(c1 - c0) / n / 1e3, nrows);
         for (size_t k = 0; k < nt; k++)
             rows_free(&rows[k]);
         free(rows);

@@ -20,6 +20,7 @@
 #include "model/model.h"
 #include "sinks/recording.h"
 #include "synth.h"
+#include "sources/registry.h"
 
 #include <stdio.h>
 #include <stdlib.h>

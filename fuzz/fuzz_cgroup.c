@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT
  *
- * libFuzzer target: the cgroup file parsers of the `cgroup` source (src/sources/cgroup.c), v1 and v2: a single
- * value (memory.current, "max"), cpu.stat, cpuacct.stat, memory.stat (v1 and v2), memory.events,
+ * libFuzzer target: the cgroup file parsers of the `cgroup` source (src/sources/cgroup.c), v1 and v2: a
+ * single value (memory.current, "max"), cpu.stat, cpuacct.stat, memory.stat (v1 and v2), memory.events,
  * memory.oom_control, io.stat, blkio (bytes and ios files: the input split at its first NUL byte), and
  * *.pressure. The first byte picks the parser, the rest is the file's text.
  */
@@ -9,6 +9,7 @@
 
 #include "core/sample.h"
 #include "sources/cgroup.h"
+#include "sources/registry.h"
 
 static js_sample_t sample;
 

@@ -2,8 +2,8 @@
  *
  * libFuzzer target: the NVML and ROCm SMI sources' decoding of what a vendor library hands back
  * (src/sources/nvml.c, rocm.c): counts, strings, error codes, process lists, MIG instances, clock levels, a
- * device lost or reloaded. The values come from the fake vendor libraries (tests/fakes), whose scenario file is
- * the input: byte 0 picks NVML (even) or ROCm (odd), the rest is the scenario. Each input runs init, three
+ * device lost or reloaded. The values come from the fake vendor libraries (tests/fakes), whose scenario file
+ * is the input: byte 0 picks NVML (even) or ROCm (odd), the rest is the scenario. Each input runs init, three
  * collects at scenario times 0, 5 and 60 s, the inventory, and fini, as a run does.
  */
 #include "fuzz.h"
@@ -12,6 +12,7 @@
 #include "core/source.h"
 #include "sources/nvml.h"
 #include "sources/rocm.h"
+#include "sources/registry.h"
 
 #include <dlfcn.h>
 #include <stdio.h>
@@ -39,7 +40,8 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
     /* the fakes are instrumented for coverage, and libFuzzer keeps pointers to their counters: a dlclose that
      * unmapped them would crash it, so load them once for good (the sources' dlopen and dlclose then only
      * count references; a fake reads its scenario at each init that takes its own count from 0 to 1) */
-    static const char *const libs[] = {FAKE_NVML_DIR "/libnvidia-ml.so.1", FAKE_ROCM_DIR "/librocm_smi64.so.1"};
+    static const char *const libs[] = {FAKE_NVML_DIR "/libnvidia-ml.so.1",
+                                       FAKE_ROCM_DIR "/librocm_smi64.so.1"};
     for (int i = 0; i < 2; i++)
         if (!dlopen(libs[i], RTLD_NOW | RTLD_NODELETE))
             abort();
@@ -77,7 +79,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     for (int i = 0; src->tables[i] && i < 15; i++)
         rows[i] = sample_rows(&s, src->tables[i]);
     void *state = NULL;
-    if (src->init(&ctx, &state) == 0) {
+    if (src->init(&ctx, &state, NULL, 0) == 0) {
         static const char *const times[] = {"0\n", "5\n", "60\n"};
         for (int k = 0; k < 3; k++) {
             put(timef, times[k], strlen(times[k]));

@@ -44,8 +44,8 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
     return 0;
 }
 
-/* dial: a connection to the endpoint. Thousands of inputs a second can run the loopback out of ephemeral ports
- * (TIME_WAIT) in a long run: a connect refused for want of ports is retried for up to 20 s. */
+/* dial: a connection to the endpoint. Thousands of inputs a second can run the loopback out of ephemeral
+ * ports (TIME_WAIT) in a long run: a connect refused for want of ports is retried for up to 20 s. */
 static int dial(void)
 {
     struct sockaddr_in a = {.sin_family = AF_INET, .sin_port = htons((uint16_t)port)};

@@ -10,6 +10,7 @@
 #include "core/marks.h"
 #include "core/markwire.h"
 #include "core/sample.h"
+#include "sources/registry.h"
 
 #include <sys/socket.h>
 #include <sys/un.h>
@@ -28,7 +29,8 @@ static int connect_client(void)
         abort();
     memcpy(sa.sun_path, addr, n);
     int fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
-    if (fd < 0 || connect(fd, (struct sockaddr *)&sa, (socklen_t)(offsetof(struct sockaddr_un, sun_path) + n)) < 0)
+    if (fd < 0 ||
+        connect(fd, (struct sockaddr *)&sa, (socklen_t)(offsetof(struct sockaddr_un, sun_path) + n)) < 0)
         abort();
     return fd;
 }

@@ -1,9 +1,10 @@
 /* SPDX-License-Identifier: MIT
  *
  * libFuzzer target: the parsers of /proc/<pid> files and of the small /proc and /sys formats. The first byte
- * picks the parser, the rest is the file's text: parse_u64/parse_i64/kv_u64 (src/sys/parse.c), /proc/<pid>/stat,
- * io, statm, status, smaps_rollup, schedstat, cmdline (to JSON), a mountinfo line (cgroupfs), a sysfs integer,
- * CPU lists (sysattr and perf), and a GPU selection (--gpus, CUDA_VISIBLE_DEVICES).
+ * picks the parser, the rest is the file's text: parse_u64/parse_i64/kv_u64 (src/sys/parse.c),
+ * /proc/<pid>/stat, io, statm, status, smaps_rollup, schedstat, cmdline (to JSON), a mountinfo line
+ * (cgroupfs), a sysfs integer, CPU lists (sysattr and perf), and a GPU selection (--gpus,
+ * CUDA_VISIBLE_DEVICES).
  */
 #include "fuzz.h"
 

@@ -10,6 +10,7 @@
 #include "core/sample.h"
 #include "sources/cpufreq.h"
 #include "sources/system.h"
+#include "sources/registry.h"
 
 static js_sample_t sample;
 

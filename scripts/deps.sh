@@ -10,7 +10,7 @@ set -euo pipefail
 pkgs=(gcc meson ninja-build pkg-config libsqlite3-dev sqlite3 libcmocka-dev libmicrohttpd-dev
       python3 python3-pytest python3-psutil python3-pandas stress-ng time sysstat hyperfine procps
       slurmctld slurmd slurm-client munge libslurm-dev prometheus prometheus-node-exporter openssl curl util-linux
-      libpfm4-dev clang libclang-rt-14-dev bpftool libbpf-dev cppcheck
+      libpfm4-dev clang libclang-rt-14-dev bpftool libbpf-dev cppcheck clang-format
       libhdf5-dev python3-h5py chromium
       gfortran python3-venv python3-ipykernel python3-nbclient python3-nbformat python3-matplotlib
       librsvg2-2 poppler-utils python3-jsonschema python3-pil

@@ -1,16 +1,17 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: MIT
 # Static analysis, as CI runs it (scripts/test.sh): cppcheck over src/, gcc's -fanalyzer over the library and
-# the CLI, in a build directory of their own, and a check that no file outside src/sys/ opens a file or a
-# directory itself. Clean, or each remaining finding listed with its reason in scripts/cppcheck.supp
+# the CLI, in a build directory of their own, a check that no file outside src/sys/ opens a file or a
+# directory itself, the layers, the sizes, and the layout: every C file as .clang-format lays it out
+# (scripts/format.sh --check; `scripts/format.sh` reformats, a diff fails). Clean, or each remaining finding listed with its reason in scripts/cppcheck.supp
 # (cppcheck's suppression format, a `# reason` comment above each), scripts/analyzer.supp
 # (`FILE:WARNING-OPTION  # reason`, one per line) or scripts/raw_open.allow (`FILE  TEXT  # reason`). A finding
 # not listed fails the script.
-#   scripts/static.sh            all three
-#   scripts/static.sh cppcheck   one of them (cppcheck, analyzer, opens)
+#   scripts/static.sh            all of them
+#   scripts/static.sh cppcheck   one of them (cppcheck, analyzer, opens, layers, sizes, format)
 set -euo pipefail
 cd "$(dirname "$0")/.."
-what=("${@:-opens cppcheck analyzer}")
+what=("${@:-opens layers sizes format cppcheck analyzer}")
 what=(${what[@]})
 fail=0
 for w in "${what[@]}"; do
@@ -80,7 +81,113 @@ for w in "${what[@]}"; do
             fail=1
         fi
         ;;
-    *) echo "static.sh: unknown analysis '$w' (cppcheck, analyzer, opens)" >&2; exit 2 ;;
+    layers)
+        # Each layer includes only the layers below it (docs/ARCHITECTURE.md, "Layers"): a header's layer is its
+        # directory under src/, except core's leaf modules (buf, cell, util: libc only), which every layer may
+        # use. The table says what each layer may include besides itself; an entry with a '/' is one header
+        # (the sinks read the source registry's table catalog, and nothing else of the sources). Headers
+        # without a directory (config.h, report_assets.h, the BPF skeleton, include/jobscope.h) are generated
+        # or the public API: free. Exceptions: scripts/layers.allow (`FILE  HEADER  # reason`).
+        declare -A may=(
+            [leaf]=""
+            [sys]="leaf"
+            [core]="leaf sys"
+            [sources]="leaf sys core"
+            [model]="leaf sys core"
+            [sinks]="leaf sys core model sources/registry.h"
+            [engine]="leaf sys core sources model sinks"
+            [report]="leaf sys core model"
+            [api]="leaf sys core sources model sinks engine report"
+            [spank]="leaf sys core"
+            [cli]="leaf sys core sources model sinks engine report api"
+        )
+        layer_of() {
+            case $1 in
+            core/buf.[ch] | core/cell.[ch] | core/util.[ch]) echo leaf ;;
+            */*) echo "${1%%/*}" ;;
+            esac
+        }
+        new=""
+        n=0
+        while IFS= read -r hit; do
+            file=${hit%%:*}
+            inc=${hit#*#include \"}
+            inc=${inc%%\"*}
+            from=$(layer_of "${file#src/}")
+            to=$(layer_of "$inc")
+            n=$((n + 1))
+            [ -n "$to" ] && [ "$to" != "$from" ] || continue
+            if [ -z "${may[$from]+x}" ]; then
+                new+="$hit  (no layer for ${file%/*}: add it to the table in scripts/static.sh)"$'\n'
+                continue
+            fi
+            ok=0
+            for a in ${may[$from]}; do
+                [ "$a" = "$to" ] || [ "$a" = "$inc" ] && ok=1
+            done
+            while read -r afile ainc _; do
+                [ "$afile" = "$file" ] && [ "$ainc" = "$inc" ] && ok=1
+            done < <(sed -e '/^#/d' -e '/^[[:space:]]*$/d' scripts/layers.allow)
+            [ $ok = 1 ] || new+="$hit  ($from may include: ${may[$from]:-nothing of the project})"$'\n'
+        done < <(grep -rn '^[[:space:]]*#[[:space:]]*include[[:space:]]*"' --include='*.c' --include='*.h' src)
+        if [ -z "$new" ]; then
+            echo "static: no include runs up a layer ($n includes; $(sed -e '/^#/d' -e '/^[[:space:]]*$/d' scripts/layers.allow | wc -l) allowed in scripts/layers.allow)"
+        else
+            echo "static: includes that run up a layer (move the code down, bind by name, or list in scripts/layers.allow with the reason):" >&2
+            printf '%s' "$new" >&2
+            fail=1
+        fi
+        ;;
+    sizes)
+        # No function over FUNC_MAX lines (from its opening to its closing brace), no file over FILE_MAX
+        # lines: split by responsibility. A function's body opens with a '{' alone at column 0, or a line at
+        # column 0 ending in ') {', and closes at the next '}' alone at column 0 (the layout .clang-format
+        # gives). Exceptions: scripts/size.allow (`FILE` or `FILE:FUNCTION`, then `# reason`).
+        FUNC_MAX=${FUNC_MAX:-150}
+        FILE_MAX=${FILE_MAX:-1500}
+        allowed() { sed -e '/^#/d' -e 's/[[:space:]]*#.*//' -e '/^[[:space:]]*$/d' scripts/size.allow | grep -qxF "$1"; }
+        new=""
+        nfun=0
+        while IFS=$'\t' read -r n where name; do
+            nfun=$((nfun + 1))
+            [ "$n" -gt "$FUNC_MAX" ] || continue
+            allowed "${where%%:*}:$name" || new+="$where: $name() is $n lines (over $FUNC_MAX)"$'\n'
+        done < <(find src -name '*.c' | sort | xargs awk '
+            FNR == 1 { start = 0; sig = "" }
+            start == 0 && /^[A-Za-z_]/ && !/^(typedef|struct|enum|union)[ {]/ { sig = $0 }
+            start == 0 && ($0 == "{" || (/^[A-Za-z_].*\) *\{$/ && !/=/)) { start = FNR; next }
+            start > 0 && $0 == "}" {
+                s = sig; sub(/\(.*/, "", s); k = split(s, w, /[ \t*]+/)
+                printf "%d\t%s:%d\t%s\n", FNR - start + 1, FILENAME, start, w[k]
+                start = 0; sig = ""
+            }')
+        nfile=0
+        while read -r n file; do
+            [ "$file" != total ] || continue
+            nfile=$((nfile + 1))
+            [ "$n" -gt "$FILE_MAX" ] || continue
+            allowed "$file" || new+="$file: $n lines (over $FILE_MAX)"$'\n'
+        done < <(find src -name '*.[ch]' -print0 | sort -z | xargs -0 wc -l)
+        if [ -z "$new" ]; then
+            echo "static: no function over $FUNC_MAX lines ($nfun functions), no file over $FILE_MAX ($nfile files; $(sed -e '/^#/d' -e '/^[[:space:]]*$/d' scripts/size.allow | wc -l) allowed in scripts/size.allow)"
+        else
+            echo "static: too long (split by responsibility, or list in scripts/size.allow with the reason):" >&2
+            printf '%s' "$new" >&2
+            fail=1
+        fi
+        ;;
+    format)
+        # the layout is .clang-format's (Debian's clang-format): no hand-made diff to review, no style debate.
+        # A table whose layout carries meaning is kept between `// clang-format off` and `// clang-format on`.
+        if out=$(scripts/format.sh --check 2>&1); then
+            echo "static: every C file as .clang-format lays it out ($(scripts/format.sh --list | wc -l) files)"
+        else
+            echo "static: files whose layout differs from .clang-format (run scripts/format.sh and commit):" >&2
+            printf '%s\n' "$out" >&2
+            fail=1
+        fi
+        ;;
+    *) echo "static.sh: unknown analysis '$w' (cppcheck, analyzer, opens, layers, sizes, format)" >&2; exit 2 ;;
     esac
 done
 exit $fail

@@ -9,6 +9,7 @@
     rec.marks       # a row per mark: phase begins and ends, events, with the phase they leave active
     rec.phases      # per phase, cumulative figures at each sample (the last sample's rows are the totals)
     rec.summary     # the summary (dict), as `jobscope summary --json` prints it
+    rec.figures     # the same summary as a table: a row per figure (its path, value, unit, exact, method)
     rec.meta        # the run's metadata (dict of text)
     jobscope.compare("a.db", "b.db")   # a table of the main figures side by side, with differences
 
@@ -25,7 +26,7 @@ from pathlib import Path
 from . import _lib
 
 VIEWS = {"tree": "tree", "processes": "process", "system": "system", "gpus": "gpu", "marks": "marks",
-         "phases": "phases"}
+         "phases": "phases", "figures": "summary"}
 
 
 def _pandas():

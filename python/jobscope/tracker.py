@@ -259,11 +259,11 @@ def figures(s, ram_unit="gigabytes", gpu_ram_unit="gigabytes", time_unit="hours"
             "mean_hardware_percent": None if mean is None else mean / units,
         }
 
-    # GPU figures from the summary's `gpu` section (docs/METRICS.md, "GPU summary"): devices[] (each with
-    # memory_total_bytes), job.peak_memory_used_bytes (every process's memory over the GPUs, largest sum at one
-    # sample), job.peak_memory_bytes.{main,descendants,combined} (the job's processes, by PID) and
-    # job.utilization_sum {mean,max} (sum over the GPUs of their busy fraction). Without it: 0, as gpu_tracker
-    # reports on a machine without GPUs.
+    # GPU figures from the summary's `gpu` section (docs/METRICS.md, "GPU summary"): devices[],
+    # job.memory_total_bytes (the devices' memory, summed), job.peak_memory_used_bytes (every process's memory
+    # over the GPUs, largest sum at one sample), job.peak_memory_bytes.{main,descendants,combined} (the job's
+    # processes, by PID) and job.utilization_sum {mean,max} (sum over the GPUs of their busy fraction). Without
+    # it: 0, as gpu_tracker reports on a machine without GPUs.
     gpu = s.get("gpu") or {}
     devices = gpu.get("devices") or []
     gjob = gpu.get("job") or {}
@@ -295,7 +295,7 @@ def figures(s, ram_unit="gigabytes", gpu_ram_unit="gigabytes", time_unit="hours"
         },
         "max_gpu_ram": {
             "unit": gpu_ram_unit,
-            "system_capacity": gbytes(sum(d.get("memory_total_bytes") or 0.0 for d in devices)),
+            "system_capacity": gbytes(gjob.get("memory_total_bytes")),
             "system": gbytes(gjob.get("peak_memory_used_bytes")),
             "main": gbytes(gpeak.get("main")),
             "descendants": gbytes(gpeak.get("descendants")),

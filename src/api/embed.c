@@ -2,7 +2,7 @@
  *
  * The embedded monitor (include/jobscope.h: js_monitor_start, js_monitor_sample, js_monitor_stop,
  * js_monitor_summary): jobscope's monitor loop in attach mode over the calling process's own tree, run on a
- * thread of that process in the loop's embedded mode (core/monitor.h): no signalfd, no reaping, no signal
+ * thread of that process in the loop's embedded mode (engine/monitor.h): no signalfd, no reaping, no signal
  * taken from the host. The thread blocks every signal, so process-directed signals go to the host's threads
  * as before. Children the host waits for are counted through its own cutime (exact for those); a child
  * orphaned away from the tree is counted up to its last sample, as in attach mode. The monitor thread's own
@@ -39,8 +39,8 @@
 #include "core/jobs.h"
 #include "core/json.h"
 #include "core/marks.h"
-#include "core/monitor.h"
-#include "core/sampler.h"
+#include "engine/monitor.h"
+#include "engine/sampler.h"
 #include "model/model.h"
 #include "model/summary.h"
 #include "sinks/recording.h"
@@ -48,6 +48,8 @@
 #include "sources/proc_tree.h"
 #include "sys/cgroupfs.h"
 #include "sys/parse.h"
+#include "sources/registry.h"
+#include "core/util.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -198,13 +200,6 @@ static void meta_str(const char *key, const char *v)
         recorder_meta(em.rec, key, v);
 }
 
-static int64_t clock_ns(clockid_t id)
-{
-    struct timespec ts;
-    clock_gettime(id, &ts);
-    return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
-}
-
 /* self_facts: the command line of the root (`pid`: this process, or the attached one; JSON and
  * shell-quoted) and this process's start time in ticks. */
 static int64_t self_facts(const js_fsroot_t *root, pid_t pid)
@@ -261,10 +256,10 @@ static void write_start_meta(const js_monitor_opts_t *o, int64_t start_ticks)
     if (em.marks)
         meta_str("marks_socket", marks_address(em.marks));
     for (size_t i = 0; i < em.mon.sampler.nsources; i++)
-        if (em.mon.sampler.init_rc[i] < 0) {
+        if (sampler_init_reason(&em.mon.sampler, i)) {
             char key[96];
             snprintf(key, sizeof(key), "source_error.%s", js_sources[i]->name);
-            meta_str(key, strerror(-em.mon.sampler.init_rc[i]));
+            meta_str(key, sampler_init_reason(&em.mon.sampler, i));
         }
     (void)o;
 }
@@ -272,7 +267,7 @@ static void write_start_meta(const js_monitor_opts_t *o, int64_t start_ticks)
 static void write_stop_meta(void)
 {
     char buf[40];
-    meta_i64("stop_mono_ns", em.mon.stop_mono_ns ? em.mon.stop_mono_ns : clock_ns(CLOCK_MONOTONIC));
+    meta_i64("stop_mono_ns", em.mon.stop_mono_ns ? em.mon.stop_mono_ns : now_ns(CLOCK_MONOTONIC));
     meta_i64("samples_taken", em.mon.taken);
     meta_i64("samples_missed", em.mon.missed);
     if (em.model) {
@@ -282,7 +277,7 @@ static void write_stop_meta(void)
         meta_str("monitor_mean_sample_cost_s", fmt_real(buf, sizeof(buf), su.mon_mean_cost_s));
     }
     /* last: its presence says the recording is complete */
-    meta_i64("stop_unix_ns", em.mon.stop_unix_ns ? em.mon.stop_unix_ns : clock_ns(CLOCK_REALTIME));
+    meta_i64("stop_unix_ns", em.mon.stop_unix_ns ? em.mon.stop_unix_ns : now_ns(CLOCK_REALTIME));
 }
 
 /* ---- life ---------------------------------------------------------------------------------------------- */
@@ -429,8 +424,8 @@ static int set_up(void)
         (em.rec && (r = monitor_add_sink(&em.mon, &sink_recording, em.rec)) < 0) ||
         (r = monitor_add_sink(&em.mon, &sink_embed, NULL)) < 0)
         return r;
-    em.mon.start_mono_ns = clock_ns(CLOCK_MONOTONIC);
-    em.mon.start_unix_ns = clock_ns(CLOCK_REALTIME);
+    em.mon.start_mono_ns = now_ns(CLOCK_MONOTONIC);
+    em.mon.start_unix_ns = now_ns(CLOCK_REALTIME);
     js_model_cfg_t cfg = {
         .mode = JS_MODE_ATTACH,
         .embedded = !target, /* attached: the monitor thread is not in the root's figures */
@@ -636,7 +631,7 @@ fail:
  * the request. Called with em.api held and the monitor running. */
 static void wait_sample(bool summary)
 {
-    int64_t t = clock_ns(CLOCK_MONOTONIC);
+    int64_t t = now_ns(CLOCK_MONOTONIC);
     pthread_mutex_lock(&em.mu);
     if (summary)
         em.summary_after = t;

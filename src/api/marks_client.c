@@ -25,6 +25,7 @@
 #include "core/marks.h"
 #include "core/markwire.h"
 #include "sys/fsfile.h"
+#include "core/util.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -46,9 +47,9 @@ enum { ST_UNINIT, ST_OFF, ST_ON, ST_GONE };
 #define SNDBUF_WANTED (1 << 20) /* queued marks before drops; the kernel caps it at net.core.wmem_max */
 
 static struct {
-    pthread_mutex_t lock;    /* taken only to connect or redirect */
+    pthread_mutex_t lock; /* taken only to connect or redirect */
     atomic_int state;
-    int fd;                  /* fixed once made (see above) */
+    int fd; /* fixed once made (see above) */
     int32_t rank;
     char host[MARKWIRE_HOST_MAX + 1];
     size_t host_len;
@@ -57,7 +58,7 @@ static struct {
     void *page;                        /* where it is mapped (kept: a new one is mapped over it) */
     char shared_for[128];              /* the address it belongs to */
     int gone_errno;                    /* why the announced monitor cannot be reached (state ST_GONE) */
-    bool redirected;         /* client_point() gave an address */
+    bool redirected;                   /* client_point() gave an address */
     char addr[128];
     bool atfork_set;
 } cl = {.lock = PTHREAD_MUTEX_INITIALIZER, .fd = -1};
@@ -226,13 +227,6 @@ void client_point(const char *addr)
     pthread_mutex_unlock(&cl.lock);
 }
 
-static int64_t clock_ns(clockid_t id)
-{
-    struct timespec ts;
-    clock_gettime(id, &ts);
-    return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
-}
-
 static int dropped(int rc)
 {
     atomic_fetch_add_explicit(&cl.dropped, 1, memory_order_relaxed);
@@ -251,8 +245,8 @@ static int encode(int kind, const char *name, size_t nl, const char *data, size_
     markwire_t m = {
         .kind = kind,
         .rank = cl.rank,
-        .t_mono_ns = clock_ns(CLOCK_MONOTONIC),
-        .t_unix_ns = clock_ns(CLOCK_REALTIME),
+        .t_mono_ns = now_ns(CLOCK_MONOTONIC),
+        .t_unix_ns = now_ns(CLOCK_REALTIME),
         .tid = (uint32_t)tls_tid,
         .dropped = d > UINT32_MAX ? UINT32_MAX : (uint32_t)d,
         .name = name,

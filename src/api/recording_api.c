@@ -2,14 +2,15 @@
  *
  * Reading recordings through the public API (include/jobscope.h): js_recording_summary and
  * js_recording_export, for bindings that have no CLI at hand (python/jobscope's read() and compare()). The
- * same replay as `jobscope summary` and `jobscope export` (api/replay.h), and the same table layout as the
- * export: time, unix_s and sample first, then the view's columns.
+ * same replay as `jobscope summary` and `jobscope export` (api/replay.h), and the same export: the view
+ * exporter (sinks/view_export.h) that `jobscope export` writes its tables with. The view "summary" is the
+ * summary table itself, one row per figure with its unit and method (what Python's Recording.figures reads).
  */
 #include "api/api.h"
 #include "api/replay.h"
 
 #include "core/json.h"
-#include "sinks/tabsink.h"
+#include "sinks/view_export.h"
 #include "sys/outfile.h"
 
 #include <errno.h>
@@ -50,19 +51,32 @@ JS_API char *js_recording_summary(const char *path)
     return b.p;
 }
 
-#define NTIME 3
+/* each_sample: the replay's callback: the view's rows of each sample fed */
+static int each_sample(void *arg, const js_recording_t *rec, js_model_t *m, const js_sample_t *s)
+{
+    (void)rec;
+    (void)s;
+    return view_export_sample(arg, m);
+}
 
+/* The summary as a table ("summary": one row per figure of the summary table, model/figure.h): the path, the
+ * value (a number, a whole number, text, or true/false), its unit, kind, whether it is exact, and how it was
+ * obtained; after the time columns of the last sample. */
+#define NSUMMARY 6
+
+#define NTIME 3 /* time, unix_s and sample: the export's first columns */
+
+/* The summary view's exporter: the tabular sink and the header and row being written. */
 typedef struct {
-    const char *view;
     const js_tab_sink_t *sink;
     FILE *f;
     void *st;
     bool begun;
     const char **cols;
     js_cell_t *cells;
-    int rc;
 } exp_t;
 
+/* exp_begin: the header of table `t` after the time columns, once. Returns 0 or a negative errno. */
 static int exp_begin(exp_t *x, const js_table_t *t)
 {
     if (x->begun)
@@ -81,49 +95,81 @@ static int exp_begin(exp_t *x, const js_table_t *t)
     return x->sink->begin(x->f, x->cols, n, &x->st);
 }
 
-static js_cell_t cell_of(const js_rows_t *r, const js_column_t *c, const js_value_t *v)
+static const js_column_t summary_columns[NSUMMARY] = {
+    {"figure", "text", JS_TEXT, JS_LABEL, 0, "the figure's path in the summary JSON"},
+    {"value", "text", JS_TEXT, JS_GAUGE, 0, "its value"},
+    {"unit", "text", JS_TEXT, JS_LABEL, 0, "its unit"},
+    {"kind", "text", JS_TEXT, JS_LABEL, 0, "number, integer, bool, text or json"},
+    {"exact", "text", JS_TEXT, JS_LABEL, 0, "exact, sampled, or empty where unsaid"},
+    {"method", "text", JS_TEXT, JS_LABEL, 0, "how it was obtained"},
+};
+static const js_table_t summary_view = {"summary", "the summary: one row per figure", NSUMMARY,
+                                        summary_columns};
+
+static js_cell_t figure_cell(const js_figure_t *f)
 {
-    if (!v->present)
+    if (!f->present)
         return cell_missing();
-    switch (c->type) {
-    case JS_INT:
-        return cell_int(v->i);
-    case JS_REAL:
-        return isnan(v->d) ? cell_missing() : cell_real(v->d);
+    switch (f->kind) {
+    case FIG_NUM:
+        return cell_real(f->num);
+    case FIG_INT:
+        return cell_int(f->i);
+    case FIG_BOOL:
+        return cell_text(f->b ? "true" : "false");
     default:
-        return cell_text(rows_str(r, v));
+        return cell_text(f->text);
     }
 }
 
-static int exp_each(void *arg, const js_recording_t *rec, js_model_t *m, const js_sample_t *s)
+/* export_summary: the rows of the summary of recording `path` into x's sink. Returns 0 or a negative errno.
+ */
+static int export_summary(const char *path, exp_t *x)
 {
-    (void)rec;
-    (void)s;
-    exp_t *x = arg;
-    js_view_t v;
-    int rc = model_view(m, x->view, &v);
-    if (rc == -ENODATA)
-        return 0;
-    if (rc == 0)
-        rc = exp_begin(x, v.table);
+    static const char *const kinds[FIG_KIND_MAX] = {"number", "integer", "bool", "text",
+                                                    "json",   "object",  "array"};
+    static const char *const exact[FIG_EXACT_MAX] = {NULL, "sampled", "exact"};
+    js_recording_t *r;
+    js_model_t *m;
+    char err[1024];
+    int rc = replay_open(path, &r, &m, NULL, NULL, err, sizeof(err));
+    if (rc < 0)
+        return rc;
+    js_summary_t su;
+    js_run_info_t info;
+    replay_summarize(r, path, m, &info, &su);
+    js_summary_table_t *t = summary_build(&info, &su, m);
     const js_tree_point_t *p = model_point(m);
-    char tbuf[40], s2[32];
-    time_t t = (time_t)(p->t_unix_ns / 1000000000);
-    struct tm tm;
-    gmtime_r(&t, &tm);
-    strftime(s2, sizeof(s2), "%Y-%m-%dT%H:%M:%S", &tm);
-    snprintf(tbuf, sizeof(tbuf), "%s.%03dZ", s2, (int)((p->t_unix_ns / 1000000) % 1000));
-    for (size_t i = 0; rc == 0 && i < v.rows->nrows; i++) {
-        const js_value_t *row = rows_row(v.rows, i);
-        x->cells[0] = cell_text(tbuf);
-        x->cells[1] = cell_real((double)p->t_unix_ns / 1e9);
-        x->cells[2] = cell_int(p->seq);
-        for (size_t c = 0; c < v.table->ncols; c++)
-            x->cells[NTIME + c] = cell_of(v.rows, &v.table->cols[c], &row[c]);
+    js_buf_t key = {0};
+    rc = t ? exp_begin(x, &summary_view) : -ENOMEM;
+    char tbuf[40] = "", s2[32];
+    if (p) {
+        time_t sec = (time_t)(p->t_unix_ns / 1000000000);
+        struct tm tm;
+        gmtime_r(&sec, &tm);
+        strftime(s2, sizeof(s2), "%Y-%m-%dT%H:%M:%S", &tm);
+        snprintf(tbuf, sizeof(tbuf), "%s.%03dZ", s2, (int)((p->t_unix_ns / 1000000) % 1000));
+    }
+    const js_figure_t *root = t ? figure_croot(t) : NULL;
+    for (const js_figure_t *f = fig_next_row(root, NULL); rc == 0 && f; f = fig_next_row(root, f)) {
+        key.len = 0;
+        if ((rc = fig_path(f, &key)) < 0)
+            break;
+        x->cells[0] = p ? cell_text(tbuf) : cell_missing();
+        x->cells[1] = p ? cell_real((double)p->t_unix_ns / 1e9) : cell_missing();
+        x->cells[2] = p ? cell_int(p->seq) : cell_missing();
+        x->cells[NTIME + 0] = cell_text(key.p);
+        x->cells[NTIME + 1] = figure_cell(f);
+        x->cells[NTIME + 2] = f->unit ? cell_text(f->unit) : cell_missing();
+        x->cells[NTIME + 3] = cell_text(kinds[f->kind]);
+        x->cells[NTIME + 4] = exact[f->exact] ? cell_text(exact[f->exact]) : cell_missing();
+        x->cells[NTIME + 5] = f->method ? cell_text(f->method) : cell_missing();
         rc = x->sink->row(x->st, x->cells);
     }
-    if (rc < 0)
-        x->rc = rc;
+    buf_free(&key);
+    figure_free(t);
+    model_free(m);
+    recording_close(r);
     return rc;
 }
 
@@ -131,27 +177,11 @@ JS_API int js_recording_export(const char *path, const char *view, const char *f
 {
     if (!path || !view || !format || !out)
         return -EINVAL;
-    exp_t x = {.view = view};
-    if (strcmp(format, "csv") == 0)
-        x.sink = &sink_csv;
-    else if (strcmp(format, "jsonl") == 0)
-        x.sink = &sink_jsonl;
-    else
+    const js_tab_sink_t *sink = view_export_format(format);
+    if (!sink)
         return -EINVAL;
-    /* the view must exist in this build (data-dependent columns aside) */
-    js_model_cfg_t cfg = {.clk_tck = 100, .interval_ns = 1000000000};
-    js_model_t *probe = model_new(&cfg);
-    if (!probe)
-        return -ENOMEM;
-    bool found = false;
-    for (size_t i = 0;; i++) {
-        const js_table_t *t = model_view_table(probe, i);
-        if (!t)
-            break;
-        found |= strcmp(t->name, view) == 0;
-    }
-    model_free(probe);
-    if (!found && strcmp(view, "system") != 0) /* `system` has its columns (and its listing) after a feed */
+    bool summary = strcmp(view, "summary") == 0;
+    if (!summary && !view_export_known(view, NULL)) /* the view must exist in this build */
         return -ENOENT;
     char err[1024];
     js_recording_t *r = NULL;
@@ -164,35 +194,41 @@ JS_API int js_recording_export(const char *path, const char *view, const char *f
     if ((rc = outfile_open(&of, out, true, false)) < 0)
         return rc;
     int fd = dup(of.fd);
-    if (fd < 0 || !(x.f = fdopen(fd, "w"))) {
+    FILE *f = NULL;
+    if (fd < 0 || !(f = fdopen(fd, "w"))) {
         rc = -errno;
         if (fd >= 0)
             close(fd);
         outfile_abort(&of);
         return rc;
     }
+    js_view_export_t *x = NULL;
     js_model_t *m = NULL;
     r = NULL;
-    rc = replay_open_ex(path, strcmp(view, "process") == 0 ? REPLAY_PROCS : 0, &r, &m, exp_each, &x, err,
-                        sizeof(err));
-    if (rc == 0 && !x.begun && m) { /* no row: still a header */
-        const js_table_t *t = NULL;
-        for (size_t i = 0; (t = model_view_table(m, i)) && strcmp(t->name, view) != 0; i++)
-            ;
-        rc = t ? exp_begin(&x, t) : 0;
+    int e = 0;
+    if (summary) {
+        exp_t sx = {.sink = sink, .f = f};
+        rc = export_summary(path, &sx);
+        e = sx.begun ? sink->end(sx.st) : 0;
+        free(sx.cols);
+        free(sx.cells);
+    } else {
+        rc = view_export_open(&x, sink, f, view, false);
+        if (rc == 0)
+            rc = replay_open_ex(path, strcmp(view, "process") == 0 ? REPLAY_PROCS : 0, &r, &m, each_sample, x,
+                                err, sizeof(err));
+        e = x ? view_export_finish(x, m) : 0;
     }
-    int e = x.begun ? x.sink->end(x.st) : 0;
     if (rc == 0 && e < 0)
         rc = e;
-    if (fclose(x.f) != 0 && rc == 0)
+    if (fclose(f) != 0 && rc == 0)
         rc = -errno;
+    view_export_free(x);
     if (rc == 0)
         rc = outfile_commit(&of);
     else
         outfile_abort(&of);
     model_free(m);
     recording_close(r);
-    free(x.cols);
-    free(x.cells);
     return rc;
 }

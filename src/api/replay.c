@@ -7,6 +7,7 @@
 #include "sources/proc_tree.h"
 #include "sys/fsroot.h"
 #include "sys/parse.h"
+#include "sources/registry.h"
 
 #include <errno.h>
 #include <stdio.h>

@@ -84,7 +84,8 @@ int cli_export_open(cli_export_t *x, const char *host, const char *scope, bool t
     struct passwd pw, *res = NULL;
     if (node)
         x->user[0] = '\0';
-    else if (getpwuid_r(getuid(), &pw, buf, sizeof(buf), &res) == 0 && res && strlen(res->pw_name) < sizeof(x->user))
+    else if (getpwuid_r(getuid(), &pw, buf, sizeof(buf), &res) == 0 && res &&
+             strlen(res->pw_name) < sizeof(x->user))
         snprintf(x->user, sizeof(x->user), "%s", res->pw_name);
     else
         snprintf(x->user, sizeof(x->user), "%u", (unsigned)getuid());
@@ -137,7 +138,8 @@ int cli_export_open(cli_export_t *x, const char *host, const char *scope, bool t
         http_parse_listen(x->listen, &ss, &len, &loopback);
         if (!loopback && !x->token_file && !x->basic_auth_file)
             cli_error("warning: %s serves metrics beyond this host without authentication "
-                      "(--listen-auth-token, --listen-basic-auth)", x->listen);
+                      "(--listen-auth-token, --listen-basic-auth)",
+                      x->listen);
         else if (!loopback && !x->tls_cert)
             cli_error("warning: %s sends credentials in clear text (--listen-tls-cert, --listen-tls-key)",
                       x->listen);

@@ -1,12 +1,12 @@
 /* SPDX-License-Identifier: MIT
  *
- * The live exports a monitor can add (the /metrics endpoint and the node_exporter textfile), as options shared
- * by `run`, `attach` and `serve`: their long options and help text, their parsing, and their sinks.
+ * The live exports a monitor can add (the /metrics endpoint and the node_exporter textfile), as options
+ * shared by `run`, `attach` and `serve`: their long options and help text, their parsing, and their sinks.
  */
 #ifndef JOBSCOPE_CLI_EXPORT_H
 #define JOBSCOPE_CLI_EXPORT_H
 
-#include "core/monitor.h"
+#include "engine/monitor.h"
 #include "sinks/http.h"
 #include "sinks/prometheus.h"
 #include "sinks/textfile.h"
@@ -24,26 +24,30 @@ enum {
 };
 
 /* The long options, to put in a command's option table before its terminator. */
-#define CLI_EXPORT_LONGOPTS                                                                                    \
-    {"listen", required_argument, NULL, CLI_OPT_LISTEN},                                                       \
-        {"listen-auth-token", required_argument, NULL, CLI_OPT_LISTEN_TOKEN},                                  \
-        {"listen-basic-auth", required_argument, NULL, CLI_OPT_LISTEN_BASIC},                                  \
-        {"listen-tls-cert", required_argument, NULL, CLI_OPT_LISTEN_CERT},                                     \
-        {"listen-tls-key", required_argument, NULL, CLI_OPT_LISTEN_KEY},                                       \
-        {"listen-processes", required_argument, NULL, CLI_OPT_LISTEN_PROCESSES},                               \
-        {"textfile", required_argument, NULL, CLI_OPT_TEXTFILE}
+#define CLI_EXPORT_LONGOPTS                                                                                  \
+    {"listen", required_argument, NULL, CLI_OPT_LISTEN},                                                     \
+        {"listen-auth-token", required_argument, NULL, CLI_OPT_LISTEN_TOKEN},                                \
+        {"listen-basic-auth", required_argument, NULL, CLI_OPT_LISTEN_BASIC},                                \
+        {"listen-tls-cert", required_argument, NULL, CLI_OPT_LISTEN_CERT},                                   \
+        {"listen-tls-key", required_argument, NULL, CLI_OPT_LISTEN_KEY},                                     \
+        {"listen-processes", required_argument, NULL, CLI_OPT_LISTEN_PROCESSES},                             \
+    {                                                                                                        \
+        "textfile", required_argument, NULL, CLI_OPT_TEXTFILE                                                \
+    }
 
 /* Their help lines, to put in a command's usage text. */
-#define CLI_EXPORT_HELP                                                                                        \
-    "      --listen [ADDR:]PORT serve Prometheus metrics at http://ADDR:PORT/metrics while monitoring (ADDR\n"    \
-    "                           127.0.0.1 unless given: an address other than loopback must be explicit)\n"     \
-    "      --listen-auth-token FILE    require 'Authorization: Bearer TOKEN', TOKEN the file's first line\n"   \
-    "      --listen-basic-auth FILE    require HTTP basic auth, FILE of user:password lines (no empty one)\n"  \
-    "      --listen-tls-cert FILE      serve HTTPS with this PEM certificate (with --listen-tls-key)\n"         \
-    "      --listen-tls-key FILE       the certificate's PEM private key (unencrypted)\n"                       \
-    "      --listen-processes N        also expose the N busiest processes (default 0: the scope only);\n"     \
-    "                           without authentication only your own (none as root)\n"                        \
-    "      --textfile FILE      keep FILE (NAME.prom, for node_exporter's textfile collector) replaced\n"       \
+#define CLI_EXPORT_HELP                                                                                      \
+    "      --listen [ADDR:]PORT serve Prometheus metrics at http://ADDR:PORT/metrics while monitoring "      \
+    "(ADDR\n"                                                                                                \
+    "                           127.0.0.1 unless given: an address other than loopback must be explicit)\n"  \
+    "      --listen-auth-token FILE    require 'Authorization: Bearer TOKEN', TOKEN the file's first line\n" \
+    "      --listen-basic-auth FILE    require HTTP basic auth, FILE of user:password lines (no empty "      \
+    "one)\n"                                                                                                 \
+    "      --listen-tls-cert FILE      serve HTTPS with this PEM certificate (with --listen-tls-key)\n"      \
+    "      --listen-tls-key FILE       the certificate's PEM private key (unencrypted)\n"                    \
+    "      --listen-processes N        also expose the N busiest processes (default 0: the scope only);\n"   \
+    "                           without authentication only your own (none as root)\n"                       \
+    "      --textfile FILE      keep FILE (NAME.prom, for node_exporter's textfile collector) replaced\n"    \
     "                           atomically with each sample's metrics; removed at the end\n"
 
 typedef struct {

@@ -2,8 +2,8 @@
  *
  * `jobscope job`, the pieces beside the shared monitoring path of cmd_run.c: the job found from the
  * environment (or the SPANK plugin's explicit --job/--step/--node/--stepd-pid), what to watch on this node
- * (the job's cgroup, else its processes under slurmstepd, else for PBS and OAR the user's processes), where the
- * recording goes (DIR/JOBID-NODE.db, written node-local first when DIR is on a network file system), the
+ * (the job's cgroup, else its processes under slurmstepd, else for PBS and OAR the user's processes), where
+ * the recording goes (DIR/JOBID-NODE.db, written node-local first when DIR is on a network file system), the
  * job's metadata, and the end: the move into DIR, the node's completion marker and the automatic merge by the
  * last node to finish.
  */
@@ -12,7 +12,7 @@
 
 #include "core/batchenv.h"
 #include "core/jobend.h"
-#include "core/monitor.h"
+#include "engine/monitor.h"
 #include "core/sink.h"
 #include "core/source.h"
 #include "sinks/recording.h"
@@ -27,7 +27,7 @@ typedef struct job_plan job_plan_t;
 typedef struct {
     const js_live_sink_t *sink; /* a live sink after the recording (perfmon's metrics and check points) */
     void *sink_state;
-    const char *ipc_file; /* stop when this file says FINISHED (perfmon's .ipc-JOBID), whenever it appears */
+    const char *ipc_file;  /* stop when this file says FINISHED (perfmon's .ipc-JOBID), whenever it appears */
     const char *ipc_file2; /* and this one (NULL: none) */
     /* after this node's recording is complete and marked: `merged` is the job recording when this node merged
      * every node's (the last to finish), else NULL. Returns 0 or EXIT_FAIL after its own message. */
@@ -38,14 +38,14 @@ typedef struct {
 
 /* What the command line says (all optional). */
 typedef struct {
-    const char *dir;       /* -d DIR (default ".") */
-    const char *job;       /* --job ID */
-    const char *step;      /* --step STEP or "all" */
-    const char *node;      /* --node NAME */
-    long stepd_pid;        /* --stepd-pid PID (0: none) */
-    job_track_t track;     /* --track auto|cgroup|stepd */
-    bool no_merge;         /* --no-merge */
-    bool node_local;       /* --node-local: as on a network file system, whatever DIR is on */
+    const char *dir;   /* -d DIR (default ".") */
+    const char *job;   /* --job ID */
+    const char *step;  /* --step STEP or "all" */
+    const char *node;  /* --node NAME */
+    long stepd_pid;    /* --stepd-pid PID (0: none) */
+    job_track_t track; /* --track auto|cgroup|stepd */
+    bool no_merge;     /* --no-merge */
+    bool node_local;   /* --node-local: as on a network file system, whatever DIR is on */
     bool force;
     const job_hooks_t *hooks; /* NULL for plain `job` */
 } job_args_t;
@@ -60,8 +60,8 @@ struct job_plan {
     char final_path[4096]; /* DIR/JOBID-NODE.db */
     char write_path[4096]; /* where the recording is written: final_path, or node-local when DIR is remote */
     char dir[4096];
-    const char *fs_name;   /* DIR's file system when it is a network one ("nfs", "lustre", "gpfs"), else NULL */
-    bool local;            /* write_path is node-local */
+    const char *fs_name; /* DIR's file system when it is a network one ("nfs", "lustre", "gpfs"), else NULL */
+    bool local;          /* write_path is node-local */
     /* the end of the job's work (job_end_arm) */
     const job_args_t *args;
     js_jobend_t *end;      /* SLURM and PBS/OAR whole-job watches, else NULL */

@@ -18,6 +18,7 @@ int cli_merged_summary(const char *path, bool json, js_summary_form_t form);
 /* cli_merged_node_path: extract node `node` of merged recording `path` into a new private directory
  * (tmpdir, made here) as `out` (tmpdir/node.db); the caller unlinks out and removes tmpdir. Returns 0 or
  * EXIT_FAIL after one line. */
-int cli_merged_node_path(const char *path, const char *node, char *tmpdir, size_t dircap, char *out, size_t outcap);
+int cli_merged_node_path(const char *path, const char *node, char *tmpdir, size_t dircap, char *out,
+                         size_t outcap);
 
 #endif

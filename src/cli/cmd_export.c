@@ -12,7 +12,8 @@
 
 #include "sinks/hdf5.h"
 #include "sinks/merge.h"
-#include "sinks/tabsink.h"
+#include "sinks/view_export.h"
+#include "sources/registry.h"
 
 #include <errno.h>
 #include <getopt.h>
@@ -52,20 +53,11 @@ static const char export_usage[] =
     "RECORDING. A merged job recording (jobscope merge) gives every node's rows, with a node column after\n"
     "sample (csv and jsonl).\n";
 
+/* export_ctx_t: what the replay's callback needs: the view exporter and the output file (for its errors) */
 typedef struct {
-    const char *view;
-    const char *node;       /* a merged recording: the node being exported (a node column), else NULL */
-    size_t ntime;           /* time, unix_s, sample (and node) */
-    const js_table_t *head; /* the header's view (a node's view may have other data-dependent columns) */
-    const js_tab_sink_t *sink;
-    FILE *f;
-    void *st;
-    bool begun;
-    const char **cols;
-    js_cell_t *cells;
-    size_t ncols;
+    js_view_export_t *x;
     const js_outfile_t *out; /* the output file (NULL: standard output) */
-} export_t;
+} export_ctx_t;
 
 /* no_space: a sink or the HDF5 library reports a failed write as -EIO: when the file system of the output
  * is full, say so. */
@@ -77,113 +69,18 @@ static int no_space(const js_outfile_t *o, int e)
     return e;
 }
 
-static void fmt_time(char *buf, size_t cap, int64_t unix_ns)
-{
-    time_t t = (time_t)(unix_ns / 1000000000);
-    struct tm tm;
-    gmtime_r(&t, &tm);
-    char s[32];
-    strftime(s, sizeof(s), "%Y-%m-%dT%H:%M:%S", &tm);
-    snprintf(buf, cap, "%s.%03dZ", s, (int)((unix_ns / 1000000) % 1000));
-}
-
-/* begin: the header, from the view's descriptor (once). */
-static int begin(export_t *x, const js_table_t *t)
-{
-    if (x->begun)
-        return 0;
-    x->ntime = x->node ? 4 : 3;
-    x->ncols = x->ntime + t->ncols;
-    x->cols = calloc(x->ncols, sizeof(*x->cols));
-    x->cells = calloc(x->ncols, sizeof(*x->cells));
-    if (!x->cols || !x->cells)
-        return -ENOMEM;
-    x->head = t;
-    x->cols[0] = "time";
-    x->cols[1] = "unix_s";
-    x->cols[2] = "sample";
-    if (x->node)
-        x->cols[3] = "node";
-    for (size_t i = 0; i < t->ncols; i++)
-        x->cols[x->ntime + i] = t->cols[i].name;
-    x->begun = true;
-    return x->sink->begin(x->f, x->cols, x->ncols, &x->st);
-}
-
-static js_cell_t value_cell(const js_rows_t *r, const js_column_t *c, const js_value_t *v)
-{
-    if (!v->present)
-        return cell_missing();
-    switch (c->type) {
-    case JS_INT:
-        return cell_int(v->i);
-    case JS_REAL:
-        return isnan(v->d) ? cell_missing() : cell_real(v->d);
-    default:
-        return cell_text(rows_str(r, v));
-    }
-}
-
+/* each: the replay's callback: the view's rows of each sample fed, through the library's view exporter */
 static int each(void *arg, const js_recording_t *rec, js_model_t *m, const js_sample_t *s)
 {
     (void)rec;
     (void)s;
-    export_t *x = arg;
-    js_view_t v;
-    int rc = model_view(m, x->view, &v);
-    if (rc == 0)
-        rc = begin(x, v.table);
-    const js_tree_point_t *p = model_point(m);
-    char tbuf[40];
-    fmt_time(tbuf, sizeof(tbuf), p->t_unix_ns);
-    for (size_t i = 0; rc == 0 && i < v.rows->nrows; i++) {
-        const js_value_t *row = rows_row(v.rows, i);
-        x->cells[0] = cell_text(tbuf);
-        x->cells[1] = cell_real((double)p->t_unix_ns / 1e9);
-        x->cells[2] = cell_int(p->seq);
-        if (x->node)
-            x->cells[3] = cell_text(x->node);
-        if (v.table == x->head || v.table->ncols == x->head->ncols) {
-            for (size_t c = 0; c < v.table->ncols; c++)
-                x->cells[x->ntime + c] = value_cell(v.rows, &v.table->cols[c], &row[c]);
-        } else { /* another node's view with other columns: by name, missing where it has none */
-            for (size_t c = 0; c < x->head->ncols; c++) {
-                x->cells[x->ntime + c] = cell_missing();
-                for (size_t k = 0; k < v.table->ncols; k++)
-                    if (!strcmp(v.table->cols[k].name, x->head->cols[c].name))
-                        x->cells[x->ntime + c] = value_cell(v.rows, &v.table->cols[k], &row[k]);
-            }
-        }
-        rc = x->sink->row(x->st, x->cells);
-    }
-    if (rc < 0 && x->out)
-        cli_error("cannot write %s: %s", x->out->path, strerror(-no_space(x->out, rc)));
+    const export_ctx_t *c = arg;
+    int rc = view_export_sample(c->x, m);
+    if (rc < 0 && c->out)
+        cli_error("cannot write %s: %s", c->out->path, strerror(-no_space(c->out, rc)));
     else if (rc < 0)
         cli_error("export failed: %s", strerror(-rc));
     return rc;
-}
-
-/* view_known: whether a model of this build has a view named `name` (data-dependent columns aside). */
-static bool view_known(const char *name, bool list)
-{
-    js_model_cfg_t cfg = {.clk_tck = 100, .interval_ns = 1000000000};
-    js_model_t *m = model_new(&cfg);
-    bool found = false;
-    for (size_t i = 0; m; i++) {
-        const js_table_t *t = model_view_table(m, i);
-        if (!t)
-            break;
-        if (list) {
-            printf("%s: %s\n", t->name, t->help);
-            for (size_t c = 0; c < t->ncols; c++)
-                printf("  %-28s %-9s %s\n", t->cols[c].name, t->cols[c].unit, t->cols[c].help);
-            if (!t->ncols)
-                printf("  (columns depend on the recording: CPUs, interfaces, disks)\n");
-        }
-        found |= name && strcmp(t->name, name) == 0;
-    }
-    model_free(m);
-    return found;
 }
 
 /* export_hdf5: every raw table of the recording at `path` into the HDF5 file `out`. The HDF5 library writes
@@ -252,6 +149,85 @@ done:
     return cli_output_end(&o, rc);
 }
 
+/* export_view: view `view` of the recording at `path` (a node's or a merged job's) as a table through `sink`
+ * into `out` (standard output when NULL). Returns 0 or EXIT_FAIL (reported). */
+static int export_view(const char *path, const char *view, const js_tab_sink_t *sink, const char *out,
+                       bool force)
+{
+    /* validate the recording before creating the output file */
+    char err[1024];
+    js_recording_t *probe;
+    merge_node_t *nodes = NULL;
+    size_t nnodes = 0;
+    bool merged = merge_is_merged(path);
+    if (merged && merge_nodes(path, &nodes, &nnodes, err, sizeof(err)) < 0) {
+        cli_error("%s", err);
+        return EXIT_FAIL;
+    }
+    if (!merged && recording_open(path, &probe, err, sizeof(err)) < 0) {
+        cli_error("%s", err);
+        return EXIT_FAIL;
+    }
+    if (!merged)
+        recording_close(probe);
+    FILE *f = stdout;
+    js_outfile_t o = {0};
+    export_ctx_t c = {0};
+    if (out) { /* written under a temporary name, published when complete (a full disk leaves nothing) */
+        js_file_id_t in;
+        if (cli_output_begin(&o, out, force, false, &in, cli_file_id(path, &in) == 0 ? 1 : 0) < 0) {
+            free(nodes);
+            return EXIT_FAIL;
+        }
+        c.out = &o;
+        int fd = dup(o.fd);
+        if (fd < 0 || !(f = fdopen(fd, "w"))) {
+            cli_error("%s: %s", out, strerror(errno));
+            if (fd >= 0)
+                close(fd);
+            free(nodes);
+            return cli_output_end(&o, EXIT_FAIL);
+        }
+    }
+    js_recording_t *r = NULL;
+    js_model_t *m = NULL;
+    unsigned procs = strcmp(view, "process") == 0 ? REPLAY_PROCS : 0; /* the process rows, rebuilt */
+    int rc = view_export_open(&c.x, sink, f, view, merged);
+    if (rc < 0)
+        cli_error("export failed: %s", strerror(-rc));
+    else if (!merged)
+        rc = cli_read_recording(path, procs, &r, &m, each, &c);
+    for (size_t i = 0; merged && i < nnodes && rc == 0; i++) { /* every node, read back as a recording */
+        char dir[4096], node_db[4200];
+        if ((rc = cli_merged_node_path(path, nodes[i].name, dir, sizeof(dir), node_db, sizeof(node_db))))
+            break;
+        view_export_node(c.x, nodes[i].name);
+        model_free(m);
+        recording_close(r);
+        m = NULL;
+        r = NULL;
+        rc = cli_read_recording(node_db, procs, &r, &m, each, &c);
+        unlink(node_db);
+        rmdir(dir);
+    }
+    free(nodes);
+    int e = c.x ? view_export_finish(c.x, rc == 0 ? m : NULL) : 0; /* a recording with no samples: a header */
+    if (rc == 0 && e < 0) {
+        cli_error("cannot write %s: %s", out ? out : "standard output", strerror(-no_space(c.out, e)));
+        rc = EXIT_FAIL;
+    }
+    if (out && fclose(f) != 0 && rc == 0) {
+        cli_error("cannot write %s: %s", out, strerror(errno));
+        rc = EXIT_FAIL;
+    }
+    if (out)
+        rc = cli_output_end(&o, rc ? EXIT_FAIL : 0);
+    view_export_free(c.x);
+    model_free(m);
+    recording_close(r);
+    return rc ? EXIT_FAIL : 0;
+}
+
 int cmd_export(int argc, char **argv)
 {
     enum { OPT_LIST = 256, OPT_FORCE, OPT_RECOMPUTE };
@@ -260,7 +236,8 @@ int cmd_export(int argc, char **argv)
         {"output", required_argument, NULL, 'o'}, {"list", no_argument, NULL, OPT_LIST},
         {"force", no_argument, NULL, OPT_FORCE},  {"recompute", no_argument, NULL, OPT_RECOMPUTE},
         {"help", no_argument, NULL, 'h'},         {NULL, 0, NULL, 0}};
-    export_t x = {.view = "tree"};
+    const char *view = "tree";
+    const js_tab_sink_t *sink = NULL;
     const char *out = NULL;
     bool force = false, hdf5 = false, scope = false;
     optind = 1;
@@ -269,24 +246,22 @@ int cmd_export(int argc, char **argv)
     while ((c = getopt_long(argc, argv, ":f:s:o:h", opts, NULL)) != -1) {
         switch (c) {
         case 'f':
-            if (!strcmp(optarg, "csv"))
-                x.sink = &sink_csv;
-            else if (!strcmp(optarg, "jsonl"))
-                x.sink = &sink_jsonl;
-            else if (!strcmp(optarg, "hdf5"))
+            if ((sink = view_export_format(optarg)))
+                break;
+            if (!strcmp(optarg, "hdf5"))
                 hdf5 = true;
             else
                 return cli_usage_error("export ", "unknown format '%s' (csv, jsonl or hdf5)", optarg);
             break;
         case 's':
-            x.view = optarg;
+            view = optarg;
             scope = true;
             break;
         case 'o':
             out = optarg;
             break;
         case OPT_LIST:
-            view_known(NULL, true);
+            view_export_known(NULL, stdout);
             return 0;
         case OPT_FORCE:
             force = true;
@@ -334,94 +309,12 @@ int cmd_export(int argc, char **argv)
         }
         return export_hdf5(argv[optind], out, force);
     }
-    if (!x.sink)
+    if (!sink)
         return cli_usage_error("export ", "missing --format (csv, jsonl or hdf5)");
-    if (!view_known(x.view, false))
+    if (!view_export_known(view, NULL))
         return cli_usage_error("export ", "unknown scope '%s' (tree, process, system; --list shows all)",
-                               x.view);
+                               view);
     if (optind != argc - 1)
         return cli_usage_error("export ", optind >= argc ? "missing RECORDING" : "too many arguments");
-    const char *path = argv[optind];
-
-    /* validate the recording before creating the output file */
-    char err[1024];
-    js_recording_t *probe;
-    merge_node_t *nodes = NULL;
-    size_t nnodes = 0;
-    bool merged = merge_is_merged(path);
-    if (merged && merge_nodes(path, &nodes, &nnodes, err, sizeof(err)) < 0) {
-        cli_error("%s", err);
-        return EXIT_FAIL;
-    }
-    if (merged) {
-        x.node = "";
-    } else if (recording_open(path, &probe, err, sizeof(err)) < 0) {
-        cli_error("%s", err);
-        return EXIT_FAIL;
-    } else {
-        recording_close(probe);
-    }
-    x.f = stdout;
-    js_outfile_t o = {0};
-    if (out) { /* written under a temporary name, published when complete (a full disk leaves nothing) */
-        js_file_id_t in;
-        if (cli_output_begin(&o, out, force, false, &in, cli_file_id(path, &in) == 0 ? 1 : 0) < 0) {
-            free(nodes);
-            return EXIT_FAIL;
-        }
-        x.out = &o;
-        int fd = dup(o.fd);
-        if (fd < 0 || !(x.f = fdopen(fd, "w"))) {
-            cli_error("%s: %s", out, strerror(errno));
-            if (fd >= 0)
-                close(fd);
-            free(nodes);
-            return cli_output_end(&o, EXIT_FAIL);
-        }
-    }
-    js_recording_t *r = NULL;
-    js_model_t *m = NULL;
-    int rc = 0;
-    unsigned procs = strcmp(x.view, "process") == 0 ? REPLAY_PROCS : 0; /* the process rows, rebuilt */
-    if (!merged) {
-        rc = cli_read_recording(path, procs, &r, &m, each, &x);
-    } else { /* every node in turn, read back as a recording of its own */
-        for (size_t i = 0; i < nnodes && rc == 0; i++) {
-            char dir[4096], node_db[4200];
-            if ((rc = cli_merged_node_path(path, nodes[i].name, dir, sizeof(dir), node_db, sizeof(node_db))))
-                break;
-            x.node = nodes[i].name;
-            model_free(m);
-            recording_close(r);
-            m = NULL;
-            r = NULL;
-            rc = cli_read_recording(node_db, procs, &r, &m, each, &x);
-            unlink(node_db);
-            rmdir(dir);
-        }
-    }
-    free(nodes);
-    nodes = NULL;
-    if (rc == 0 && !x.begun && m) { /* a recording with no samples: still a header */
-        const js_table_t *t = NULL;
-        for (size_t i = 0; (t = model_view_table(m, i)) && strcmp(t->name, x.view) != 0; i++)
-            ;
-        rc = t ? begin(&x, t) : 0;
-    }
-    int e = x.begun ? x.sink->end(x.st) : 0;
-    if (rc == 0 && e < 0) {
-        cli_error("cannot write %s: %s", out ? out : "standard output", strerror(-no_space(x.out, e)));
-        rc = EXIT_FAIL;
-    }
-    if (out && fclose(x.f) != 0 && rc == 0) {
-        cli_error("cannot write %s: %s", out, strerror(errno));
-        rc = EXIT_FAIL;
-    }
-    if (out)
-        rc = cli_output_end(&o, rc ? EXIT_FAIL : 0);
-    model_free(m);
-    recording_close(r);
-    free(x.cols);
-    free(x.cells);
-    return rc ? EXIT_FAIL : 0;
+    return export_view(argv[optind], view, sink, out, force);
 }

@@ -11,7 +11,8 @@
 #include "cli/cli.h"
 
 #include "core/json.h"
-#include "core/sampler.h"
+#include "engine/sampler.h"
+#include "sources/registry.h"
 
 #include <errno.h>
 #include <getopt.h>
@@ -59,7 +60,7 @@ static int print_text(const js_sampler_t *sp, const js_rows_t *inv, js_buf_t *b)
         if (!src->inventory)
             continue;
         if (sp->init_rc[i] < 0) {
-            err |= buf_printf(b, "%s: not available (%s)\n", src->name, strerror(-sp->init_rc[i]));
+            err |= buf_printf(b, "%s: not available (%s)\n", src->name, sampler_init_reason(sp, i));
             continue;
         }
         size_t width = 0, n = 0;
@@ -95,7 +96,7 @@ static int print_json(const js_sampler_t *sp, const js_rows_t *inv, js_buf_t *b)
             continue;
         jw_open(&w, src->name);
         if (sp->init_rc[i] < 0)
-            jw_str(&w, "unavailable", strerror(-sp->init_rc[i]));
+            jw_str(&w, "unavailable", sampler_init_reason(sp, i));
         for (size_t k = 0; sp->init_rc[i] == 0 && k < inv->nrows; k++) {
             const js_value_t *v = rows_row(inv, k);
             if (strcmp(rows_str(inv, &v[INV_SOURCE]), src->name) != 0)

@@ -11,6 +11,7 @@
 #include "core/jobs.h"
 #include "sys/cgroupfs.h"
 #include "sys/fsfile.h"
+#include "core/util.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -31,9 +32,9 @@ static const struct {
     unsigned long magic;
     const char *name;
 } remote_fs[] = {
-    {0x6969UL, "nfs"},          {0x0BD00BD0UL, "lustre"},   {0x47504653UL, "gpfs"},
-    {0xFF534D42UL, "cifs"},     {0xFE534D42UL, "smb2"},     {0x19830326UL, "beegfs"},
-    {0x00C36400UL, "ceph"},     {0x65735546UL, "fuse"},     {0x5346414FUL, "afs"},
+    {0x6969UL, "nfs"},      {0x0BD00BD0UL, "lustre"}, {0x47504653UL, "gpfs"},
+    {0xFF534D42UL, "cifs"}, {0xFE534D42UL, "smb2"},   {0x19830326UL, "beegfs"},
+    {0x00C36400UL, "ceph"}, {0x65735546UL, "fuse"},   {0x5346414FUL, "afs"},
 };
 
 static const char *remote_fs_of(const char *dir)
@@ -90,7 +91,8 @@ static int plan_files(const job_args_t *a, job_plan_t *p)
     return 0;
 }
 
-int job_resolve(const job_args_t *a, js_ctx_t *ctx, js_cgroup_t **ret_cg, job_plan_t *p, char *desc, size_t cap)
+int job_resolve(const job_args_t *a, js_ctx_t *ctx, js_cgroup_t **ret_cg, job_plan_t *p, char *desc,
+                size_t cap)
 {
     memset(p, 0, sizeof(*p));
     char host[256] = "";
@@ -139,8 +141,8 @@ int job_resolve(const job_args_t *a, js_ctx_t *ctx, js_cgroup_t **ret_cg, job_pl
         uid_t uid = getuid() == 0 ? (uid_t)-1 : getuid();
         int found = -ENOENT;
         if (a->track != JOB_TRACK_STEPD)
-            found = jobs_cgroup_find(&ctx->root, p->b.job, all ? NULL : p->step_watched, p->b.node, uid, p->cgroup,
-                                     sizeof(p->cgroup));
+            found = jobs_cgroup_find(&ctx->root, p->b.job, all ? NULL : p->step_watched, p->b.node, uid,
+                                     p->cgroup, sizeof(p->cgroup));
         if (found == 0) {
             r = cgroupfs_open_path(&ctx->root, p->cgroup, ret_cg, why, sizeof(why));
             if (r < 0) {
@@ -170,7 +172,8 @@ int job_resolve(const job_args_t *a, js_ctx_t *ctx, js_cgroup_t **ret_cg, job_pl
                          p->step_watched, p->b.node, a->stepd_pid);
             else
                 snprintf(desc, cap, "%s job %s on %s: the tasks of slurmstepd [%s.%s]%s%s%s", sched, p->b.job,
-                         p->b.node, p->b.job, all ? "*" : p->step_watched, ctx->scope.stepd_skip ? " but step " : "",
+                         p->b.node, p->b.job, all ? "*" : p->step_watched,
+                         ctx->scope.stepd_skip ? " but step " : "",
                          ctx->scope.stepd_skip ? ctx->scope.stepd_skip : "",
                          ctx->scope.stepd_skip ? " (this monitor's)" : "");
         }
@@ -196,8 +199,8 @@ static void meta_num(js_recorder_t *rec, const char *key, double v)
     recorder_meta(rec, key, buf);
 }
 
-void job_meta(const job_plan_t *p, js_recorder_t *rec, double cores, const char *cores_bound, double mem_limit,
-              const char *mem_bound)
+void job_meta(const job_plan_t *p, js_recorder_t *rec, double cores, const char *cores_bound,
+              double mem_limit, const char *mem_bound)
 {
     recorder_meta(rec, "batch_scheduler", batchenv_kind_name(p->b.kind));
     recorder_meta(rec, "job_id", p->b.job);
@@ -212,7 +215,8 @@ void job_meta(const job_plan_t *p, js_recorder_t *rec, double cores, const char 
     recorder_meta(rec, "job_watch", p->how);
     if (!strcmp(p->how, "slurmstepd"))
         recorder_meta(rec, "job_roots", "slurmstepd");
-    /* the job's allocation on this node: the smallest bound that applies (cgroup, then the scheduler's word) */
+    /* the job's allocation on this node: the smallest bound that applies (cgroup, then the scheduler's word)
+     */
     meta_num(rec, "job_alloc_cores", !isnan(cores) ? cores : p->b.cores);
     recorder_meta(rec, "job_alloc_cores_bound", !isnan(cores) ? cores_bound : "scheduler");
     if (!isnan(mem_limit)) {
@@ -357,8 +361,8 @@ int job_finish(const job_args_t *a, job_plan_t *p, bool ok, bool quiet)
     if (p->local) {
         int r = job_move_into(p->write_path, p->final_path, a->force);
         if (r < 0) {
-            cli_error("job %s: the recording stays at %s on %s: cannot move it to %s: %s", p->b.job, p->write_path,
-                      p->b.node, p->final_path, strerror(-r));
+            cli_error("job %s: the recording stays at %s on %s: cannot move it to %s: %s", p->b.job,
+                      p->write_path, p->b.node, p->final_path, strerror(-r));
             return EXIT_FAIL;
         }
     }
@@ -405,9 +409,7 @@ static bool job_stop_check(void *arg, const char **why)
         *why = "job ended";
         return true;
     }
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    if (jobend_check(p->end, (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec) != 1)
+    if (jobend_check(p->end, now_ns(CLOCK_MONOTONIC)) != 1)
         return false;
     if (p->end_marker[0]) { /* the batch node tells the others (the directory is shared, as for the merge) */
         int fd = fs_create(p->end_marker, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW, 0644);

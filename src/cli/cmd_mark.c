@@ -61,7 +61,9 @@ int cmd_mark(int argc, char **argv)
     }
     if (argc - optind != 2)
         return cli_usage_error("mark ", argc - optind < 2 ? "missing %s" : "too many arguments%s",
-                               argc - optind < 1 ? "KIND and NAME" : argc - optind < 2 ? "NAME" : "");
+                               argc - optind < 1   ? "KIND and NAME"
+                               : argc - optind < 2 ? "NAME"
+                                                   : "");
     const char *kind = argv[optind], *name = argv[optind + 1];
     size_t nl = strlen(name);
     if (nl == 0 || nl > JS_MARK_NAME_MAX)
@@ -69,7 +71,7 @@ int cmd_mark(int argc, char **argv)
     if (data && (strlen(data) > JS_MARK_DATA_MAX || !json_valid(data, strlen(data))))
         return cli_usage_error("mark ", "--data must be a JSON value of at most %d bytes and 64 levels",
                                JS_MARK_DATA_MAX);
-    int k = strcmp(kind, "begin") == 0 ? MARKWIRE_BEGIN
+    int k = strcmp(kind, "begin") == 0   ? MARKWIRE_BEGIN
             : strcmp(kind, "end") == 0   ? MARKWIRE_END
             : strcmp(kind, "event") == 0 ? MARKWIRE_EVENT
                                          : -1;

@@ -29,6 +29,7 @@
 #include "sinks/hdf5.h"
 #include "sinks/merge.h"
 #include "sys/fsfile.h"
+#include "core/util.h"
 
 #include <ctype.h>
 #include <errno.h>
@@ -535,9 +536,7 @@ static int live_sample(void *state, const js_sink_sample_t *ev)
     pm_run_t *run = state;
     if (ev->model)
         pm_host_feed(&run->live, ev->model, ev->sample);
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    int64_t now = (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+    int64_t now = now_ns(CLOCK_MONOTONIC);
     if (ev->final || now >= run->next_cp_ns) {
         checkpoint(run);
         run->next_cp_ns = now + (int64_t)(run->o.check_point_s * 1e9);

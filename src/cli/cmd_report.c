@@ -111,7 +111,6 @@ static int load_node(js_report_t *rep, const char *file, const char *path, const
     js_report_run_t run = {
         .start_unix_ns = recording_meta_i64(r, "start_unix_ns", 0),
         .stop_unix_ns = recording_meta_i64(r, "stop_unix_ns", 0),
-        .interval_ns = recording_meta_i64(r, "interval_ns", 0),
         .user = recording_meta(r, "user"),
         .job = recording_meta(r, "job") ? recording_meta(r, "job") : recording_meta(r, "job_id"),
         .scope_how = how[0] ? how : recording_meta(r, "scope_how"),

@@ -11,8 +11,8 @@
 #include "core/duration.h"
 #include "core/hostinfo.h"
 #include "core/jobs.h"
-#include "core/monitor.h"
-#include "core/sampler.h"
+#include "engine/monitor.h"
+#include "engine/sampler.h"
 
 #include <errno.h>
 #include <getopt.h>
@@ -28,17 +28,19 @@ static const char serve_usage[] =
     "Usage: jobscope serve [OPTIONS]\n"
     "\n"
     "Run as a node daemon: sample the node (CPU, memory, network, disks, energy, InfiniBand, frequencies,\n"
-    "temperatures) every INTERVAL and serve it as Prometheus metrics until SIGINT or SIGTERM. With --jobs, also\n"
-    "one series set per SLURM job and step running on this node, found by their cgroups, with jobid, step and\n"
+    "temperatures) every INTERVAL and serve it as Prometheus metrics until SIGINT or SIGTERM. With --jobs, "
+    "also\n"
+    "one series set per SLURM job and step running on this node, found by their cgroups, with jobid, step "
+    "and\n"
     "user labels; a job's series disappear when it ends. docs/PROMETHEUS.md lists every series.\n"
     "\n"
     "Options:\n"
     "  -i, --interval DURATION  time between samples, 10ms..1h (default 10s)\n"
     "      --jobs               export the SLURM jobs and steps running on this node\n"
     "      --procfs DIR         read DIR instead of the kernel's procfs (testing; also $JOBSCOPE_PROCFS)\n"
-    "      --sysfs DIR          read DIR instead of the kernel's sysfs (testing; also $JOBSCOPE_SYSFS)\n"
-    CLI_EXPORT_HELP
-    "                           (serve listens on " SERVE_DEFAULT_LISTEN " unless only --textfile is given)\n"
+    "      --sysfs DIR          read DIR instead of the kernel's sysfs (testing; also "
+    "$JOBSCOPE_SYSFS)\n" CLI_EXPORT_HELP "                           (serve listens on " SERVE_DEFAULT_LISTEN
+    " unless only --textfile is given)\n"
     "  -h, --help               show this help\n";
 
 enum { OPT_JOBS = 256, OPT_PROCFS, OPT_SYSFS };

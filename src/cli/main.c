@@ -50,8 +50,8 @@ static void faults_report(void)
     int op;
     uint64_t calls, injected;
     for (size_t i = 0; sysio_faults_stats(i, &op, &calls, &injected); i++)
-        fprintf(stderr, "jobscope: fault injection: rule %zu (%s): %llu faults injected in %llu calls\n", i + 1,
-                ops[op], (unsigned long long)injected, (unsigned long long)calls);
+        fprintf(stderr, "jobscope: fault injection: rule %zu (%s): %llu faults injected in %llu calls\n",
+                i + 1, ops[op], (unsigned long long)injected, (unsigned long long)calls);
 }
 
 int main(int argc, char **argv)

@@ -3,12 +3,12 @@
  * The live status, as a live sink: after each sample, the elapsed time, cores busy, memory, processes and
  * samples taken. For `run` (whose command writes to the same terminal) it goes to the terminal's title bar,
  * so it never mixes with the command's output or stays in the scrollback; the title is saved first and
- * restored at the end (xterm's title stack). For attach and watch, which own their terminal, it is one line on
- * stderr redrawn in place and cleared at the end.
+ * restored at the end (xterm's title stack). For attach and watch, which own their terminal, it is one line
+ * on stderr redrawn in place and cleared at the end.
  */
 #include "cli/cli.h"
 
-#include "core/sampler.h"
+#include "engine/sampler.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -27,10 +27,11 @@ static int status_sample(void *state, const js_sink_sample_t *ev)
     if (sl->title) {
         if (!sl->shown)
             fputs("\033[22;0t", stderr); /* push the current title */
-        fprintf(stderr, "\033]0;jobscope %.0fs  cores %.2f  mem %s  procs %.0f\007", el, cores, mem, p->members);
+        fprintf(stderr, "\033]0;jobscope %.0fs  cores %.2f  mem %s  procs %.0f\007", el, cores, mem,
+                p->members);
     } else {
-        fprintf(stderr, "\r\033[K[jobscope] %.1fs  cores %.2f  mem %s  procs %.0f  samples %lld", el, cores, mem,
-                p->members, (long long)ev->seq + 1);
+        fprintf(stderr, "\r\033[K[jobscope] %.1fs  cores %.2f  mem %s  procs %.0f  samples %lld", el, cores,
+                mem, p->members, (long long)ev->seq + 1);
     }
     sl->shown = true;
     fflush(stderr);

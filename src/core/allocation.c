@@ -51,35 +51,6 @@ static bool at_end(const char *s)
     return *s == '\0';
 }
 
-int alloc_cpulist_count(const char *s)
-{
-    const char *p = skip_blanks(s);
-    if (at_end(p))
-        return 0;
-    long count = 0;
-    for (;;) {
-        uint64_t a, b;
-        if (parse_u64(&p, &a) < 0)
-            return -EINVAL;
-        b = a;
-        if (*p == '-') {
-            p++;
-            if (parse_u64(&p, &b) < 0 || b < a)
-                return -EINVAL;
-        }
-        if (b - a > 1u << 20)
-            return -EINVAL;
-        count += (long)(b - a + 1);
-        if (count > 1 << 20)
-            return -EINVAL;
-        p = skip_blanks(p);
-        if (*p != ',')
-            break;
-        p++;
-    }
-    return at_end(p) ? (int)count : -EINVAL;
-}
-
 int alloc_parse_cpu_max(const char *s, double *ret_cores)
 {
     const char *p = skip_blanks(s);
@@ -173,11 +144,27 @@ int alloc_parse_slurm_mem(const char *s, double *ret_bytes)
         return -EINVAL;
     double scale = MIB;
     switch (*p) {
-    case 'K': case 'k': scale = 1024.0; p++; break;
-    case 'M': case 'm': p++; break;
-    case 'G': case 'g': scale = MIB * 1024; p++; break;
-    case 'T': case 't': scale = MIB * 1024 * 1024; p++; break;
-    default: break;
+    case 'K':
+    case 'k':
+        scale = 1024.0;
+        p++;
+        break;
+    case 'M':
+    case 'm':
+        p++;
+        break;
+    case 'G':
+    case 'g':
+        scale = MIB * 1024;
+        p++;
+        break;
+    case 'T':
+    case 't':
+        scale = MIB * 1024 * 1024;
+        p++;
+        break;
+    default:
+        break;
     }
     if (!at_end(p))
         return -EINVAL;
@@ -199,7 +186,8 @@ static const char *env_get(char *const *envp, const char *name)
 }
 
 /* min_up: the smallest value `parse` gives for `file` from the cgroup up to its hierarchy's root. */
-static double min_up(const js_cgroup_t *cg, js_cg_ctrl_t c, const char *file, int (*parse)(const char *, double *))
+static double min_up(const js_cgroup_t *cg, js_cg_ctrl_t c, const char *file,
+                     int (*parse)(const char *, double *))
 {
     double best = NAN;
     char buf[128];
@@ -249,7 +237,7 @@ static void cpuset_of(const js_cgroup_t *cg, char *buf, size_t cap)
                 buf[0] = '\0';
                 return;
             }
-            if (n > 0 && alloc_cpulist_count(buf) > 0) {
+            if (n > 0 && cpulist_parse(buf, NULL, 0) > 0) {
                 buf[strcspn(buf, "\n")] = '\0';
                 return;
             }
@@ -264,8 +252,8 @@ static double v1_hier_limit(const js_cgroup_t *cg)
     js_buf_t b = {0};
     double v = NAN;
     uint64_t u;
-    if (dir >= 0 && fs_read(dir, "memory.stat", &b) == 0 && kv_u64(b.p, "hierarchical_memory_limit", &u) == 0 &&
-        u < UNLIMITED_BYTES)
+    if (dir >= 0 && fs_read(dir, "memory.stat", &b) == 0 &&
+        kv_u64(b.p, "hierarchical_memory_limit", &u) == 0 && u < UNLIMITED_BYTES)
         v = (double)u;
     buf_free(&b);
     return v;
@@ -296,7 +284,7 @@ int allocation_resolve(const js_fsroot_t *r, pid_t pid, const js_cgroup_t *cg, c
                 if (n < sizeof(ret->affinity)) {
                     memcpy(ret->affinity, p, n);
                     ret->affinity[n] = '\0';
-                    int c = alloc_cpulist_count(ret->affinity);
+                    int c = cpulist_parse(ret->affinity, NULL, 0);
                     if (c > 0)
                         ret->value[JS_ALLOC_AFFINITY] = c;
                 }
@@ -307,7 +295,7 @@ int allocation_resolve(const js_fsroot_t *r, pid_t pid, const js_cgroup_t *cg, c
 
     if (cg) {
         cpuset_of(cg, ret->cpuset, sizeof(ret->cpuset));
-        int c = alloc_cpulist_count(ret->cpuset);
+        int c = cpulist_parse(ret->cpuset, NULL, 0);
         if (c > 0)
             ret->value[JS_ALLOC_CPUSET] = c;
         int version = 0;
@@ -339,7 +327,8 @@ int allocation_resolve(const js_fsroot_t *r, pid_t pid, const js_cgroup_t *cg, c
     const char *v;
     int node_cpus = -1;
     uint64_t u;
-    if ((v = env_get(envp, "SLURM_CPUS_ON_NODE")) && parse_u64(&v, &u) == 0 && at_end(v) && u > 0 && u < 1u << 20) {
+    if ((v = env_get(envp, "SLURM_CPUS_ON_NODE")) && parse_u64(&v, &u) == 0 && at_end(v) && u > 0 &&
+        u < 1u << 20) {
         node_cpus = (int)u;
         ret->value[JS_ALLOC_SLURM_CPUS_ON_NODE] = node_cpus;
     }

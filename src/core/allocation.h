@@ -35,26 +35,27 @@ typedef enum {
     JS_ALLOC_SLURM_CPUS_ON_NODE,      /* $SLURM_CPUS_ON_NODE */
     JS_ALLOC_SLURM_JOB_CPUS_PER_NODE, /* $SLURM_JOB_CPUS_PER_NODE, this node's entry */
     /* memory */
-    JS_ALLOC_MEMORY_MAX,          /* v2 memory.max */
-    JS_ALLOC_MEMORY_LIMIT,        /* v1 hierarchical_memory_limit / memory.limit_in_bytes */
-    JS_ALLOC_SLURM_MEM_PER_NODE,  /* $SLURM_MEM_PER_NODE */
-    JS_ALLOC_SLURM_MEM_PER_CPU,   /* $SLURM_MEM_PER_CPU × the node's SLURM CPUs */
+    JS_ALLOC_MEMORY_MAX,         /* v2 memory.max */
+    JS_ALLOC_MEMORY_LIMIT,       /* v1 hierarchical_memory_limit / memory.limit_in_bytes */
+    JS_ALLOC_SLURM_MEM_PER_NODE, /* $SLURM_MEM_PER_NODE */
+    JS_ALLOC_SLURM_MEM_PER_CPU,  /* $SLURM_MEM_PER_CPU × the node's SLURM CPUs */
     JS_ALLOC_BOUND_MAX
 } js_alloc_bound_t;
 
 #define JS_ALLOC_FIRST_MEMORY JS_ALLOC_MEMORY_MAX
 
 typedef struct {
-    double cores;                    /* the smallest core bound; NAN when none is known */
-    int cores_bound;                 /* its js_alloc_bound_t, -1 when none */
-    double mem_limit_bytes;          /* the smallest memory bound; NAN when none */
-    int mem_bound;                   /* its js_alloc_bound_t, -1 when none */
-    double value[JS_ALLOC_BOUND_MAX]; /* each bound: cores for the CPU ones, bytes for the memory ones; NAN absent */
-    double memory_high_bytes;        /* v2 memory.high (throttling, not a limit), smallest on the path; NAN */
-    double swap_max_bytes;           /* v2 memory.swap.max / v1 memsw limit minus memory limit; NAN */
-    double pids_max;                 /* pids.max, smallest on the path; NAN */
-    char cpuset[256];                /* the cpuset list as read ("" when none) */
-    char affinity[256];              /* the affinity list as read ("" when none) */
+    double cores;                     /* the smallest core bound; NAN when none is known */
+    int cores_bound;                  /* its js_alloc_bound_t, -1 when none */
+    double mem_limit_bytes;           /* the smallest memory bound; NAN when none */
+    int mem_bound;                    /* its js_alloc_bound_t, -1 when none */
+    double value[JS_ALLOC_BOUND_MAX]; /* each bound: cores for the CPU ones, bytes for the memory ones; NAN
+                                         absent */
+    double memory_high_bytes; /* v2 memory.high (throttling, not a limit), smallest on the path; NAN */
+    double swap_max_bytes;    /* v2 memory.swap.max / v1 memsw limit minus memory limit; NAN */
+    double pids_max;          /* pids.max, smallest on the path; NAN */
+    char cpuset[256];         /* the cpuset list as read ("" when none) */
+    char affinity[256];       /* the affinity list as read ("" when none) */
 } js_allocation_t;
 
 /* allocation_resolve: the allocation of process `pid` (0: none; affinity then missing) in cgroup `cg` (NULL:
@@ -65,15 +66,11 @@ int allocation_resolve(const js_fsroot_t *r, pid_t pid, const js_cgroup_t *cg, c
                        js_allocation_t *ret);
 
 /* allocation_bound_name: "cpu.max", "cfs_quota", "cpuset", "affinity", "SLURM_CPUS_ON_NODE",
- * "SLURM_JOB_CPUS_PER_NODE", "memory.max", "memory.limit_in_bytes", "SLURM_MEM_PER_NODE", "SLURM_MEM_PER_CPU";
- * "none" for -1. */
+ * "SLURM_JOB_CPUS_PER_NODE", "memory.max", "memory.limit_in_bytes", "SLURM_MEM_PER_NODE",
+ * "SLURM_MEM_PER_CPU"; "none" for -1. */
 const char *allocation_bound_name(int bound);
 
 /* ---- parsers (exposed for tests) ---- */
-
-/* alloc_cpulist_count: the number of CPUs in a list like "0-3,8,10-11" (blanks and a trailing newline
- * allowed; "" is 0). Returns the count or -EINVAL. */
-int alloc_cpulist_count(const char *s);
 
 /* alloc_parse_cpu_max: v2 cpu.max "QUOTA PERIOD" into cores (QUOTA/PERIOD). Returns 0, -ENODATA for "max
  * PERIOD" (no quota) or -EINVAL. */

@@ -7,6 +7,7 @@
 
 #include "core/allocation.h"
 #include "sys/fsroot.h"
+#include "core/util.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -50,17 +51,6 @@ static const char *env_first(char *const *envp, const char *a, const char *b)
     if ((!v || !*v) && b)
         v = env_get(envp, b);
     return v && *v ? v : NULL;
-}
-
-static void why_set(char *why, size_t cap, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
-static void why_set(char *why, size_t cap, const char *fmt, ...)
-{
-    if (!why || !cap)
-        return;
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(why, cap, fmt, ap);
-    va_end(ap);
 }
 
 /* copy: `s` into `dst` when it fits; -ENAMETOOLONG otherwise. */
@@ -122,7 +112,8 @@ static int one_name(const char *s, const char *e, int (*fn)(void *, const char *
         for (unsigned long long v = a; v <= b; v++) {
             count++;
             if (fn && !*ret_stop) {
-                int n = snprintf(name, sizeof(name), "%.*s%0*llu%.*s", (int)plen, s, width, v, (int)slen, rb + 1);
+                int n =
+                    snprintf(name, sizeof(name), "%.*s%0*llu%.*s", (int)plen, s, width, v, (int)slen, rb + 1);
                 if (n < 0 || (size_t)n >= sizeof(name))
                     return -EINVAL;
                 *ret_stop = fn(arg, name);
@@ -198,8 +189,8 @@ static bool same_host(const char *a, size_t alen, const char *b)
     return (ad || bd) && as == bs && as > 0 && memcmp(a, b, as) == 0;
 }
 
-int nodefile_parse(const char *text, const char *host, char *nodes, size_t cap, int *ret_nnodes, int *ret_cores,
-                   char ret_node[128])
+int nodefile_parse(const char *text, const char *host, char *nodes, size_t cap, int *ret_nnodes,
+                   int *ret_cores, char ret_node[128])
 {
     size_t used = 0;
     int nn = 0, cores = 0;

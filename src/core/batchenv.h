@@ -23,18 +23,18 @@ typedef enum { JS_BATCH_NONE, JS_BATCH_SLURM, JS_BATCH_PBS, JS_BATCH_OAR } js_ba
 
 typedef struct {
     js_batch_kind_t kind;
-    char job[64];        /* the job id as the scheduler writes it ("1234", PBS "1234.server") */
-    char step[32];       /* SLURM: this process's step ("0", "batch"); "" when unknown or not SLURM */
-    char node[128];      /* this node's name for the scheduler (SLURMD_NODENAME; PBS/OAR: its node file line) */
+    char job[64];   /* the job id as the scheduler writes it ("1234", PBS "1234.server") */
+    char step[32];  /* SLURM: this process's step ("0", "batch"); "" when unknown or not SLURM */
+    char node[128]; /* this node's name for the scheduler (SLURMD_NODENAME; PBS/OAR: its node file line) */
     char nodelist[JS_BATCH_NODELIST_MAX]; /* every node of the job: SLURM's compressed list as given, PBS/OAR
                                            * the distinct node file lines joined by commas; "" when unknown */
-    int nnodes;          /* how many nodes the job has; 0 when unknown */
-    double cores;        /* the job's cores on this node (SLURM_CPUS_ON_NODE; PBS/OAR: this node's node file
-                          * lines); NAN when unknown */
-    double mem_bytes;    /* the job's memory on this node (SLURM_MEM_PER_NODE, or _PER_CPU x cores); NAN */
+    int nnodes;                           /* how many nodes the job has; 0 when unknown */
+    double cores;         /* the job's cores on this node (SLURM_CPUS_ON_NODE; PBS/OAR: this node's node file
+                           * lines); NAN when unknown */
+    double mem_bytes;     /* the job's memory on this node (SLURM_MEM_PER_NODE, or _PER_CPU x cores); NAN */
     const char *mem_from; /* "SLURM_MEM_PER_NODE", "SLURM_MEM_PER_CPU", or NULL */
-    char gpus[128];      /* SLURM_JOB_GPUS ("0,1"), "" when none is given */
-    char nodefile[1024]; /* PBS/OAR: the node file read */
+    char gpus[128];       /* SLURM_JOB_GPUS ("0,1"), "" when none is given */
+    char nodefile[1024];  /* PBS/OAR: the node file read */
 } js_batch_job_t;
 
 /* batchenv_parse: the batch job of environment `envp` (NULL-terminated "NAME=value" strings) on the host
@@ -59,8 +59,8 @@ int hostlist_count(const char *list);
  * appearance into `nodes` (cap bytes), their number in *ret_nnodes, and the lines naming `host` (exact, or
  * equal up to the first '.' on either side) in *ret_cores. Returns 0, -EINVAL (an empty file),
  * -ENAMETOOLONG (`nodes` too small). *ret_node gets this host's line as written (cap 128), "" if absent. */
-int nodefile_parse(const char *text, const char *host, char *nodes, size_t cap, int *ret_nnodes, int *ret_cores,
-                   char ret_node[128]);
+int nodefile_parse(const char *text, const char *host, char *nodes, size_t cap, int *ret_nnodes,
+                   int *ret_cores, char ret_node[128]);
 
 /* stepd_parse_cmdline: the job and step of a slurmstepd command line ("slurmstepd: [1234.0]",
  * "slurmstepd: [1234.batch]", "slurmstepd: [1234.extern]"; NUL or blank padding after it is allowed) of `len`

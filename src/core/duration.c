@@ -34,9 +34,9 @@ int duration_parse(const char *s, int64_t *ret_ns)
     static const struct {
         const char *unit;
         uint64_t ns;
-    } units[] = {{"", 1000000000ULL},   {"s", 1000000000ULL}, {"ms", 1000000ULL}, {"us", 1000ULL},
-                 {"ns", 1ULL},          {"m", 60000000000ULL}, {"min", 60000000000ULL},
-                 {"h", 3600000000000ULL}};
+    } units[] = {{"", 1000000000ULL},     {"s", 1000000000ULL},   {"ms", 1000000ULL},
+                 {"us", 1000ULL},         {"ns", 1ULL},           {"m", 60000000000ULL},
+                 {"min", 60000000000ULL}, {"h", 3600000000000ULL}};
     for (size_t i = 0; i < sizeof(units) / sizeof(units[0]); i++) {
         if (strcmp(p, units[i].unit) != 0)
             continue;

@@ -8,8 +8,8 @@
 
 #include <stdint.h>
 
-#define JS_INTERVAL_MIN_NS 10000000LL        /* 10 ms */
-#define JS_INTERVAL_MAX_NS 3600000000000LL   /* 1 h */
+#define JS_INTERVAL_MIN_NS 10000000LL      /* 10 ms */
+#define JS_INTERVAL_MAX_NS 3600000000000LL /* 1 h */
 
 /* duration_parse: parse `s` into nanoseconds. Returns 0, -EINVAL (not a duration: empty, bad number, unknown
  * unit, negative) or -ERANGE (overflow). `*ret_ns` is untouched on failure. */

@@ -25,7 +25,8 @@ int hostinfo_read(const js_fsroot_t *root, pid_t pid, js_hostinfo_t *ret)
     ret->page_size = sysconf(_SC_PAGESIZE);
     cpu_set_t set;
     CPU_ZERO(&set);
-    ret->cores_available = sched_getaffinity(pid, sizeof(set), &set) == 0 ? CPU_COUNT(&set) : (int)ret->cpus_online;
+    ret->cores_available =
+        sched_getaffinity(pid, sizeof(set), &set) == 0 ? CPU_COUNT(&set) : (int)ret->cpus_online;
     js_buf_t b = {0};
     if (fs_read(root->proc, "cpuinfo", &b) == 0) {
         const char *p = strstr(b.p, "model name");

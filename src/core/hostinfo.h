@@ -16,7 +16,7 @@ typedef struct {
     char kernel[256];
     char cpu_model[256]; /* "" when unknown */
     long cpus_online;
-    int cores_available; /* CPUs in the affinity mask of the process asked about */
+    int cores_available;     /* CPUs in the affinity mask of the process asked about */
     int64_t mem_total_bytes; /* -1 when unknown */
     long clk_tck;
     long page_size;

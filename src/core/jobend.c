@@ -341,7 +341,8 @@ static bool slurm_idle(js_jobend_t *e)
         size_t nk = children(e, p, kids, 64);
         for (size_t i = 0; i < nk; i++) {
             js_pid_stat_t cs;
-            if (kids[i] == chain[k - 1] || read_stat(e, kids[i], &cs) < 0 || cs.state == 'Z' || cs.state == 'X')
+            if (kids[i] == chain[k - 1] || read_stat(e, kids[i], &cs) < 0 || cs.state == 'Z' ||
+                cs.state == 'X')
                 continue; /* the path, or exited (the wait reaps it) */
             return false; /* other work: a command in the foreground, a step in the background */
         }

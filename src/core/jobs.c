@@ -40,7 +40,8 @@ static const js_column_t job_cols[JOB__MAX] = {
     [JOB_STEP] = {"step", "text", JS_TEXT, JS_LABEL, 0, "job step: batch, extern, 0, 1, ..."},
 };
 /* clang-format on */
-const js_table_t table_slurm_job = {"slurm_job", "SLURM jobs on this node, one row per job", JOB__MAX - 1, job_cols};
+const js_table_t table_slurm_job = {"slurm_job", "SLURM jobs on this node, one row per job", JOB__MAX - 1,
+                                    job_cols};
 const js_table_t table_slurm_step = {"slurm_step", "SLURM job steps on this node, one row per step", JOB__MAX,
                                      job_cols};
 
@@ -261,7 +262,8 @@ static long owner_v2(scan_t *s, const char *dir, int depth)
         char st[64], buf[2048];
         snprintf(st, sizeof(st), "%llu/status", (unsigned long long)pid);
         uint64_t uid;
-        if (fs_read_small(s->root->proc, st, buf, sizeof(buf)) > 0 && kv_u64(buf, "Uid:", &uid) == 0 && uid != 0)
+        if (fs_read_small(s->root->proc, st, buf, sizeof(buf)) > 0 && kv_u64(buf, "Uid:", &uid) == 0 &&
+            uid != 0)
             return (long)uid;
         while (*p == '\n')
             p++;
@@ -393,9 +395,10 @@ static int job_at(find_t *f, const char *uidname)
     char rel[1024], dir[1600];
     int n = f->step ? snprintf(rel, sizeof(rel), "%s%s%s/job_%s/step_%s", f->top, uidname ? "/" : "",
                                uidname ? uidname : "", f->jobid, f->step)
-                    : snprintf(rel, sizeof(rel), "%s%s%s/job_%s", f->top, uidname ? "/" : "", uidname ? uidname : "",
-                               f->jobid);
-    if (n < 0 || (size_t)n >= sizeof(rel) || snprintf(dir, sizeof(dir), "%s/%s", f->base, rel) >= (int)sizeof(dir))
+                    : snprintf(rel, sizeof(rel), "%s%s%s/job_%s", f->top, uidname ? "/" : "",
+                               uidname ? uidname : "", f->jobid);
+    if (n < 0 || (size_t)n >= sizeof(rel) ||
+        snprintf(dir, sizeof(dir), "%s/%s", f->base, rel) >= (int)sizeof(dir))
         return 0;
     struct stat st;
     if (fstatat(f->root->sys, dir, &st, 0) < 0 || !S_ISDIR(st.st_mode))
@@ -411,8 +414,8 @@ static int on_uid_find(void *arg, const char *name)
     return job_at(arg, name);
 }
 
-int jobs_cgroup_find(const js_fsroot_t *root, const char *jobid, const char *step, const char *node, uid_t uid,
-                     char *buf, size_t cap)
+int jobs_cgroup_find(const js_fsroot_t *root, const char *jobid, const char *step, const char *node,
+                     uid_t uid, char *buf, size_t cap)
 {
     if (root->sys < 0 || !jobid || !*jobid || strchr(jobid, '/') || (step && strchr(step, '/')) ||
         (node && strchr(node, '/')))

@@ -20,8 +20,20 @@
 #include <sys/types.h>
 
 enum {
-    JOB_ID, JOB_USER, JOB_NODE, JOB_CPU, JOB_CPU_USER, JOB_CPU_SYSTEM, JOB_MEM, JOB_MEM_MAX, JOB_MEM_LIMIT,
-    JOB_RSS, JOB_CACHE, JOB_CPUS, JOB_STEP, JOB__MAX
+    JOB_ID,
+    JOB_USER,
+    JOB_NODE,
+    JOB_CPU,
+    JOB_CPU_USER,
+    JOB_CPU_SYSTEM,
+    JOB_MEM,
+    JOB_MEM_MAX,
+    JOB_MEM_LIMIT,
+    JOB_RSS,
+    JOB_CACHE,
+    JOB_CPUS,
+    JOB_STEP,
+    JOB__MAX
 };
 
 /* Both tables share the columns; the job table stops before JOB_STEP (the last). */
@@ -48,7 +60,7 @@ int jobs_scan(js_jobs_t *j, const js_fsroot_t *root, js_rows_t *jobs, js_rows_t 
  * ("/slurm_n1/uid_1000/job_42", "/system.slice/slurmstepd.scope/job_42/step_0") into `buf`, for
  * cgroupfs_open_path. Returns 0, -ENOENT (no such cgroup: SLURM's task/cgroup is not in use here) or
  * -ENAMETOOLONG. */
-int jobs_cgroup_find(const js_fsroot_t *root, const char *jobid, const char *step, const char *node, uid_t uid,
-                     char *buf, size_t cap);
+int jobs_cgroup_find(const js_fsroot_t *root, const char *jobid, const char *step, const char *node,
+                     uid_t uid, char *buf, size_t cap);
 
 #endif

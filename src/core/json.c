@@ -3,9 +3,8 @@
  * JSON writing helpers (see json.h).
  */
 #include "core/json.h"
-
+#include "core/cell.h"
 #include "core/jsoncheck.h"
-#include "sinks/tabsink.h"
 
 #include <errno.h>
 #include <math.h>
@@ -13,33 +12,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-
-int buf_append(js_buf_t *b, const char *s, size_t len)
-{
-    if (buf_reserve(b, b->len + len + 1) < 0)
-        return -ENOMEM;
-    memcpy(b->p + b->len, s, len);
-    b->len += len;
-    b->p[b->len] = '\0';
-    return 0;
-}
-
-int buf_printf(js_buf_t *b, const char *fmt, ...)
-{
-    va_list ap;
-    va_start(ap, fmt);
-    int n = vsnprintf(NULL, 0, fmt, ap);
-    va_end(ap);
-    if (n < 0)
-        return -EINVAL;
-    if (buf_reserve(b, b->len + (size_t)n + 1) < 0)
-        return -ENOMEM;
-    va_start(ap, fmt);
-    vsnprintf(b->p + b->len, (size_t)n + 1, fmt, ap);
-    va_end(ap);
-    b->len += (size_t)n;
-    return 0;
-}
 
 size_t utf8_len(const unsigned char *s, size_t n)
 {
@@ -115,24 +87,6 @@ int json_num(js_buf_t *b, bool present, double d)
     char tmp[40];
     fmt_real(tmp, sizeof(tmp), d);
     return buf_append(b, tmp, strlen(tmp));
-}
-
-char *fmt_real(char *buf, size_t cap, double d)
-{
-    if (d == 0) {
-        snprintf(buf, cap, "0");
-        return buf;
-    }
-    if (d > -9007199254740992.0 && d < 9007199254740992.0 && d == (double)(int64_t)d) {
-        snprintf(buf, cap, "%lld", (long long)d); /* integral values print as integers, never 1e+07 */
-        return buf;
-    }
-    for (int prec = 6; prec <= 17; prec++) {
-        snprintf(buf, cap, "%.*g", prec, d);
-        if (strtod(buf, NULL) == d)
-            break;
-    }
-    return buf;
 }
 
 /* escape_bytes: text_escape, and with `apos` a single quote as \' too (inside $'...') */

@@ -1,23 +1,17 @@
 /* SPDX-License-Identifier: MIT
  *
  * Minimal JSON writing into a js_buf_t: escaped strings, locale-independent numbers, null for missing values.
- * Used by the summary, the JSON Lines sink and the cmdline column. Writing only (the report reads the summary
- * back with src/report/jtree.h).
+ * Used by the summary, the JSON Lines sink and the cmdline column. Writing only (nothing reads the summary
+ * back: its consumers read the typed table, model/figure.h).
  */
 #ifndef JOBSCOPE_JSON_H
 #define JOBSCOPE_JSON_H
 
-#include "sys/fsroot.h"
+#include "core/buf.h"
 
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
-
-/* buf_append: append `len` bytes. Returns 0 or -ENOMEM. Keeps the buffer NUL-terminated. */
-int buf_append(js_buf_t *b, const char *s, size_t len);
-
-/* buf_printf: append formatted text (printf conventions). Returns 0 or -ENOMEM. */
-int buf_printf(js_buf_t *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
 /* utf8_len: length of the valid UTF-8 sequence at `s` (at most `n` bytes), or 0 if it is not one: overlong
  * forms, surrogates and code points above U+10FFFF are invalid (RFC 3629). */
@@ -25,8 +19,8 @@ size_t utf8_len(const unsigned char *s, size_t n);
 
 /* text_escape: append `s` (`len` bytes, any bytes) as text safe for a terminal and valid UTF-8: a backslash
  * as two backslashes, \n \t \r for those controls, \xNN for other control bytes and for bytes that are not
- * UTF-8, \u00NN for C1 controls. Reversible. The exports write command names and lines this way (CSV and JSON Lines
- * alike) and the text summary prints them this way. Returns 0 or -ENOMEM. */
+ * UTF-8, \u00NN for C1 controls. Reversible. The exports write command names and lines this way (CSV and JSON
+ * Lines alike) and the text summary prints them this way. Returns 0 or -ENOMEM. */
 int text_escape(js_buf_t *b, const char *s, size_t len);
 
 /* text_escape_quoted: text_escape, and a single quote as \' too (inside a shell's $'...'). */

@@ -37,13 +37,16 @@ static const js_column_t marks_cols[MARK__MAX] = {
     [MARK_RANK] = {"rank", "count", JS_INT, JS_LABEL, 0,
                    "MPI rank (OMPI_COMM_WORLD_RANK, PMI_RANK, PMIX_RANK or SLURM_PROCID); missing if none"},
     [MARK_HOST] = {"host", "text", JS_TEXT, JS_LABEL, 0, "sender's host name"},
-    [MARK_DATA] = {"data", "json", JS_TEXT, JS_GAUGE, 0,
-                   "JSON given with the mark (text that was not JSON is stored as a JSON string); missing if none"},
-    [MARK_SENDER_DROPPED] = {"sender_dropped", "count", JS_INT, JS_COUNTER, 32,
-                             "marks this sender had dropped before this one (its queue to the monitor was full)"},
+    [MARK_DATA] =
+        {"data", "json", JS_TEXT, JS_GAUGE, 0,
+         "JSON given with the mark (text that was not JSON is stored as a JSON string); missing if none"},
+    [MARK_SENDER_DROPPED] =
+        {"sender_dropped", "count", JS_INT, JS_COUNTER, 32,
+         "marks this sender had dropped before this one (its queue to the monitor was full)"},
 };
-const js_table_t table_marks = {"marks", "one row per phase begin, phase end or event sent by the job, with the "
-                                         "sample it falls before",
+const js_table_t table_marks = {"marks",
+                                "one row per phase begin, phase end or event sent by the job, with the "
+                                "sample it falls before",
                                 MARK__MAX, marks_cols};
 
 typedef struct {
@@ -108,8 +111,8 @@ static int make_dir(js_marks_t *mk, const char *parent)
          * directory is checked through its descriptor, never by a path that could have been swapped */
         int fd = fs_open_dir(AT_FDCWD, mk->dir, false);
         struct stat st;
-        int r = fd < 0                                                    ? fd
-                : fchmod(fd, 0700) < 0 || fstat(fd, &st) < 0               ? -errno
+        int r = fd < 0                                                   ? fd
+                : fchmod(fd, 0700) < 0 || fstat(fd, &st) < 0             ? -errno
                 : st.st_uid != geteuid() || (st.st_mode & 07777) != 0700 ? -EPERM
                                                                          : 0;
         if (fd >= 0)
@@ -263,7 +266,8 @@ static int accept_some(js_marks_t *mk, int budget)
 }
 
 /* keep: one decoded mark from (pid, uid): to the callback, and into the pending rows. */
-static int keep(js_marks_t *mk, const markwire_t *w, pid_t pid, uid_t uid, int64_t seq, marks_fn fn, void *arg)
+static int keep(js_marks_t *mk, const markwire_t *w, pid_t pid, uid_t uid, int64_t seq, marks_fn fn,
+                void *arg)
 {
     if (mk->pending.nrows >= MARKS_PENDING_MAX) {
         mk->rejected++;
@@ -336,8 +340,8 @@ static int read_conn(js_marks_t *mk, conn_t *c, int64_t seq, marks_fn fn, void *
             char buf[CMSG_SPACE(sizeof(struct ucred))];
         } ctl;
         struct iovec iov = {.iov_base = mk->pkt, .iov_len = sizeof(mk->pkt)};
-        struct msghdr msg = {.msg_iov = &iov, .msg_iovlen = 1, .msg_control = ctl.buf,
-                             .msg_controllen = sizeof(ctl.buf)};
+        struct msghdr msg = {
+            .msg_iov = &iov, .msg_iovlen = 1, .msg_control = ctl.buf, .msg_controllen = sizeof(ctl.buf)};
         ssize_t n = recvmsg(c->fd, &msg, MSG_DONTWAIT | MSG_CMSG_CLOEXEC);
         if (n < 0 && errno == EINTR)
             continue;

@@ -46,8 +46,8 @@ static int64_t get64(const unsigned char *p)
 int markwire_encode(const markwire_t *m, unsigned char *buf, size_t cap)
 {
     if (m->kind < 0 || m->kind >= MARKWIRE_KIND_MAX || !m->name || m->name_len == 0 ||
-        m->name_len > MARKWIRE_NAME_MAX || m->data_len > MARKWIRE_DATA_MAX || m->host_len > MARKWIRE_HOST_MAX ||
-        (m->data_len && !m->data) || (m->host_len && !m->host))
+        m->name_len > MARKWIRE_NAME_MAX || m->data_len > MARKWIRE_DATA_MAX ||
+        m->host_len > MARKWIRE_HOST_MAX || (m->data_len && !m->data) || (m->host_len && !m->host))
         return -EINVAL;
     size_t len = MARKWIRE_HDR + m->name_len + m->host_len + m->data_len;
     if (len > cap)
@@ -78,7 +78,8 @@ int markwire_encode(const markwire_t *m, unsigned char *buf, size_t cap)
 
 int markwire_decode(const unsigned char *p, size_t len, markwire_t *ret)
 {
-    if (len < MARKWIRE_HDR || p[0] != 'J' || p[1] != 'S' || p[2] != MARKWIRE_VERSION || p[3] >= MARKWIRE_KIND_MAX)
+    if (len < MARKWIRE_HDR || p[0] != 'J' || p[1] != 'S' || p[2] != MARKWIRE_VERSION ||
+        p[3] >= MARKWIRE_KIND_MAX)
         return -EPROTO;
     size_t nl = get16(p + 32), dl = get16(p + 34), hl = p[36];
     if (nl == 0 || nl > MARKWIRE_NAME_MAX || dl > MARKWIRE_DATA_MAX || MARKWIRE_HDR + nl + hl + dl != len)

@@ -5,12 +5,12 @@
 #include "core/sample.h"
 
 #include <errno.h>
+#include <limits.h>
 #include <stdlib.h>
 #include <string.h>
 
-int sample_init(js_sample_t *s)
+int sample_init_tables(js_sample_t *s, const js_table_t *const *t)
 {
-    const js_table_t *const *t = registry_tables();
     size_t n = 0;
     while (t[n])
         n++;
@@ -51,8 +51,23 @@ js_rows_t *sample_rows(const js_sample_t *s, const js_table_t *t)
 
 js_rows_t *sample_rows_named(const js_sample_t *s, const char *name)
 {
-    for (size_t i = 0; i < s->ntables; i++)
+    int i = sample_table_index(s, name);
+    return i >= 0 ? &s->rows[i] : NULL;
+}
+
+void sample_bind(const js_sample_t *s, js_bind_t *b, size_t n)
+{
+    for (size_t k = 0; k < n; k++) {
+        b[k].table = sample_table_index(s, b[k].name);
+        if (b[k].table >= 0 && table_bind(s->tables[b[k].table], b[k].cols, b[k].ncols, b[k].col) < 0)
+            b[k].table = -1;
+    }
+}
+
+int sample_table_index(const js_sample_t *s, const char *name)
+{
+    for (size_t i = 0; i < s->ntables && i < INT_MAX; i++)
         if (strcmp(s->tables[i]->name, name) == 0)
-            return &s->rows[i];
-    return NULL;
+            return (int)i;
+    return -1;
 }

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT
  *
  * The source interface. A source is one file in src/sources/ ending in one `const js_source_t` descriptor,
- * listed by hand in src/core/registry.c. It declares the tables it fills; the sampler calls collect() once
+ * listed by hand in src/sources/registry.c. It declares the tables it fills; the sampler calls collect() once
  * per sample with that sample's row buffers. Sources read only through ctx->root (never literal kernel
  * paths), store raw values as read (counters, not rates) and leave unreadable values missing. "Absent
  * hardware" or "permission denied" is a normal state: collect() then fills what it can and returns 0; a
@@ -166,13 +166,18 @@ typedef struct {
     js_level_scope_t levels[JS_LV_MAX];
 } js_ctx_t;
 
+#define JS_WHY_MAX 512 /* the longest reason a source's init gives (the buffer the sampler hands it) */
+
 typedef struct js_source {
     const char *name;
     const char *help;
     const js_table_t *const *tables; /* NULL-terminated, in the order collect() receives their rows */
-    /* init: allocate per-run state in *ret_state (may stay NULL). Returns 0 or -errno (then the source is
-     * disabled for the run, and the reason is recorded). */
-    int (*init)(const js_ctx_t *ctx, void **ret_state);
+    bool gpu;                        /* the source monitors GPUs (--gpus selects among them) */
+    /* init: allocate per-run state in *ret_state (may stay NULL). Returns 0 or -errno: then the source is
+     * disabled for the run and the reason is recorded: the one-line reason written into `why` (`whylen`
+     * bytes; "NVML not loaded: ...", "--gpus none"), else strerror of the errno. `why` may be NULL (whylen 0:
+     * the caller wants no reason; why_set in core/util.h writes nothing then). */
+    int (*init)(const js_ctx_t *ctx, void **ret_state, char *why, size_t whylen);
     /* collect: append this sample's rows; rows[i] belongs to tables[i]. Returns 0 or -errno. NULL for a
      * source that only has an inventory (no tables, nothing per sample, no source_stats rows). */
     int (*collect)(void *state, js_ctx_t *ctx, js_rows_t *const *rows);
@@ -190,11 +195,8 @@ typedef struct js_source {
 
 /* sampler_stop_pending: whether a signal that stops or is forwarded (SIGINT, SIGTERM, SIGHUP, SIGQUIT) is
  * pending; a long collect() (a huge tree) checks it when ctx->interruptible and gives up with -EINTR so the
- * signal is handled at once (src/core/sampler.c). */
+ * signal is handled at once (src/core/source.c). */
 bool sampler_stop_pending(void);
-
-/* The explicit list of sources, NULL-terminated (src/core/registry.c). */
-extern const js_source_t *const js_sources[];
 
 /* Core tables written by the sampler itself (not by a source), and their column indices. */
 enum {
@@ -222,11 +224,5 @@ int inventory_add(js_rows_t *inv, const char *source, const char *key, const cha
  * added as text with inventory_add. */
 int inventory_addf(js_rows_t *inv, const char *source, const char *key, const char *fmt, ...)
     __attribute__((format(printf, 4, 5)));
-
-/* registry_find_table: the table descriptor named `name` among the core tables and all sources', or NULL. */
-const js_table_t *registry_find_table(const char *name);
-
-/* registry_tables: every table (core first, then each source's), NULL-terminated static array. */
-const js_table_t *const *registry_tables(void);
 
 #endif

@@ -77,3 +77,12 @@ int table_column(const js_table_t *t, const char *name)
             return (int)i;
     return -1;
 }
+
+int table_bind(const js_table_t *t, const char *const *names, size_t n, int *ret_cols)
+{
+    int r = 0;
+    for (size_t i = 0; i < n; i++)
+        if ((ret_cols[i] = table_column(t, names[i])) < 0)
+            r = -ENOENT;
+    return r;
+}

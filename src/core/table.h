@@ -4,8 +4,8 @@
  * tables with static column descriptors (name with unit suffix, unit, type, counter or gauge, counter width);
  * per sample it appends rows to a js_rows_t buffer. Each value carries a present flag, so a value that could
  * not be read is missing, never zero. Strings live in the buffer's arena and are addressed by offset, so a
- * buffer can grow without invalidating them. The SQLite sink creates its tables from these descriptors and the
- * reader maps stored columns back onto them by name.
+ * buffer can grow without invalidating them. The SQLite sink creates its tables from these descriptors and
+ * the reader maps stored columns back onto them by name.
  */
 #ifndef JOBSCOPE_TABLE_H
 #define JOBSCOPE_TABLE_H
@@ -57,9 +57,9 @@ typedef struct {
 typedef struct {
     const js_table_t *table;
     size_t nrows;
-    size_t cap;        /* rows allocated */
-    js_value_t *v;     /* nrows * table->ncols values, row-major */
-    char *arena;       /* NUL-terminated strings */
+    size_t cap;    /* rows allocated */
+    js_value_t *v; /* nrows * table->ncols values, row-major */
+    char *arena;   /* NUL-terminated strings */
     size_t arena_len;
     size_t arena_cap;
 } js_rows_t;
@@ -107,5 +107,17 @@ static inline void val_real(js_value_t *v, double x)
 
 /* table_column: index of the column named `name` in `t`, or -1. */
 int table_column(const js_table_t *t, const char *name);
+
+/* table_bind: the index in `t` of each of the `n` columns named in `names`, into ret_cols[0..n). Returns 0,
+ * or -ENOENT when one of them is not a column of `t` (its index is then -1; the others are set). A consumer
+ * binds the columns it reads by name, once, instead of including the source's column enum. */
+int table_bind(const js_table_t *t, const char *const *names, size_t n, int *ret_cols);
+
+/* rows_text: the text of column `col` of `row` (a row of `r`), or `dflt` when the column is not bound
+ * (col < 0) or the value is missing; the caller says what missing text is ("" or NULL). */
+static inline const char *rows_text(const js_rows_t *r, const js_value_t *row, int col, const char *dflt)
+{
+    return col >= 0 && row[col].present ? rows_str(r, &row[col]) : dflt;
+}
 
 #endif

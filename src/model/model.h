@@ -39,13 +39,23 @@ struct js_model_cfg {
                               * its own */
 };
 
+/* model_interval_short: whether an interval of dt_ns (the model's time is int64 nanoseconds, as sampled) is
+ * shorter than half the nominal one, like a closing sample a few ms after the previous one: such an interval
+ * is no candidate for a largest rate on its own (docs/ARCHITECTURE.md, "Rates stay physical"). The one place
+ * the model compares with the nominal interval. */
+static inline bool model_interval_short(const js_model_cfg_t *cfg, int64_t dt_ns)
+{
+    return dt_ns < cfg->interval_ns / 2;
+}
+
 enum { IO_RCHAR, IO_WCHAR, IO_SYSCR, IO_SYSCW, IO_READ, IO_WRITE, IO__MAX };
 
 /* Tree-scope values derived for one sample. NAN = missing. Cumulative values count from the run's start. */
 typedef struct {
     int64_t seq;
     int64_t t_mono_ns, t_unix_ns;
-    double dt_s;                    /* since the previous sample; NAN for the first */
+    int64_t dt_ns;                  /* since the previous sample; 0 for the first */
+    double dt_s;                    /* the same in seconds, for the views; NAN for the first */
     double cpu_s, user_s, system_s; /* cumulative tree CPU time */
     double cpu_cores;               /* CPU rate over the interval (cores busy) */
     double sampled_cpu_s; /* what sampling alone sees: sum of each process's largest own utime+stime */
@@ -179,7 +189,7 @@ const js_table_t *model_view_table(const js_model_t *m, size_t i);
 int model_view(js_model_t *m, const char *name, js_view_t *ret);
 
 /* model_part_state: the state of model part `part` (one of js_model_parts) in this model, for the part's own
- * accessors (part_cgroup_totals); NULL when the part is not listed or its init failed. Borrowed. */
+ * accessors (part_cgroup_totals, tests); NULL when the part is not listed or its init failed. Borrowed. */
 void *model_part_state(const js_model_t *m, const js_model_part_t *part);
 
 /* ---- stored aggregates (docs/FORMAT.md, schema 2) -------------------------------------------------------
@@ -188,7 +198,7 @@ void *model_part_state(const js_model_t *m, const js_model_part_t *part);
  * closing summary (`summary_state`, written with the closing sample: its numbers, the peak process's name,
  * the top lists). Both hold the model's own figures (raw counters' totals, not rendered text); the parts are
  * fed again from their own tables. A recording without them (schema 1, or one whose closing sample was never
- * written) is read in full. */
+ * written) is read in full. (model_stored.c) */
 
 extern const js_table_t table_tree_totals;   /* one row per sample: js_tree_point_t */
 extern const js_table_t table_summary_state; /* key, num, text: the closing js_summary_t of the tree model */
@@ -207,11 +217,9 @@ int model_state_rows(const js_model_t *m, js_rows_t *out);
  * read in full instead) or -ENOMEM. */
 int model_use_stored(js_model_t *m, const js_rows_t *state);
 
-/* model_parts_summary_json / _text: every part's section of the summary (see part.h). */
-void model_parts_summary_json(const js_model_t *m, jw_t *w);
-int model_parts_summary_text(const js_model_t *m, js_buf_t *b);
-/* model_parts_summary_short: every part's lines of the short text summary. Returns 0 or -ENOMEM. */
-int model_parts_summary_short(const js_model_t *m, js_buf_t *b);
+/* model_parts_summary: every running part's rows of the summary table, below `root` (part.h; errors are kept
+ * in the table). */
+void model_parts_summary(const js_model_t *m, js_figure_t *root);
 
 /* rate_carry_t: turns (CPU delta, dt) pairs into rates that stay physical. The kernel shows a live process's
  * CPU time in whole clock ticks and the exact figure only when it is reaped, so CPU used earlier can become
@@ -222,14 +230,16 @@ int model_parts_summary_short(const js_model_t *m, js_buf_t *b);
  * candidate for the maximum like any full interval: a row never shows more than the summary's max_cores.
  * Exposed for tests. */
 typedef struct {
-    double cap, min_dt, carry, max_rate;
-    double prev_dt, prev_rate; /* the last row's window and rate (a short row is merged with it) */
+    double cap, carry, max_rate;
+    int64_t min_ns;   /* half the nominal interval: a shorter row is merged with the one before */
+    int64_t prev_ns;  /* the last row's window */
+    double prev_rate; /* and its rate */
 } rate_carry_t;
 
-/* rate_carry_init: `cap` <= 0 means no cap; `nominal_dt` the sampling interval in seconds. */
-void rate_carry_init(rate_carry_t *c, double cap, double nominal_dt);
+/* rate_carry_init: `cap` <= 0 means no cap; `nominal_ns` the sampling interval. */
+void rate_carry_init(rate_carry_t *c, double cap, int64_t nominal_ns);
 
-/* rate_carry_step: the rate (cores) over `dt` s for `d` CPU seconds, with the carry; NAN if dt <= 0. */
-double rate_carry_step(rate_carry_t *c, double d, double dt);
+/* rate_carry_step: the rate (cores) over `dt_ns` for `d` CPU seconds, with the carry; NAN if dt_ns <= 0. */
+double rate_carry_step(rate_carry_t *c, double d, int64_t dt_ns);
 
 #endif

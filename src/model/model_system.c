@@ -18,7 +18,6 @@
 #include "model/part.h"
 
 #include "model/counter.h"
-#include "sources/system.h"
 
 #include <errno.h>
 #include <stdarg.h>
@@ -72,13 +71,49 @@ static const char *const fixed_names[F__MAX] = {
     [F_IDLE] = "idle_fraction",
 };
 
+/* The system source's tables and the columns read of each, bound by name (sample_bind): no source header.
+ * Each enum follows its name list. */
+enum { KT_CPU, KT_SYSTEM, KT_MEMORY, KT_NET, KT_DISK, KT__MAX };
+enum { KC_CPU, KC_USER, KC_NICE, KC_SYSTEM, KC_IDLE, KC_IOWAIT, KC_IRQ, KC_SOFTIRQ, KC_STEAL, KC__MAX };
+static const char *const cpu_names[KC__MAX] = {"cpu",          "user_ticks",    "nice_ticks",
+                                               "system_ticks", "idle_ticks",    "iowait_ticks",
+                                               "irq_ticks",    "softirq_ticks", "steal_ticks"};
+enum {
+    KS_CTXT,
+    KS_FORKS,
+    KS_LOAD1,
+    KS_LOAD5,
+    KS_LOAD15,
+    KS_PSI_CPU_SOME,
+    KS_PSI_MEMORY_SOME,
+    KS_PSI_MEMORY_FULL,
+    KS_PSI_IO_SOME,
+    KS_PSI_IO_FULL,
+    KS__MAX
+};
+static const char *const system_names[KS__MAX] = {"ctxt_count",
+                                                  "forks_count",
+                                                  "load1",
+                                                  "load5",
+                                                  "load15",
+                                                  "psi_cpu_some_total_us",
+                                                  "psi_memory_some_total_us",
+                                                  "psi_memory_full_total_us",
+                                                  "psi_io_some_total_us",
+                                                  "psi_io_full_total_us"};
+enum { KM_TOTAL, KM_AVAILABLE, KM_SWAP_TOTAL, KM_SWAP_FREE, KM__MAX };
+static const char *const memory_names[KM__MAX] = {"mem_total_bytes", "mem_available_bytes",
+                                                  "swap_total_bytes", "swap_free_bytes"};
+enum { KN_IFACE, KN_RX, KN_TX, KN__MAX };
+static const char *const net_names[KN__MAX] = {"iface", "rx_bytes", "tx_bytes"};
+enum { KD_DEVICE, KD_READ, KD_WRITTEN, KD__MAX };
+static const char *const disk_names[KD__MAX] = {"device", "sectors_read", "sectors_written"};
+
 /* system-table counter behind each psi_*_fraction column */
 static const int psi_source_col[F__MAX] = {
-    [F_PSI_CPU_SOME] = SYSTEM_PSI_CPU_SOME_TOTAL_US,
-    [F_PSI_MEMORY_SOME] = SYSTEM_PSI_MEMORY_SOME_TOTAL_US,
-    [F_PSI_MEMORY_FULL] = SYSTEM_PSI_MEMORY_FULL_TOTAL_US,
-    [F_PSI_IO_SOME] = SYSTEM_PSI_IO_SOME_TOTAL_US,
-    [F_PSI_IO_FULL] = SYSTEM_PSI_IO_FULL_TOTAL_US,
+    [F_PSI_CPU_SOME] = KS_PSI_CPU_SOME,       [F_PSI_MEMORY_SOME] = KS_PSI_MEMORY_SOME,
+    [F_PSI_MEMORY_FULL] = KS_PSI_MEMORY_FULL, [F_PSI_IO_SOME] = KS_PSI_IO_SOME,
+    [F_PSI_IO_FULL] = KS_PSI_IO_FULL,
 };
 
 /* One CPU line reduced to what the fractions need. */
@@ -102,6 +137,10 @@ typedef struct {
 struct model_system {
     bool fed;
     int t_col; /* t_mono_ns in table_samples */
+    /* the source tables read, bound by name against the layout `bound` (sample_bind) */
+    const js_table_t *const *bound;
+    js_bind_t t[KT__MAX];
+    int cc[KC__MAX], sc[KS__MAX], mc[KM__MAX], nc[KN__MAX], dc[KD__MAX];
     size_t ncpu;
     int64_t *cpu_ids; /* per-CPU columns, in first-sample order */
     size_t nnet;
@@ -115,7 +154,7 @@ struct model_system {
     js_value_t prev_t;
     cpu_acc_t *prev_cpu; /* 1 + ncpu: the aggregate, then per CPU */
     size_t *cpu_hint;    /* 1 + ncpu */
-    js_value_t prev_sys[SYSTEM__MAX];
+    js_value_t prev_sys[KS__MAX];
     pair_prev_t *prev_net;
     pair_prev_t *prev_disk;
 };
@@ -178,8 +217,28 @@ static void layout_free(model_system_t *m)
     free(m->prev_net);
     free(m->prev_disk);
     int t_col = m->t_col;
-    memset(m, 0, sizeof(*m));
+    memset(m, 0, sizeof(*m)); /* the binding too: made again at the next feed */
     m->t_col = t_col;
+}
+
+/* bind: the system source's tables and columns in the layout of `s`, once per layout. */
+static void bind(model_system_t *m, const js_sample_t *s)
+{
+    if (m->bound == s->tables)
+        return;
+    m->t[KT_CPU] = (js_bind_t){"cpu", cpu_names, KC__MAX, m->cc, -1};
+    m->t[KT_SYSTEM] = (js_bind_t){"system", system_names, KS__MAX, m->sc, -1};
+    m->t[KT_MEMORY] = (js_bind_t){"memory", memory_names, KM__MAX, m->mc, -1};
+    m->t[KT_NET] = (js_bind_t){"net", net_names, KN__MAX, m->nc, -1};
+    m->t[KT_DISK] = (js_bind_t){"disk", disk_names, KD__MAX, m->dc, -1};
+    sample_bind(s, m->t, KT__MAX);
+    m->bound = s->tables;
+}
+
+/* width: the counter width of column `col` of bound table `k` (for counter_delta). */
+static unsigned width(const model_system_t *m, const js_sample_t *s, int k, int col)
+{
+    return m->t[k].table >= 0 ? s->tables[m->t[k].table]->cols[col].width : 64;
 }
 
 model_system_t *model_system_new(void)
@@ -218,6 +277,13 @@ const js_cell_t *model_system_row(const model_system_t *m)
 static const js_rows_t *rows_of(const js_sample_t *s, const js_table_t *t)
 {
     const js_rows_t *r = sample_rows(s, t);
+    return r && r->nrows ? r : NULL;
+}
+
+/* The rows of bound table `k` in `s`, or NULL when the sample has none (not bound, or no row). */
+static const js_rows_t *bound_of(const model_system_t *m, const js_sample_t *s, int k)
+{
+    const js_rows_t *r = sample_bound(s, &m->t[k]);
     return r && r->nrows ? r : NULL;
 }
 
@@ -265,11 +331,11 @@ static js_value_t u64_value(uint64_t u)
     return v;
 }
 
-/* Reduce a cpu-table row (or NULL) to busy/idle sums. */
-static cpu_acc_t cpu_reduce(const js_value_t *row)
+/* Reduce a cpu-table row (or NULL) to busy/idle sums; `c` the bound cpu columns. */
+static cpu_acc_t cpu_reduce(const int *c, const js_value_t *row)
 {
-    static const int required[] = {CPU_USER_TICKS, CPU_NICE_TICKS, CPU_SYSTEM_TICKS, CPU_IDLE_TICKS};
-    static const int optional_busy[] = {CPU_IRQ_TICKS, CPU_SOFTIRQ_TICKS, CPU_STEAL_TICKS};
+    static const int required[] = {KC_USER, KC_NICE, KC_SYSTEM, KC_IDLE};
+    static const int optional_busy[] = {KC_IRQ, KC_SOFTIRQ, KC_STEAL};
     cpu_acc_t a = {.present = false,
                    .iowait = missing_value(),
                    .steal = missing_value(),
@@ -278,25 +344,24 @@ static cpu_acc_t cpu_reduce(const js_value_t *row)
     if (!row)
         return a;
     for (size_t i = 0; i < sizeof(required) / sizeof(required[0]); i++)
-        if (!row[required[i]].present)
+        if (!row[c[required[i]]].present)
             return a;
     a.present = true;
-    a.busy =
-        (uint64_t)row[CPU_USER_TICKS].i + (uint64_t)row[CPU_NICE_TICKS].i + (uint64_t)row[CPU_SYSTEM_TICKS].i;
-    a.idle = (uint64_t)row[CPU_IDLE_TICKS].i;
+    a.busy = (uint64_t)row[c[KC_USER]].i + (uint64_t)row[c[KC_NICE]].i + (uint64_t)row[c[KC_SYSTEM]].i;
+    a.idle = (uint64_t)row[c[KC_IDLE]].i;
     for (size_t i = 0; i < sizeof(optional_busy) / sizeof(optional_busy[0]); i++)
-        if (row[optional_busy[i]].present) {
-            a.busy += (uint64_t)row[optional_busy[i]].i;
+        if (row[c[optional_busy[i]]].present) {
+            a.busy += (uint64_t)row[c[optional_busy[i]]].i;
             a.mask |= 1u << i;
         }
-    if (row[CPU_IOWAIT_TICKS].present) {
-        a.idle += (uint64_t)row[CPU_IOWAIT_TICKS].i;
+    if (row[c[KC_IOWAIT]].present) {
+        a.idle += (uint64_t)row[c[KC_IOWAIT]].i;
         a.mask |= 1u << 3;
     }
-    a.iowait = row[CPU_IOWAIT_TICKS];
-    a.steal = row[CPU_STEAL_TICKS];
-    a.user_nice = u64_value((uint64_t)row[CPU_USER_TICKS].i + (uint64_t)row[CPU_NICE_TICKS].i);
-    a.idle_only = row[CPU_IDLE_TICKS];
+    a.iowait = row[c[KC_IOWAIT]];
+    a.steal = row[c[KC_STEAL]];
+    a.user_nice = u64_value((uint64_t)row[c[KC_USER]].i + (uint64_t)row[c[KC_NICE]].i);
+    a.idle_only = row[c[KC_IDLE]];
     return a;
 }
 
@@ -361,12 +426,13 @@ static js_cell_t diff_cell(const js_value_t *row, int a, int b)
 /* First feed: fix the entities and column names from `s`. Returns 0 or -ENOMEM (layout freed). */
 static int layout_build(model_system_t *m, const js_sample_t *s)
 {
-    const js_rows_t *cpu = rows_of(s, &table_cpu), *net = rows_of(s, &table_net),
-                    *disk = rows_of(s, &table_disk);
+    const js_rows_t *cpu = bound_of(m, s, KT_CPU), *net = bound_of(m, s, KT_NET),
+                    *disk = bound_of(m, s, KT_DISK);
+    const int cpu_col = m->cc[KC_CPU];
     size_t ncpu = 0;
     for (size_t i = 0; cpu && i < cpu->nrows; i++) {
         const js_value_t *row = rows_row(cpu, i);
-        ncpu += row[CPU_CPU].present && row[CPU_CPU].i >= 0;
+        ncpu += row[cpu_col].present && row[cpu_col].i >= 0;
     }
     size_t nnet = net ? net->nrows : 0, ndisk = disk ? disk->nrows : 0;
     size_t ncols = 1 + ncpu + F__MAX + 2 * nnet + 2 * ndisk;
@@ -387,22 +453,22 @@ static int layout_build(model_system_t *m, const js_sample_t *s)
 
     for (size_t i = 0; cpu && i < cpu->nrows; i++) {
         const js_value_t *row = rows_row(cpu, i);
-        if (row[CPU_CPU].present && row[CPU_CPU].i >= 0) {
+        if (row[cpu_col].present && row[cpu_col].i >= 0) {
             m->cpu_hint[1 + m->ncpu] = i;
-            m->cpu_ids[m->ncpu++] = row[CPU_CPU].i;
+            m->cpu_ids[m->ncpu++] = row[cpu_col].i;
         }
     }
     for (size_t i = 0; i < nnet; i++) {
         const js_value_t *row = rows_row(net, i);
         m->prev_net[i].hint = i;
-        m->net_names[m->nnet] = strdup(row[NETDEV_IFACE].present ? rows_str(net, &row[NETDEV_IFACE]) : "");
+        m->net_names[m->nnet] = strdup(rows_text(net, row, m->nc[KN_IFACE], ""));
         if (!m->net_names[m->nnet++])
             goto fail;
     }
     for (size_t i = 0; i < ndisk; i++) {
         const js_value_t *row = rows_row(disk, i);
         m->prev_disk[i].hint = i;
-        m->disk_names[m->ndisk] = strdup(row[DISK_DEVICE].present ? rows_str(disk, &row[DISK_DEVICE]) : "");
+        m->disk_names[m->ndisk] = strdup(rows_text(disk, row, m->dc[KD_DEVICE], ""));
         if (!m->disk_names[m->ndisk++])
             goto fail;
     }
@@ -428,8 +494,8 @@ static int layout_build(model_system_t *m, const js_sample_t *s)
     }
     m->prev_t = missing_value();
     for (size_t i = 0; i <= m->ncpu; i++)
-        m->prev_cpu[i] = cpu_reduce(NULL);
-    for (int c = 0; c < SYSTEM__MAX; c++)
+        m->prev_cpu[i] = cpu_reduce(m->cc, NULL);
+    for (int c = 0; c < KS__MAX; c++)
         m->prev_sys[c] = missing_value();
     for (size_t i = 0; i < m->nnet; i++)
         m->prev_net[i].v[0] = m->prev_net[i].v[1] = missing_value();
@@ -443,6 +509,7 @@ fail:
 
 int model_system_feed(model_system_t *m, const js_sample_t *s)
 {
+    bind(m, s);
     if (!m->fed) {
         int r = layout_build(m, s);
         if (r < 0)
@@ -460,10 +527,10 @@ int model_system_feed(model_system_t *m, const js_sample_t *s)
         dt_ns = t.i - m->prev_t.i;
 
     /* CPU */
-    const js_rows_t *cpu = rows_of(s, &table_cpu);
+    const js_rows_t *cpu = bound_of(m, s, KT_CPU);
     for (size_t i = 0; i <= m->ncpu; i++) {
         int64_t id = i == 0 ? -1 : m->cpu_ids[i - 1];
-        cpu_acc_t cur = cpu_reduce(find_int(cpu, CPU_CPU, id, &m->cpu_hint[i]));
+        cpu_acc_t cur = cpu_reduce(m->cc, find_int(cpu, m->cc[KC_CPU], id, &m->cpu_hint[i]));
         const cpu_acc_t *prev = &m->prev_cpu[i];
         uint64_t busy, total;
         bool ok = cpu_deltas(prev, &cur, &busy, &total) == 0;
@@ -482,59 +549,61 @@ int model_system_feed(model_system_t *m, const js_sample_t *s)
     }
 
     /* memory and load levels */
-    const js_rows_t *mem_rows = rows_of(s, &table_memory);
+    const js_rows_t *mem_rows = bound_of(m, s, KT_MEMORY);
     const js_value_t *mem = mem_rows ? rows_row(mem_rows, 0) : NULL;
-    m->row[col_fixed(m, F_MEM_TOTAL)] = int_cell(mem, MEM_TOTAL_BYTES);
-    m->row[col_fixed(m, F_MEM_USED)] = diff_cell(mem, MEM_TOTAL_BYTES, MEM_AVAILABLE_BYTES);
-    m->row[col_fixed(m, F_MEM_AVAILABLE)] = int_cell(mem, MEM_AVAILABLE_BYTES);
-    m->row[col_fixed(m, F_SWAP_USED)] = diff_cell(mem, MEM_SWAP_TOTAL_BYTES, MEM_SWAP_FREE_BYTES);
+    const int *mc = m->mc;
+    m->row[col_fixed(m, F_MEM_TOTAL)] = int_cell(mem, mc[KM_TOTAL]);
+    m->row[col_fixed(m, F_MEM_USED)] = diff_cell(mem, mc[KM_TOTAL], mc[KM_AVAILABLE]);
+    m->row[col_fixed(m, F_MEM_AVAILABLE)] = int_cell(mem, mc[KM_AVAILABLE]);
+    m->row[col_fixed(m, F_SWAP_USED)] = diff_cell(mem, mc[KM_SWAP_TOTAL], mc[KM_SWAP_FREE]);
 
-    const js_rows_t *sys_rows = rows_of(s, &table_system);
+    const js_rows_t *sys_rows = bound_of(m, s, KT_SYSTEM);
     const js_value_t *sys = sys_rows ? rows_row(sys_rows, 0) : NULL;
-    m->row[col_fixed(m, F_LOAD1)] = real_cell(sys, SYSTEM_LOAD1);
-    m->row[col_fixed(m, F_LOAD5)] = real_cell(sys, SYSTEM_LOAD5);
-    m->row[col_fixed(m, F_LOAD15)] = real_cell(sys, SYSTEM_LOAD15);
+    const int *sc = m->sc;
+    m->row[col_fixed(m, F_LOAD1)] = real_cell(sys, sc[KS_LOAD1]);
+    m->row[col_fixed(m, F_LOAD5)] = real_cell(sys, sc[KS_LOAD5]);
+    m->row[col_fixed(m, F_LOAD15)] = real_cell(sys, sc[KS_LOAD15]);
 
     /* system-wide rates */
     js_value_t none = missing_value();
-#define SYSV(c) (sys ? &sys[c] : &none)
-    m->row[col_fixed(m, F_CTXT)] = rate(&m->prev_sys[SYSTEM_CTXT_COUNT], SYSV(SYSTEM_CTXT_COUNT),
-                                        table_system.cols[SYSTEM_CTXT_COUNT].width, 1.0, dt_ns);
-    m->row[col_fixed(m, F_FORKS)] = rate(&m->prev_sys[SYSTEM_FORKS_COUNT], SYSV(SYSTEM_FORKS_COUNT),
-                                         table_system.cols[SYSTEM_FORKS_COUNT].width, 1.0, dt_ns);
+#define SYSV(k) (sys ? &sys[sc[k]] : &none)
+    m->row[col_fixed(m, F_CTXT)] =
+        rate(&m->prev_sys[KS_CTXT], SYSV(KS_CTXT), width(m, s, KT_SYSTEM, sc[KS_CTXT]), 1.0, dt_ns);
+    m->row[col_fixed(m, F_FORKS)] =
+        rate(&m->prev_sys[KS_FORKS], SYSV(KS_FORKS), width(m, s, KT_SYSTEM, sc[KS_FORKS]), 1.0, dt_ns);
     for (int f = F_PSI_CPU_SOME; f <= F_PSI_IO_FULL; f++) {
-        int c = psi_source_col[f];
+        int k = psi_source_col[f];
         /* Δus / Δt_us = Δus * 1e-6 per second */
-        m->row[col_fixed(m, f)] = rate(&m->prev_sys[c], SYSV(c), table_system.cols[c].width, 1e-6, dt_ns);
+        m->row[col_fixed(m, f)] = rate(&m->prev_sys[k], SYSV(k), width(m, s, KT_SYSTEM, sc[k]), 1e-6, dt_ns);
     }
-    for (int c = 0; c < SYSTEM__MAX; c++)
-        m->prev_sys[c] = *SYSV(c);
+    for (int k = 0; k < KS__MAX; k++)
+        m->prev_sys[k] = *SYSV(k);
 #undef SYSV
 
     /* interfaces */
-    const js_rows_t *net = rows_of(s, &table_net);
+    const js_rows_t *net = bound_of(m, s, KT_NET);
     for (size_t i = 0; i < m->nnet; i++) {
         pair_prev_t *p = &m->prev_net[i];
-        const js_value_t *row = find_str(net, NETDEV_IFACE, m->net_names[i], &p->hint);
-        static const int cols[2] = {NETDEV_RX_BYTES, NETDEV_TX_BYTES};
+        const js_value_t *row = find_str(net, m->nc[KN_IFACE], m->net_names[i], &p->hint);
+        const int cols[2] = {m->nc[KN_RX], m->nc[KN_TX]};
         for (int k = 0; k < 2; k++) {
             js_value_t cur = row ? row[cols[k]] : none;
             m->row[col_net(m, i) + (size_t)k] =
-                rate(&p->v[k], &cur, table_net.cols[cols[k]].width, 1.0, dt_ns);
+                rate(&p->v[k], &cur, width(m, s, KT_NET, cols[k]), 1.0, dt_ns);
             p->v[k] = cur;
         }
     }
 
     /* disks */
-    const js_rows_t *disk = rows_of(s, &table_disk);
+    const js_rows_t *disk = bound_of(m, s, KT_DISK);
     for (size_t i = 0; i < m->ndisk; i++) {
         pair_prev_t *p = &m->prev_disk[i];
-        const js_value_t *row = find_str(disk, DISK_DEVICE, m->disk_names[i], &p->hint);
-        static const int cols[2] = {DISK_SECTORS_READ, DISK_SECTORS_WRITTEN};
+        const js_value_t *row = find_str(disk, m->dc[KD_DEVICE], m->disk_names[i], &p->hint);
+        const int cols[2] = {m->dc[KD_READ], m->dc[KD_WRITTEN]};
         for (int k = 0; k < 2; k++) {
             js_value_t cur = row ? row[cols[k]] : none;
             m->row[col_disk(m, i) + (size_t)k] =
-                rate(&p->v[k], &cur, table_disk.cols[cols[k]].width, DISK_SECTOR_BYTES, dt_ns);
+                rate(&p->v[k], &cur, width(m, s, KT_DISK, cols[k]), DISK_SECTOR_BYTES, dt_ns);
             p->v[k] = cur;
         }
     }
@@ -568,7 +637,8 @@ static const char *unit_of(const char *name)
 {
     static const struct {
         const char *suffix, *unit;
-    } units[] = {{"_bytes_per_s", "bytes/s"}, {"_per_s", "1/s"}, {"_fraction", "fraction"}, {"_bytes", "bytes"}};
+    } units[] = {
+        {"_bytes_per_s", "bytes/s"}, {"_per_s", "1/s"}, {"_fraction", "fraction"}, {"_bytes", "bytes"}};
     size_t n = strlen(name);
     for (size_t i = 0; i < sizeof(units) / sizeof(units[0]); i++) {
         size_t k = strlen(units[i].suffix);
@@ -590,8 +660,8 @@ static int system_part_feed(void *state, const js_feed_t *f)
         return -ENOMEM;
     for (size_t i = 0; i < n; i++) {
         const char *u = unit_of(names[i]);
-        p->cols[i] = (js_column_t){names[i], u, strcmp(u, "bytes") == 0 ? JS_INT : JS_REAL, JS_GAUGE, 0,
-                                   "host-wide (docs/METRICS.md, system scope)"};
+        p->cols[i] = (js_column_t){names[i], u, strcmp(u, "bytes") == 0 ? JS_INT : JS_REAL,
+                                   JS_GAUGE, 0, "host-wide (docs/METRICS.md, system scope)"};
     }
     p->view = (js_table_t){"system", "the host: one row per sample", n, p->cols};
     return 0;

@@ -12,7 +12,7 @@
 #define JOBSCOPE_MODEL_SYSTEM_H
 
 #include "core/sample.h"
-#include "sinks/tabsink.h"
+#include "core/cell.h"
 
 #include <stddef.h>
 

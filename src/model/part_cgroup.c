@@ -20,7 +20,7 @@
 
 #include "model/counter.h"
 #include "model/summary.h"
-#include "sources/cgroup.h"
+#include "model/figure.h"
 
 #include <errno.h>
 #include <math.h>
@@ -67,9 +67,11 @@ static const js_column_t view_cols[V__MAX] = {
     [V_USER_S] = VC("user_s", "s", "user-mode part"),
     [V_SYSTEM_S] = VC("system_s", "s", "kernel-mode part"),
     [V_CPU_CORES] = VR("cpu_cores", "cores", "CPU rate over the interval"),
-    [V_THROTTLED_FRACTION] = VR("throttled_fraction", "fraction", "share of the interval's quota periods that were throttled"),
+    [V_THROTTLED_FRACTION] =
+        VR("throttled_fraction", "fraction", "share of the interval's quota periods that were throttled"),
     [V_THROTTLED_S] = VC("throttled_s", "s", "time throttled so far"),
-    [V_MEM_CURRENT] = VB("memory_current_bytes", "memory charged to the cgroup (page cache and kernel memory included)"),
+    [V_MEM_CURRENT] =
+        VB("memory_current_bytes", "memory charged to the cgroup (page cache and kernel memory included)"),
     [V_MEM_PEAK] = VB("memory_peak_bytes", "the kernel's high-water mark of the cgroup's tree"),
     [V_ANON] = VB("anon_bytes", "anonymous memory"),
     [V_FILE] = VB("file_bytes", "page cache (tmpfs and shmem included)"),
@@ -80,11 +82,16 @@ static const js_column_t view_cols[V__MAX] = {
     [V_IO_READ_BPS] = VR("io_read_bytes_per_s", "bytes/s", "block read rate over the interval"),
     [V_IO_WRITE_BPS] = VR("io_write_bytes_per_s", "bytes/s", "block write rate over the interval"),
     [V_PIDS] = {"pids", "count", JS_INT, JS_GAUGE, 0, "tasks in the cgroup"},
-    [V_PSI_CPU_SOME] = VR("psi_cpu_some_fraction", "fraction", "share of the interval some task waited for CPU"),
-    [V_PSI_MEMORY_SOME] = VR("psi_memory_some_fraction", "fraction", "share of the interval some task stalled on memory"),
-    [V_PSI_MEMORY_FULL] = VR("psi_memory_full_fraction", "fraction", "share of the interval all tasks stalled on memory"),
-    [V_PSI_IO_SOME] = VR("psi_io_some_fraction", "fraction", "share of the interval some task stalled on I/O"),
-    [V_PSI_IO_FULL] = VR("psi_io_full_fraction", "fraction", "share of the interval all tasks stalled on I/O"),
+    [V_PSI_CPU_SOME] =
+        VR("psi_cpu_some_fraction", "fraction", "share of the interval some task waited for CPU"),
+    [V_PSI_MEMORY_SOME] =
+        VR("psi_memory_some_fraction", "fraction", "share of the interval some task stalled on memory"),
+    [V_PSI_MEMORY_FULL] =
+        VR("psi_memory_full_fraction", "fraction", "share of the interval all tasks stalled on memory"),
+    [V_PSI_IO_SOME] =
+        VR("psi_io_some_fraction", "fraction", "share of the interval some task stalled on I/O"),
+    [V_PSI_IO_FULL] =
+        VR("psi_io_full_fraction", "fraction", "share of the interval all tasks stalled on I/O"),
 };
 static const js_table_t view_cgroup = {"cgroup", "the scope's cgroup: one row per sample", V__MAX, view_cols};
 
@@ -103,37 +110,114 @@ typedef struct {
     acc_t rd, wr;
 } io_dev_t;
 
+/* The cgroup source's tables and the columns read of each, bound by name (sample_bind): no source header.
+ * Each enum follows its name list. */
+enum { GT_CG, GT_MEM, GT_IO, GT__MAX };
+enum {
+    GC_USAGE_NS,
+    GC_USER_NS,
+    GC_SYSTEM_NS,
+    GC_USER_TICKS,
+    GC_SYSTEM_TICKS,
+    GC_PERIODS,
+    GC_THROTTLED,
+    GC_THROTTLED_NS,
+    GC_PSI_CPU_SOME,
+    GC_PSI_CPU_FULL,
+    GC_PSI_MEM_SOME,
+    GC_PSI_MEM_FULL,
+    GC_PSI_IO_SOME,
+    GC_PSI_IO_FULL,
+    GC_PIDS,
+    GC_PIDS_PEAK,
+    GC__MAX
+};
+static const char *const cg_names[GC__MAX] = {"usage_ns",
+                                              "user_ns",
+                                              "system_ns",
+                                              "user_ticks",
+                                              "system_ticks",
+                                              "periods",
+                                              "throttled",
+                                              "throttled_ns",
+                                              "psi_cpu_some_us",
+                                              "psi_cpu_full_us",
+                                              "psi_memory_some_us",
+                                              "psi_memory_full_us",
+                                              "psi_io_some_us",
+                                              "psi_io_full_us",
+                                              "pids",
+                                              "pids_peak"};
+enum {
+    GM_OOM,
+    GM_OOM_KILL,
+    GM_MAX_EVENTS,
+    GM_HIGH_EVENTS,
+    GM_FAILCNT,
+    GM_CURRENT,
+    GM_PEAK,
+    GM_ANON,
+    GM_FILE,
+    GM_SHMEM,
+    GM_SWAP,
+    GM_SWAP_PEAK,
+    GM_MEMSW_PEAK,
+    GM__MAX
+};
+static const char *const mem_names[GM__MAX] = {
+    "oom",           "oom_kill",        "max_events",      "high_events", "failcnt",
+    "current_bytes", "peak_bytes",      "anon_bytes",      "file_bytes",  "shmem_bytes",
+    "swap_bytes",    "swap_peak_bytes", "memsw_peak_bytes"};
+enum { GI_MAJOR, GI_MINOR, GI_READ, GI_WRITE, GI__MAX };
+static const char *const io_names[GI__MAX] = {"major", "minor", "read_bytes", "write_bytes"};
+
 /* counters of the `cgroup` and `cgroup_memory` tables followed by the part */
 enum {
-    A_USAGE, A_USER, A_SYSTEM, A_USER_TICKS, A_SYSTEM_TICKS, A_PERIODS, A_THROTTLED, A_THROTTLED_NS,
-    A_PSI_CPU_SOME, A_PSI_CPU_FULL, A_PSI_MEM_SOME, A_PSI_MEM_FULL, A_PSI_IO_SOME, A_PSI_IO_FULL,
-    A_OOM, A_OOM_KILL, A_MAX_EVENTS, A_HIGH_EVENTS, A_FAILCNT,
+    A_USAGE,
+    A_USER,
+    A_SYSTEM,
+    A_USER_TICKS,
+    A_SYSTEM_TICKS,
+    A_PERIODS,
+    A_THROTTLED,
+    A_THROTTLED_NS,
+    A_PSI_CPU_SOME,
+    A_PSI_CPU_FULL,
+    A_PSI_MEM_SOME,
+    A_PSI_MEM_FULL,
+    A_PSI_IO_SOME,
+    A_PSI_IO_FULL,
+    A_OOM,
+    A_OOM_KILL,
+    A_MAX_EVENTS,
+    A_HIGH_EVENTS,
+    A_FAILCNT,
     A__MAX
 };
 
 static const struct {
-    const js_table_t *t;
-    int col;
+    int t;   /* GT_CG or GT_MEM */
+    int col; /* GC_* or GM_* */
 } acc_cols[A__MAX] = {
-    [A_USAGE] = {&table_cgroup, CG_USAGE_NS},
-    [A_USER] = {&table_cgroup, CG_USER_NS},
-    [A_SYSTEM] = {&table_cgroup, CG_SYSTEM_NS},
-    [A_USER_TICKS] = {&table_cgroup, CG_USER_TICKS},
-    [A_SYSTEM_TICKS] = {&table_cgroup, CG_SYSTEM_TICKS},
-    [A_PERIODS] = {&table_cgroup, CG_PERIODS},
-    [A_THROTTLED] = {&table_cgroup, CG_THROTTLED},
-    [A_THROTTLED_NS] = {&table_cgroup, CG_THROTTLED_NS},
-    [A_PSI_CPU_SOME] = {&table_cgroup, CG_PSI_CPU_SOME_US},
-    [A_PSI_CPU_FULL] = {&table_cgroup, CG_PSI_CPU_FULL_US},
-    [A_PSI_MEM_SOME] = {&table_cgroup, CG_PSI_MEMORY_SOME_US},
-    [A_PSI_MEM_FULL] = {&table_cgroup, CG_PSI_MEMORY_FULL_US},
-    [A_PSI_IO_SOME] = {&table_cgroup, CG_PSI_IO_SOME_US},
-    [A_PSI_IO_FULL] = {&table_cgroup, CG_PSI_IO_FULL_US},
-    [A_OOM] = {&table_cgroup_memory, CGM_OOM_COUNT},
-    [A_OOM_KILL] = {&table_cgroup_memory, CGM_OOM_KILL_COUNT},
-    [A_MAX_EVENTS] = {&table_cgroup_memory, CGM_MAX_COUNT},
-    [A_HIGH_EVENTS] = {&table_cgroup_memory, CGM_HIGH_COUNT},
-    [A_FAILCNT] = {&table_cgroup_memory, CGM_FAILCNT},
+    [A_USAGE] = {GT_CG, GC_USAGE_NS},
+    [A_USER] = {GT_CG, GC_USER_NS},
+    [A_SYSTEM] = {GT_CG, GC_SYSTEM_NS},
+    [A_USER_TICKS] = {GT_CG, GC_USER_TICKS},
+    [A_SYSTEM_TICKS] = {GT_CG, GC_SYSTEM_TICKS},
+    [A_PERIODS] = {GT_CG, GC_PERIODS},
+    [A_THROTTLED] = {GT_CG, GC_THROTTLED},
+    [A_THROTTLED_NS] = {GT_CG, GC_THROTTLED_NS},
+    [A_PSI_CPU_SOME] = {GT_CG, GC_PSI_CPU_SOME},
+    [A_PSI_CPU_FULL] = {GT_CG, GC_PSI_CPU_FULL},
+    [A_PSI_MEM_SOME] = {GT_CG, GC_PSI_MEM_SOME},
+    [A_PSI_MEM_FULL] = {GT_CG, GC_PSI_MEM_FULL},
+    [A_PSI_IO_SOME] = {GT_CG, GC_PSI_IO_SOME},
+    [A_PSI_IO_FULL] = {GT_CG, GC_PSI_IO_FULL},
+    [A_OOM] = {GT_MEM, GM_OOM},
+    [A_OOM_KILL] = {GT_MEM, GM_OOM_KILL},
+    [A_MAX_EVENTS] = {GT_MEM, GM_MAX_EVENTS},
+    [A_HIGH_EVENTS] = {GT_MEM, GM_HIGH_EVENTS},
+    [A_FAILCNT] = {GT_MEM, GM_FAILCNT},
 };
 
 typedef struct {
@@ -142,19 +226,23 @@ typedef struct {
 
 typedef struct {
     js_model_cfg_t cfg;
-    bool seen;      /* cgroup rows */
-    bool inv_seen;  /* the source's inventory */
+    /* the source tables read, bound by name against the layout `bound` (sample_bind) */
+    const js_table_t *const *bound;
+    js_bind_t t[GT__MAX];
+    int cc[GC__MAX], mc[GM__MAX], ic[GI__MAX];
+    bool seen;     /* cgroup rows */
+    bool inv_seen; /* the source's inventory */
     bool created;
-    bool whole; /* the cgroup held only the job from its start (cgroup.whole): counted from zero too */
+    bool whole;      /* the cgroup held only the job from its start (cgroup.whole): counted from zero too */
     bool peak_reset; /* the source reset the kernel's peak for its own descriptor (v2 memory.peak, 6.12+) */
     double
         peak_first; /* the kernel's peak at the first sample (a watched cgroup's counts from its creation) */
     char *path, *version;
-    kv_t *files;    /* file.TABLE.COLUMN inventory rows */
+    kv_t *files; /* file.TABLE.COLUMN inventory rows */
     size_t nfiles;
     double alloc_cores, alloc_mem;
     char *cores_bound, *mem_bound;
-    kv_t *bounds;   /* allocation.bound.* rows */
+    kv_t *bounds; /* allocation.bound.* rows */
     size_t nbounds;
     acc_t acc[A__MAX];
     io_dev_t *io;
@@ -213,8 +301,10 @@ static double acc_total(const acc_t *a)
 static void cpu_split(const cgroup_part_t *p, double *ret_user, double *ret_sys)
 {
     double total = acc_total(&p->acc[A_USAGE]) / 1e9, tck = (double)p->cfg.clk_tck;
-    double u = p->acc[A_USER].have ? acc_total(&p->acc[A_USER]) / 1e9 : acc_total(&p->acc[A_USER_TICKS]) / tck;
-    double s = p->acc[A_SYSTEM].have ? acc_total(&p->acc[A_SYSTEM]) / 1e9 : acc_total(&p->acc[A_SYSTEM_TICKS]) / tck;
+    double u =
+        p->acc[A_USER].have ? acc_total(&p->acc[A_USER]) / 1e9 : acc_total(&p->acc[A_USER_TICKS]) / tck;
+    double s =
+        p->acc[A_SYSTEM].have ? acc_total(&p->acc[A_SYSTEM]) / 1e9 : acc_total(&p->acc[A_SYSTEM_TICKS]) / tck;
     if (!isnan(total) && !isnan(u) && !isnan(s) && u + s > 0) {
         u = total * u / (u + s);
         s = total - u;
@@ -237,6 +327,25 @@ static double val_or_nan(const js_value_t *row, int col)
 static const js_value_t *first_row(const js_sample_t *s, const js_table_t *t)
 {
     const js_rows_t *r = sample_rows(s, t);
+    return r && r->nrows ? rows_row(r, 0) : NULL;
+}
+
+/* bind: the cgroup source's tables and columns in the layout of `s`, once per layout. */
+static void bind(cgroup_part_t *p, const js_sample_t *s)
+{
+    if (p->bound == s->tables)
+        return;
+    p->t[GT_CG] = (js_bind_t){"cgroup", cg_names, GC__MAX, p->cc, -1};
+    p->t[GT_MEM] = (js_bind_t){"cgroup_memory", mem_names, GM__MAX, p->mc, -1};
+    p->t[GT_IO] = (js_bind_t){"cgroup_io", io_names, GI__MAX, p->ic, -1};
+    sample_bind(s, p->t, GT__MAX);
+    p->bound = s->tables;
+}
+
+/* bound_first: the first row of bound table `k` in `s`, or NULL. */
+static const js_value_t *bound_first(const cgroup_part_t *p, const js_sample_t *s, int k)
+{
+    const js_rows_t *r = sample_bound(s, &p->t[k]);
     return r && r->nrows ? rows_row(r, 0) : NULL;
 }
 
@@ -398,6 +507,7 @@ static int cg_feed(void *state, const js_feed_t *f)
     int rc = read_inventory(p, f->s);
     if (rc < 0)
         return rc;
+    bind(p, f->s);
 
     const js_value_t *smp = first_row(f->s, &table_samples);
     if (!smp || !smp[SAMPLES_T_MONO].present)
@@ -421,7 +531,8 @@ static int cg_feed(void *state, const js_feed_t *f)
             p->tree_pss_max = pt->pss; /* the summary's headline without a cgroup: no page counted twice */
     }
 
-    const js_value_t *c = first_row(f->s, &table_cgroup), *m = first_row(f->s, &table_cgroup_memory);
+    const js_value_t *c = bound_first(p, f->s, GT_CG), *m = bound_first(p, f->s, GT_MEM);
+    const int *cc = p->cc, *mc = p->mc;
     for (int v = 0; v < V__MAX; v++)
         p->row[v] = NAN;
     if (!c && !m)
@@ -430,9 +541,10 @@ static int cg_feed(void *state, const js_feed_t *f)
 
     double d[A__MAX] = {0}; /* each set by acc_feed (zeroed for gcc -fanalyzer, which cannot tell) */
     for (int a = 0; a < A__MAX; a++) {
-        const js_value_t *row = acc_cols[a].t == &table_cgroup ? c : m;
-        unsigned width = acc_cols[a].t->cols[acc_cols[a].col].width;
-        acc_feed(&p->acc[a], row ? &row[acc_cols[a].col] : NULL, width, p->created || p->whole, t, t_prev, &d[a]);
+        const js_value_t *row = acc_cols[a].t == GT_CG ? c : m;
+        int col = acc_cols[a].t == GT_CG ? cc[acc_cols[a].col] : mc[acc_cols[a].col];
+        unsigned width = row ? f->s->tables[p->t[acc_cols[a].t].table]->cols[col].width : 64;
+        acc_feed(&p->acc[a], row ? &row[col] : NULL, width, p->created || p->whole, t, t_prev, &d[a]);
     }
 
     /* CPU */
@@ -441,15 +553,15 @@ static int cg_feed(void *state, const js_feed_t *f)
     if (dt > 0 && !isnan(d[A_USAGE])) {
         p->row[V_CPU_CORES] = d[A_USAGE] / (double)dt;
         /* the maximum over full intervals only (a closing sample may follow the last one by a few ms) */
-        if ((double)dt >= (double)p->cfg.interval_ns / 2 && (isnan(p->max_cores) || p->row[V_CPU_CORES] > p->max_cores))
+        if (!model_interval_short(&p->cfg, dt) && (isnan(p->max_cores) || p->row[V_CPU_CORES] > p->max_cores))
             p->max_cores = p->row[V_CPU_CORES];
     }
     if (!isnan(d[A_PERIODS]) && !isnan(d[A_THROTTLED]) && d[A_PERIODS] > 0)
         p->row[V_THROTTLED_FRACTION] = d[A_THROTTLED] / d[A_PERIODS];
     p->row[V_THROTTLED_S] = acc_total(&p->acc[A_THROTTLED_NS]) / 1e9;
-    p->row[V_PIDS] = val_or_nan(c, CG_PIDS);
-    max_into(&p->pids_max, c ? &c[CG_PIDS] : NULL);
-    max_into(&p->pids_max, c ? &c[CG_PIDS_PEAK] : NULL);
+    p->row[V_PIDS] = val_or_nan(c, cc[GC_PIDS]);
+    max_into(&p->pids_max, c ? &c[cc[GC_PIDS]] : NULL);
+    max_into(&p->pids_max, c ? &c[cc[GC_PIDS_PEAK]] : NULL);
     p->row[V_PSI_CPU_SOME] = psi_fraction(d[A_PSI_CPU_SOME], dt);
     p->row[V_PSI_MEMORY_SOME] = psi_fraction(d[A_PSI_MEM_SOME], dt);
     p->row[V_PSI_MEMORY_FULL] = psi_fraction(d[A_PSI_MEM_FULL], dt);
@@ -457,36 +569,37 @@ static int cg_feed(void *state, const js_feed_t *f)
     p->row[V_PSI_IO_FULL] = psi_fraction(d[A_PSI_IO_FULL], dt);
 
     /* memory */
-    p->row[V_MEM_CURRENT] = val_or_nan(m, CGM_CURRENT_BYTES);
-    p->row[V_MEM_PEAK] = val_or_nan(m, CGM_PEAK_BYTES);
-    p->row[V_ANON] = val_or_nan(m, CGM_ANON_BYTES);
-    p->row[V_FILE] = val_or_nan(m, CGM_FILE_BYTES);
-    p->row[V_SWAP] = val_or_nan(m, CGM_SWAP_BYTES);
+    p->row[V_MEM_CURRENT] = val_or_nan(m, mc[GM_CURRENT]);
+    p->row[V_MEM_PEAK] = val_or_nan(m, mc[GM_PEAK]);
+    p->row[V_ANON] = val_or_nan(m, mc[GM_ANON]);
+    p->row[V_FILE] = val_or_nan(m, mc[GM_FILE]);
+    p->row[V_SWAP] = val_or_nan(m, mc[GM_SWAP]);
     if (m) {
-        if (isnan(p->peak_first) && m[CGM_PEAK_BYTES].present)
-            p->peak_first = (double)m[CGM_PEAK_BYTES].i;
-        max_into(&p->peak_kernel, &m[CGM_PEAK_BYTES]);
-        max_into(&p->current_max, &m[CGM_CURRENT_BYTES]);
-        max_into(&p->anon_max, &m[CGM_ANON_BYTES]);
-        max_into(&p->file_max, &m[CGM_FILE_BYTES]);
-        max_into(&p->shmem_max, &m[CGM_SHMEM_BYTES]);
-        max_into(&p->swap_max, &m[CGM_SWAP_BYTES]);
-        max_into(&p->swap_max, &m[CGM_SWAP_PEAK_BYTES]);
-        max_into(&p->memsw_peak, &m[CGM_MEMSW_PEAK_BYTES]);
+        if (isnan(p->peak_first) && m[mc[GM_PEAK]].present)
+            p->peak_first = (double)m[mc[GM_PEAK]].i;
+        max_into(&p->peak_kernel, &m[mc[GM_PEAK]]);
+        max_into(&p->current_max, &m[mc[GM_CURRENT]]);
+        max_into(&p->anon_max, &m[mc[GM_ANON]]);
+        max_into(&p->file_max, &m[mc[GM_FILE]]);
+        max_into(&p->shmem_max, &m[mc[GM_SHMEM]]);
+        max_into(&p->swap_max, &m[mc[GM_SWAP]]);
+        max_into(&p->swap_max, &m[mc[GM_SWAP_PEAK]]);
+        max_into(&p->memsw_peak, &m[mc[GM_MEMSW_PEAK]]);
     }
     p->row[V_OOM_KILLS] = acc_total(&p->acc[A_OOM_KILL]);
 
     /* I/O: every device's increase */
-    const js_rows_t *io = sample_rows(f->s, &table_cgroup_io);
+    const js_rows_t *io = sample_bound(f->s, &p->t[GT_IO]);
+    const int *ic = p->ic;
     double rbps = NAN, wbps = NAN;
     for (size_t i = 0; io && i < io->nrows; i++) {
         const js_value_t *r = rows_row(io, i);
-        io_dev_t *dev = io_dev(p, r[CGIO_MAJOR].i, r[CGIO_MINOR].i);
+        io_dev_t *dev = io_dev(p, r[ic[GI_MAJOR]].i, r[ic[GI_MINOR]].i);
         if (!dev)
             return -ENOMEM;
         double dr, dw;
-        acc_feed(&dev->rd, &r[CGIO_READ_BYTES], 64, p->created || p->whole, t, t_prev, &dr);
-        acc_feed(&dev->wr, &r[CGIO_WRITE_BYTES], 64, p->created || p->whole, t, t_prev, &dw);
+        acc_feed(&dev->rd, &r[ic[GI_READ]], 64, p->created || p->whole, t, t_prev, &dr);
+        acc_feed(&dev->wr, &r[ic[GI_WRITE]], 64, p->created || p->whole, t, t_prev, &dw);
         if (dt > 0 && !isnan(dr))
             rbps = (isnan(rbps) ? 0 : rbps) + dr * 1e9 / (double)dt;
         if (dt > 0 && !isnan(dw))
@@ -541,7 +654,8 @@ static double wall_s(const cgroup_part_t *p)
 {
     if (!p->have_t)
         return NAN;
-    int64_t start = p->cfg.start_mono_ns > 0 && p->cfg.start_mono_ns <= p->t_first ? p->cfg.start_mono_ns : p->t_first;
+    int64_t start =
+        p->cfg.start_mono_ns > 0 && p->cfg.start_mono_ns <= p->t_first ? p->cfg.start_mono_ns : p->t_first;
     return (double)(p->t_last - start) / 1e9;
 }
 
@@ -610,7 +724,7 @@ static void eff_basis(cgroup_part_t *p, double *cpu_s, const char **cpu_basis, d
     *mem_basis = !isnan(cg_peak) ? "cgroup" : !isnan(p->tree_pss_max) ? "tree's PSS sum" : "tree's RSS sum";
 }
 
-static void cg_summary_json(void *state, jw_t *w)
+static void cg_summary(void *state, js_figure_t *r)
 {
     cgroup_part_t *p = state;
     double wall = wall_s(p);
@@ -618,52 +732,48 @@ static void cg_summary_json(void *state, jw_t *w)
         const char *method;
         double peak = mem_peak(p, &method);
         const char *cpu_file = file_of(p, "cgroup.usage_ns");
-        jw_open(w, "cgroup");
-        jw_str(w, "path", p->path);
-        jw_str(w, "version", p->version);
-        jw_bool(w, "created", p->created);
-        jw_open(w, "files");
-        for (size_t i = 0; i < p->nfiles; i++)
-            jw_str(w, p->files[i].key, p->files[i].value);
-        jw_close(w);
-        jw_open(w, "cpu");
+        fig_put_text(r, "cgroup.path", p->path);
+        fig_put_text(r, "cgroup.version", p->version);
+        fig_put_bool(r, "cgroup.created", p->created);
+        fig_put_object(r, "cgroup.files");
+        for (size_t i = 0; i < p->nfiles; i++) {
+            fig_name(r, "cgroup.files", p->files[i].key);
+            fig_put_text(r, "cgroup.files.{}", p->files[i].value);
+        }
         double total = acc_total(&p->acc[A_USAGE]) / 1e9;
-        jw_num(w, "total_s", total);
+        fig_how(fig_exact(fig_put_num(r, "cgroup.cpu.total_s", "s", total), true), "method",
+                cpu_file ? (strcmp(cpu_file, "cpu.stat") == 0
+                                ? "kernel: cpu.stat usage_usec of every task that ran in the cgroup"
+                                : "kernel: cpuacct.usage of every task that ran in the cgroup")
+                         : NULL);
         double us, ss;
         cpu_split(p, &us, &ss);
-        jw_num(w, "user_s", us);
-        jw_num(w, "system_s", ss);
-        jw_str(w, "method", cpu_file ? (strcmp(cpu_file, "cpu.stat") == 0 ? "kernel: cpu.stat usage_usec of every task that ran in the cgroup"
-                                                                          : "kernel: cpuacct.usage of every task that ran in the cgroup")
-                                     : NULL);
-        jw_num(w, "mean_cores", wall > 0 ? total / wall : NAN);
-        jw_num(w, "max_cores", p->max_cores);
-        jw_num(w, "tree_total_s", p->tree_cpu_s);
-        jw_close(w);
-        jw_open(w, "throttling");
-        jw_num(w, "periods", acc_total(&p->acc[A_PERIODS]));
-        jw_num(w, "throttled_periods", acc_total(&p->acc[A_THROTTLED]));
-        jw_num(w, "throttled_s", acc_total(&p->acc[A_THROTTLED_NS]) / 1e9);
-        jw_close(w);
-        jw_open(w, "memory");
-        jw_num(w, "peak_kernel_tree_bytes", peak);
-        jw_str(w, "peak_kernel_tree_method", method);
-        jw_num(w, "peak_sampled_bytes", p->current_max);
-        jw_num(w, "peak_since_created_bytes", peak_covers_window(p) ? NAN : p->peak_kernel);
-        jw_num(w, "anon_peak_bytes", p->anon_max);
-        jw_num(w, "file_peak_bytes", p->file_max);
-        jw_num(w, "shmem_peak_bytes", p->shmem_max);
-        jw_num(w, "swap_peak_bytes", p->swap_max);
-        jw_num(w, "memsw_peak_bytes", p->memsw_peak);
-        jw_num(w, "limit_bytes", p->alloc_mem);
-        jw_str(w, "limit_bound", p->mem_bound);
-        jw_num(w, "peak_fraction_of_limit", p->alloc_mem > 0 ? peak / p->alloc_mem : NAN);
-        jw_num(w, "oom_kills", acc_total(&p->acc[A_OOM_KILL]));
-        jw_num(w, "oom_events", acc_total(&p->acc[A_OOM]));
-        jw_num(w, "max_events", acc_total(&p->acc[A_MAX_EVENTS]));
-        jw_num(w, "failcnt", acc_total(&p->acc[A_FAILCNT]));
-        jw_close(w);
-        jw_open(w, "io");
+        fig_put_num(r, "cgroup.cpu.user_s", "s", us);
+        fig_put_num(r, "cgroup.cpu.system_s", "s", ss);
+        fig_put_num(r, "cgroup.cpu.mean_cores", "cores", wall > 0 ? total / wall : NAN);
+        fig_put_num(r, "cgroup.cpu.max_cores", "cores", p->max_cores);
+        fig_put_num(r, "cgroup.cpu.tree_total_s", "s", p->tree_cpu_s);
+        fig_put_num(r, "cgroup.throttling.periods", "count", acc_total(&p->acc[A_PERIODS]));
+        fig_put_num(r, "cgroup.throttling.throttled_periods", "count", acc_total(&p->acc[A_THROTTLED]));
+        fig_put_num(r, "cgroup.throttling.throttled_s", "s", acc_total(&p->acc[A_THROTTLED_NS]) / 1e9);
+        fig_how(fig_put_num(r, "cgroup.memory.peak_kernel_tree_bytes", "bytes", peak),
+                "peak_kernel_tree_method", method);
+        fig_put_num(r, "cgroup.memory.peak_sampled_bytes", "bytes", p->current_max);
+        fig_put_num(r, "cgroup.memory.peak_since_created_bytes", "bytes",
+                    peak_covers_window(p) ? NAN : p->peak_kernel);
+        fig_put_num(r, "cgroup.memory.anon_peak_bytes", "bytes", p->anon_max);
+        fig_put_num(r, "cgroup.memory.file_peak_bytes", "bytes", p->file_max);
+        fig_put_num(r, "cgroup.memory.shmem_peak_bytes", "bytes", p->shmem_max);
+        fig_put_num(r, "cgroup.memory.swap_peak_bytes", "bytes", p->swap_max);
+        fig_put_num(r, "cgroup.memory.memsw_peak_bytes", "bytes", p->memsw_peak);
+        fig_put_num(r, "cgroup.memory.limit_bytes", "bytes", p->alloc_mem);
+        fig_put_text(r, "cgroup.memory.limit_bound", p->mem_bound);
+        fig_put_num(r, "cgroup.memory.peak_fraction_of_limit", "fraction",
+                    p->alloc_mem > 0 ? peak / p->alloc_mem : NAN);
+        fig_put_num(r, "cgroup.memory.oom_kills", "count", acc_total(&p->acc[A_OOM_KILL]));
+        fig_put_num(r, "cgroup.memory.oom_events", "count", acc_total(&p->acc[A_OOM]));
+        fig_put_num(r, "cgroup.memory.max_events", "count", acc_total(&p->acc[A_MAX_EVENTS]));
+        fig_put_num(r, "cgroup.memory.failcnt", "count", acc_total(&p->acc[A_FAILCNT]));
         double rs = NAN, ws = NAN;
         for (size_t i = 0; i < p->nio; i++) {
             if (p->io[i].rd.have)
@@ -671,108 +781,155 @@ static void cg_summary_json(void *state, jw_t *w)
             if (p->io[i].wr.have)
                 ws = (isnan(ws) ? 0 : ws) + p->io[i].wr.cum;
         }
-        jw_num(w, "read_bytes", rs);
-        jw_num(w, "write_bytes", ws);
-        jw_close(w);
-        jw_num(w, "pids_max", p->pids_max);
-        jw_open(w, "pressure");
-        jw_num(w, "cpu_some_s", acc_total(&p->acc[A_PSI_CPU_SOME]) / 1e6);
-        jw_num(w, "memory_some_s", acc_total(&p->acc[A_PSI_MEM_SOME]) / 1e6);
-        jw_num(w, "memory_full_s", acc_total(&p->acc[A_PSI_MEM_FULL]) / 1e6);
-        jw_num(w, "io_some_s", acc_total(&p->acc[A_PSI_IO_SOME]) / 1e6);
-        jw_num(w, "io_full_s", acc_total(&p->acc[A_PSI_IO_FULL]) / 1e6);
-        jw_close(w);
-        jw_close(w);
+        fig_put_num(r, "cgroup.io.read_bytes", "bytes", rs);
+        fig_put_num(r, "cgroup.io.write_bytes", "bytes", ws);
+        fig_put_num(r, "cgroup.pids_max", "count", p->pids_max);
+        fig_put_num(r, "cgroup.pressure.cpu_some_s", "s", acc_total(&p->acc[A_PSI_CPU_SOME]) / 1e6);
+        fig_put_num(r, "cgroup.pressure.memory_some_s", "s", acc_total(&p->acc[A_PSI_MEM_SOME]) / 1e6);
+        fig_put_num(r, "cgroup.pressure.memory_full_s", "s", acc_total(&p->acc[A_PSI_MEM_FULL]) / 1e6);
+        fig_put_num(r, "cgroup.pressure.io_some_s", "s", acc_total(&p->acc[A_PSI_IO_SOME]) / 1e6);
+        fig_put_num(r, "cgroup.pressure.io_full_s", "s", acc_total(&p->acc[A_PSI_IO_FULL]) / 1e6);
     }
     if (p->inv_seen && p->cfg.scope != JS_SCOPE_NODE) { /* a node has no allocation to be efficient against */
         double cpu, peak;
         const char *cb, *mb;
         eff_basis(p, &cpu, &cb, &peak, &mb);
-        jw_open(w, "allocation");
-        jw_num(w, "cores", p->alloc_cores);
-        jw_str(w, "cores_bound", p->cores_bound);
-        jw_num(w, "memory_limit_bytes", p->alloc_mem);
-        jw_str(w, "memory_limit_bound", p->mem_bound);
-        jw_open(w, "bounds");
-        for (size_t i = 0; i < p->nbounds; i++)
-            jw_num(w, p->bounds[i].key, parse_num(p->bounds[i].value));
-        jw_close(w);
-        jw_num(w, "cpu_efficiency", p->alloc_cores > 0 && wall > 0 ? cpu / (p->alloc_cores * wall) : NAN);
-        jw_str(w, "cpu_efficiency_basis", cb);
-        jw_num(w, "memory_efficiency", p->alloc_mem > 0 ? peak / p->alloc_mem : NAN);
-        jw_str(w, "memory_efficiency_basis", mb);
-        jw_close(w);
+        fig_put_num(r, "allocation.cores", "cores", p->alloc_cores);
+        fig_put_text(r, "allocation.cores_bound", p->cores_bound);
+        fig_put_num(r, "allocation.memory_limit_bytes", "bytes", p->alloc_mem);
+        fig_put_text(r, "allocation.memory_limit_bound", p->mem_bound);
+        fig_put_object(r, "allocation.bounds");
+        for (size_t i = 0; i < p->nbounds; i++) {
+            fig_name(r, "allocation.bounds", p->bounds[i].key);
+            fig_put_num(r, "allocation.bounds.{}", "cores", parse_num(p->bounds[i].value));
+        }
+        fig_how(fig_put_num(r, "allocation.cpu_efficiency", "fraction",
+                            p->alloc_cores > 0 && wall > 0 ? cpu / (p->alloc_cores * wall) : NAN),
+                "cpu_efficiency_basis", cb);
+        fig_how(fig_put_num(r, "allocation.memory_efficiency", "fraction",
+                            p->alloc_mem > 0 ? peak / p->alloc_mem : NAN),
+                "memory_efficiency_basis", mb);
+        fig_put_num(r, "allocation.wall_s", "s", wall);
+        fig_put_num(r, "allocation.memory_peak_bytes", "bytes", peak);
     }
 }
 
-static const char *num(char *buf, size_t cap, const char *fmt, double v)
+/* file_named: the basename of the file behind figure `key` of the summary's cgroup.files, or NULL. */
+static const char *file_named(const js_figure_t *r, const char *key)
 {
-    if (isnan(v))
-        snprintf(buf, cap, "n/a");
-    else
-        snprintf(buf, cap, fmt, v);
-    return buf;
+    const js_figure_t *files = fig_get(r, "cgroup.files");
+    for (size_t i = 0; i < fig_count(files); i++) {
+        const js_figure_t *f = fig_kid(files, i);
+        if (strcmp(f->name, key) == 0 && f->present && f->kind == FIG_TEXT) {
+            const char *slash = strrchr(f->text, '/');
+            return slash ? slash + 1 : f->text;
+        }
+    }
+    return NULL;
 }
 
-static int cg_summary_text(void *state, js_buf_t *b)
+static int cg_text_cgroup(const js_figure_t *r, js_buf_t *b)
 {
-    cgroup_part_t *p = state;
     char a[64], c[64], d[64], e[64], g[64];
+    const char *path = fig_text(r, "cgroup.path"), *version = fig_text(r, "cgroup.version");
+    int err = buf_printf(b, "  cgroup           %s (%s%s)\n", path ? path : "?", version ? version : "?",
+                         fig_bool(r, "cgroup.created") == 1 ? ", made for this run" : "");
+    const char *cpu_file = file_named(r, "cgroup.usage_ns"),
+               *peak_file = file_named(r, "cgroup_memory.peak_bytes");
+    err |= buf_printf(b, "  cgroup CPU       %s s (user %s, system %s) from %s; process tree %s s\n",
+                      fig_fmt(a, sizeof(a), "%.3f", fig_num(r, "cgroup.cpu.total_s")),
+                      fig_fmt(c, sizeof(c), "%.3f", fig_num(r, "cgroup.cpu.user_s")),
+                      fig_fmt(d, sizeof(d), "%.3f", fig_num(r, "cgroup.cpu.system_s")),
+                      cpu_file ? cpu_file : "cgroup",
+                      fig_fmt(e, sizeof(e), "%.3f", fig_num(r, "cgroup.cpu.tree_total_s")));
+    const js_figure_t *peak = fig_get(r, "cgroup.memory.peak_kernel_tree_bytes");
+    bool covers = peak && peak->method && strncmp(peak->method, "kernel:", 7) == 0; /* peak_covers_window */
+    err |= buf_printf(b, "  cgroup memory    peak %s (%s); anon %s, page cache %s at most (sampled)\n",
+                      fmt_bytes(a, sizeof(a), fig_value(peak)),
+                      covers ? (peak_file ? peak_file : "kernel high-water") : "sampled",
+                      fmt_bytes(c, sizeof(c), fig_num(r, "cgroup.memory.anon_peak_bytes")),
+                      fmt_bytes(d, sizeof(d), fig_num(r, "cgroup.memory.file_peak_bytes")));
+    double since = fig_num(r, "cgroup.memory.peak_since_created_bytes");
+    if (!isnan(since))
+        err |= buf_printf(
+            b, "  cgroup mark      %s since the cgroup was created (%s: before this watch, not reset)\n",
+            fmt_bytes(a, sizeof(a), since), peak_file ? peak_file : "kernel high-water");
+    double fc = fig_num(r, "cgroup.memory.failcnt");
+    err |= buf_printf(b, "  cgroup events    %s OOM kills%s%s; throttled %s of %s quota periods (%s s)\n",
+                      fig_fmt(a, sizeof(a), "%.0f", fig_num(r, "cgroup.memory.oom_kills")),
+                      isnan(fc) ? "" : ", failcnt ", isnan(fc) ? "" : fig_fmt(c, sizeof(c), "%.0f", fc),
+                      fig_fmt(d, sizeof(d), "%.0f", fig_num(r, "cgroup.throttling.throttled_periods")),
+                      fig_fmt(e, sizeof(e), "%.0f", fig_num(r, "cgroup.throttling.periods")),
+                      fig_fmt(g, sizeof(g), "%.3f", fig_num(r, "cgroup.throttling.throttled_s")));
+    return err;
+}
+
+static int cg_text_allocation(const js_figure_t *r, js_buf_t *b)
+{
+    char a[64], c[64], d[64];
     int err = 0;
-    double wall = wall_s(p);
-    if (p->seen) {
-        const char *method, *cpu_file = file_of(p, "cgroup.usage_ns");
-        double peak = mem_peak(p, &method);
-        const char *peak_file = file_of(p, "cgroup_memory.peak_bytes");
-        err |= buf_printf(b, "  cgroup           %s (%s%s)\n", p->path ? p->path : "?", p->version ? p->version : "?",
-                          p->created ? ", made for this run" : "");
-        err |= buf_printf(b, "  cgroup CPU       %s s (user %s, system %s) from %s; process tree %s s\n",
-                          num(a, sizeof(a), "%.3f", acc_total(&p->acc[A_USAGE]) / 1e9),
-                          num(c, sizeof(c), "%.3f", p->row[V_USER_S]), num(d, sizeof(d), "%.3f", p->row[V_SYSTEM_S]),
-                          cpu_file ? cpu_file : "cgroup", num(e, sizeof(e), "%.3f", p->tree_cpu_s));
-        err |= buf_printf(b, "  cgroup memory    peak %s (%s); anon %s, page cache %s at most (sampled)\n",
-                          fmt_bytes(a, sizeof(a), peak),
-                          peak_covers_window(p) ? (peak_file ? peak_file : "kernel high-water") : "sampled",
-                          fmt_bytes(c, sizeof(c), p->anon_max), fmt_bytes(d, sizeof(d), p->file_max));
-        if (!peak_covers_window(p) && !isnan(p->peak_kernel))
-            err |= buf_printf(
-                b, "  cgroup mark      %s since the cgroup was created (%s: before this watch, not reset)\n",
-                fmt_bytes(a, sizeof(a), p->peak_kernel), peak_file ? peak_file : "kernel high-water");
-        double oom = acc_total(&p->acc[A_OOM_KILL]), fc = acc_total(&p->acc[A_FAILCNT]);
-        double thr = acc_total(&p->acc[A_THROTTLED]), per = acc_total(&p->acc[A_PERIODS]);
-        err |= buf_printf(b, "  cgroup events    %s OOM kills%s%s; throttled %s of %s quota periods (%s s)\n",
-                          num(a, sizeof(a), "%.0f", oom), isnan(fc) ? "" : ", failcnt ",
-                          isnan(fc) ? "" : num(c, sizeof(c), "%.0f", fc), num(d, sizeof(d), "%.0f", thr),
-                          num(e, sizeof(e), "%.0f", per),
-                          num(g, sizeof(g), "%.3f", acc_total(&p->acc[A_THROTTLED_NS]) / 1e9));
-    }
-    if (p->inv_seen && p->cfg.scope != JS_SCOPE_NODE) {
-        double cpu, peak;
-        const char *cb, *mb;
-        eff_basis(p, &cpu, &cb, &peak, &mb);
-        double ce = p->alloc_cores > 0 && wall > 0 ? cpu / (p->alloc_cores * wall) : NAN;
-        /* the bound by the name the summary's cores line gives the same count (affinity and cpuset agree) */
-        const char *bound = p->cfg.cores_bound && p->cfg.cores_available == p->alloc_cores
-                                ? p->cfg.cores_bound
-                            : p->cores_bound ? p->cores_bound
-                                             : "none";
-        if (isnan(ce))
-            err |= buf_printf(b, "  CPU efficiency   n/a (%s)\n",
-                              !(p->alloc_cores > 0) ? "no allocation known" : "no wall time");
-        else
-            err |= buf_printf(b,
-                              "  CPU efficiency   %.1f%% of %.2f core-s (%g cores x %.3f s wall; bound: %s; "
-                              "CPU from the %s)\n",
-                              ce * 100, p->alloc_cores * wall, p->alloc_cores, wall, bound, cb);
-        if (p->alloc_mem > 0)
-            err |= buf_printf(b, "  mem efficiency   %s%% of %s (bound: %s; peak %s from the %s)\n",
-                              num(a, sizeof(a), "%.1f", peak / p->alloc_mem * 100), fmt_bytes(c, sizeof(c), p->alloc_mem),
-                              p->mem_bound ? p->mem_bound : "none", fmt_bytes(d, sizeof(d), peak), mb);
-        else
-            err |= buf_printf(b, "  mem efficiency   n/a: no memory limit (peak %s from the %s)\n",
-                              fmt_bytes(d, sizeof(d), peak), mb);
-    }
+    double cores = fig_num(r, "allocation.cores"), wall = fig_num(r, "allocation.wall_s");
+    const js_figure_t *ce = fig_get(r, "allocation.cpu_efficiency"),
+                      *me = fig_get(r, "allocation.memory_efficiency");
+    /* the bound by the name the summary's cores line gives the same count (affinity and cpuset agree) */
+    const char *top_bound = fig_text(r, "cpu.cores_bound"), *own = fig_text(r, "allocation.cores_bound");
+    const char *bound = top_bound && fig_num(r, "cpu.cores_available") == cores ? top_bound
+                        : own                                                   ? own
+                                                                                : "none";
+    if (isnan(fig_value(ce)))
+        err |= buf_printf(b, "  CPU efficiency   n/a (%s)\n",
+                          !(cores > 0) ? "no allocation known" : "no wall time");
+    else
+        err |=
+            buf_printf(b,
+                       "  CPU efficiency   %.1f%% of %.2f core-s (%g cores x %.3f s wall; bound: %s; "
+                       "CPU from the %s)\n",
+                       fig_value(ce) * 100, cores * wall, cores, wall, bound, ce->method ? ce->method : "?");
+    double limit = fig_num(r, "allocation.memory_limit_bytes"),
+           peak = fig_num(r, "allocation.memory_peak_bytes");
+    const char *mb = me && me->method ? me->method : "?",
+               *mbound = fig_text(r, "allocation.memory_limit_bound");
+    if (limit > 0)
+        err |= buf_printf(b, "  mem efficiency   %s%% of %s (bound: %s; peak %s from the %s)\n",
+                          fig_fmt(a, sizeof(a), "%.1f", peak / limit * 100), fmt_bytes(c, sizeof(c), limit),
+                          mbound ? mbound : "none", fmt_bytes(d, sizeof(d), peak), mb);
+    else
+        err |= buf_printf(b, "  mem efficiency   n/a: no memory limit (peak %s from the %s)\n",
+                          fmt_bytes(d, sizeof(d), peak), mb);
+    return err;
+}
+
+static int cg_summary_text(const js_figure_t *r, js_buf_t *b)
+{
+    int err = 0;
+    if (fig_get(r, "cgroup.cpu"))
+        err |= cg_text_cgroup(r, b);
+    if (fig_get(r, "allocation.cores"))
+        err |= cg_text_allocation(r, b);
     return err ? -ENOMEM : 0;
+}
+
+static void totals_of(cgroup_part_t *p, js_cgroup_totals_t *ret);
+
+/* cg_scope_totals: the cgroup's accounting where the cgroup is the scope's own: made for the run, the
+ * watched one, or the watched user's (user-UID.slice) */
+static int cg_scope_totals(void *state, js_scope_totals_t *ret)
+{
+    js_cgroup_totals_t cg;
+    cgroup_part_t *p = state;
+    memset(ret, 0, sizeof(*ret));
+    if (!p || !p->seen || !(p->created || p->cfg.scope == JS_SCOPE_CGROUP || p->cfg.scope == JS_SCOPE_USER))
+        return -ENOENT;
+    totals_of(p, &cg);
+    *ret = (js_scope_totals_t){.present = true,
+                               .cpu_s = cg.cpu_s,
+                               .user_s = cg.user_s,
+                               .system_s = cg.system_s,
+                               .cpu_file = cg.cpu_file,
+                               .peak_bytes = cg.peak_kernel_tree_bytes,
+                               .peak_method = cg.peak_method,
+                               .current_bytes = cg.current_bytes};
+    return 0;
 }
 
 const js_model_part_t part_cgroup = {
@@ -781,21 +938,19 @@ const js_model_part_t part_cgroup = {
     .feed = cg_feed,
     .view_table = cg_view_table,
     .view_fill = cg_view_fill,
-    .summary_json = cg_summary_json,
+    .summary = cg_summary,
     .summary_text = cg_summary_text,
+    .scope_totals = cg_scope_totals,
     .fini = cg_fini,
 };
 
-int part_cgroup_totals(const js_model_t *m, js_cgroup_totals_t *ret)
+static void totals_of(cgroup_part_t *p, js_cgroup_totals_t *ret)
 {
     memset(ret, 0, sizeof(*ret));
     ret->cpu_s = ret->user_s = ret->system_s = ret->peak_kernel_tree_bytes = ret->peak_since_created_bytes =
         NAN;
     ret->anon_peak_bytes = ret->file_peak_bytes = ret->swap_peak_bytes = ret->oom_kills = ret->failcnt = NAN;
     ret->cores = ret->memory_limit_bytes = ret->current_bytes = NAN;
-    cgroup_part_t *p = model_part_state(m, &part_cgroup);
-    if (!p)
-        return -ENOENT;
     ret->present = p->seen;
     ret->created = p->created;
     ret->path = p->path;
@@ -819,5 +974,18 @@ int part_cgroup_totals(const js_model_t *m, js_cgroup_totals_t *ret)
     ret->memory_limit_bytes = p->alloc_mem;
     ret->memory_limit_bound = p->mem_bound;
     ret->current_bytes = p->seen ? p->row[V_MEM_CURRENT] : NAN;
+}
+
+int part_cgroup_totals(const js_model_t *m, js_cgroup_totals_t *ret)
+{
+    memset(ret, 0, sizeof(*ret));
+    ret->cpu_s = ret->user_s = ret->system_s = ret->peak_kernel_tree_bytes = ret->peak_since_created_bytes =
+        NAN;
+    ret->anon_peak_bytes = ret->file_peak_bytes = ret->swap_peak_bytes = ret->oom_kills = ret->failcnt = NAN;
+    ret->cores = ret->memory_limit_bytes = ret->current_bytes = NAN;
+    cgroup_part_t *p = model_part_state(m, &part_cgroup);
+    if (!p)
+        return -ENOENT;
+    totals_of(p, ret); /* the same, from the part's state */
     return 0;
 }

@@ -9,22 +9,23 @@
  *
  * Attribution (method `busy_cpu_share`). RAPL measures the node, and the scope may be a small part of it.
  * Over each interval i with node energy E_i:
- *   u_i = busy_i / (busy_i + idle_i)        the node's busy share of CPU time, from the `cpu` table's aggregate
- *                                            row (busy = user + nice + system + irq + softirq; idle = idle +
- *                                            iowait; steal, time the CPUs were not ours, counts in neither)
- *   s_i = min(1, scope_cpu_i / busy_i)      the scope's share of that busy time (scope CPU seconds from the tree
- *                                            model: the difference of its cumulative cpu_s)
- *   scope energy   += s_i * u_i * E_i       the scope's share of the busy part of the energy
- *   idle energy    += (1 - u_i) * E_i       the idle part, attributed to no one and reported apart
- * An interval lacking any of the inputs is not attributed and is counted. With the whole node as the scope,
- * s_i is about 1 and the scope's energy is the node's busy energy. This is a linear model (energy follows
- * busy CPU time); it ignores that cores differ in frequency and that memory-bound work draws more DRAM power.
+ *   u_i = busy_i / (busy_i + idle_i)        the node's busy share of CPU time, from the `cpu` table's
+ * aggregate row (busy = user + nice + system + irq + softirq; idle = idle + iowait; steal, time the CPUs were
+ * not ours, counts in neither) s_i = min(1, scope_cpu_i / busy_i)      the scope's share of that busy time
+ * (scope CPU seconds from the tree model: the difference of its cumulative cpu_s) scope energy   += s_i * u_i
+ * * E_i       the scope's share of the busy part of the energy idle energy    += (1 - u_i) * E_i       the
+ * idle part, attributed to no one and reported apart An interval lacking any of the inputs is not attributed
+ * and is counted. With the whole node as the scope, s_i is about 1 and the scope's energy is the node's busy
+ * energy. This is a linear model (energy follows busy CPU time); it ignores that cores differ in frequency
+ * and that memory-bound work draws more DRAM power.
  *
  * Views: `energy`, one row per zone and sample. Summary: an `energy` section when the recording has RAPL
  * zones (with the reason when energy could not be read).
  */
+#include "model/figure.h"
 #include "model/model.h"
 #include "model/track.h"
+#include "core/util.h"
 
 #include <errno.h>
 #include <math.h>
@@ -34,24 +35,26 @@
 
 typedef struct {
     char *zone, *domain;
-    bool node;          /* counts in the node total */
-    track_t tr;         /* energy, joules */
-    double max_w;       /* largest power over an interval at least half the nominal one */
+    bool node;    /* counts in the node total */
+    track_t tr;   /* energy, joules */
+    double max_w; /* largest power over an interval at least half the nominal one */
     double attributed_j;
-    double share;       /* this interval's s_i * u_i (NAN when not attributed) */
-    int64_t err;        /* errno column of the last row */
+    double share; /* this interval's s_i * u_i (NAN when not attributed) */
+    int64_t err;  /* errno column of the last row */
     bool seen_now;
 } ezone_t;
 
 /* columns of the source tables, resolved by name at the first feed that has them (-1: absent) */
 enum { RC_ZONE, RC_DOMAIN, RC_ENERGY, RC_RANGE, RC_ERRNO, RC__MAX };
-static const char *const rapl_names[RC__MAX] = {"zone", "domain", "energy_uj", "max_energy_range_uj", "errno"};
+static const char *const rapl_names[RC__MAX] = {"zone", "domain", "energy_uj", "max_energy_range_uj",
+                                                "errno"};
 enum { CC_CPU, CC_USER, CC_NICE, CC_SYSTEM, CC_IDLE, CC_IOWAIT, CC_IRQ, CC_SOFTIRQ, CC__MAX };
-static const char *const cpu_names[CC__MAX] = {"cpu",       "user_ticks",   "nice_ticks", "system_ticks",
+static const char *const cpu_names[CC__MAX] = {"cpu",        "user_ticks",   "nice_ticks", "system_ticks",
                                                "idle_ticks", "iowait_ticks", "irq_ticks",  "softirq_ticks"};
 
 typedef struct {
-    double tck, min_dt;
+    double tck;
+    js_model_cfg_t cfg; /* the run's (model_interval_short) */
     bool resolved_rapl, resolved_cpu;
     int rc[RC__MAX], cc[CC__MAX];
     ezone_t *z;
@@ -80,11 +83,6 @@ static void resolve(int *idx, const char *const *names, int n, const js_rows_t *
 static const js_value_t *cell(const js_value_t *row, int c)
 {
     return c >= 0 ? &row[c] : NULL;
-}
-
-static const char *text_of(const js_rows_t *r, const js_value_t *row, int c)
-{
-    return c >= 0 && row[c].present ? rows_str(r, &row[c]) : "";
 }
 
 /* is_node_zone: package-N or package-N/dram */
@@ -165,7 +163,8 @@ static int energy_feed(void *state, const js_feed_t *f)
     if (!samples || !samples->nrows || !rows_row(samples, 0)[SAMPLES_T_MONO].present)
         return 0;
     int64_t t = rows_row(samples, 0)[SAMPLES_T_MONO].i;
-    double dt = e->fed && t > e->prev_t ? (double)(t - e->prev_t) / 1e9 : NAN;
+    int64_t dt_ns = e->fed && t > e->prev_t ? t - e->prev_t : 0;
+    double dt = dt_ns ? ns_to_s(dt_ns) : NAN;
     e->fed++;
     e->prev_t = t;
     if (rapl && !e->resolved_rapl) {
@@ -182,7 +181,8 @@ static int energy_feed(void *state, const js_feed_t *f)
         e->z[i].seen_now = false;
     for (size_t i = 0; rapl && e->rc[RC_ZONE] >= 0 && i < rapl->nrows; i++) {
         const js_value_t *row = rows_row(rapl, i);
-        ezone_t *z = zone_get(e, text_of(rapl, row, e->rc[RC_ZONE]), text_of(rapl, row, e->rc[RC_DOMAIN]));
+        ezone_t *z =
+            zone_get(e, rows_text(rapl, row, e->rc[RC_ZONE], ""), rows_text(rapl, row, e->rc[RC_DOMAIN], ""));
         if (!z)
             return -ENOMEM;
         z->seen_now = true;
@@ -191,7 +191,8 @@ static int energy_feed(void *state, const js_feed_t *f)
         z->err = err && err->present ? err->i : 0;
         track_step(&z->tr, cell(row, e->rc[RC_ENERGY]), t, track_range,
                    range && range->present && range->i > 0 ? (uint64_t)range->i : 0, 1e-6);
-        if (!isnan(z->tr.rate) && z->tr.dt_s >= e->min_dt && (isnan(z->max_w) || z->tr.rate > z->max_w))
+        if (!isnan(z->tr.rate) && !model_interval_short(&e->cfg, z->tr.dt_ns) &&
+            (isnan(z->max_w) || z->tr.rate > z->max_w))
             z->max_w = z->tr.rate;
     }
     for (size_t i = 0; i < e->n; i++)
@@ -217,7 +218,7 @@ static int energy_feed(void *state, const js_feed_t *f)
         e->node_covered_s += dt;
         e->node_intervals++;
         e->node_w = node / dt;
-        if (dt >= e->min_dt && (isnan(e->node_max_w) || e->node_w > e->node_max_w))
+        if (!model_interval_short(&e->cfg, dt_ns) && (isnan(e->node_max_w) || e->node_w > e->node_max_w))
             e->node_max_w = e->node_w;
     }
 
@@ -272,12 +273,14 @@ static const js_column_t energy_view_cols[EV__MAX] = {
     [EV_POWER] = {"power_w", "W", JS_REAL, JS_GAUGE, 0, "mean power over the last interval"},
     [EV_SCOPE_ENERGY] = {"scope_energy_j", "J", JS_REAL, JS_COUNTER, 0,
                          "the scope's share since the first sample (busy_cpu_share, docs/METRICS.md)"},
-    [EV_SHARE] = {"scope_share_fraction", "fraction", JS_REAL, JS_GAUGE, 0,
-                  "the scope's share of this interval's energy: busy CPU share times the node's busy fraction"},
-    [EV_ERRNO] = {"errno", "errno", JS_INT, JS_GAUGE, 0, "0, or why energy_uj could not be read (negative errno)"},
+    [EV_SHARE] =
+        {"scope_share_fraction", "fraction", JS_REAL, JS_GAUGE, 0,
+         "the scope's share of this interval's energy: busy CPU share times the node's busy fraction"},
+    [EV_ERRNO] = {"errno", "errno", JS_INT, JS_GAUGE, 0,
+                  "0, or why energy_uj could not be read (negative errno)"},
 };
-static const js_table_t energy_view = {"energy", "RAPL energy and power per zone, one row per zone and sample",
-                                       EV__MAX, energy_view_cols};
+static const js_table_t energy_view = {
+    "energy", "RAPL energy and power per zone, one row per zone and sample", EV__MAX, energy_view_cols};
 
 static const js_table_t *energy_view_table(void *state, size_t i)
 {
@@ -390,108 +393,98 @@ static size_t groups(const energy_t *e, char names[][16], double *sums, size_t m
     return n;
 }
 
-static void energy_summary_json(void *state, jw_t *w)
+static void energy_summary(void *state, js_figure_t *r)
 {
     energy_t *e = state;
     if (!e->n)
         return;
     char buf[160];
-    jw_open(w, "energy");
-    jw_str(w, "source", "RAPL (powercap energy_uj)");
-    jw_num(w, "node_energy_j", e->node_intervals ? e->node_j : NAN);
-    jw_str(w, "node_domains", "package + dram (psys reported apart)");
-    jw_num(w, "node_mean_power_w", e->node_covered_s > 0 ? e->node_j / e->node_covered_s : NAN);
-    jw_num(w, "node_max_power_w", e->node_max_w);
-    jw_num(w, "covered_s", e->node_covered_s);
+    fig_put_text(r, "energy.source", "RAPL (powercap energy_uj)");
+    fig_merge(fig_put_num(r, "energy.node_energy_j", "J", e->node_intervals ? e->node_j : NAN),
+              FIG_MERGE_SUM);
+    fig_put_text(r, "energy.node_domains", "package + dram (psys reported apart)");
+    fig_put_num(r, "energy.node_mean_power_w", "W",
+                e->node_covered_s > 0 ? e->node_j / e->node_covered_s : NAN);
+    fig_put_num(r, "energy.node_max_power_w", "W", e->node_max_w);
+    fig_put_num(r, "energy.covered_s", "s", e->node_covered_s);
     int64_t err = first_error(e);
-    jw_str(w, "error", err ? error_text(err, buf, sizeof(buf)) : NULL);
+    fig_put_text(r, "energy.error", err ? error_text(err, buf, sizeof(buf)) : NULL);
     char names[16][16];
     double sums[16];
     size_t ng = groups(e, names, sums, 16);
-    jw_open(w, "domains_j");
-    for (size_t k = 0; k < ng; k++)
-        jw_num(w, names[k], sums[k]);
-    jw_close(w);
-    jw_array(w, "zones");
+    fig_put_object(r, "energy.domains_j");
+    for (size_t k = 0; k < ng; k++) {
+        fig_name(r, "energy.domains_j", names[k]);
+        fig_put_num(r, "energy.domains_j.{}", "J", sums[k]);
+    }
+    fig_put_array(r, "energy.zones");
     for (size_t i = 0; i < e->n; i++) {
         const ezone_t *z = &e->z[i];
-        jw_open(w, NULL);
-        jw_str(w, "zone", z->zone);
-        jw_str(w, "domain", z->domain);
-        jw_num(w, "energy_j", zone_energy(z));
-        jw_num(w, "mean_power_w", zone_mean_w(z));
-        jw_num(w, "max_power_w", z->max_w);
-        jw_int(w, "intervals", z->tr.known);
-        jw_int(w, "intervals_unknown", z->tr.unknown);
-        jw_str(w, "error", !z->tr.known && z->err ? error_text(z->err, buf, sizeof(buf)) : NULL);
-        jw_close(w);
+        fig_put_elem(r, "energy.zones");
+        fig_put_text(r, "energy.zones[].zone", z->zone);
+        fig_put_text(r, "energy.zones[].domain", z->domain);
+        fig_put_num(r, "energy.zones[].energy_j", "J", zone_energy(z));
+        fig_put_num(r, "energy.zones[].mean_power_w", "W", zone_mean_w(z));
+        fig_put_num(r, "energy.zones[].max_power_w", "W", z->max_w);
+        fig_put_int(r, "energy.zones[].intervals", "count", z->tr.known);
+        fig_put_int(r, "energy.zones[].intervals_unknown", "count", z->tr.unknown);
+        fig_put_text(r, "energy.zones[].error",
+                     !z->tr.known && z->err ? error_text(z->err, buf, sizeof(buf)) : NULL);
     }
-    jw_array_close(w);
-    jw_open(w, "attribution");
-    jw_str(w, "method", "busy_cpu_share");
-    jw_str(w, "description", "per interval: node energy x the node's busy CPU fraction x the scope's share of "
-                             "the busy CPU time; the idle part is attributed to no one");
+    fig_put_text(r, "energy.attribution.method", "busy_cpu_share");
+    fig_put_text(
+        r, "energy.attribution.description",
+        "per interval: node energy x the node's busy CPU fraction x the scope's share of the busy CPU "
+        "time; the idle part is attributed to no one");
     bool any = e->attributed > 0;
-    jw_num(w, "scope_energy_j", any ? e->scope_j : NAN);
-    jw_num(w, "scope_fraction", any && e->busy_j + e->idle_j > 0 ? e->scope_j / (e->busy_j + e->idle_j) : NAN);
-    jw_num(w, "node_busy_energy_j", any ? e->busy_j : NAN);
-    jw_num(w, "node_idle_energy_j", any ? e->idle_j : NAN);
-    jw_int(w, "intervals", e->attributed);
-    jw_int(w, "intervals_unattributed", e->unattributed);
-    jw_close(w);
-    jw_close(w);
+    fig_put_num(r, "energy.attribution.scope_energy_j", "J", any ? e->scope_j : NAN);
+    fig_put_num(r, "energy.attribution.scope_fraction", "fraction",
+                any && e->busy_j + e->idle_j > 0 ? e->scope_j / (e->busy_j + e->idle_j) : NAN);
+    fig_put_num(r, "energy.attribution.node_busy_energy_j", "J", any ? e->busy_j : NAN);
+    fig_put_num(r, "energy.attribution.node_idle_energy_j", "J", any ? e->idle_j : NAN);
+    fig_put_int(r, "energy.attribution.intervals", "count", e->attributed);
+    fig_put_int(r, "energy.attribution.intervals_unattributed", "count", e->unattributed);
 }
 
-static const char *num(char *buf, size_t cap, const char *fmt, double v)
+static int energy_summary_text(const js_figure_t *r, js_buf_t *b)
 {
-    if (isnan(v))
-        snprintf(buf, cap, "n/a");
-    else
-        snprintf(buf, cap, fmt, v);
-    return buf;
-}
-
-static int energy_summary_text(void *state, js_buf_t *b)
-{
-    energy_t *e = state;
-    if (!e->n)
+    if (!fig_get(r, "energy"))
         return 0;
-    char a[32], c[32], d[32], buf[160];
+    char a[32], c[32], d[32];
     int err = 0;
-    int64_t rc = first_error(e);
-    if (!e->node_intervals && rc)
-        return buf_printf(b, "  energy           not measured: %s\n", error_text(rc, buf, sizeof(buf)));
-    err |= buf_printf(b, "  energy           node %s, mean %s W, max %s W (",
-                      fmt_j(a, sizeof(a), e->node_intervals ? e->node_j : NAN),
-                      num(c, sizeof(c), "%.1f", e->node_covered_s > 0 ? e->node_j / e->node_covered_s : NAN),
-                      num(d, sizeof(d), "%.1f", e->node_max_w));
-    char names[16][16];
-    double sums[16];
-    size_t ng = groups(e, names, sums, 16);
-    for (size_t k = 0; k < ng; k++)
-        err |= buf_printf(b, "%s%s %s", k ? ", " : "", names[k], fmt_j(a, sizeof(a), sums[k]));
+    double node_j = fig_num(r, "energy.node_energy_j");
+    const char *why = fig_text(r, "energy.error");
+    if (isnan(node_j) && why)
+        return buf_printf(b, "  energy           not measured: %s\n", why);
+    err |= buf_printf(b, "  energy           node %s, mean %s W, max %s W (", fmt_j(a, sizeof(a), node_j),
+                      fig_fmt(c, sizeof(c), "%.1f", fig_num(r, "energy.node_mean_power_w")),
+                      fig_fmt(d, sizeof(d), "%.1f", fig_num(r, "energy.node_max_power_w")));
+    const js_figure_t *dom = fig_get(r, "energy.domains_j");
+    for (size_t k = 0; k < fig_count(dom); k++)
+        err |= buf_printf(b, "%s%s %s", k ? ", " : "", fig_kid(dom, k)->name,
+                          fmt_j(a, sizeof(a), fig_value(fig_kid(dom, k))));
     err |= buf_printf(b, ")\n");
-    if (e->attributed) {
-        double total = e->busy_j + e->idle_j;
-        err |= buf_printf(b, "  energy, scope    %s, %s%% of the node's [busy_cpu_share]; idle %s not attributed\n",
-                          fmt_j(a, sizeof(a), e->scope_j),
-                          num(c, sizeof(c), "%.1f", total > 0 ? 100 * e->scope_j / total : NAN),
-                          fmt_j(d, sizeof(d), e->idle_j));
-    }
+    double scope_j = fig_num(r, "energy.attribution.scope_energy_j");
+    if (!isnan(scope_j))
+        err |= buf_printf(
+            b, "  energy, scope    %s, %s%% of the node's [busy_cpu_share]; idle %s not attributed\n",
+            fmt_j(a, sizeof(a), scope_j),
+            fig_fmt(c, sizeof(c), "%.1f", fig_num(r, "energy.attribution.scope_fraction") * 100),
+            fmt_j(d, sizeof(d), fig_num(r, "energy.attribution.node_idle_energy_j")));
     return err ? -ENOMEM : 0;
 }
 
-static int energy_summary_short(void *state, js_buf_t *b)
+static int energy_summary_short(const js_figure_t *r, js_buf_t *b)
 {
-    energy_t *e = state;
-    if (!e->n || !e->node_intervals)
+    double node_j = fig_num(r, "energy.node_energy_j");
+    if (isnan(node_j))
         return 0;
     char a[32], c[32];
-    int err =
-        buf_printf(b, "  energy           node %s (mean %s W)", fmt_j(a, sizeof(a), e->node_j),
-                   num(c, sizeof(c), "%.1f", e->node_covered_s > 0 ? e->node_j / e->node_covered_s : NAN));
-    if (e->attributed)
-        err |= buf_printf(b, "; the scope's share %s", fmt_j(a, sizeof(a), e->scope_j));
+    int err = buf_printf(b, "  energy           node %s (mean %s W)", fmt_j(a, sizeof(a), node_j),
+                         fig_fmt(c, sizeof(c), "%.1f", fig_num(r, "energy.node_mean_power_w")));
+    double scope_j = fig_num(r, "energy.attribution.scope_energy_j");
+    if (!isnan(scope_j))
+        err |= buf_printf(b, "; the scope's share %s", fmt_j(a, sizeof(a), scope_j));
     return err | buf_printf(b, "\n");
 }
 
@@ -503,7 +496,7 @@ static int energy_init(const js_model_cfg_t *cfg, void **ret_state)
     if (!e)
         return -ENOMEM;
     e->tck = cfg->clk_tck > 0 ? (double)cfg->clk_tck : 100;
-    e->min_dt = (double)cfg->interval_ns / 2e9;
+    e->cfg = *cfg;
     e->node_max_w = NAN;
     e->prev_scope_cpu = NAN;
     e->last_share = NAN;
@@ -534,7 +527,7 @@ const js_model_part_t part_energy = {
     .feed = energy_feed,
     .view_table = energy_view_table,
     .view_fill = energy_view_fill,
-    .summary_json = energy_summary_json,
+    .summary = energy_summary,
     .summary_text = energy_summary_text,
     .summary_short = energy_summary_short,
     .fini = energy_fini,

@@ -17,8 +17,7 @@
 #include "model/model.h"
 
 #include "model/summary.h"
-#include "sources/cgroup.h"
-#include "sources/proc_tree.h"
+#include "model/figure.h"
 
 #include <errno.h>
 #include <math.h>
@@ -28,22 +27,23 @@
 
 static const char *const level_names[JS_LV_MAX] = {"user", "job"};
 
-/* the scope's tables and, per level, the twin that stands in for each (NULL: an empty table) */
+/* the scope's tables and, per level, the twin that stands in for each (NULL: an empty table), by name (the
+ * twins have the same columns; sources/levels.c) */
 enum { S_PROC, S_INFO, S_TREE, S_EXITS, S_STEPD, S_CG, S_CGM, S_CGIO, S_INV, S__MAX };
-static const js_table_t *const scope_tables[S__MAX] = {
-    &table_proc,   &table_proc_info,     &table_tree,      &table_exits,    &table_stepd,
-    &table_cgroup, &table_cgroup_memory, &table_cgroup_io, &table_inventory};
-static const js_table_t *const twins[JS_LV_MAX][S__MAX] = {
-    [JS_LV_USER] = {&table_level_user_proc, &table_level_user_proc_info, &table_level_user_tree},
-    [JS_LV_JOB] = {&table_level_job_proc, &table_level_job_proc_info, &table_level_job_tree, NULL,
-                   &table_level_job_stepd, &table_level_job_cgroup, &table_level_job_cgroup_memory,
-                   &table_level_job_cgroup_io, &table_level_job_inventory},
+static const char *const scope_tables[S__MAX] = {"proc",   "proc_info",     "tree",      "exits",    "stepd",
+                                                 "cgroup", "cgroup_memory", "cgroup_io", "inventory"};
+static const char *const twins[JS_LV_MAX][S__MAX] = {
+    [JS_LV_USER] = {"level_user_proc", "level_user_proc_info", "level_user_tree"},
+    [JS_LV_JOB] = {"level_job_proc", "level_job_proc_info", "level_job_tree", NULL, "level_job_stepd",
+                   "level_job_cgroup", "level_job_cgroup_memory", "level_job_cgroup_io",
+                   "level_job_inventory"},
 };
 
 typedef struct {
     js_model_t *m;
     js_sample_t s; /* the shallow copy fed to m (rows copied by value; the buffers are the sample's) */
     js_rows_t empty[S__MAX];
+    int dst[S__MAX], src[S__MAX]; /* each scope table's index in the sample, and its twin's (-1: none) */
     char what[256];
 } level_t;
 
@@ -163,8 +163,12 @@ static int start_levels(levels_t *p, const js_sample_t *s)
         l->s.tables = s->tables;
         if (!(l->s.rows = calloc(s->ntables, sizeof(*l->s.rows))))
             return -ENOMEM;
-        for (int k = 0; k < S__MAX; k++)
-            rows_init(&l->empty[k], scope_tables[k]);
+        for (int k = 0; k < S__MAX; k++) { /* the layout of every sample of the run is the first one's */
+            l->dst[k] = sample_table_index(s, scope_tables[k]);
+            l->src[k] = twins[i][k] ? sample_table_index(s, twins[i][k]) : -1;
+            if (l->dst[k] >= 0)
+                rows_init(&l->empty[k], s->tables[l->dst[k]]);
+        }
         p->nlevels++;
     }
     return 0;
@@ -184,12 +188,9 @@ static int levels_feed(void *state, const js_feed_t *f)
         if (!l->m)
             continue;
         memcpy(l->s.rows, f->s->rows, f->s->ntables * sizeof(*l->s.rows));
-        for (int k = 0; k < S__MAX; k++) {
-            js_rows_t *dst = sample_rows(&l->s, scope_tables[k]);
-            const js_rows_t *src = twins[i][k] ? sample_rows(f->s, twins[i][k]) : NULL;
-            if (dst)
-                *dst = src ? *src : l->empty[k];
-        }
+        for (int k = 0; k < S__MAX; k++)
+            if (l->dst[k] >= 0)
+                l->s.rows[l->dst[k]] = l->src[k] >= 0 ? f->s->rows[l->src[k]] : l->empty[k];
         if ((r = model_feed(l->m, f->seq, &l->s)) < 0)
             return r;
     }
@@ -252,83 +253,68 @@ static int levels_view_fill(void *state, size_t k, js_rows_t *out)
 }
 
 /* num_or_null: a figure, or null when it is missing */
-static void num_or_null(jw_t *w, const char *key, double v)
-{
-    if (isnan(v))
-        jw_null(w, key);
-    else
-        jw_num(w, key, v);
-}
-
-static void levels_summary_json(void *state, jw_t *w)
+/* levels_summary: per level, its scope and the headline figures of its own model (the run's keys where the
+ * figure is the same: cpu.total_s, memory.peak_bytes, io.read_bytes ...) */
+static void levels_summary(void *state, js_figure_t *r)
 {
     levels_t *p = state;
     if (!p->nlevels)
         return;
-    jw_open(w, "levels");
+    fig_put_object(r, "levels");
     for (int i = 0; i < JS_LV_MAX; i++) {
         const level_t *l = &p->lv[i];
         if (!l->m)
             continue;
         js_summary_t su;
         model_summary(l->m, &su);
-        jw_open(w, level_names[i]);
-        jw_str(w, "scope", l->what);
-        num_or_null(w, "wall_time_s", su.wall_s);
-        jw_open(w, "cpu");
-        num_or_null(w, "total_s", su.total_s);
-        num_or_null(w, "user_s", su.user_s);
-        num_or_null(w, "system_s", su.system_s);
-        num_or_null(w, "mean_cores", su.mean_cores);
-        num_or_null(w, "max_cores", su.max_cores);
-        jw_bool(w, "exact", su.exact_cpu);
+        js_figure_t *g = fig_name(r, "levels", level_names[i]);
+        fig_put_text(g, "{}.scope", l->what);
+        fig_put_num(g, "{}.wall_time_s", "s", su.wall_s);
+        fig_exact(fig_put_num(g, "{}.cpu.total_s", "s", su.total_s), su.exact_cpu);
+        fig_put_num(g, "{}.cpu.user_s", "s", su.user_s);
+        fig_put_num(g, "{}.cpu.system_s", "s", su.system_s);
+        fig_put_num(g, "{}.cpu.mean_cores", "cores", su.mean_cores);
+        fig_put_num(g, "{}.cpu.max_cores", "cores", su.max_cores);
+        fig_put_bool(g, "{}.cpu.exact", su.exact_cpu);
         if (su.cpu_from_cgroup)
-            jw_str(w, "from", su.cpu_file);
+            fig_put_text(g, "{}.cpu.from", su.cpu_file);
         if (su.inexact_cpu_reason)
-            jw_str(w, "inexact_reason", su.inexact_cpu_reason);
-        jw_close(w);
-        jw_open(w, "memory");
-        num_or_null(w, "peak_bytes", su.peak_bytes); /* the headline, as the run's memory.peak_bytes */
+            fig_put_text(g, "{}.cpu.inexact_reason", su.inexact_cpu_reason);
+        /* the headline, as the run's memory.peak_bytes */
+        js_figure_t *peak =
+            fig_exact(fig_put_num(g, "{}.memory.peak_bytes", "bytes", su.peak_bytes), su.peak_exact);
         if (su.peak_method)
-            jw_str(w, "peak_method", su.peak_method);
-        num_or_null(w, "peak_pss_bytes", su.peak_pss);
-        num_or_null(w, "peak_private_bytes", su.peak_private);
-        num_or_null(w, "peak_rss_sum_bytes", su.peak_rss_sum);
-        num_or_null(w, "peak_rss_kernel_bytes", su.peak_rss_kernel);
-        num_or_null(w, "peak_cgroup_bytes", su.peak_kernel_tree);
-        jw_close(w);
-        jw_open(w, "io");
-        num_or_null(w, "read_bytes", su.io[IO_READ]);
-        num_or_null(w, "write_bytes", su.io[IO_WRITE]);
-        num_or_null(w, "read_syscalls", su.io[IO_SYSCR]);
-        num_or_null(w, "write_syscalls", su.io[IO_SYSCW]);
-        jw_close(w);
-        jw_open(w, "processes");
-        jw_int(w, "total", su.procs_total);
-        jw_int(w, "max", su.procs_max);
-        jw_close(w);
-        jw_close(w);
+            fig_how(peak, "peak_method", su.peak_method);
+        fig_put_num(g, "{}.memory.peak_pss_bytes", "bytes", su.peak_pss);
+        fig_put_num(g, "{}.memory.peak_private_bytes", "bytes", su.peak_private);
+        fig_put_num(g, "{}.memory.peak_rss_sum_bytes", "bytes", su.peak_rss_sum);
+        fig_put_num(g, "{}.memory.peak_rss_kernel_bytes", "bytes", su.peak_rss_kernel);
+        fig_put_num(g, "{}.memory.peak_cgroup_bytes", "bytes", su.peak_kernel_tree);
+        fig_put_num(g, "{}.io.read_bytes", "bytes", su.io[IO_READ]);
+        fig_put_num(g, "{}.io.write_bytes", "bytes", su.io[IO_WRITE]);
+        fig_put_num(g, "{}.io.read_syscalls", "count", su.io[IO_SYSCR]);
+        fig_put_num(g, "{}.io.write_syscalls", "count", su.io[IO_SYSCW]);
+        fig_put_int(g, "{}.processes.total", "count", su.procs_total);
+        fig_put_int(g, "{}.processes.max", "count", su.procs_max);
     }
-    jw_close(w);
 }
 
-static int levels_summary_text(void *state, js_buf_t *b)
+static int levels_summary_text(const js_figure_t *r, js_buf_t *b)
 {
-    levels_t *p = state;
     int err = 0;
-    for (int i = 0; i < JS_LV_MAX; i++) {
-        const level_t *l = &p->lv[i];
-        if (!l->m)
-            continue;
-        js_summary_t su;
-        model_summary(l->m, &su);
+    const js_figure_t *levels = fig_get(r, "levels");
+    for (size_t i = 0; i < fig_count(levels); i++) {
+        const js_figure_t *l = fig_kid(levels, i);
         char label[32];
-        snprintf(label, sizeof(label), "level %s", level_names[i]);
+        snprintf(label, sizeof(label), "level %s", l->name);
         char peak[32] = "n/a";
-        if (!isnan(su.peak_bytes))
-            snprintf(peak, sizeof(peak), "%.0f MiB", su.peak_bytes / 1048576.0);
-        err |= buf_printf(b, "  %-17s %.2f s CPU (%s), mean %.2f cores, peak memory %s; %s\n", label, su.total_s,
-                          su.exact_cpu ? "exact" : "sampled", su.mean_cores, peak, l->what);
+        double bytes = fig_num(l, "memory.peak_bytes");
+        if (!isnan(bytes))
+            snprintf(peak, sizeof(peak), "%.0f MiB", bytes / 1048576.0);
+        const char *what = fig_text(l, "scope");
+        err |= buf_printf(b, "  %-17s %.2f s CPU (%s), mean %.2f cores, peak memory %s; %s\n", label,
+                          fig_num(l, "cpu.total_s"), fig_bool(l, "cpu.exact") == 1 ? "exact" : "sampled",
+                          fig_num(l, "cpu.mean_cores"), peak, what ? what : "(null)");
     }
     return err ? -ENOMEM : 0;
 }
@@ -339,7 +325,7 @@ const js_model_part_t part_levels = {
     .feed = levels_feed,
     .view_table = levels_view_table,
     .view_fill = levels_view_fill,
-    .summary_json = levels_summary_json,
+    .summary = levels_summary,
     .summary_text = levels_summary_text,
     .fini = levels_fini,
 };

@@ -19,8 +19,9 @@
  * `network` sections when the recording has ports or interfaces.
  */
 #include "model/model.h"
-#include "model/summary.h"
+#include "model/figure.h"
 #include "model/track.h"
+#include "core/util.h"
 
 #include <errno.h>
 #include <math.h>
@@ -100,24 +101,6 @@ typedef struct {
 } net_t;
 
 /* grow: make room for one more element in *arr (of `size` bytes each). Returns 0 or -ENOMEM. */
-static int grow(void **arr, size_t n, size_t *cap, size_t size)
-{
-    if (n < *cap)
-        return 0;
-    size_t c = *cap ? *cap * 2 : 8;
-    void *g = realloc(*arr, c * size);
-    if (!g)
-        return -ENOMEM;
-    *arr = g;
-    *cap = c;
-    return 0;
-}
-
-static const char *text_of(const js_rows_t *r, const js_value_t *row, int c)
-{
-    return c >= 0 && row[c].present ? rows_str(r, &row[c]) : "";
-}
-
 static int64_t int_of(const js_value_t *row, int c, int64_t dflt)
 {
     return c >= 0 && row[c].present ? row[c].i : dflt;
@@ -138,7 +121,7 @@ static ibport_t *port_get(net_t *n, const char *hca, int64_t port)
     for (size_t i = 0; i < n->np; i++)
         if (n->p[i].port == port && strcmp(n->p[i].hca, hca) == 0)
             return &n->p[i];
-    if (grow((void **)&n->p, n->np, &n->pcap, sizeof(*n->p)) < 0)
+    if (array_grow((void **)&n->p, n->np, &n->pcap, sizeof(*n->p)) < 0)
         return NULL;
     ibport_t *p = &n->p[n->np];
     memset(p, 0, sizeof(*p));
@@ -156,7 +139,7 @@ static ibhw_t *hw_get(net_t *n, const char *hca, int64_t port, const char *name)
     for (size_t i = 0; i < n->nh; i++)
         if (n->h[i].port == port && strcmp(n->h[i].name, name) == 0 && strcmp(n->h[i].hca, hca) == 0)
             return &n->h[i];
-    if (grow((void **)&n->h, n->nh, &n->hcap, sizeof(*n->h)) < 0)
+    if (array_grow((void **)&n->h, n->nh, &n->hcap, sizeof(*n->h)) < 0)
         return NULL;
     ibhw_t *h = &n->h[n->nh];
     memset(h, 0, sizeof(*h));
@@ -178,7 +161,7 @@ static netif_t *if_get(net_t *n, const char *iface)
     for (size_t i = 0; i < n->nn; i++)
         if (strcmp(n->n[i].iface, iface) == 0)
             return &n->n[i];
-    if (grow((void **)&n->n, n->nn, &n->ncap, sizeof(*n->n)) < 0)
+    if (array_grow((void **)&n->n, n->nn, &n->ncap, sizeof(*n->n)) < 0)
         return NULL;
     netif_t *f = &n->n[n->nn];
     memset(f, 0, sizeof(*f));
@@ -204,7 +187,7 @@ static int feed_ib(net_t *n, const js_rows_t *r, int64_t t)
         n->p[i].seen_now = false;
     for (size_t i = 0; i < r->nrows; i++) {
         const js_value_t *row = rows_row(r, i);
-        ibport_t *p = port_get(n, text_of(r, row, n->ib_hca), int_of(row, n->ib_port, -1));
+        ibport_t *p = port_get(n, rows_text(r, row, n->ib_hca, ""), int_of(row, n->ib_port, -1));
         if (!p)
             return -ENOMEM;
         p->seen_now = true;
@@ -239,7 +222,8 @@ static int feed_hw(net_t *n, const js_rows_t *r, int64_t t)
     }
     for (size_t i = 0; i < r->nrows; i++) {
         const js_value_t *row = rows_row(r, i);
-        ibhw_t *h = hw_get(n, text_of(r, row, n->hw_hca), int_of(row, n->hw_port, -1), text_of(r, row, n->hw_name));
+        ibhw_t *h = hw_get(n, rows_text(r, row, n->hw_hca, ""), int_of(row, n->hw_port, -1),
+                           rows_text(r, row, n->hw_name, ""));
         if (!h)
             return -ENOMEM;
         track_step(&h->tr, n->hw_value >= 0 ? &row[n->hw_value] : NULL, t, track_wrapping, 64, 1.0);
@@ -259,14 +243,14 @@ static int feed_net(net_t *n, const js_rows_t *r, int64_t t)
         n->n[i].seen_now = false;
     for (size_t i = 0; i < r->nrows; i++) {
         const js_value_t *row = rows_row(r, i);
-        netif_t *f = if_get(n, text_of(r, row, n->net_iface));
+        netif_t *f = if_get(n, rows_text(r, row, n->net_iface, ""));
         if (!f)
             return -ENOMEM;
         f->seen_now = true;
         for (size_t k = 0; k < NNET; k++) {
             int c = n->net_idx[k];
-            track_step(&f->tr[k], c >= 0 ? &row[c] : NULL, t, track_wrapping, c >= 0 ? r->table->cols[c].width : 64,
-                       1.0);
+            track_step(&f->tr[k], c >= 0 ? &row[c] : NULL, t, track_wrapping,
+                       c >= 0 ? r->table->cols[c].width : 64, 1.0);
         }
     }
     for (size_t i = 0; i < n->nn; i++)
@@ -293,28 +277,61 @@ static int net_feed(void *state, const js_feed_t *f)
 
 /* ---- views ---------------------------------------------------------------------------------------- */
 
-enum { IV_HCA, IV_PORT, IV_XMIT_BPS, IV_RCV_BPS, IV_XMIT_PPS, IV_RCV_PPS, IV_XMIT_BYTES, IV_RCV_BYTES, IV_ERRORS,
-       IV_DISCARDS, IV__MAX };
+enum {
+    IV_HCA,
+    IV_PORT,
+    IV_XMIT_BPS,
+    IV_RCV_BPS,
+    IV_XMIT_PPS,
+    IV_RCV_PPS,
+    IV_XMIT_BYTES,
+    IV_RCV_BYTES,
+    IV_ERRORS,
+    IV_DISCARDS,
+    IV__MAX
+};
 static const js_column_t ib_view_cols[IV__MAX] = {
     [IV_HCA] = {"hca", "text", JS_TEXT, JS_LABEL, 0, "RDMA device"},
     [IV_PORT] = {"port", "id", JS_INT, JS_LABEL, 0, "port number"},
     [IV_XMIT_BPS] = {"xmit_bytes_per_s", "bytes/s", JS_REAL, JS_GAUGE, 0, "data sent over the last interval"},
-    [IV_RCV_BPS] = {"rcv_bytes_per_s", "bytes/s", JS_REAL, JS_GAUGE, 0, "data received over the last interval"},
-    [IV_XMIT_PPS] = {"xmit_packets_per_s", "1/s", JS_REAL, JS_GAUGE, 0, "packets sent over the last interval"},
-    [IV_RCV_PPS] = {"rcv_packets_per_s", "1/s", JS_REAL, JS_GAUGE, 0, "packets received over the last interval"},
-    [IV_XMIT_BYTES] = {"xmit_bytes", "bytes", JS_REAL, JS_COUNTER, 0, "data sent since the first sample (known part)"},
-    [IV_RCV_BYTES] = {"rcv_bytes", "bytes", JS_REAL, JS_COUNTER, 0, "data received since the first sample (known part)"},
-    [IV_ERRORS] = {"errors", "count", JS_REAL, JS_COUNTER, 0, "error counters' increases since the first sample"},
-    [IV_DISCARDS] = {"xmit_discards", "count", JS_REAL, JS_COUNTER, 0, "outbound packets discarded since the first sample"},
+    [IV_RCV_BPS] = {"rcv_bytes_per_s", "bytes/s", JS_REAL, JS_GAUGE, 0,
+                    "data received over the last interval"},
+    [IV_XMIT_PPS] = {"xmit_packets_per_s", "1/s", JS_REAL, JS_GAUGE, 0,
+                     "packets sent over the last interval"},
+    [IV_RCV_PPS] = {"rcv_packets_per_s", "1/s", JS_REAL, JS_GAUGE, 0,
+                    "packets received over the last interval"},
+    [IV_XMIT_BYTES] = {"xmit_bytes", "bytes", JS_REAL, JS_COUNTER, 0,
+                       "data sent since the first sample (known part)"},
+    [IV_RCV_BYTES] = {"rcv_bytes", "bytes", JS_REAL, JS_COUNTER, 0,
+                      "data received since the first sample (known part)"},
+    [IV_ERRORS] = {"errors", "count", JS_REAL, JS_COUNTER, 0,
+                   "error counters' increases since the first sample"},
+    [IV_DISCARDS] = {"xmit_discards", "count", JS_REAL, JS_COUNTER, 0,
+                     "outbound packets discarded since the first sample"},
 };
-static const js_table_t ib_view = {"infiniband", "InfiniBand/RDMA port traffic, one row per port and sample (node)",
-                                   IV__MAX, ib_view_cols};
+static const js_table_t ib_view = {
+    "infiniband", "InfiniBand/RDMA port traffic, one row per port and sample (node)", IV__MAX, ib_view_cols};
 
-enum { NV_IFACE, NV_RX_BPS, NV_TX_BPS, NV_RX_PPS, NV_TX_PPS, NV_RX_EPS, NV_TX_EPS, NV_RX_DPS, NV_TX_DPS, NV_RX_ERRS,
-       NV_TX_ERRS, NV_RX_DROPS, NV_TX_DROPS, NV__MAX };
+enum {
+    NV_IFACE,
+    NV_RX_BPS,
+    NV_TX_BPS,
+    NV_RX_PPS,
+    NV_TX_PPS,
+    NV_RX_EPS,
+    NV_TX_EPS,
+    NV_RX_DPS,
+    NV_TX_DPS,
+    NV_RX_ERRS,
+    NV_TX_ERRS,
+    NV_RX_DROPS,
+    NV_TX_DROPS,
+    NV__MAX
+};
 static const js_column_t net_view_cols[NV__MAX] = {
     [NV_IFACE] = {"iface", "text", JS_TEXT, JS_LABEL, 0, "network interface"},
-    [NV_RX_BPS] = {"rx_bytes_per_s", "bytes/s", JS_REAL, JS_GAUGE, 0, "bytes received over the last interval"},
+    [NV_RX_BPS] = {"rx_bytes_per_s", "bytes/s", JS_REAL, JS_GAUGE, 0,
+                   "bytes received over the last interval"},
     [NV_TX_BPS] = {"tx_bytes_per_s", "bytes/s", JS_REAL, JS_GAUGE, 0, "bytes sent over the last interval"},
     [NV_RX_PPS] = {"rx_packets_per_s", "1/s", JS_REAL, JS_GAUGE, 0, "packets received"},
     [NV_TX_PPS] = {"tx_packets_per_s", "1/s", JS_REAL, JS_GAUGE, 0, "packets sent"},
@@ -324,11 +341,14 @@ static const js_column_t net_view_cols[NV__MAX] = {
     [NV_TX_DPS] = {"tx_drops_per_s", "1/s", JS_REAL, JS_GAUGE, 0, "outbound packets dropped"},
     [NV_RX_ERRS] = {"rx_errors", "count", JS_REAL, JS_COUNTER, 0, "receive errors since the first sample"},
     [NV_TX_ERRS] = {"tx_errors", "count", JS_REAL, JS_COUNTER, 0, "transmit errors since the first sample"},
-    [NV_RX_DROPS] = {"rx_drops", "count", JS_REAL, JS_COUNTER, 0, "received packets dropped since the first sample"},
-    [NV_TX_DROPS] = {"tx_drops", "count", JS_REAL, JS_COUNTER, 0, "outbound packets dropped since the first sample"},
+    [NV_RX_DROPS] = {"rx_drops", "count", JS_REAL, JS_COUNTER, 0,
+                     "received packets dropped since the first sample"},
+    [NV_TX_DROPS] = {"tx_drops", "count", JS_REAL, JS_COUNTER, 0,
+                     "outbound packets dropped since the first sample"},
 };
-static const js_table_t net_view = {"network", "per-interface traffic, errors and drops, one row per interface and "
-                                               "sample (node)",
+static const js_table_t net_view = {"network",
+                                    "per-interface traffic, errors and drops, one row per interface and "
+                                    "sample (node)",
                                     NV__MAX, net_view_cols};
 
 static const js_table_t *net_view_table(void *state, size_t i)
@@ -415,122 +435,143 @@ static const char ib_not_attributed[] =
 static const char net_not_attributed[] =
     "the kernel counts socket traffic per network namespace (net/dev), not per process or cgroup";
 
-static void net_summary_json(void *state, jw_t *w)
+static double add_missing(double a, double b)
+{
+    return isnan(a) ? b : isnan(b) ? a : a + b;
+}
+
+static void ib_summary(const net_t *n, js_figure_t *r)
+{
+    fig_put_text(r, "infiniband.attribution.method", "none");
+    fig_put_text(r, "infiniband.attribution.reason", ib_not_attributed);
+    double rcv = NAN, xmit = NAN;
+    fig_put_array(r, "infiniband.ports");
+    for (size_t i = 0; i < n->np; i++) {
+        const ibport_t *p = &n->p[i];
+        js_figure_t *port = fig_put_elem(r, "infiniband.ports");
+        fig_put_text(r, "infiniband.ports[].hca", p->hca);
+        fig_put_int(r, "infiniband.ports[].port", NULL, p->port);
+        fig_put_int(r, "infiniband.ports[].data_width_bits", "bits", p->width);
+        for (size_t k = 0; k <= IBC_RCV_PKTS; k++)
+            fig_put_num(port, ib_cols[k].key, ib_cols[k].kind == K_DATA ? "bytes" : "count",
+                        total_or_nan(&p->tr[k]));
+        rcv = add_missing(rcv, total_or_nan(&p->tr[IBC_RCV_DATA]));
+        xmit = add_missing(xmit, total_or_nan(&p->tr[IBC_XMIT_DATA]));
+        bool complete = true;
+        for (size_t k = 0; k <= IBC_RCV_PKTS; k++)
+            complete &= p->tr[k].unknown == 0;
+        fig_put_bool(r, "infiniband.ports[].complete", complete);
+        fig_put_int(r, "infiniband.ports[].saturated_intervals", "count", p->saturated);
+        fig_put_int(r, "infiniband.ports[].cleared_intervals", "count", p->cleared);
+        bool any;
+        double e = ib_errors(p, &any);
+        fig_put_num(r, "infiniband.ports[].errors", "count", any ? e : NAN);
+        js_figure_t *ec = fig_put_object(r, "infiniband.ports[].error_counters");
+        for (size_t k = 0; k < NIB; k++)
+            if (ib_cols[k].kind != K_DATA && ib_cols[k].kind != K_PKT && p->tr[k].total > 0)
+                fig_put_num(ec, ib_cols[k].key, "count", p->tr[k].total);
+        fig_put_object(r, "infiniband.ports[].hw_counters");
+        for (size_t h = 0; h < n->nh; h++)
+            if (n->h[h].port == p->port && !strcmp(n->h[h].hca, p->hca) && n->h[h].tr.total > 0) {
+                fig_name(r, "infiniband.ports[].hw_counters", n->h[h].name);
+                fig_put_num(r, "infiniband.ports[].hw_counters.{}", "count", n->h[h].tr.total);
+            }
+    }
+    fig_merge(fig_how(fig_put_num(r, "infiniband.rcv_bytes", "bytes", rcv), "method", "every port, summed"),
+              FIG_MERGE_SUM);
+    fig_merge(fig_put_num(r, "infiniband.xmit_bytes", "bytes", xmit), FIG_MERGE_SUM);
+}
+
+static void net_summary(void *state, js_figure_t *r)
 {
     net_t *n = state;
-    if (n->np) {
-        jw_open(w, "infiniband");
-        jw_open(w, "attribution");
-        jw_str(w, "method", "none");
-        jw_str(w, "reason", ib_not_attributed);
-        jw_close(w);
-        jw_array(w, "ports");
-        for (size_t i = 0; i < n->np; i++) {
-            const ibport_t *p = &n->p[i];
-            jw_open(w, NULL);
-            jw_str(w, "hca", p->hca);
-            jw_int(w, "port", p->port);
-            jw_int(w, "data_width_bits", p->width);
-            for (size_t k = 0; k <= IBC_RCV_PKTS; k++)
-                jw_num(w, ib_cols[k].key, total_or_nan(&p->tr[k]));
-            bool complete = true;
-            for (size_t k = 0; k <= IBC_RCV_PKTS; k++)
-                complete &= p->tr[k].unknown == 0;
-            jw_bool(w, "complete", complete);
-            jw_int(w, "saturated_intervals", p->saturated);
-            jw_int(w, "cleared_intervals", p->cleared);
-            bool any;
-            double e = ib_errors(p, &any);
-            jw_num(w, "errors", any ? e : NAN);
-            jw_open(w, "error_counters");
-            for (size_t k = 0; k < NIB; k++)
-                if (ib_cols[k].kind != K_DATA && ib_cols[k].kind != K_PKT && p->tr[k].total > 0)
-                    jw_num(w, ib_cols[k].key, p->tr[k].total);
-            jw_close(w);
-            jw_open(w, "hw_counters");
-            for (size_t h = 0; h < n->nh; h++)
-                if (n->h[h].port == p->port && !strcmp(n->h[h].hca, p->hca) && n->h[h].tr.total > 0)
-                    jw_num(w, n->h[h].name, n->h[h].tr.total);
-            jw_close(w);
-            jw_close(w);
+    if (n->np)
+        ib_summary(n, r);
+    if (!n->nn)
+        return;
+    fig_put_text(r, "network.attribution.method", "none");
+    fig_put_text(r, "network.attribution.reason", net_not_attributed);
+    fig_put_array(r, "network.interfaces");
+    static const char *const keys[NNET] = {"rx_bytes",  "tx_bytes",  "rx_packets", "tx_packets",
+                                           "rx_errors", "tx_errors", "rx_drops",   "tx_drops"};
+    double rx = NAN, tx = NAN;
+    for (size_t i = 0; i < n->nn; i++) {
+        const netif_t *f = &n->n[i];
+        js_figure_t *e = fig_put_elem(r, "network.interfaces");
+        fig_put_text(r, "network.interfaces[].iface", f->iface);
+        for (size_t k = 0; k < NNET; k++)
+            fig_put_num(e, keys[k], k < NC_RX_PKTS ? "bytes" : "count", total_or_nan(&f->tr[k]));
+        bool complete = true;
+        for (size_t k = 0; k < NNET; k++)
+            complete &= f->tr[k].unknown == 0;
+        fig_put_bool(r, "network.interfaces[].complete", complete);
+        if (strcmp(f->iface, "lo") != 0) {
+            rx = add_missing(rx, total_or_nan(&f->tr[NC_RX_BYTES]));
+            tx = add_missing(tx, total_or_nan(&f->tr[NC_TX_BYTES]));
         }
-        jw_array_close(w);
-        jw_close(w);
     }
-    if (n->nn) {
-        jw_open(w, "network");
-        jw_open(w, "attribution");
-        jw_str(w, "method", "none");
-        jw_str(w, "reason", net_not_attributed);
-        jw_close(w);
-        jw_array(w, "interfaces");
-        static const char *const keys[NNET] = {"rx_bytes", "tx_bytes", "rx_packets", "tx_packets",
-                                               "rx_errors", "tx_errors", "rx_drops", "tx_drops"};
-        for (size_t i = 0; i < n->nn; i++) {
-            const netif_t *f = &n->n[i];
-            jw_open(w, NULL);
-            jw_str(w, "iface", f->iface);
-            for (size_t k = 0; k < NNET; k++)
-                jw_num(w, keys[k], total_or_nan(&f->tr[k]));
-            bool complete = true;
-            for (size_t k = 0; k < NNET; k++)
-                complete &= f->tr[k].unknown == 0;
-            jw_bool(w, "complete", complete);
-            jw_close(w);
-        }
-        jw_array_close(w);
-        jw_close(w);
-    }
+    fig_merge(
+        fig_how(fig_put_num(r, "network.rx_bytes", "bytes", rx), "method", "every interface but lo, summed"),
+        FIG_MERGE_SUM);
+    fig_merge(fig_put_num(r, "network.tx_bytes", "bytes", tx), FIG_MERGE_SUM);
 }
 
 static const char *count_text(char *buf, size_t cap, double v)
 {
-    if (isnan(v))
-        snprintf(buf, cap, "n/a");
-    else
-        snprintf(buf, cap, "%.0f", v);
-    return buf;
+    return fig_fmt(buf, cap, "%.0f", v);
 }
 
-static int net_summary_text(void *state, js_buf_t *b)
+static int ib_summary_text(const js_figure_t *r, js_buf_t *b)
 {
-    net_t *n = state;
     char a[32], c[32], d[32], e[32];
     int err = 0;
-    for (size_t i = 0; i < n->np; i++) {
-        const ibport_t *p = &n->p[i];
-        bool any, complete = true;
-        double errors = ib_errors(p, &any);
-        for (size_t k = 0; k <= IBC_RCV_PKTS; k++)
-            complete &= p->tr[k].unknown == 0;
-        err |= buf_printf(b, "  %-17s%s/%lld: sent %s, received %s%s; %s errors, %s discards (node; not attributed)\n",
-                          i ? "" : "infiniband", p->hca, (long long)p->port,
-                          fmt_bytes(a, sizeof(a), total_or_nan(&p->tr[IBC_XMIT_DATA])),
-                          fmt_bytes(c, sizeof(c), total_or_nan(&p->tr[IBC_RCV_DATA])),
-                          complete ? "" : " (at least: counters saturated or cleared)",
-                          count_text(d, sizeof(d), any ? errors : NAN),
-                          count_text(e, sizeof(e), total_or_nan(&p->tr[IBC_XMIT_DISCARDS])));
+    const js_figure_t *ports = fig_get(r, "infiniband.ports");
+    for (size_t i = 0; i < fig_count(ports); i++) {
+        const js_figure_t *p = fig_kid(ports, i);
+        double errors = fig_num(p, "errors");
+        /* xmit_discards is among the error counters when above 0; with the error counters read, 0 */
+        double discards = fig_num(p, "error_counters.xmit_discards");
+        if (isnan(discards) && !isnan(errors))
+            discards = 0;
+        const char *hca = fig_text(p, "hca");
+        err |= buf_printf(
+            b, "  %-17s%s/%lld: sent %s, received %s%s; %s errors, %s discards (node; not attributed)\n",
+            i ? "" : "infiniband", hca ? hca : "?", (long long)fig_int(p, "port", 0),
+            fmt_bytes(a, sizeof(a), fig_num(p, "xmit_bytes")),
+            fmt_bytes(c, sizeof(c), fig_num(p, "rcv_bytes")),
+            fig_bool(p, "complete") == 1 ? "" : " (at least: counters saturated or cleared)",
+            count_text(d, sizeof(d), errors), count_text(e, sizeof(e), discards));
     }
+    return err;
+}
+
+static int net_summary_text(const js_figure_t *r, js_buf_t *b)
+{
+    char a[32], c[32], d[32], e[32];
+    int err = ib_summary_text(r, b);
     /* interfaces that carried traffic, loopback aside, at most NET_TEXT_MAX of them */
     enum { NET_TEXT_MAX = 6 };
     size_t shown = 0, more = 0;
-    for (size_t i = 0; i < n->nn; i++) {
-        const netif_t *f = &n->n[i];
-        if (!strcmp(f->iface, "lo") || !(f->tr[NC_RX_BYTES].total > 0 || f->tr[NC_TX_BYTES].total > 0))
+    const js_figure_t *ifs = fig_get(r, "network.interfaces");
+    for (size_t i = 0; i < fig_count(ifs); i++) {
+        const js_figure_t *f = fig_kid(ifs, i);
+        const char *name = fig_text(f, "iface");
+        if (!name || !strcmp(name, "lo") || !(fig_num(f, "rx_bytes") > 0 || fig_num(f, "tx_bytes") > 0))
             continue;
         if (shown == NET_TEXT_MAX) {
             more++;
             continue;
         }
         char g[32], h[32];
-        err |= buf_printf(b, "  %-17s%s: received %s, sent %s; errors %s/%s, drops %s/%s (rx/tx; node; not "
-                             "attributed)\n",
-                          shown++ ? "" : "network", f->iface, fmt_bytes(a, sizeof(a), total_or_nan(&f->tr[NC_RX_BYTES])),
-                          fmt_bytes(c, sizeof(c), total_or_nan(&f->tr[NC_TX_BYTES])),
-                          count_text(d, sizeof(d), total_or_nan(&f->tr[NC_RX_ERRS])),
-                          count_text(e, sizeof(e), total_or_nan(&f->tr[NC_TX_ERRS])),
-                          count_text(g, sizeof(g), total_or_nan(&f->tr[NC_RX_DROP])),
-                          count_text(h, sizeof(h), total_or_nan(&f->tr[NC_TX_DROP])));
+        err |= buf_printf(b,
+                          "  %-17s%s: received %s, sent %s; errors %s/%s, drops %s/%s (rx/tx; node; not "
+                          "attributed)\n",
+                          shown++ ? "" : "network", name, fmt_bytes(a, sizeof(a), fig_num(f, "rx_bytes")),
+                          fmt_bytes(c, sizeof(c), fig_num(f, "tx_bytes")),
+                          count_text(d, sizeof(d), fig_num(f, "rx_errors")),
+                          count_text(e, sizeof(e), fig_num(f, "tx_errors")),
+                          count_text(g, sizeof(g), fig_num(f, "rx_drops")),
+                          count_text(h, sizeof(h), fig_num(f, "tx_drops")));
     }
     if (more)
         err |= buf_printf(b, "  %-17s%zu more interfaces with traffic (see the JSON summary)\n", "", more);
@@ -574,7 +615,7 @@ const js_model_part_t part_network = {
     .feed = net_feed,
     .view_table = net_view_table,
     .view_fill = net_view_fill,
-    .summary_json = net_summary_json,
+    .summary = net_summary,
     .summary_text = net_summary_text,
     .fini = net_fini,
 };

@@ -10,7 +10,9 @@
  * Views: `cpufreq` (a row per CPU) and `thermal` (a row per sensor). Summary: `cpufreq` and `thermal`
  * sections when the recording has readings.
  */
+#include "model/figure.h"
 #include "model/model.h"
+#include "core/util.h"
 
 #include <errno.h>
 #include <math.h>
@@ -72,24 +74,6 @@ typedef struct {
     size_t nt, tcap;
 } node_t;
 
-static int grow(void **arr, size_t n, size_t *cap, size_t size)
-{
-    if (n < *cap)
-        return 0;
-    size_t c = *cap ? *cap * 2 : 8;
-    void *g = realloc(*arr, c * size);
-    if (!g)
-        return -ENOMEM;
-    *arr = g;
-    *cap = c;
-    return 0;
-}
-
-static const char *text_of(const js_rows_t *r, const js_value_t *row, int c)
-{
-    return c >= 0 && row[c].present ? rows_str(r, &row[c]) : NULL;
-}
-
 static fcpu_t *cpu_get(node_t *n, int64_t cpu, size_t hint)
 {
     if (hint < n->nf && n->f[hint].cpu == cpu)
@@ -97,7 +81,7 @@ static fcpu_t *cpu_get(node_t *n, int64_t cpu, size_t hint)
     for (size_t i = 0; i < n->nf; i++)
         if (n->f[i].cpu == cpu)
             return &n->f[i];
-    if (grow((void **)&n->f, n->nf, &n->fcap, sizeof(*n->f)) < 0)
+    if (array_grow((void **)&n->f, n->nf, &n->fcap, sizeof(*n->f)) < 0)
         return NULL;
     fcpu_t *c = &n->f[n->nf++];
     c->cpu = cpu;
@@ -112,7 +96,7 @@ static tsensor_t *sensor_get(node_t *n, const char *sensor, const char *chip, co
     for (size_t i = 0; i < n->nt; i++)
         if (!strcmp(n->t[i].sensor, sensor))
             return &n->t[i];
-    if (grow((void **)&n->t, n->nt, &n->tcap, sizeof(*n->t)) < 0)
+    if (array_grow((void **)&n->t, n->nt, &n->tcap, sizeof(*n->t)) < 0)
         return NULL;
     tsensor_t *s = &n->t[n->nt];
     memset(s, 0, sizeof(*s));
@@ -137,7 +121,8 @@ static void inventory_source(node_t *n, const js_sample_t *s)
     for (size_t i = 0; inv && i < inv->nrows; i++) {
         const js_value_t *v = rows_row(inv, i);
         if (v[INV_SOURCE].present && v[INV_KEY].present && v[INV_VALUE].present &&
-            !strcmp(rows_str(inv, &v[INV_SOURCE]), "cpufreq") && !strcmp(rows_str(inv, &v[INV_KEY]), "source"))
+            !strcmp(rows_str(inv, &v[INV_SOURCE]), "cpufreq") &&
+            !strcmp(rows_str(inv, &v[INV_KEY]), "source"))
             snprintf(n->freq_source, sizeof(n->freq_source), "%s", rows_str(inv, &v[INV_VALUE]));
     }
 }
@@ -184,10 +169,11 @@ static int node_feed(void *state, const js_feed_t *f)
     }
     for (size_t i = 0; r && n->resolved_t && i < r->nrows; i++) {
         const js_value_t *row = rows_row(r, i);
-        const char *sensor = text_of(r, row, n->t_sensor);
+        const char *sensor = rows_text(r, row, n->t_sensor, NULL);
         if (!sensor)
             continue;
-        tsensor_t *s = sensor_get(n, sensor, text_of(r, row, n->t_chip), text_of(r, row, n->t_label), i);
+        tsensor_t *s =
+            sensor_get(n, sensor, rows_text(r, row, n->t_chip, NULL), rows_text(r, row, n->t_label, NULL), i);
         if (!s)
             return -ENOMEM;
         s->seen_now = true;
@@ -264,62 +250,66 @@ static const tsensor_t *hottest(const node_t *n)
     return h;
 }
 
-static void node_summary_json(void *state, jw_t *w)
+static void node_summary(void *state, js_figure_t *r)
 {
     node_t *n = state;
     if (n->all.n) {
-        jw_open(w, "cpufreq");
-        jw_str(w, "source", n->freq_source[0] ? n->freq_source : NULL);
-        jw_int(w, "cpus", (int64_t)n->nf);
-        jw_num(w, "mean_mhz", stat_mean(&n->all));
-        jw_num(w, "min_mhz", n->all.min);
-        jw_num(w, "max_mhz", n->all.max);
-        jw_array(w, "per_cpu");
+        fig_put_text(r, "cpufreq.source", n->freq_source[0] ? n->freq_source : NULL);
+        fig_put_int(r, "cpufreq.cpus", "count", (int64_t)n->nf);
+        fig_put_num(r, "cpufreq.mean_mhz", "MHz", stat_mean(&n->all));
+        fig_put_num(r, "cpufreq.min_mhz", "MHz", n->all.min);
+        fig_put_num(r, "cpufreq.max_mhz", "MHz", n->all.max);
+        fig_put_array(r, "cpufreq.per_cpu");
         for (size_t i = 0; i < n->nf; i++) {
-            jw_open(w, NULL);
-            jw_int(w, "cpu", n->f[i].cpu);
-            jw_num(w, "mean_mhz", stat_mean(&n->f[i].mhz));
-            jw_num(w, "min_mhz", n->f[i].mhz.min);
-            jw_num(w, "max_mhz", n->f[i].mhz.max);
-            jw_close(w);
+            fig_put_elem(r, "cpufreq.per_cpu");
+            fig_put_int(r, "cpufreq.per_cpu[].cpu", NULL, n->f[i].cpu);
+            fig_put_num(r, "cpufreq.per_cpu[].mean_mhz", "MHz", stat_mean(&n->f[i].mhz));
+            fig_put_num(r, "cpufreq.per_cpu[].min_mhz", "MHz", n->f[i].mhz.min);
+            fig_put_num(r, "cpufreq.per_cpu[].max_mhz", "MHz", n->f[i].mhz.max);
         }
-        jw_array_close(w);
-        jw_close(w);
     }
     const tsensor_t *h = hottest(n);
     if (h) {
-        jw_open(w, "thermal");
-        jw_num(w, "max_celsius", h->c.max);
-        jw_str(w, "max_sensor", h->sensor);
-        jw_array(w, "sensors");
+        fig_put_num(r, "thermal.max_celsius", "celsius", h->c.max);
+        fig_put_text(r, "thermal.max_sensor", h->sensor);
+        fig_put_array(r, "thermal.sensors");
         for (size_t i = 0; i < n->nt; i++) {
             const tsensor_t *s = &n->t[i];
-            jw_open(w, NULL);
-            jw_str(w, "sensor", s->sensor);
-            jw_str(w, "chip", s->chip);
-            jw_str(w, "label", s->label);
-            jw_num(w, "max_celsius", s->c.max);
-            jw_num(w, "mean_celsius", stat_mean(&s->c));
-            jw_int(w, "readings", s->c.n);
-            jw_close(w);
+            fig_put_elem(r, "thermal.sensors");
+            fig_put_text(r, "thermal.sensors[].sensor", s->sensor);
+            fig_put_text(r, "thermal.sensors[].chip", s->chip);
+            fig_put_text(r, "thermal.sensors[].label", s->label);
+            fig_put_num(r, "thermal.sensors[].max_celsius", "celsius", s->c.max);
+            fig_put_num(r, "thermal.sensors[].mean_celsius", "celsius", stat_mean(&s->c));
+            fig_put_int(r, "thermal.sensors[].readings", "count", s->c.n);
         }
-        jw_array_close(w);
-        jw_close(w);
     }
 }
 
-static int node_summary_text(void *state, js_buf_t *b)
+static int node_summary_text(const js_figure_t *r, js_buf_t *b)
 {
-    node_t *n = state;
     int err = 0;
-    if (n->all.n)
-        err |= buf_printf(b, "  cpu frequency    mean %.0f MHz, min %.0f, max %.0f over %zu CPUs [%s]\n",
-                          stat_mean(&n->all), n->all.min, n->all.max, n->nf,
-                          n->freq_source[0] ? n->freq_source : "?");
-    const tsensor_t *h = hottest(n);
-    if (h)
-        err |= buf_printf(b, "  temperature      max %.1f C (%s%s%s, %s) over %zu sensors\n", h->c.max, h->chip,
-                          h->label ? " " : "", h->label ? h->label : "", h->sensor, n->nt);
+    if (fig_get(r, "cpufreq.mean_mhz")) {
+        const char *src = fig_text(r, "cpufreq.source");
+        err |= buf_printf(b, "  cpu frequency    mean %.0f MHz, min %.0f, max %.0f over %lld CPUs [%s]\n",
+                          fig_num(r, "cpufreq.mean_mhz"), fig_num(r, "cpufreq.min_mhz"),
+                          fig_num(r, "cpufreq.max_mhz"), (long long)fig_int(r, "cpufreq.cpus", 0),
+                          src ? src : "?");
+    }
+    /* the hottest sensor: the first with the largest maximum (thermal.max_sensor) */
+    const js_figure_t *sensors = fig_get(r, "thermal.sensors"), *h = NULL;
+    const char *hottest_name = fig_text(r, "thermal.max_sensor");
+    for (size_t i = 0; hottest_name && i < fig_count(sensors) && !h; i++) {
+        const char *name = fig_text(fig_kid(sensors, i), "sensor");
+        if (name && strcmp(name, hottest_name) == 0)
+            h = fig_kid(sensors, i);
+    }
+    if (h) {
+        const char *chip = fig_text(h, "chip"), *label = fig_text(h, "label");
+        err |= buf_printf(b, "  temperature      max %.1f C (%s%s%s, %s) over %zu sensors\n",
+                          fig_num(r, "thermal.max_celsius"), chip ? chip : "(null)", label ? " " : "",
+                          label ? label : "", hottest_name, fig_count(sensors));
+    }
     return err ? -ENOMEM : 0;
 }
 
@@ -357,7 +347,7 @@ const js_model_part_t part_node = {
     .feed = node_feed,
     .view_table = node_view_table,
     .view_fill = node_view_fill,
-    .summary_json = node_summary_json,
+    .summary = node_summary,
     .summary_text = node_summary_text,
     .fini = node_fini,
 };

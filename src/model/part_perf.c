@@ -21,6 +21,7 @@
 #include "model/part_perf.h"
 
 #include "model/counter.h"
+#include "model/figure.h"
 #include "model/model.h"
 #include "model/part.h"
 #include "sources/perf.h"
@@ -542,99 +543,99 @@ static int perf_part_view_fill(void *state, size_t i, js_rows_t *out)
 
 /* ---- summary ---- */
 
-static void perf_part_summary_json(void *state, jw_t *w)
+static void perf_part_summary(void *state, js_figure_t *r)
 {
     perf_part_t *p = state;
     if (!p->any)
         return;
-    jw_open(w, "perf");
-    jw_str(w, "target", p->target_desc);
-    jw_num(w, "paranoid", p->paranoid);
-    jw_bool(w, "user_mode_only", p->user_only);
-    jw_str(w, "libpfm", p->libpfm);
-    jw_open(w, "events");
+    fig_put_text(r, "perf.target", p->target_desc);
+    fig_put_num(r, "perf.paranoid", NULL, p->paranoid);
+    fig_put_bool(r, "perf.user_mode_only", p->user_only);
+    fig_put_text(r, "perf.libpfm", p->libpfm);
+    fig_put_object(r, "perf.events");
     for (size_t k = 0; k < p->nev; k++) {
         const pev_t *e = &p->ev[k];
         if (!is_ok(e) && !e->have_rows)
             continue;
-        jw_open(w, e->name);
-        jw_str(w, "kind", e->kind);
-        jw_str(w, "unit", unit_of(e->name));
-        jw_num(w, "count", e->total);
-        jw_num(w, "running_fraction", ratio(e->run, e->en));
-        jw_bool(w, "scaled", e->scaled);
-        int64_t ntargets = 0;
+        fig_name(r, "perf.events", e->name);
+        fig_put_text(r, "perf.events.{}.kind", e->kind);
+        fig_put_text(r, "perf.events.{}.unit", unit_of(e->name));
+        fig_put_num(r, "perf.events.{}.count", unit_of(e->name), e->total);
+        fig_put_num(r, "perf.events.{}.running_fraction", "fraction", ratio(e->run, e->en));
+        fig_put_bool(r, "perf.events.{}.scaled", e->scaled);
+        int64_t ntargets = 0; /* targets with rows: 0 for an event never read */
         for (size_t j = 0; j < p->nse; j++)
             ntargets += p->se[j].ev == k;
-        jw_int(w, "targets", ntargets);
-        jw_close(w);
+        fig_put_int(r, "perf.events.{}.targets", "count", ntargets);
     }
-    jw_close(w);
-    jw_open(w, "missing");
+    fig_put_object(r, "perf.missing");
     for (size_t k = 0; k < p->nev; k++) {
         const pev_t *e = &p->ev[k];
-        if (!is_ok(e) && !e->have_rows)
-            jw_str(w, e->name, e->status);
+        if (!is_ok(e) && !e->have_rows) {
+            fig_name(r, "perf.missing", e->name);
+            fig_put_text(r, "perf.missing.{}", e->status);
+        }
     }
-    jw_close(w);
     derived_t d;
     derive(p, false, &d);
     double el = elapsed_s(p);
-    jw_open(w, "derived");
-    jw_num(w, "elapsed_s", el);
-    jw_num(w, "task_clock_s", d.task_clock_ns / 1e9);
-    jw_num(w, "task_clock_cores", per_s(d.task_clock_ns / 1e9, el));
-    jw_num(w, "ipc", d.ipc);
-    jw_num(w, "cache_miss_fraction", d.cache_miss);
-    jw_num(w, "branch_miss_fraction", d.branch_miss);
-    jw_num(w, "gflop", d.flop / 1e9);
-    jw_num(w, "gflop_sp", d.flop_sp / 1e9);
-    jw_num(w, "gflop_dp", d.flop_dp / 1e9);
-    jw_num(w, "gflop_per_s", per_s(d.flop / 1e9, el));
-    jw_num(w, "mem_read_bytes", d.mem_rd);
-    jw_num(w, "mem_write_bytes", d.mem_wr);
-    jw_num(w, "mem_gb_per_s", per_s((d.mem_rd + d.mem_wr) / 1e9, el));
-    jw_close(w);
-    jw_close(w);
+    fig_put_num(r, "perf.derived.elapsed_s", "s", el);
+    fig_put_num(r, "perf.derived.task_clock_s", "s", d.task_clock_ns / 1e9);
+    fig_put_num(r, "perf.derived.task_clock_cores", "cores", per_s(d.task_clock_ns / 1e9, el));
+    fig_put_num(r, "perf.derived.ipc", "ratio", d.ipc);
+    fig_put_num(r, "perf.derived.cache_miss_fraction", "fraction", d.cache_miss);
+    fig_put_num(r, "perf.derived.branch_miss_fraction", "fraction", d.branch_miss);
+    fig_put_num(r, "perf.derived.gflop", "GFLOP", d.flop / 1e9);
+    fig_put_num(r, "perf.derived.gflop_sp", "GFLOP", d.flop_sp / 1e9);
+    fig_put_num(r, "perf.derived.gflop_dp", "GFLOP", d.flop_dp / 1e9);
+    fig_put_num(r, "perf.derived.gflop_per_s", "GFLOP/s", per_s(d.flop / 1e9, el));
+    fig_put_num(r, "perf.derived.mem_read_bytes", "bytes", d.mem_rd);
+    fig_put_num(r, "perf.derived.mem_write_bytes", "bytes", d.mem_wr);
+    fig_put_num(r, "perf.derived.mem_gb_per_s", "GB/s", per_s((d.mem_rd + d.mem_wr) / 1e9, el));
 }
 
 static const char *fmt_num(char *buf, size_t cap, const char *fmt, double v)
 {
-    if (isnan(v))
-        snprintf(buf, cap, "n/a");
-    else
-        snprintf(buf, cap, fmt, v);
-    return buf;
+    return fig_fmt(buf, cap, fmt, v);
 }
 
-/* total: an event's run total for the text, "n/a" when not counted. */
-static const char *total_text(char *buf, size_t cap, const perf_part_t *p, const char *name, double scale,
-                              const char *fmt)
+/* read_event: event `e` of the summary's perf.events when it was read (targets > 0), else NULL */
+static const js_figure_t *read_event(const js_figure_t *e)
 {
-    const pev_t *e = ev_find(p, name);
-    return fmt_num(buf, cap, fmt, e && e->have_rows ? e->total * scale : NAN);
+    return e && fig_int(e, "targets", 0) > 0 ? e : NULL;
 }
 
-static int perf_part_summary_text(void *state, js_buf_t *b)
+/* total_text: an event's run total for the text, "n/a" when not counted. */
+static const char *total_text(char *buf, size_t cap, const js_figure_t *events, const char *name,
+                              double scale, const char *fmt)
 {
-    perf_part_t *p = state;
-    if (!p->any)
-        return 0;
+    const js_figure_t *e = NULL;
+    for (size_t k = 0; k < fig_count(events) && !e; k++)
+        if (strcmp(fig_kid(events, k)->name, name) == 0)
+            e = read_event(fig_kid(events, k));
+    return fmt_num(buf, cap, fmt, e ? fig_num(e, "count") * scale : NAN);
+}
+
+static int perf_text_events(const js_figure_t *r, js_buf_t *b)
+{
     int err = 0;
     char a[6][64], c[96];
     bool sw = false, other = false, scaled = false;
     double frac = 1;
-    for (size_t k = 0; k < p->nev; k++) {
-        const pev_t *e = &p->ev[k];
-        if (!e->have_rows)
+    const js_figure_t *events = fig_get(r, "perf.events");
+    for (size_t k = 0; k < fig_count(events); k++) {
+        const js_figure_t *e = read_event(fig_kid(events, k));
+        if (!e)
             continue;
-        if (strcmp(e->kind, "sw") == 0)
+        const char *kind = fig_text(e, "kind");
+        if (kind && strcmp(kind, "sw") == 0)
             sw = true;
         else
             other = true;
-        if (e->scaled && ratio(e->run, e->en) < frac) {
+        double f = fig_num(e, "running_fraction");
+        if (fig_bool(e, "scaled") == 1 && f < frac) {
             scaled = true;
-            frac = ratio(e->run, e->en);
+            frac = f;
         }
     }
     if (sw)
@@ -642,21 +643,22 @@ static int perf_part_summary_text(void *state, js_buf_t *b)
             b,
             "  perf software    task-clock %s s, %s context switches, %s CPU migrations, %s page faults "
             "(%s minor, %s major)%s\n",
-            total_text(a[0], sizeof(a[0]), p, "task_clock_ns", 1e-9, "%.3f"),
-            total_text(a[1], sizeof(a[1]), p, "context_switches", 1, "%.0f"),
-            total_text(a[2], sizeof(a[2]), p, "cpu_migrations", 1, "%.0f"),
-            total_text(a[3], sizeof(a[3]), p, "page_faults", 1, "%.0f"),
-            total_text(a[4], sizeof(a[4]), p, "minor_faults", 1, "%.0f"),
-            total_text(a[5], sizeof(a[5]), p, "major_faults", 1, "%.0f"),
-            p->user_only ? " [user mode only: perf_event_paranoid]" : "");
+            total_text(a[0], sizeof(a[0]), events, "task_clock_ns", 1e-9, "%.3f"),
+            total_text(a[1], sizeof(a[1]), events, "context_switches", 1, "%.0f"),
+            total_text(a[2], sizeof(a[2]), events, "cpu_migrations", 1, "%.0f"),
+            total_text(a[3], sizeof(a[3]), events, "page_faults", 1, "%.0f"),
+            total_text(a[4], sizeof(a[4]), events, "minor_faults", 1, "%.0f"),
+            total_text(a[5], sizeof(a[5]), events, "major_faults", 1, "%.0f"),
+            fig_bool(r, "perf.user_mode_only") == 1 ? " [user mode only: perf_event_paranoid]" : "");
     if (other) {
         bool first = true;
-        for (size_t k = 0; k < p->nev; k++) {
-            const pev_t *e = &p->ev[k];
-            if (!e->have_rows || strcmp(e->kind, "sw") == 0)
+        for (size_t k = 0; k < fig_count(events); k++) {
+            const js_figure_t *e = read_event(fig_kid(events, k));
+            const char *kind = e ? fig_text(e, "kind") : NULL;
+            if (!e || (kind && strcmp(kind, "sw") == 0))
                 continue;
             err |= buf_printf(b, "%s%s %s", first ? "  perf hardware    " : ", ", e->name,
-                              fmt_num(a[0], sizeof(a[0]), "%.0f", e->total));
+                              fmt_num(a[0], sizeof(a[0]), "%.0f", fig_num(e, "count")));
             first = false;
         }
         if (scaled)
@@ -664,18 +666,23 @@ static int perf_part_summary_text(void *state, js_buf_t *b)
                      frac * 100);
         err |= buf_printf(b, "%s\n", scaled ? c : "");
     }
-    derived_t d;
-    derive(p, false, &d);
-    double el = elapsed_s(p);
+    return err;
+}
+
+static int perf_part_summary_text(const js_figure_t *r, js_buf_t *b)
+{
+    if (!fig_get(r, "perf"))
+        return 0;
+    int err = perf_text_events(r, b);
     struct {
         const char *fmt;
         double v;
     } dl[] = {
-        {"IPC %.2f", d.ipc},
-        {"cache misses %.2f%%", d.cache_miss * 100},
-        {"branch misses %.2f%%", d.branch_miss * 100},
-        {"%.3g GFLOP/s", per_s(d.flop / 1e9, el)},
-        {"memory %.3g GB/s (node)", per_s((d.mem_rd + d.mem_wr) / 1e9, el)},
+        {"IPC %.2f", fig_num(r, "perf.derived.ipc")},
+        {"cache misses %.2f%%", fig_num(r, "perf.derived.cache_miss_fraction") * 100},
+        {"branch misses %.2f%%", fig_num(r, "perf.derived.branch_miss_fraction") * 100},
+        {"%.3g GFLOP/s", fig_num(r, "perf.derived.gflop_per_s")},
+        {"memory %.3g GB/s (node)", fig_num(r, "perf.derived.mem_gb_per_s")},
     };
     bool first = true;
     for (size_t i = 0; i < sizeof(dl) / sizeof(dl[0]); i++) {
@@ -688,20 +695,20 @@ static int perf_part_summary_text(void *state, js_buf_t *b)
     if (!first)
         err |= buf_printf(b, "\n");
     /* missing events, grouped by reason */
-    for (size_t k = 0; k < p->nev; k++) {
-        const pev_t *e = &p->ev[k];
-        if (is_ok(e) || e->have_rows)
-            continue;
+    const js_figure_t *missing = fig_get(r, "perf.missing");
+    for (size_t k = 0; k < fig_count(missing); k++) {
+        const js_figure_t *e = fig_kid(missing, k);
+        const char *why = e->present ? e->text : "";
         bool done = false;
         for (size_t j = 0; j < k && !done; j++)
-            done = !is_ok(&p->ev[j]) && !p->ev[j].have_rows && strcmp(p->ev[j].status, e->status) == 0;
+            done = fig_kid(missing, j)->present && strcmp(fig_kid(missing, j)->text, why) == 0;
         if (done)
             continue;
         err |= buf_printf(b, "  perf missing     %s", e->name);
-        for (size_t j = k + 1; j < p->nev; j++)
-            if (!is_ok(&p->ev[j]) && !p->ev[j].have_rows && strcmp(p->ev[j].status, e->status) == 0)
-                err |= buf_printf(b, ", %s", p->ev[j].name);
-        err |= buf_printf(b, ": %s\n", e->status);
+        for (size_t j = k + 1; j < fig_count(missing); j++)
+            if (fig_kid(missing, j)->present && strcmp(fig_kid(missing, j)->text, why) == 0)
+                err |= buf_printf(b, ", %s", fig_kid(missing, j)->name);
+        err |= buf_printf(b, ": %s\n", why);
     }
     return err ? -ENOMEM : 0;
 }
@@ -712,7 +719,7 @@ const js_model_part_t part_perf = {
     .feed = perf_part_feed,
     .view_table = perf_part_view_table,
     .view_fill = perf_part_view_fill,
-    .summary_json = perf_part_summary_json,
+    .summary = perf_part_summary,
     .summary_text = perf_part_summary_text,
     .fini = perf_part_fini,
 };

@@ -11,10 +11,10 @@
  *              active). The self totals of all phases plus those of `outside` (no phase active) partition the
  *              run, so they add up to the run's totals exactly: wall, CPU, I/O and energy.
  *
- * Method. Every begin and end mark makes the monitor take a sample at once (core/monitor.c; such a sample has
- * samples.for_marks = 1): that sample is the scope at the last mark before it, so the cumulative figures (the
- * tree's CPU seconds and I/O bytes, the scope's attributed RAPL energy from the `energy` view, GPU energy
- * from a `gpu` view when one exists) are cut there, and the stretch from that mark to the sample (the
+ * Method. Every begin and end mark makes the monitor take a sample at once (engine/monitor.c; such a sample
+ * has samples.for_marks = 1): that sample is the scope at the last mark before it, so the cumulative figures
+ * (the tree's CPU seconds and I/O bytes, the scope's attributed RAPL energy from the `energy` view, GPU
+ * energy from a `gpu` view when one exists) are cut there, and the stretch from that mark to the sample (the
  * monitor's wake-up) gets none of the interval's increase. Marks before it in the same sample (a burst,
  * coalesced) and marks in samples not taken for them (recordings of earlier versions) are interpolated
  * linearly in time between the previous sample and that cut: a phase gets the share of the increase that
@@ -35,6 +35,8 @@
 
 #include "core/marks.h"
 #include "model/summary.h"
+#include "core/util.h"
+#include "model/figure.h"
 
 #include <errno.h>
 #include <math.h>
@@ -61,8 +63,8 @@ typedef struct {
     acc_t incl, self;
     double peak_mem, peak_rss,
         peak_gpu_mem; /* memory headline, RSS sum, GPU memory: largest at its samples */
-    bool touched; /* active at some time within the interval being fed */
-    size_t id;    /* position in the active stack + 1, 0 when inactive */
+    bool touched;     /* active at some time within the interval being fed */
+    size_t id;        /* position in the active stack + 1, 0 when inactive */
 } phase_t;
 
 typedef struct {
@@ -102,7 +104,7 @@ typedef struct {
     sender_t *snd;
     size_t nsnd, sndcap;
     int64_t marks, begins, ends, events, unmatched;
-    int64_t rejected; /* the monitor's count, from the self table */
+    int64_t rejected;     /* the monitor's count, from the self table */
     int64_t self_dropped; /* the drops the senders reported, the monitor's count (self table; -1: none) */
     bool self_resolved;
     int self_rejected_col, self_dropped_col;
@@ -118,15 +120,6 @@ typedef struct {
 } phases_t;
 
 /* ---- helpers ---------------------------------------------------------------------------------------- */
-
-static double fmax_nan(double a, double b)
-{
-    if (isnan(a))
-        return b;
-    if (isnan(b))
-        return a;
-    return a > b ? a : b;
-}
 
 static void acc_init(acc_t *a)
 {
@@ -371,7 +364,8 @@ static int phases_feed(void *state, const js_feed_t *f)
             p->self_dropped = sv[p->self_dropped_col].i;
     }
 
-    double c[C__MAX] = {pt->cpu_s, pt->io[IO_READ], pt->io[IO_WRITE], pt->io[IO_RCHAR], pt->io[IO_WCHAR], NAN, NAN};
+    double c[C__MAX] = {pt->cpu_s, pt->io[IO_READ], pt->io[IO_WRITE], pt->io[IO_RCHAR], pt->io[IO_WCHAR], NAN,
+                        NAN};
     c[C_ENERGY] = view_sum(m, "energy", "scope_energy_j", "domain", node_zone);
     c[C_GPU_ENERGY] = view_sum(m, "gpu", "energy_j", NULL, NULL);
     double gpu_mem = view_sum(m, "gpu", "mem_used_bytes", NULL, NULL);
@@ -485,10 +479,24 @@ static int phases_feed(void *state, const js_feed_t *f)
 
 /* ---- views ------------------------------------------------------------------------------------------ */
 
-enum { MV_T, MV_UNIX, MV_KIND, MV_NAME, MV_PID, MV_TID, MV_RANK, MV_HOST, MV_DATA, MV_PHASE, MV_DEPTH, MV__MAX };
+enum {
+    MV_T,
+    MV_UNIX,
+    MV_KIND,
+    MV_NAME,
+    MV_PID,
+    MV_TID,
+    MV_RANK,
+    MV_HOST,
+    MV_DATA,
+    MV_PHASE,
+    MV_DEPTH,
+    MV__MAX
+};
 static const js_column_t marks_view_cols[MV__MAX] = {
     [MV_T] = {"t_s", "s", JS_REAL, JS_GAUGE, 0, "when the mark was made, seconds since the run's start"},
-    [MV_UNIX] = {"mark_unix_s", "s", JS_REAL, JS_GAUGE, 0, "when the mark was made, seconds since the epoch (UTC)"},
+    [MV_UNIX] = {"mark_unix_s", "s", JS_REAL, JS_GAUGE, 0,
+                 "when the mark was made, seconds since the epoch (UTC)"},
     [MV_KIND] = {"kind", "text", JS_TEXT, JS_LABEL, 0, "begin, end or event"},
     [MV_NAME] = {"name", "text", JS_TEXT, JS_LABEL, 0, "phase or event name"},
     [MV_PID] = {"pid", "count", JS_INT, JS_LABEL, 0, "sender's process ID"},
@@ -496,11 +504,13 @@ static const js_column_t marks_view_cols[MV__MAX] = {
     [MV_RANK] = {"rank", "count", JS_INT, JS_LABEL, 0, "MPI rank, missing if none"},
     [MV_HOST] = {"host", "text", JS_TEXT, JS_LABEL, 0, "sender's host name"},
     [MV_DATA] = {"data", "json", JS_TEXT, JS_GAUGE, 0, "JSON given with the mark"},
-    [MV_PHASE] = {"phase", "text", JS_TEXT, JS_GAUGE, 0, "the innermost active phase after this mark, if any"},
+    [MV_PHASE] = {"phase", "text", JS_TEXT, JS_GAUGE, 0,
+                  "the innermost active phase after this mark, if any"},
     [MV_DEPTH] = {"depth", "count", JS_INT, JS_GAUGE, 0, "active phases after this mark"},
 };
-static const js_table_t marks_view = {"marks", "the job's marks, one row per mark, with the phase they leave "
-                                               "active",
+static const js_table_t marks_view = {"marks",
+                                      "the job's marks, one row per mark, with the phase they leave "
+                                      "active",
                                       MV__MAX, marks_view_cols};
 
 enum {
@@ -537,8 +547,9 @@ static const js_column_t phases_view_cols[PV__MAX] = {
     [PV_SELF_WALL] = {"self_wall_s", "s", JS_REAL, JS_COUNTER, 0, "time it was the innermost active phase"},
     [PV_SELF_CPU] = {"self_cpu_s", "s", JS_REAL, JS_COUNTER, 0, "tree CPU time while it was the innermost"},
 };
-static const js_table_t phases_view = {"phases", "per phase, cumulative figures so far (one row per phase and "
-                                                 "sample; (outside) is time with no phase active)",
+static const js_table_t phases_view = {"phases",
+                                       "per phase, cumulative figures so far (one row per phase and "
+                                       "sample; (outside) is time with no phase active)",
                                        PV__MAX, phases_view_cols};
 
 static const js_table_t *phases_view_table(void *state, size_t i)
@@ -626,150 +637,151 @@ static int phases_view_fill(void *state, size_t i, js_rows_t *out)
 
 /* ---- summary ---------------------------------------------------------------------------------------- */
 
-static void jw_acc(jw_t *w, const acc_t *a, bool energy, bool gpu)
+static const char *const c_units[C__MAX] = {"s", "bytes", "bytes", "bytes", "bytes", "J", "J"};
+
+/* put_acc: a phase's (or the run's, or outside's) cumulative figures into group g */
+static void put_acc(js_figure_t *g, const acc_t *a, bool energy, bool gpu)
 {
-    jw_num(w, "wall_s", a->wall_s);
+    fig_put_num(g, "wall_s", "s", a->wall_s);
     for (int k = 0; k < C__MAX; k++) {
         if ((k == C_ENERGY && !energy) || (k == C_GPU_ENERGY && !gpu))
             continue;
-        jw_num(w, c_keys[k], a->c[k]);
+        fig_put_num(g, c_keys[k], c_units[k], a->c[k]);
     }
-    jw_num(w, "mean_cores", a->wall_s > 0 ? a->c[C_CPU] / a->wall_s : NAN);
+    fig_put_num(g, "mean_cores", "cores", a->wall_s > 0 ? a->c[C_CPU] / a->wall_s : NAN);
 }
 
-static void jw_unix(jw_t *w, const char *key, int64_t ns)
+static double unix_s(int64_t ns)
 {
-    jw_num(w, key, ns ? (double)ns / 1e9 : NAN);
+    return ns ? (double)ns / 1e9 : NAN;
 }
 
-static void phases_summary_json(void *state, jw_t *w)
+static void phases_summary(void *state, js_figure_t *r)
 {
     phases_t *p = state;
     if (!p->any)
         return;
     bool energy = !isnan(p->run_c[C_ENERGY]), gpu = !isnan(p->run_c[C_GPU_ENERGY]);
-    jw_open(w, "phases");
-    jw_str(w, "method",
-           "a sample at every begin and end mark (coalesced in bursts): cumulative figures cut "
-           "there, marks of a burst interpolated in time; peaks: the largest of the samples inside "
-           "the phase (its first and last included)");
-    jw_int(w, "marks", p->marks);
-    jw_int(w, "begins", p->begins);
-    jw_int(w, "ends", p->ends);
-    jw_int(w, "events", p->events);
-    jw_int(w, "unmatched_ends", p->unmatched);
-    jw_int(w, "dropped_by_senders", (int64_t)senders_dropped(p));
-    jw_int(w, "rejected_by_monitor", p->rejected);
-    jw_open(w, "run");
+    fig_put_text(
+        r, "phases.method",
+        "a sample at every begin and end mark (coalesced in bursts): cumulative figures cut there, marks "
+        "of a burst interpolated in time; peaks: the largest of the samples inside the phase (its first "
+        "and last included)");
+    fig_put_int(r, "phases.marks", "count", p->marks);
+    fig_put_int(r, "phases.begins", "count", p->begins);
+    fig_put_int(r, "phases.ends", "count", p->ends);
+    /* (the count was once a second `events` member beside the array below: JSON readers kept the array) */
+    fig_put_int(r, "phases.event_count", "count", p->events);
+    fig_put_int(r, "phases.unmatched_ends", "count", p->unmatched);
+    fig_put_int(r, "phases.dropped_by_senders", "count", (int64_t)senders_dropped(p));
+    fig_put_int(r, "phases.rejected_by_monitor", "count", p->rejected);
     acc_t run = p->outside;
     run.wall_s = ((double)p->prev_t - (double)p->origin_ns) / 1e9;
     for (int k = 0; k < C__MAX; k++)
         run.c[k] = p->run_c[k];
-    jw_acc(w, &run, energy, gpu);
-    jw_num(w, "peak_bytes", p->peak_mem);
-    jw_num(w, "peak_rss_sum_bytes", p->peak_rss);
-    jw_close(w);
-    jw_array(w, "phases");
+    put_acc(fig_put_object(r, "phases.run"), &run, energy, gpu);
+    fig_put_num(r, "phases.run.peak_bytes", "bytes", p->peak_mem);
+    fig_put_num(r, "phases.run.peak_rss_sum_bytes", "bytes", p->peak_rss);
+    fig_put_array(r, "phases.phases");
     for (size_t i = 0; i < p->nph; i++) {
         const phase_t *ph = &p->ph[i];
-        jw_open(w, NULL);
-        jw_str(w, "name", ph->name);
-        jw_int(w, "activations", ph->activations);
-        jw_int(w, "begins", ph->begins);
-        jw_int(w, "ends", ph->ends);
-        jw_int(w, "unmatched_ends", ph->unmatched_ends);
-        jw_bool(w, "open_at_end", ph->open > 0);
-        jw_unix(w, "first_begin_unix_s", ph->first_begin_unix);
-        jw_unix(w, "last_end_unix_s", ph->last_end_unix);
-        jw_acc(w, &ph->incl, energy, gpu);
-        jw_num(w, "peak_bytes", ph->peak_mem);
-        jw_num(w, "peak_rss_sum_bytes", ph->peak_rss);
+        js_figure_t *e = fig_put_elem(r, "phases.phases");
+        fig_put_text(r, "phases.phases[].name", ph->name);
+        fig_put_int(r, "phases.phases[].activations", "count", ph->activations);
+        fig_put_int(r, "phases.phases[].begins", "count", ph->begins);
+        fig_put_int(r, "phases.phases[].ends", "count", ph->ends);
+        fig_put_int(r, "phases.phases[].unmatched_ends", "count", ph->unmatched_ends);
+        fig_put_bool(r, "phases.phases[].open_at_end", ph->open > 0);
+        fig_put_num(r, "phases.phases[].first_begin_unix_s", "s", unix_s(ph->first_begin_unix));
+        fig_put_num(r, "phases.phases[].last_end_unix_s", "s", unix_s(ph->last_end_unix));
+        put_acc(e, &ph->incl, energy, gpu);
+        fig_put_num(r, "phases.phases[].peak_bytes", "bytes", ph->peak_mem);
+        fig_put_num(r, "phases.phases[].peak_rss_sum_bytes", "bytes", ph->peak_rss);
         if (gpu)
-            jw_num(w, "peak_gpu_memory_bytes", ph->peak_gpu_mem);
-        jw_open(w, "self");
-        jw_acc(w, &ph->self, energy, gpu);
-        jw_close(w);
-        jw_close(w);
+            fig_put_num(r, "phases.phases[].peak_gpu_memory_bytes", "bytes", ph->peak_gpu_mem);
+        put_acc(fig_put_object(r, "phases.phases[].self"), &ph->self, energy, gpu);
     }
-    jw_array_close(w);
-    jw_open(w, "outside");
-    jw_acc(w, &p->outside, energy, gpu);
-    jw_num(w, "peak_bytes", p->any_outside ? p->outside_peak_mem : NAN);
-    jw_num(w, "peak_rss_sum_bytes", p->any_outside ? p->outside_peak_rss : NAN);
-    jw_close(w);
-    jw_array(w, "events");
+    put_acc(fig_put_object(r, "phases.outside"), &p->outside, energy, gpu);
+    fig_put_num(r, "phases.outside.peak_bytes", "bytes", p->any_outside ? p->outside_peak_mem : NAN);
+    fig_put_num(r, "phases.outside.peak_rss_sum_bytes", "bytes", p->any_outside ? p->outside_peak_rss : NAN);
+    fig_put_bool(r, "phases.outside.seen", p->any_outside);
+    fig_put_array(r, "phases.events");
     for (size_t i = 0; i < p->nev; i++) {
         const event_t *e = &p->ev[i];
-        jw_open(w, NULL);
-        jw_str(w, "name", e->name);
-        jw_int(w, "count", e->count);
-        jw_unix(w, "first_unix_s", e->first_unix);
-        jw_unix(w, "last_unix_s", e->last_unix);
-        jw_raw(w, "last_data", e->last_data);
-        jw_close(w);
+        fig_put_elem(r, "phases.events");
+        fig_put_text(r, "phases.events[].name", e->name);
+        fig_put_int(r, "phases.events[].count", "count", e->count);
+        fig_put_num(r, "phases.events[].first_unix_s", "s", unix_s(e->first_unix));
+        fig_put_num(r, "phases.events[].last_unix_s", "s", unix_s(e->last_unix));
+        fig_put_json(r, "phases.events[].last_data", e->last_data);
     }
-    jw_array_close(w);
-    jw_close(w);
 }
 
 static const char *fmt_n(char *buf, size_t cap, const char *fmt, double v)
 {
-    if (isnan(v))
-        snprintf(buf, cap, "n/a");
-    else
-        snprintf(buf, cap, fmt, v);
-    return buf;
+    return fig_fmt(buf, cap, fmt, v);
 }
 
-static int text_line(js_buf_t *b, const char *label, const acc_t *a, double peak, bool self_only)
+static int text_line(js_buf_t *b, const char *label, const js_figure_t *a, bool self_only)
 {
     char w[32], c[32], k[32], pk[32], rd[32], wr[32];
     js_buf_t esc = {0};
     int err = text_escape(&esc, label, strlen(label));
-    err |= buf_printf(b, "    %-24.24s %s s wall, %s s CPU (%s cores)%s%s, read %s, written %s\n", esc.p ? esc.p : "",
-                      fmt_n(w, sizeof(w), "%.2f", a->wall_s), fmt_n(c, sizeof(c), "%.2f", a->c[C_CPU]),
-                      fmt_n(k, sizeof(k), "%.2f", a->wall_s > 0 ? a->c[C_CPU] / a->wall_s : NAN),
-                      self_only ? "" : ", peak ", self_only ? "" : fmt_bytes(pk, sizeof(pk), peak),
-                      fmt_bytes(rd, sizeof(rd), a->c[C_READ]), fmt_bytes(wr, sizeof(wr), a->c[C_WRITE]));
+    double wall = fig_num(a, "wall_s"), cpu = fig_num(a, "cpu_s");
+    err |= buf_printf(b, "    %-24.24s %s s wall, %s s CPU (%s cores)%s%s, read %s, written %s\n",
+                      esc.p ? esc.p : "", fmt_n(w, sizeof(w), "%.2f", wall), fmt_n(c, sizeof(c), "%.2f", cpu),
+                      fmt_n(k, sizeof(k), "%.2f", wall > 0 ? cpu / wall : NAN), self_only ? "" : ", peak ",
+                      self_only ? "" : fmt_bytes(pk, sizeof(pk), fig_num(a, "peak_bytes")),
+                      fmt_bytes(rd, sizeof(rd), fig_num(a, "read_bytes")),
+                      fmt_bytes(wr, sizeof(wr), fig_num(a, "write_bytes")));
     buf_free(&esc);
     return err ? -ENOMEM : 0;
 }
 
-static int phases_summary_text(void *state, js_buf_t *b)
+static int phases_summary_text(const js_figure_t *r, js_buf_t *b)
 {
-    phases_t *p = state;
-    if (!p->any)
+    if (!fig_get(r, "phases"))
         return 0;
-    int err = buf_printf(b, "  phases           %zu phase%s, %lld event%s (%lld marks", p->nph, p->nph == 1 ? "" : "s",
-                         (long long)p->events, p->events == 1 ? "" : "s", (long long)p->marks);
-    uint64_t dropped = senders_dropped(p);
-    if (dropped || p->rejected)
+    const js_figure_t *phs = fig_get(r, "phases.phases"), *evs = fig_get(r, "phases.events");
+    size_t nph = fig_count(phs), nev = fig_count(evs);
+    int64_t events = fig_int(r, "phases.event_count", 0), marks = fig_int(r, "phases.marks", 0);
+    int err = buf_printf(b, "  phases           %zu phase%s, %lld event%s (%lld marks", nph,
+                         nph == 1 ? "" : "s", (long long)events, events == 1 ? "" : "s", (long long)marks);
+    int64_t dropped = fig_int(r, "phases.dropped_by_senders", 0),
+            rejected = fig_int(r, "phases.rejected_by_monitor", 0);
+    if (dropped || rejected)
         err |= buf_printf(b, "; %llu dropped by the job, %lld rejected", (unsigned long long)dropped,
-                          (long long)p->rejected);
-    if (p->unmatched)
-        err |= buf_printf(b, "; %lld end%s without a begin", (long long)p->unmatched, p->unmatched == 1 ? "" : "s");
+                          (long long)rejected);
+    int64_t unmatched = fig_int(r, "phases.unmatched_ends", 0);
+    if (unmatched)
+        err |= buf_printf(b, "; %lld end%s without a begin", (long long)unmatched, unmatched == 1 ? "" : "s");
     err |= buf_printf(b, "); inclusive totals, cut at the marks\n");
-    for (size_t i = 0; i < p->nph; i++)
-        err |= text_line(b, p->ph[i].name, &p->ph[i].incl, p->ph[i].peak_mem, false);
-    if (p->any_outside)
-        err |= text_line(b, "(outside any phase)", &p->outside, p->outside_peak_mem, false);
-    for (size_t i = 0; i < p->nev && i < 20; i++) {
+    for (size_t i = 0; i < nph; i++) {
+        const char *name = fig_text(fig_kid(phs, i), "name");
+        err |= text_line(b, name ? name : "", fig_kid(phs, i), false);
+    }
+    if (fig_bool(r, "phases.outside.seen") == 1)
+        err |= text_line(b, "(outside any phase)", fig_get(r, "phases.outside"), false);
+    for (size_t i = 0; i < nev && i < 20; i++) {
         js_buf_t esc = {0};
-        err |= text_escape(&esc, p->ev[i].name, strlen(p->ev[i].name));
-        err |= buf_printf(b, "    event %-18.18s x%lld\n", esc.p ? esc.p : "", (long long)p->ev[i].count);
+        const char *name = fig_text(fig_kid(evs, i), "name");
+        err |= text_escape(&esc, name ? name : "", name ? strlen(name) : 0);
+        err |= buf_printf(b, "    event %-18.18s x%lld\n", esc.p ? esc.p : "",
+                          (long long)fig_int(fig_kid(evs, i), "count", 0));
         buf_free(&esc);
     }
     return err ? -ENOMEM : 0;
 }
 
-static int phases_summary_short(void *state, js_buf_t *b)
+static int phases_summary_short(const js_figure_t *r, js_buf_t *b)
 {
-    phases_t *p = state;
-    if (!p->any)
+    if (!fig_get(r, "phases"))
         return 0;
+    size_t nph = fig_count(fig_get(r, "phases.phases"));
+    int64_t events = fig_int(r, "phases.event_count", 0);
     return buf_printf(b,
                       "  phases           %zu phase%s, %lld event%s (each phase's figures: --summary=full)\n",
-                      p->nph, p->nph == 1 ? "" : "s", (long long)p->events, p->events == 1 ? "" : "s");
+                      nph, nph == 1 ? "" : "s", (long long)events, events == 1 ? "" : "s");
 }
 
 /* ---- life ------------------------------------------------------------------------------------------- */
@@ -815,7 +827,7 @@ const js_model_part_t part_phases = {
     .feed = phases_feed,
     .view_table = phases_view_table,
     .view_fill = phases_view_fill,
-    .summary_json = phases_summary_json,
+    .summary = phases_summary,
     .summary_text = phases_summary_text,
     .summary_short = phases_summary_short,
     .fini = phases_fini,

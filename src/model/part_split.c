@@ -24,7 +24,9 @@
  * which the model sums from the process rows (and a recording of schema 2 keeps), so this part reads no
  * process row itself. No view; summary: a `split` section.
  */
+#include "model/figure.h"
 #include "model/model.h"
+#include "core/util.h"
 
 #include <errno.h>
 #include <math.h>
@@ -53,15 +55,6 @@ typedef struct {
     int64_t t_first, t_last, prev_t;
     int64_t fed;
 } split_t;
-
-static double fmax_nan(double a, double b)
-{
-    if (isnan(a))
-        return b;
-    if (isnan(b))
-        return a;
-    return a > b ? a : b;
-}
 
 static double num(const js_value_t *row, int c)
 {
@@ -155,13 +148,14 @@ static int split_feed(void *state, const js_feed_t *f)
     if (!isnan(main_own) && main_own - p->base_main > p->main_s)
         p->main_s = main_own - p->base_main; /* the root's own CPU never goes back; after it exits it stays */
     p->comb_s = fmax_nan(p->comb_s, pt->cpu_s);
-    double dt = (double)(t - p->prev_t) / 1e9;
-    if (dt > 0) {
+    int64_t dt_ns = t - p->prev_t;
+    if (dt_ns > 0) {
+        double dt = ns_to_s(dt_ns);
         double dm = p->main_s - p->prev_main, dc = p->comb_s - p->prev_comb;
         double dd = dc - dm;
-        rate_carry_step(&p->rate[W_MAIN], dm, dt);
-        rate_carry_step(&p->rate[W_DESC], dd > 0 ? dd : 0, dt);
-        rate_carry_step(&p->rate[W_COMB], dc, dt);
+        rate_carry_step(&p->rate[W_MAIN], dm, dt_ns);
+        rate_carry_step(&p->rate[W_DESC], dd > 0 ? dd : 0, dt_ns);
+        rate_carry_step(&p->rate[W_COMB], dc, dt_ns);
         double u = view_cell(m, "system", "cpu_util_fraction");
         if (!isnan(u) && !isnan(p->sys_cores) && p->fed > 1) {
             p->sys_max_cores = fmax_nan(p->sys_max_cores, u * p->sys_cores);
@@ -176,7 +170,7 @@ static int split_feed(void *state, const js_feed_t *f)
     return 0;
 }
 
-static void split_summary_json(void *state, jw_t *w)
+static void split_summary(void *state, js_figure_t *r)
 {
     split_t *p = state;
     if (!p->fed)
@@ -185,41 +179,33 @@ static void split_summary_json(void *state, jw_t *w)
     double cpu[W__MAX] = {p->main_s, p->comb_s - p->main_s, p->comb_s};
     if (cpu[W_DESC] < 0)
         cpu[W_DESC] = 0;
-    jw_open(w, "split");
-    jw_str(w, "main", "the root process: the command, or the process that embeds the monitor");
-    jw_int(w, "main_pid", p->root);
-    jw_num(w, "wall_s", wall);
-    jw_open(w, "memory");
+    fig_put_text(r, "split.main", "the root process: the command, or the process that embeds the monitor");
+    fig_put_int(r, "split.main_pid", NULL, p->root);
+    fig_put_num(r, "split.wall_s", "s", wall);
     for (int k = 0; k < W__MAX; k++) {
-        jw_open(w, who_names[k]);
-        jw_num(w, "peak_rss_bytes", p->peak_rss[k]);
-        jw_num(w, "peak_pss_bytes", p->peak_pss[k]);
-        jw_num(w, "peak_private_bytes", p->peak_priv[k]);
-        jw_num(w, "peak_shared_bytes", p->peak_shared[k]);
-        jw_close(w);
+        js_figure_t *g = fig_name(r, "split.memory", who_names[k]);
+        fig_put_num(g, "{}.peak_rss_bytes", "bytes", p->peak_rss[k]);
+        fig_put_num(g, "{}.peak_pss_bytes", "bytes", p->peak_pss[k]);
+        fig_put_num(g, "{}.peak_private_bytes", "bytes", p->peak_priv[k]);
+        fig_put_num(g, "{}.peak_shared_bytes", "bytes", p->peak_shared[k]);
     }
-    jw_num(w, "system_peak_used_bytes", p->sys_peak_used);
-    jw_num(w, "system_total_bytes", p->sys_total);
-    jw_close(w);
-    jw_open(w, "cpu");
+    fig_put_num(r, "split.memory.system_peak_used_bytes", "bytes", p->sys_peak_used);
+    fig_put_num(r, "split.memory.system_total_bytes", "bytes", p->sys_total);
     for (int k = 0; k < W__MAX; k++) {
-        jw_open(w, who_names[k]);
-        jw_num(w, "cpu_s", cpu[k]);
-        jw_num(w, "mean_cores", wall > 0 ? cpu[k] / wall : NAN);
-        jw_num(w, "max_cores", fmax_nan(p->rate[k].max_rate, wall > 0 ? cpu[k] / wall : NAN));
-        jw_close(w);
+        js_figure_t *g = fig_name(r, "split.cpu", who_names[k]);
+        fig_put_num(g, "{}.cpu_s", "s", cpu[k]);
+        fig_put_num(g, "{}.mean_cores", "cores", wall > 0 ? cpu[k] / wall : NAN);
+        fig_put_num(g, "{}.max_cores", "cores",
+                    fmax_nan(p->rate[k].max_rate, wall > 0 ? cpu[k] / wall : NAN));
     }
-    jw_open(w, "system");
-    jw_num(w, "cores", p->sys_cores);
-    jw_num(w, "mean_cores", p->sys_covered_s > 0 ? p->sys_busy_core_s / p->sys_covered_s : NAN);
-    jw_num(w, "max_cores", p->sys_max_cores);
-    jw_close(w);
-    jw_close(w);
-    jw_open(w, "threads");
-    for (int k = 0; k < W__MAX; k++)
-        jw_num(w, who_names[k], p->peak_threads[k]);
-    jw_close(w);
-    jw_close(w);
+    fig_put_num(r, "split.cpu.system.cores", "cores", p->sys_cores);
+    fig_put_num(r, "split.cpu.system.mean_cores", "cores",
+                p->sys_covered_s > 0 ? p->sys_busy_core_s / p->sys_covered_s : NAN);
+    fig_put_num(r, "split.cpu.system.max_cores", "cores", p->sys_max_cores);
+    for (int k = 0; k < W__MAX; k++) {
+        fig_name(r, "split.threads", who_names[k]);
+        fig_put_num(r, "split.threads.{}", "count", p->peak_threads[k]);
+    }
 }
 
 static int split_init(const js_model_cfg_t *cfg, void **ret_state)
@@ -233,7 +219,7 @@ static int split_init(const js_model_cfg_t *cfg, void **ret_state)
     p->root = cfg->root_pid;
     for (int w = 0; w < W__MAX; w++) {
         p->peak_rss[w] = p->peak_priv[w] = p->peak_shared[w] = p->peak_pss[w] = p->peak_threads[w] = NAN;
-        rate_carry_init(&p->rate[w], cfg->cores_available, (double)cfg->interval_ns / 1e9);
+        rate_carry_init(&p->rate[w], cfg->cores_available, cfg->interval_ns);
     }
     p->sys_peak_used = p->sys_total = p->sys_max_cores = p->sys_cores = NAN;
     *ret_state = p;
@@ -249,6 +235,6 @@ const js_model_part_t part_split = {
     .name = "split",
     .init = split_init,
     .feed = split_feed,
-    .summary_json = split_summary_json,
+    .summary = split_summary,
     .fini = split_fini,
 };

@@ -5,6 +5,7 @@
 #include "model/track.h"
 
 #include "model/counter.h"
+#include "core/util.h"
 
 #include <errno.h>
 #include <math.h>
@@ -16,13 +17,16 @@ void track_init(track_t *t)
     t->total = 0;
     t->covered_s = 0;
     t->last = t->rate = t->dt_s = NAN;
+    t->dt_ns = 0;
     t->known = t->unknown = 0;
     t->last_rc = -ENODATA;
 }
 
-int track_step(track_t *t, const js_value_t *cur, int64_t t_ns, track_delta_fn delta, uint64_t arg, double scale)
+int track_step(track_t *t, const js_value_t *cur, int64_t t_ns, track_delta_fn delta, uint64_t arg,
+               double scale)
 {
     t->last = t->rate = t->dt_s = NAN;
+    t->dt_ns = 0;
     if (!cur || !cur->present)
         return t->last_rc = -ENODATA; /* no reading: keep the previous one for the next */
     int rc = -ENODATA;
@@ -34,7 +38,8 @@ int track_step(track_t *t, const js_value_t *cur, int64_t t_ns, track_delta_fn d
             t->total += t->last;
             t->known++;
             if (t_ns > t->prev_t) {
-                t->dt_s = (double)(t_ns - t->prev_t) / 1e9;
+                t->dt_ns = t_ns - t->prev_t;
+                t->dt_s = ns_to_s(t->dt_ns);
                 t->rate = t->last / t->dt_s;
                 t->covered_s += t->dt_s;
             }

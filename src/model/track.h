@@ -18,13 +18,14 @@ typedef struct {
     js_value_t prev; /* the last reading (missing before the first) */
     int64_t prev_t;  /* its t_mono_ns */
     double total;    /* sum of the known increases, times the scale */
-    double last;     /* the increase over the last interval, times the scale; NAN when unknown or no reading */
-    double rate;     /* last / interval in seconds; NAN likewise */
-    double dt_s;     /* the last interval, seconds; NAN likewise */
+    double last;   /* the increase over the last interval, times the scale; NAN when unknown or no reading */
+    double rate;   /* last / interval in seconds; NAN likewise */
+    int64_t dt_ns; /* the last interval with a known increase, 0 when none */
+    double dt_s;   /* the same in seconds; NAN likewise */
     double covered_s; /* sum of the intervals with a known increase, seconds */
-    int64_t known;   /* intervals with a known increase */
-    int64_t unknown; /* intervals without */
-    int last_rc;     /* the delta function's result for the last interval (0, -ERANGE, -EOVERFLOW, ...) */
+    int64_t known;    /* intervals with a known increase */
+    int64_t unknown;  /* intervals without */
+    int last_rc;      /* the delta function's result for the last interval (0, -ERANGE, -EOVERFLOW, ...) */
 } track_t;
 
 /* The delta of a counter between two readings (counter_delta, counter_delta_saturating, or a wrapper). */
@@ -36,7 +37,8 @@ void track_init(track_t *t);
 /* track_step: the reading `cur` (may be NULL or missing: no reading this sample) taken at `t_ns`. With a
  * previous reading, the increase comes from `delta(prev, cur, arg)` times `scale`. Returns the delta
  * function's result (0 when it was known), or -ENODATA when there was nothing to compare. */
-int track_step(track_t *t, const js_value_t *cur, int64_t t_ns, track_delta_fn delta, uint64_t arg, double scale);
+int track_step(track_t *t, const js_value_t *cur, int64_t t_ns, track_delta_fn delta, uint64_t arg,
+               double scale);
 
 /* Adapters of counter.h to track_delta_fn: `arg` is the width in bits, or the range. */
 int track_wrapping(const js_value_t *prev, const js_value_t *cur, uint64_t width, uint64_t *ret);

@@ -4,10 +4,11 @@
  * threshold the reader sees next to the evidence, like Linaro Performance Reports' advice or seff's
  * efficiencies, but each sentence says which measured figure triggered it and where the line was drawn.
  *
- * The facts are filled by the report (report.c) from the run summary (the tree model's js_summary_t and the
- * parts' summary sections, read by path) and from statistics of the charted series (95th percentile of the
- * cores in use, mean pressure, mean GPU utilisation per device, mean cores per node). Missing facts are NAN
- * (or 0 counts) and a rule whose facts are missing does not fire: absent is not zero.
+ * The facts are filled by the report (report.c) from the run summary (the typed summary table,
+ * model/figure.h, its rows read by path: "cpu.total_s", "cgroup.memory.limit_bytes") and from statistics of
+ * the charted series (95th percentile of the cores in use, mean pressure, mean GPU utilisation per device,
+ * mean cores per node). Missing facts are NAN (or 0 counts) and a rule whose facts are missing does not fire:
+ * absent is not zero.
  */
 #ifndef JOBSCOPE_ADVICE_H
 #define JOBSCOPE_ADVICE_H

@@ -20,8 +20,8 @@
 #ifndef JOBSCOPE_HTML_H
 #define JOBSCOPE_HTML_H
 
-#include "sinks/tabsink.h"
-#include "sys/fsroot.h"
+#include "core/buf.h"
+#include "core/cell.h"
 
 #include <stdbool.h>
 #include <stddef.h>

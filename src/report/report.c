@@ -6,18 +6,17 @@
  *               series (view, column, label group), filled after each model feed; NAN where a value is
  *               missing, so gaps stay gaps. Which columns of a view are kept is decided once per view from
  * its descriptor: numeric gauges (and energy counters), not labels, not error codes or identifiers. facts at
- * the end, the summary document (summary_json, parsed back with jtree.h) and statistics of the series fill
- * js_facts_t for the advice rules (advice.c). page        a fixed table of curated charts for the views
- * jobscope knows (chart_specs[]), then, for every other view, one chart per unit of its kept columns; tables
- * from the summary; the parts' summary sections rendered generically from the JSON; inventory and the
- * monitor's cost.
+ * the end, the node's summary table (summary_build: model/figure.h, every figure a typed row with its
+ * unit) and statistics of the series fill js_facts_t for the advice rules (advice.c). page        a fixed
+ * table of curated charts for the views jobscope knows (chart_specs[]), then, for every other view, one chart
+ * per unit of its kept columns; tables of the summary's rows; the parts' sections rendered generically from
+ * their rows; inventory and the monitor's cost.
  */
 #include "report/report.h"
 
 #include "config.h"
 #include "core/json.h"
 #include "report/html.h"
-#include "report/jtree.h"
 #include "report/svg.h"
 #include "report/units.h"
 
@@ -89,12 +88,10 @@ typedef struct {
     size_t ncosts;
     /* at the end */
     bool finished;
-    js_summary_t su;
+    js_summary_table_t *sum; /* the node's summary: every figure the page shows that is not a series */
     js_run_info_t info;
     js_report_run_t run;
     char *strs[16]; /* copies behind info and run */
-    js_buf_t json;
-    jt_doc_t doc;
     double cores_available;
 } rnode_t;
 
@@ -167,8 +164,7 @@ static void node_free(rnode_t *n)
     free(n->inv);
     for (size_t i = 0; i < sizeof(n->strs) / sizeof(n->strs[0]); i++)
         free(n->strs[i]);
-    buf_free(&n->json);
-    jt_free(&n->doc);
+    figure_free(n->sum);
 }
 
 void report_free(js_report_t *r)
@@ -365,7 +361,8 @@ static int plan_view(rview_t *v, const js_table_t *t)
     v->table = t;
     /* per process: the summary's top lists instead; marks: shaded phases and events; phases: cumulative
      * figures per phase, which the summary's section shows as a table */
-    v->skip = strcmp(t->name, "process") == 0 || strcmp(t->name, "marks") == 0 || strcmp(t->name, "phases") == 0;
+    v->skip =
+        strcmp(t->name, "process") == 0 || strcmp(t->name, "marks") == 0 || strcmp(t->name, "phases") == 0;
     v->aggregate = strcmp(t->name, "cpufreq") == 0;
     for (size_t c = 0; c < t->ncols; c++) {
         const js_column_t *col = &t->cols[c];
@@ -745,7 +742,6 @@ int report_finish_node(js_report_t *r, size_t node, const js_model_t *m, const j
     if (node >= r->nnodes || !info || !su)
         return -EINVAL;
     rnode_t *n = &r->nodes[node];
-    n->su = *su;
     n->info = *info;
     n->run = run ? *run : (js_report_run_t){0};
     const char *in[] = {info->version, info->command_json, info->command_shell, info->host,      info->mode,
@@ -758,15 +754,10 @@ int report_finish_node(js_report_t *r, size_t node, const js_model_t *m, const j
     for (size_t k = 0; k < sizeof(in) / sizeof(in[0]); k++)
         if (in[k] && !(*out[k] = keep(n, k, in[k])))
             return -ENOMEM;
-    /* the top lists' inexact reason is static text of the model; the summary struct holds no other pointer */
-    n->json.len = 0;
-    jt_free(&n->doc);
-    int rc = summary_json(&n->json, &n->info, &n->su, m);
-    if (rc < 0)
-        return rc;
-    rc = jt_parse(n->json.p, n->json.len, &n->doc);
-    if (rc < 0)
-        return rc;
+    figure_free(n->sum);
+    if (!(n->sum = summary_build(&n->info, su, m)))
+        return -ENOMEM;
+    int rc;
     if (!(n->cores_available > 0))
         n->cores_available = su->cores_available;
     for (size_t i = 0; i < n->ns; i++) {
@@ -905,10 +896,26 @@ static void gpu_facts(const rnode_t *n, js_facts_t *f, bool prefix)
     }
 }
 
-static double first_num(const jt_t *doc, const char *const *paths)
+/* The node's summary rows (model/figure.h). */
+static const js_figure_t *sroot(const rnode_t *n)
+{
+    return n->sum ? figure_croot(n->sum) : NULL;
+}
+
+static double snum(const rnode_t *n, const char *path)
+{
+    return fig_num(sroot(n), path);
+}
+
+static int64_t sint(const rnode_t *n, const char *path)
+{
+    return fig_int(sroot(n), path, 0);
+}
+
+static double first_num(const rnode_t *n, const char *const *paths)
 {
     for (; *paths; paths++) {
-        double v = jt_num(doc, *paths);
+        double v = snum(n, *paths);
         if (isfinite(v))
             return v;
     }
@@ -929,53 +936,50 @@ static double inv_num(const rnode_t *n, const char *key)
 /* node_facts: one node's facts. */
 static void node_facts(const rnode_t *n, js_facts_t *f)
 {
-    const js_summary_t *su = &n->su;
-    const jt_t *doc = n->doc.root;
     facts_init(f);
     f->complete = n->info.state && strcmp(n->info.state, "complete") == 0;
     f->data_end_s = n->n ? n->t[n->n - 1] : NAN;
-    f->wall_s = su->wall_s;
-    f->interval_s = su->interval_s;
-    f->taken = su->taken;
-    f->missed = su->missed;
-    static const char *const alloc_cores[] = {"allocation.cores", NULL};
-    double cores = first_num(doc, alloc_cores);
-    f->cores_available = isfinite(cores) && cores > 0 ? cores : su->cores_available;
-    f->cpu_s = su->total_s;
-    f->mean_cores = su->mean_cores;
-    f->max_cores = su->max_cores;
-    f->efficiency = f->cores_available > 0 && isfinite(su->mean_cores) ? su->mean_cores / f->cores_available
-                                                                       : su->efficiency;
+    f->wall_s = snum(n, "wall_time_s");
+    f->interval_s = snum(n, "samples.interval_s");
+    f->taken = sint(n, "samples.taken");
+    f->missed = sint(n, "samples.missed");
+    double cores = snum(n, "allocation.cores");
+    f->cores_available = isfinite(cores) && cores > 0 ? cores : snum(n, "cpu.cores_available");
+    f->cpu_s = snum(n, "cpu.total_s");
+    f->mean_cores = snum(n, "cpu.mean_cores");
+    f->max_cores = snum(n, "cpu.max_cores");
+    f->efficiency = f->cores_available > 0 && isfinite(f->mean_cores) ? f->mean_cores / f->cores_available
+                                                                      : snum(n, "cpu.efficiency");
     const rseries_t *cores_s = find_series(n, "tree", "cpu_cores", "");
     f->p95_cores = cores_s ? quantile(cores_s->v, n->n, 0.95) : NAN;
-    f->unattributed_cpu_s = su->unattributed_cpu_s;
-    double periods = jt_num(doc, "cgroup.throttling.periods");
-    double throttled = jt_num(doc, "cgroup.throttling.throttled_periods");
+    f->unattributed_cpu_s = snum(n, "top.unattributed_cpu_s");
+    double periods = snum(n, "cgroup.throttling.periods");
+    double throttled = snum(n, "cgroup.throttling.throttled_periods");
     f->throttled_fraction = periods > 0 ? throttled / periods : NAN;
-    f->peak_rss = su->peak_bytes; /* the memory headline: counts no page twice */
-    f->peak_rss_kernel = su->peak_rss_kernel;
+    f->peak_rss = snum(n, "memory.peak_bytes"); /* the memory headline: counts no page twice */
+    f->peak_rss_kernel = snum(n, "memory.peak_rss_kernel_bytes");
     static const char *const limit[] = {"allocation.memory_limit_bytes", "cgroup.memory.limit_bytes", NULL};
-    f->mem_limit = first_num(doc, limit);
+    f->mem_limit = first_num(n, limit);
     if (!isfinite(f->mem_limit))
         f->mem_limit = inv_num(n, "allocation.memory_limit_bytes");
     if (!(f->mem_limit > 0))
         f->mem_limit = NAN;
     static const char *const peak[] = {"cgroup.memory.peak_kernel_tree_bytes",
                                        "cgroup.memory.peak_sampled_bytes", NULL};
-    f->mem_peak = first_num(doc, peak);
+    f->mem_peak = first_num(n, peak);
     if (!isfinite(f->mem_peak))
-        f->mem_peak = isfinite(su->peak_bytes) ? su->peak_bytes : su->peak_rss_kernel;
+        f->mem_peak = isfinite(f->peak_rss) ? f->peak_rss : f->peak_rss_kernel;
     const rseries_t *tot = find_series(n, "system", "mem_total_bytes", "");
     f->host_mem_total = tot ? sstat(n, tot).max : NAN;
-    f->peak_swap = su->peak_swap;
-    f->majflt = su->majflt;
-    f->oom_kills = jt_num(doc, "cgroup.memory.oom_kills");
+    f->peak_swap = snum(n, "memory.peak_swap_bytes");
+    f->majflt = snum(n, "faults.major");
+    f->oom_kills = snum(n, "cgroup.memory.oom_kills");
     f->psi_io_some_mean = series_mean(n, "system", "psi_io_some_fraction");
     f->psi_io_full_mean = series_mean(n, "system", "psi_io_full_fraction");
     f->psi_mem_some_mean = series_mean(n, "system", "psi_memory_some_fraction");
     f->iowait_mean = series_mean(n, "system", "iowait_fraction");
     gpu_facts(n, f, false);
-    f->mon_cpu_s = su->mon_cpu_s;
+    f->mon_cpu_s = snum(n, "monitor.cpu_s");
 }
 
 static double nan_sum(double a, double b)
@@ -986,6 +990,11 @@ static double nan_sum(double a, double b)
 static double nan_max(double a, double b)
 {
     return isfinite(a) ? (isfinite(b) && b > a ? b : a) : b;
+}
+
+const js_summary_table_t *report_summary(const js_report_t *r, size_t node)
+{
+    return node < r->nnodes && r->nodes[node].finished ? r->nodes[node].sum : NULL;
 }
 
 const js_facts_t *report_facts(js_report_t *r)
@@ -1053,7 +1062,7 @@ const js_facts_t *report_facts(js_report_t *r)
     f->nnodes = r->nnodes < JS_FACTS_MAX_NODES ? r->nnodes : JS_FACTS_MAX_NODES;
     for (size_t i = 0; i < f->nnodes; i++) {
         snprintf(f->node_name[i], sizeof(f->node_name[0]), "%s", r->nodes[i].name);
-        f->node_mean_cores[i] = r->nodes[i].su.mean_cores;
+        f->node_mean_cores[i] = snum(&r->nodes[i], "cpu.mean_cores");
     }
     r->facts_done = true;
     return f;
@@ -1143,8 +1152,12 @@ static const struct {
     const char *id, *title;
 } sections[] = {
     {"cpu", "CPU"},
-    {"gpu", "GPUs"},         {"memory", "Memory"},          {"io", "I/O and pressure"},
-    {"network", "Network"}, {"power", "Power and energy"}, {"thermal", "Temperature"},
+    {"gpu", "GPUs"},
+    {"memory", "Memory"},
+    {"io", "I/O and pressure"},
+    {"network", "Network"},
+    {"power", "Power and energy"},
+    {"thermal", "Temperature"},
     {"procs", "Processes"},
 };
 
@@ -1405,16 +1418,17 @@ static int emit_spec(page_t *pg, const cspec_t *c, const src_t *src, size_t nsrc
             const rseries_t *rss = find_series(n, "tree", "rss_sum_bytes", "");
             const rseries_t *which = hwm ? hwm : rss;
             sstat_t st = which ? sstat(n, which) : stat_of(NULL, 0);
-            if (isfinite(n->su.peak_rss_kernel) && st.finite && nm < 4) {
+            double hwm_peak = snum(n, "memory.peak_rss_kernel_bytes");
+            if (isfinite(hwm_peak) && st.finite && nm < 4) {
                 size_t at = st.imax;
                 for (size_t i = 0; hwm && i < n->n; i++)
-                    if (isfinite(hwm->v[i]) && hwm->v[i] >= n->su.peak_rss_kernel) {
+                    if (isfinite(hwm->v[i]) && hwm->v[i] >= hwm_peak) {
                         at = i;
                         break;
                     }
                 snprintf(mlabel[nm], sizeof(mlabel[0]), "%s%skernel peak %s (one process)", who ? who : "",
-                         who ? ": " : "", units_format(vb, sizeof(vb), n->su.peak_rss_kernel, "bytes"));
-                mk[nm] = (js_marker_t){n->t[at], n->su.peak_rss_kernel, mlabel[nm], JS_BLACK};
+                         who ? ": " : "", units_format(vb, sizeof(vb), hwm_peak, "bytes"));
+                mk[nm] = (js_marker_t){n->t[at], hwm_peak, mlabel[nm], JS_BLACK};
                 nm++;
             }
         }
@@ -1567,7 +1581,8 @@ static int emit_generic_view(page_t *pg, const src_t *src, size_t nsrc, const ch
                     js_facts_t f;
                     node_facts(src[a].n, &f);
                     lim = f.mem_limit;
-                    snprintf(plain, sizeof(plain), "memory limit %s", units_format(vb, sizeof(vb), lim, "bytes"));
+                    snprintf(plain, sizeof(plain), "memory limit %s",
+                             units_format(vb, sizeof(vb), lim, "bytes"));
                 }
                 if (!isfinite(lim))
                     continue;
@@ -1698,41 +1713,50 @@ static int emit_node_heatmap(page_t *pg)
 
 /* ---- bars: the top processes ---- */
 
+/* tops_bars: the bars of one of the summary's top lists (top.by_cpu, top.by_memory); returns how many */
+static size_t tops_bars(const rnode_t *n, const char *path, bool cpu, js_bar_t *bars, char (*notes)[128])
+{
+    const js_figure_t *tops = fig_get(sroot(n), path);
+    size_t k = 0;
+    for (size_t i = 0; i < fig_count(tops) && k < JS_TOP_N; i++) {
+        const js_figure_t *t = fig_kid(tops, i);
+        char b1[48];
+        int64_t procs = fig_int(t, "processes", 0);
+        if (cpu)
+            snprintf(notes[k], 128, "%lld process%s, peak RSS %s", (long long)procs, procs == 1 ? "" : "es",
+                     units_format(b1, sizeof(b1), fig_num(t, "peak_rss_bytes"), "bytes"));
+        else
+            snprintf(notes[k], 128, "%lld process%s, CPU %s", (long long)procs, procs == 1 ? "" : "es",
+                     units_format(b1, sizeof(b1), fig_num(t, "cpu_s"), "s"));
+        const char *comm = fig_text(t, "comm");
+        bars[k] = (js_bar_t){comm ? comm : "", fig_num(t, cpu ? "cpu_s" : "peak_rss_bytes"), notes[k]};
+        k++;
+    }
+    return k;
+}
+
 static int emit_tops(page_t *pg, const rnode_t *n)
 {
-    const js_summary_t *su = &n->su;
     js_bar_t bars[JS_TOP_N];
     char notes[JS_TOP_N][128];
     char id[64];
-    if (su->ntop_cpu > 0) {
-        for (int i = 0; i < su->ntop_cpu && i < JS_TOP_N; i++) {
-            char b1[48];
-            snprintf(notes[i], sizeof(notes[0]), "%lld process%s, peak RSS %s",
-                     (long long)su->top_cpu[i].procs, su->top_cpu[i].procs == 1 ? "" : "es",
-                     units_format(b1, sizeof(b1), su->top_cpu[i].peak_rss, "bytes"));
-            bars[i] = (js_bar_t){su->top_cpu[i].comm, su->top_cpu[i].cpu_s, notes[i]};
-        }
+    size_t nb = tops_bars(n, "top.by_cpu", true, bars, notes);
+    if (nb > 0) {
         snprintf(id, sizeof(id), "%stop-cpu", pg->idp);
         svg_bar_chart(pg->h, &(js_bars_t){.id = id,
                                           .title = "Top commands by CPU time (processes sampling saw)",
                                           .unit = "s",
                                           .bars = bars,
-                                          .nbars = (size_t)su->ntop_cpu});
+                                          .nbars = nb});
     }
-    if (su->ntop_rss > 0) {
-        for (int i = 0; i < su->ntop_rss && i < JS_TOP_N; i++) {
-            char b1[48];
-            snprintf(notes[i], sizeof(notes[0]), "%lld process%s, CPU %s", (long long)su->top_rss[i].procs,
-                     su->top_rss[i].procs == 1 ? "" : "es",
-                     units_format(b1, sizeof(b1), su->top_rss[i].cpu_s, "s"));
-            bars[i] = (js_bar_t){su->top_rss[i].comm, su->top_rss[i].peak_rss, notes[i]};
-        }
+    nb = tops_bars(n, "top.by_memory", false, bars, notes);
+    if (nb > 0) {
         snprintf(id, sizeof(id), "%stop-mem", pg->idp);
         svg_bar_chart(pg->h, &(js_bars_t){.id = id,
                                           .title = "Top commands by memory (largest RSS of one process)",
                                           .unit = "bytes",
                                           .bars = bars,
-                                          .nbars = (size_t)su->ntop_rss,
+                                          .nbars = nb,
                                           .colour = JS_ORANGE});
     }
     return pg->h->err;
@@ -1766,76 +1790,154 @@ static void h3(js_html_t *h, const char *title)
     html_raw(h, "</h3>\n");
 }
 
+/* row_unit: the unit the page shows a summary row's unit in, and the factor to it (NULL: a plain number) */
+static const char *row_unit(const char *unit, double *scale)
+{
+    static const struct {
+        const char *unit, *shown;
+        double scale;
+    } m[] = {{"MHz", "Hz", 1e6},
+             {"celsius",
+              "\xc2\xb0"
+              "C",
+              1},
+             {"GB/s", "bytes/s", 1e9},
+             {"GFLOP", "FLOP", 1e9},
+             {"GFLOP/s", "FLOP/s", 1e9},
+             {"ns", "s", 1e-9},
+             {"count", NULL, 1},
+             {"ratio", NULL, 1},
+             {"events", NULL, 1}};
+    *scale = 1;
+    if (!unit)
+        return NULL;
+    for (size_t i = 0; i < sizeof(m) / sizeof(m[0]); i++)
+        if (strcmp(unit, m[i].unit) == 0) {
+            *scale = m[i].scale;
+            return m[i].shown;
+        }
+    return unit;
+}
+
+/* fig_cell: a summary row as a table cell, in the unit the page shows (*ret_unit). */
+static js_cell_t fig_cell(const js_figure_t *f, const char **ret_unit)
+{
+    double scale;
+    *ret_unit = NULL;
+    if (!f || !f->present)
+        return cell_missing();
+    switch (f->kind) {
+    case FIG_NUM:
+        *ret_unit = row_unit(f->unit, &scale);
+        return cell_real(f->num * scale);
+    case FIG_INT:
+        *ret_unit = row_unit(f->unit, &scale);
+        return *ret_unit && scale != 1 ? cell_real((double)f->i * scale) : cell_int(f->i);
+    case FIG_BOOL:
+        return cell_text(f->b ? "yes" : "no");
+    case FIG_TEXT:
+    case FIG_JSON:
+        return cell_text(f->text);
+    default:
+        return cell_missing();
+    }
+}
+
+/* A row of a table of summary figures: its label and path (the value, its unit from the row). */
+typedef struct {
+    const char *label, *path;
+} srow_t;
+
+/* kv_rows: the figures `rows` of node n as a key-value table. */
+static void kv_rows(js_html_t *h, const rnode_t *n, const srow_t *rows, size_t nrows)
+{
+    js_kv_t kv[24];
+    size_t k = 0;
+    for (size_t i = 0; i < nrows && k < sizeof(kv) / sizeof(kv[0]); i++) {
+        kv[k].key = rows[i].label;
+        kv[k].value = fig_cell(fig_get(sroot(n), rows[i].path), &kv[k].unit);
+        k++;
+    }
+    html_kv_table(h, kv, k);
+}
+
 /* summary_tables: the tree model's figures of one node, as tables with units people read. */
 static void summary_tables(js_html_t *h, const rnode_t *n)
 {
-    const js_summary_t *s = &n->su;
-    char how[160];
-    snprintf(how, sizeof(how), "%s",
-             s->exact_cpu            ? "exact (kernel accounting of every process)"
-             : s->inexact_cpu_reason ? s->inexact_cpu_reason
-                                     : "sampled");
+    const js_figure_t *total = fig_get(sroot(n), "cpu.total_s"), *ex = fig_get(sroot(n), "exact.cpu");
+    const char *how = total && total->exact == FIG_EXACT ? "exact (kernel accounting of every process)"
+                      : ex && ex->method                 ? ex->method
+                                                         : "sampled";
     html_raw(h, "<div class=\"cols\">\n<div>\n");
     h3(h, "CPU");
-    js_kv_t cpu[] = {
-        {"CPU time", num_or_missing(s->total_s), "s"},
-        {"user CPU time", num_or_missing(s->user_s), "s"},
-        {"system CPU time", num_or_missing(s->system_s), "s"},
-        {"mean cores in use", num_or_missing(s->mean_cores), "cores"},
-        {"peak cores in use", num_or_missing(s->max_cores), "cores"},
-        {"cores available", num_or_missing(s->cores_available), "cores"},
-        {"efficiency (mean / available)", num_or_missing(s->efficiency), "fraction"},
-        {"CPU not seen by any sample", num_or_missing(s->unattributed_cpu_s), "s"},
-        {"how measured", cell_text(how), NULL},
+    static const srow_t cpu[] = {
+        {"CPU time", "cpu.total_s"},
+        {"user CPU time", "cpu.user_s"},
+        {"system CPU time", "cpu.system_s"},
+        {"mean cores in use", "cpu.mean_cores"},
+        {"peak cores in use", "cpu.max_cores"},
+        {"cores available", "cpu.cores_available"},
+        {"efficiency (mean / available)", "cpu.efficiency"},
+        {"CPU not seen by any sample", "top.unattributed_cpu_s"},
     };
-    html_kv_table(h, cpu, sizeof(cpu) / sizeof(cpu[0]));
+    kv_rows(h, n, cpu, sizeof(cpu) / sizeof(cpu[0]));
+    html_kv_table(h, &(js_kv_t){"how measured", cell_text(how), NULL}, 1);
     html_raw(h, "</div>\n<div>\n");
     h3(h, "Memory");
+    const js_figure_t *peak = fig_get(sroot(n), "memory.peak_bytes");
+    const char *comm = fig_text(sroot(n), "memory.largest_process.comm");
+    int64_t pid = sint(n, "memory.largest_process.pid");
     char largest[160] = "";
-    if (s->peak_kernel_comm[0] && s->peak_kernel_pid > 0)
-        snprintf(largest, sizeof(largest), "%s (pid %d)", s->peak_kernel_comm, (int)s->peak_kernel_pid);
-    else if (s->peak_kernel_comm[0])
-        snprintf(largest, sizeof(largest), "%s", s->peak_kernel_comm);
-    js_kv_t mem[] = {
-        {"peak memory (request memory by this)", num_or_missing(s->peak_bytes), "bytes"},
-        {"how", s->peak_method ? cell_text(s->peak_method) : cell_missing(), NULL},
-        {"peak PSS sum (sampled)", num_or_missing(s->peak_pss), "bytes"},
-        {"peak private (USS sum)", num_or_missing(s->peak_private), "bytes"},
-        {"peak shared, counted once", num_or_missing(s->peak_shared), "bytes"},
-        {"peak RSS sum (shared pages per process)", num_or_missing(s->peak_rss_sum), "bytes"},
-        {"peak RSS, kernel (one process)", num_or_missing(s->peak_rss_kernel), "bytes"},
-        {"largest process", largest[0] ? cell_text(largest) : cell_missing(), NULL},
-        {"peak RSS of the command", num_or_missing(s->peak_rss_main), "bytes"},
-        {"peak RSS of the descendants", num_or_missing(s->peak_rss_desc), "bytes"},
-        {"peak swap", num_or_missing(s->peak_swap), "bytes"},
-        {"page faults, major", num_or_missing(s->majflt), "count"},
+    if (comm && pid > 0)
+        snprintf(largest, sizeof(largest), "%s (pid %d)", comm, (int)pid);
+    else if (comm)
+        snprintf(largest, sizeof(largest), "%s", comm);
+    static const srow_t mem[] = {
+        {"peak memory (request memory by this)", "memory.peak_bytes"},
+        {"peak PSS sum (sampled)", "memory.peak_pss_bytes"},
+        {"peak private (USS sum)", "memory.peak_private_bytes"},
+        {"peak shared, counted once", "memory.peak_shared_bytes"},
+        {"peak RSS sum (shared pages per process)", "memory.peak_rss_sum_bytes"},
+        {"peak RSS, kernel (one process)", "memory.peak_rss_kernel_bytes"},
     };
-    html_kv_table(h, mem, sizeof(mem) / sizeof(mem[0]));
+    static const srow_t mem2[] = {
+        {"peak RSS of the command", "memory.main.peak_rss_bytes"},
+        {"peak RSS of the descendants", "memory.descendants.peak_rss_sum_bytes"},
+        {"peak swap", "memory.peak_swap_bytes"},
+        {"page faults, major", "faults.major"},
+    };
+    kv_rows(h, n, mem, 1);
+    html_kv_table(h, &(js_kv_t){"how", peak && peak->method ? cell_text(peak->method) : cell_missing(), NULL},
+                  1);
+    kv_rows(h, n, mem + 1, sizeof(mem) / sizeof(mem[0]) - 1);
+    html_kv_table(h, &(js_kv_t){"largest process", largest[0] ? cell_text(largest) : cell_missing(), NULL},
+                  1);
+    kv_rows(h, n, mem2, sizeof(mem2) / sizeof(mem2[0]));
     html_raw(h, "</div>\n<div>\n");
     h3(h, "I/O");
-    js_kv_t io[] = {
-        {"read from storage", num_or_missing(s->io[IO_READ]), "bytes"},
-        {"written to storage", num_or_missing(s->io[IO_WRITE]), "bytes"},
-        {"read calls", num_or_missing(s->io[IO_RCHAR]), "bytes"},
-        {"write calls", num_or_missing(s->io[IO_WCHAR]), "bytes"},
-        {"read system calls", num_or_missing(s->io[IO_SYSCR]), "count"},
-        {"write system calls", num_or_missing(s->io[IO_SYSCW]), "count"},
-        {"context switches, voluntary", num_or_missing(s->vol_ctxsw), "count"},
-        {"context switches, involuntary", num_or_missing(s->invol_ctxsw), "count"},
+    static const srow_t io[] = {
+        {"read from storage", "io.read_bytes"},
+        {"written to storage", "io.write_bytes"},
+        {"read calls", "io.read_chars"},
+        {"write calls", "io.write_chars"},
+        {"read system calls", "io.read_syscalls"},
+        {"write system calls", "io.write_syscalls"},
+        {"context switches, voluntary", "context_switches.voluntary"},
+        {"context switches, involuntary", "context_switches.involuntary"},
     };
-    html_kv_table(h, io, sizeof(io) / sizeof(io[0]));
+    kv_rows(h, n, io, sizeof(io) / sizeof(io[0]));
     html_raw(h, "</div>\n<div>\n");
     h3(h, "Processes and samples");
-    js_kv_t pr[] = {
-        {"processes seen", cell_int(s->procs_total), NULL},
-        {"most at once", cell_int(s->procs_max), NULL},
-        {"most threads at once", cell_int(s->threads_max), NULL},
-        {"reaped by the monitor", cell_int(s->procs_reaped), NULL},
-        {"interval", num_or_missing(s->interval_s), "s"},
-        {"samples taken", cell_int(s->taken), NULL},
-        {"deadlines missed", cell_int(s->missed), NULL},
+    static const srow_t pr[] = {
+        {"processes seen", "processes.total"},
+        {"most at once", "processes.max_concurrent"},
+        {"most threads at once", "processes.max_threads"},
+        {"reaped by the monitor", "processes.reaped_by_monitor"},
+        {"interval", "samples.interval_s"},
+        {"samples taken", "samples.taken"},
+        {"deadlines missed", "samples.missed"},
     };
-    html_kv_table(h, pr, sizeof(pr) / sizeof(pr[0]));
+    kv_rows(h, n, pr, sizeof(pr) / sizeof(pr[0]));
     html_raw(h, "</div>\n</div>\n");
 }
 
@@ -1861,20 +1963,21 @@ static void nodes_table(js_html_t *h, const js_report_t *r, const js_facts_t *f)
     double rd = NAN, wr = NAN;
     for (size_t i = 0; i < r->nnodes; i++) {
         const rnode_t *n = &r->nodes[i];
-        const js_summary_t *s = &n->su;
         js_cell_t *c = &cells[i * nc];
+        double mean = snum(n, "cpu.mean_cores"), rb = snum(n, "io.read_bytes"),
+               wb = snum(n, "io.write_bytes");
         c[0] = cell_text(n->name);
-        c[1] = num_or_missing(s->wall_s);
-        c[2] = num_or_missing(s->total_s);
-        c[3] = num_or_missing(s->mean_cores);
-        c[4] = num_or_missing(s->max_cores);
+        c[1] = num_or_missing(snum(n, "wall_time_s"));
+        c[2] = num_or_missing(snum(n, "cpu.total_s"));
+        c[3] = num_or_missing(mean);
+        c[4] = num_or_missing(snum(n, "cpu.max_cores"));
         c[5] = num_or_missing(n->cores_available);
-        c[6] = num_or_missing(n->cores_available > 0 ? s->mean_cores / n->cores_available : NAN);
-        c[7] = num_or_missing(s->peak_bytes);
-        c[8] = num_or_missing(s->io[IO_READ]);
-        c[9] = num_or_missing(s->io[IO_WRITE]);
-        rd = nan_sum(rd, s->io[IO_READ]);
-        wr = nan_sum(wr, s->io[IO_WRITE]);
+        c[6] = num_or_missing(n->cores_available > 0 ? mean / n->cores_available : NAN);
+        c[7] = num_or_missing(snum(n, "memory.peak_bytes"));
+        c[8] = num_or_missing(rb);
+        c[9] = num_or_missing(wb);
+        rd = nan_sum(rd, rb);
+        wr = nan_sum(wr, wb);
     }
     size_t nrows = r->nnodes;
     if (r->nnodes > 1) {
@@ -1896,12 +1999,13 @@ static void nodes_table(js_html_t *h, const js_report_t *r, const js_facts_t *f)
     free(cells);
 }
 
-/* ---- the parts' summary sections, rendered from the JSON ---- */
+/* ---- the parts' summary sections, rendered from their rows ---- */
 
 static const char *const core_keys[] = {
-    "jobscope_version", "command",     "host",      "mode",    "scope",   "state", "exit_status",
-    "exec_error",       "wall_time_s", "recording", "cpu",     "memory",  "io",    "faults",
-    "context_switches", "processes",   "top",       "samples", "monitor", "exact", NULL};
+    "jobscope_version", "command", "command_line", "host",       "mode",        "scope",
+    "scope_kind",       "state",   "exit_status",  "exec_error", "stop_reason", "wall_time_s",
+    "recording",        "cpu",     "memory",       "io",         "faults",      "context_switches",
+    "processes",        "top",     "samples",      "monitor",    "exact",       NULL};
 
 static bool is_core_key(const char *k)
 {
@@ -1949,164 +2053,166 @@ static void pretty_key(const char *key, char *buf, size_t cap)
     pretty_col(key, NULL, buf, cap);
 }
 
-/* scalar_cell: a JSON scalar as a table cell (number scaled to its key's unit). */
-static js_cell_t scalar_cell(const jt_t *v, const char *key, const char **ret_unit, double *tmp)
+/* A member of a summary object as the page lists it: a row, a group, or a row's method (the JSON's member).
+ */
+typedef struct {
+    const char *name;
+    const js_figure_t *f; /* NULL for a method */
+    const char *method;
+} smember_t;
+
+/* members: the members of object g, each row's method after it (once per key, as the JSON has them). */
+static size_t members(const js_figure_t *g, smember_t *out, size_t cap)
 {
-    double scale;
-    *ret_unit = NULL;
-    switch (v->type) {
-    case JT_NUM:
-        *ret_unit = key_unit(key, &scale);
-        *tmp = v->num * scale;
-        return cell_real(*tmp);
-    case JT_STR:
-        return cell_text(v->str);
-    case JT_BOOL:
-        return cell_text(v->b ? "yes" : "no");
-    default:
-        return cell_missing();
+    size_t n = 0;
+    for (size_t i = 0; i < fig_count(g) && n < cap; i++) {
+        const js_figure_t *k = fig_kid(g, i);
+        out[n++] = (smember_t){k->name, k, NULL};
+        if (!k->method_key || n == cap)
+            continue;
+        bool dup = false;
+        for (size_t j = 0; j < n && !dup; j++)
+            dup = strcmp(out[j].name, k->method_key) == 0;
+        if (!dup)
+            out[n++] = (smember_t){k->method_key, NULL, k->method};
     }
+    return n;
 }
 
-static bool is_scalar(const jt_t *v)
+static bool member_scalar(const smember_t *m)
 {
-    return v->type != JT_ARR && v->type != JT_OBJ;
+    return !m->f || !fig_is_group(m->f) || (m->f->kind == FIG_ARRAY && !fig_count(m->f));
 }
 
-static void json_object_table(js_html_t *h, const jt_t *o, int depth);
+static js_cell_t member_cell(const smember_t *m, const char **ret_unit)
+{
+    *ret_unit = NULL;
+    if (!m->f)
+        return m->method ? cell_text(m->method) : cell_missing();
+    if (m->f->kind == FIG_ARRAY)
+        return cell_text(""); /* an empty list */
+    return fig_cell(m->f, ret_unit);
+}
 
-/* json_array_table: an array of objects as a table, columns = their scalar members (first 12 names met). */
-static void json_array_table(js_html_t *h, const char *caption, const jt_t *a)
+static void rows_object_table(js_html_t *h, const js_figure_t *o, int depth);
+
+/* rows_array_table: an array of objects as a table, columns = their scalar members (first 12 names met). */
+static void rows_array_table(js_html_t *h, const char *caption, const js_figure_t *a)
 {
     const char *names[12];
-    size_t nc = 0, nr = 0;
-    for (const jt_t *e = a->child; e; e = e->next) {
-        if (e->type != JT_OBJ)
-            continue;
-        nr++;
-        for (const jt_t *m = e->child; m; m = m->next) {
-            if (!is_scalar(m))
+    const char *units[12] = {0};
+    size_t nc = 0, nr = fig_count(a) > 64 ? 64 : fig_count(a);
+    smember_t *ms = calloc(256, sizeof(*ms));
+    if (!ms) {
+        h->err = -ENOMEM;
+        return;
+    }
+    for (size_t r = 0; r < nr; r++) {
+        size_t nm = members(fig_kid(a, r), ms, 256);
+        for (size_t i = 0; i < nm; i++) {
+            if (!member_scalar(&ms[i]))
                 continue;
             size_t k = 0;
-            while (k < nc && strcmp(names[k], m->key) != 0)
+            while (k < nc && strcmp(names[k], ms[i].name) != 0)
                 k++;
+            const char *u;
+            js_cell_t c = member_cell(&ms[i], &u);
             if (k == nc && nc < 12)
-                names[nc++] = m->key;
+                names[nc++] = ms[i].name;
+            if (k < nc && !units[k] && c.type == CELL_REAL)
+                units[k] = u;
         }
     }
-    if (!nr || !nc)
-        return;
-    if (nr > 64)
-        nr = 64;
-    js_col_t *cols = calloc(nc, sizeof(*cols));
-    js_cell_t *cells = calloc(nr * nc, sizeof(*cells));
-    char(*cn)[64] = calloc(nc, sizeof(*cn));
+    js_col_t *cols = calloc(nc ? nc : 1, sizeof(*cols));
+    js_cell_t *cells = calloc((nr ? nr : 1) * (nc ? nc : 1), sizeof(*cells));
+    char(*cn)[64] = calloc(nc ? nc : 1, sizeof(*cn));
     if (!cols || !cells || !cn) {
         h->err = -ENOMEM;
         goto out;
     }
-    size_t r = 0;
-    double tmp;
+    if (!nr || !nc)
+        goto out;
     for (size_t c = 0; c < nc; c++) {
-        double scale;
         pretty_key(names[c], cn[c], sizeof(cn[0]));
-        cols[c] = (js_col_t){cn[c], key_unit(names[c], &scale)};
+        cols[c] = (js_col_t){cn[c], units[c]};
     }
-    for (const jt_t *e = a->child; e && r < nr; e = e->next) {
-        if (e->type != JT_OBJ)
-            continue;
+    for (size_t r = 0; r < nr; r++) {
+        size_t nm = members(fig_kid(a, r), ms, 256);
         for (size_t c = 0; c < nc; c++) {
-            const jt_t *m = jt_get(e, names[c]);
-            const char *u;
-            cells[r * nc + c] = m && is_scalar(m) ? scalar_cell(m, names[c], &u, &tmp) : cell_missing();
+            cells[r * nc + c] = cell_missing();
+            for (size_t i = 0; i < nm; i++)
+                if (member_scalar(&ms[i]) && strcmp(ms[i].name, names[c]) == 0) {
+                    const char *u;
+                    cells[r * nc + c] = member_cell(&ms[i], &u);
+                    break;
+                }
         }
-        r++;
     }
     html_table(h, caption, cols, nc, cells, nr);
 out:
+    free(ms);
     free(cols);
     free(cells);
     free(cn);
 }
 
-static void json_object_table(js_html_t *h, const jt_t *o, int depth)
+static void rows_object_table(js_html_t *h, const js_figure_t *o, int depth)
 {
-    size_t ns = 0;
-    for (const jt_t *m = o->child; m; m = m->next)
-        ns += is_scalar(m) || (m->type == JT_ARR && (!m->child || is_scalar(m->child)));
+    smember_t ms[256];
+    size_t nm = members(o, ms, sizeof(ms) / sizeof(ms[0])), ns = 0;
+    for (size_t i = 0; i < nm; i++)
+        ns += member_scalar(&ms[i]);
     if (ns) {
         js_kv_t *kv = calloc(ns, sizeof(*kv));
         char(*keys)[64] = calloc(ns, sizeof(*keys));
-        double *nums = calloc(ns, sizeof(*nums));
-        js_buf_t joined = {0};
-        size_t *offs = calloc(ns, sizeof(*offs));
-        if (!kv || !keys || !nums || !offs) {
+        if (!kv || !keys) {
             h->err = -ENOMEM;
         } else {
             size_t k = 0;
-            for (const jt_t *m = o->child; m; m = m->next) {
-                if (is_scalar(m)) {
-                    pretty_key(m->key, keys[k], sizeof(keys[0]));
-                    kv[k].key = keys[k];
-                    kv[k].value = scalar_cell(m, m->key, &kv[k].unit, &nums[k]);
-                    offs[k] = SIZE_MAX;
-                    k++;
-                } else if (m->type == JT_ARR && (!m->child || is_scalar(m->child))) {
-                    pretty_key(m->key, keys[k], sizeof(keys[0]));
-                    kv[k].key = keys[k];
-                    offs[k] = joined.len;
-                    for (const jt_t *e = m->child; e; e = e->next) {
-                        char tmp[64];
-                        const char *t = e->type == JT_STR    ? e->str
-                                        : e->type == JT_NUM  ? units_sig(tmp, sizeof(tmp), e->num, 6)
-                                        : e->type == JT_BOOL ? (e->b ? "true" : "false")
-                                                             : "null";
-                        buf_printf(&joined, "%s%s", e == m->child ? "" : ", ", t);
-                    }
-                    buf_append(&joined, "", 1); /* each list NUL-terminated inside the buffer */
-                    k++;
-                }
+            for (size_t i = 0; i < nm; i++) {
+                if (!member_scalar(&ms[i]))
+                    continue;
+                pretty_key(ms[i].name, keys[k], sizeof(keys[0]));
+                kv[k].key = keys[k];
+                kv[k].value = member_cell(&ms[i], &kv[k].unit);
+                k++;
             }
-            for (size_t i = 0; i < k; i++)
-                if (offs[i] != SIZE_MAX)
-                    kv[i].value = joined.p ? cell_text(joined.p + offs[i]) : cell_missing();
             html_kv_table(h, kv, k);
         }
         free(kv);
         free(keys);
-        free(nums);
-        free(offs);
-        buf_free(&joined);
     }
-    for (const jt_t *m = o->child; m; m = m->next) {
+    for (size_t i = 0; i < nm; i++) {
+        const js_figure_t *m = ms[i].f;
+        if (!m || member_scalar(&ms[i]))
+            continue;
         char title[96];
-        pretty_key(m->key, title, sizeof(title));
-        if (m->type == JT_OBJ && depth < 4) {
+        pretty_key(ms[i].name, title, sizeof(title));
+        if (m->kind == FIG_OBJECT && depth < 4) {
             html_raw(h, depth < 2 ? "<h4>" : "<h5>");
             html_text(h, title);
             html_raw(h, depth < 2 ? "</h4>\n" : "</h5>\n");
-            json_object_table(h, m, depth + 1);
-        } else if (m->type == JT_ARR && m->child && m->child->type == JT_OBJ) {
-            json_array_table(h, title, m);
+            rows_object_table(h, m, depth + 1);
+        } else if (m->kind == FIG_ARRAY) {
+            rows_array_table(h, title, m);
         }
     }
 }
 
-/* parts_sections: every section of the summary that is not the tree model's own. */
+/* parts_details: every section of the summary that is not the tree model's own. */
 static void parts_details(js_html_t *h, const rnode_t *n)
 {
-    const jt_t *root = n->doc.root;
-    if (!root || root->type != JT_OBJ)
-        return;
-    for (const jt_t *m = root->child; m; m = m->next) {
-        if (is_core_key(m->key) || m->type != JT_OBJ)
+    const js_figure_t *root = sroot(n);
+    for (size_t i = 0; i < fig_count(root); i++) {
+        const js_figure_t *m = fig_kid(root, i);
+        if (is_core_key(m->name) || m->kind != FIG_OBJECT)
             continue;
         char title[96];
-        pretty_key(m->key, title, sizeof(title));
+        pretty_key(m->name, title, sizeof(title));
         if (title[0] >= 'a' && title[0] <= 'z')
             title[0] = (char)(title[0] - 'a' + 'A');
         h3(h, title);
-        json_object_table(h, m, 1);
+        rows_object_table(h, m, 1);
     }
 }
 
@@ -2149,18 +2255,19 @@ static void inventory_table(js_html_t *h, const rnode_t *n)
 
 static void monitor_tables(js_html_t *h, const rnode_t *n)
 {
-    const js_summary_t *s = &n->su;
-    double share = s->wall_s > 0 ? s->mon_cpu_s / s->wall_s : NAN;
-    js_kv_t kv[] = {
-        {"CPU time of the monitor", num_or_missing(s->mon_cpu_s), "s"},
-        {"share of one core", num_or_missing(share), "fraction"},
-        {"largest RSS of the monitor", num_or_missing(s->mon_max_rss), "bytes"},
-        {"mean cost per sample (collect and write)", num_or_missing(s->mon_mean_cost_s), "s"},
-        {"samples taken", cell_int(s->taken), NULL},
-        {"deadlines missed", cell_int(s->missed), NULL},
-        {"samples that could not be written", cell_int(s->write_errors), NULL},
+    double wall = snum(n, "wall_time_s"), mon = snum(n, "monitor.cpu_s");
+    static const srow_t rows[] = {{"CPU time of the monitor", "monitor.cpu_s"}};
+    static const srow_t rows2[] = {
+        {"largest RSS of the monitor", "monitor.max_rss_bytes"},
+        {"mean cost per sample (collect and write)", "monitor.mean_sample_cost_s"},
+        {"samples taken", "samples.taken"},
+        {"deadlines missed", "samples.missed"},
+        {"samples that could not be written", "monitor.write_errors"},
     };
-    html_kv_table(h, kv, sizeof(kv) / sizeof(kv[0]));
+    kv_rows(h, n, rows, 1);
+    html_kv_table(h, &(js_kv_t){"share of one core", num_or_missing(wall > 0 ? mon / wall : NAN), "fraction"},
+                  1);
+    kv_rows(h, n, rows2, sizeof(rows2) / sizeof(rows2[0]));
     if (!n->ncosts)
         return;
     static const js_col_t cols[] = {
@@ -2253,7 +2360,7 @@ static void page_header(page_t *pg)
             len += (size_t)w;
     }
     exit_text(n, exitb, sizeof(exitb));
-    units_format(ival, sizeof(ival), n->su.interval_s, "s");
+    units_format(ival, sizeof(ival), snum(n, "samples.interval_s"), "s");
     const char *title = n->run.job ? n->run.job : command_text(n);
     snprintf(sub, sizeof(sub), "%s, started %s, %s mode, recorded by jobscope %s", hosts, start,
              n->info.mode ? n->info.mode : "run", n->info.version ? n->info.version : "?");
@@ -2507,22 +2614,6 @@ static void diff_row(js_cell_t *c, const char *what, double a, double b, const c
     *ret_unit = unit;
 }
 
-/* energy_of: the node's energy (package + DRAM) and the job's attributed share, from the energy section. */
-static double energy_of(const rnode_t *n, bool scope)
-{
-    return jt_num(n->doc.root, scope ? "energy.attribution.scope_energy_j" : "energy.node_energy_j");
-}
-
-/* gpu_energy_of: the energy of every GPU of the gpu section (gpu.devices[].energy_j), NAN without one. */
-static double gpu_energy_of(const rnode_t *n)
-{
-    const jt_t *devs = jt_path(n->doc.root, "gpu.devices");
-    double sum = NAN;
-    for (const jt_t *d = devs && devs->type == JT_ARR ? devs->child : NULL; d; d = d->next)
-        sum = nan_sum(sum, jt_num(d, "energy_j"));
-    return sum;
-}
-
 int report_compare_html(js_report_t *a, js_report_t *b, const char *label_a, const char *label_b,
                         js_buf_t *out)
 {
@@ -2561,8 +2652,8 @@ int report_compare_html(js_report_t *a, js_report_t *b, const char *label_a, con
             fmt_when(start[k], sizeof(start[0]),
                      nn[k]->run.start_unix_ns > 0 ? nn[k]->run.start_unix_ns : nn[k]->first_unix_ns);
             exit_text(nn[k], exitb[k], sizeof(exitb[0]));
-            units_format(ival[k], sizeof(ival[0]), nn[k]->su.interval_s, "s");
-            units_time(dur[k], sizeof(dur[0]), nn[k]->su.wall_s, &(js_timeaxis_t){0});
+            units_format(ival[k], sizeof(ival[0]), snum(nn[k], "samples.interval_s"), "s");
+            units_time(dur[k], sizeof(dur[0]), snum(nn[k], "wall_time_s"), &(js_timeaxis_t){0});
         }
         const struct {
             const char *what, *a, *b;
@@ -2619,7 +2710,6 @@ int report_compare_html(js_report_t *a, js_report_t *b, const char *label_a, con
         js_cell_t cells[ROWS * 5];
         const char *units[ROWS];
         size_t r = 0;
-        const js_summary_t *sa = &na->su, *sb = &nb->su;
         double ga = NAN, gb = NAN;
         if (fa->ngpus) {
             ga = 0;
@@ -2631,33 +2721,45 @@ int report_compare_html(js_report_t *a, js_report_t *b, const char *label_a, con
             for (size_t i = 0; i < fb->ngpus; i++)
                 gb += fb->gpu_util_mean[i] / (double)fb->ngpus;
         }
+        /* the summary's rows (a row's unit where `unit` is NULL), then what the advice's facts derive */
         struct {
-            const char *what, *unit;
+            const char *what, *path, *unit;
             double a, b;
         } rows[] = {
-            {"wall time", "duration", sa->wall_s, sb->wall_s},
-            {"CPU time", "s", sa->total_s, sb->total_s},
-            {"mean cores in use", "cores", sa->mean_cores, sb->mean_cores},
-            {"peak cores in use", "cores", sa->max_cores, sb->max_cores},
-            {"CPU efficiency", "fraction", fa->efficiency, fb->efficiency},
-            {"peak memory", "bytes", sa->peak_bytes, sb->peak_bytes},
-            {"peak RSS sum, sampled", "bytes", sa->peak_rss_sum, sb->peak_rss_sum},
-            {"peak RSS, kernel", "bytes", sa->peak_rss_kernel, sb->peak_rss_kernel},
-            {"read from storage", "bytes", sa->io[IO_READ], sb->io[IO_READ]},
-            {"written to storage", "bytes", sa->io[IO_WRITE], sb->io[IO_WRITE]},
-            {"read through calls", "bytes", sa->io[IO_RCHAR], sb->io[IO_RCHAR]},
-            {"written through calls", "bytes", sa->io[IO_WCHAR], sb->io[IO_WCHAR]},
-            {"energy of the node (RAPL)", "J", energy_of(na, false), energy_of(nb, false)},
-            {"energy of the job (attributed)", "J", energy_of(na, true), energy_of(nb, true)},
-            {"mean GPU utilisation", "fraction", ga, gb},
-            {"energy of the GPUs", "J", gpu_energy_of(na), gpu_energy_of(nb)},
-            {"processes seen", "count", (double)sa->procs_total, (double)sb->procs_total},
-            {"samples", "count", (double)sa->taken, (double)sb->taken},
+            {"wall time", "wall_time_s", "duration", NAN, NAN},
+            {"CPU time", "cpu.total_s", NULL, NAN, NAN},
+            {"mean cores in use", "cpu.mean_cores", NULL, NAN, NAN},
+            {"peak cores in use", "cpu.max_cores", NULL, NAN, NAN},
+            {"CPU efficiency", NULL, "fraction", fa->efficiency, fb->efficiency},
+            {"peak memory", "memory.peak_bytes", NULL, NAN, NAN},
+            {"peak RSS sum, sampled", "memory.peak_rss_sum_bytes", NULL, NAN, NAN},
+            {"peak RSS, kernel", "memory.peak_rss_kernel_bytes", NULL, NAN, NAN},
+            {"read from storage", "io.read_bytes", NULL, NAN, NAN},
+            {"written to storage", "io.write_bytes", NULL, NAN, NAN},
+            {"read through calls", "io.read_chars", NULL, NAN, NAN},
+            {"written through calls", "io.write_chars", NULL, NAN, NAN},
+            {"energy of the node (RAPL)", "energy.node_energy_j", NULL, NAN, NAN},
+            {"energy of the job (attributed)", "energy.attribution.scope_energy_j", NULL, NAN, NAN},
+            {"mean GPU utilisation", NULL, "fraction", ga, gb},
+            {"energy of the job's GPUs", "gpu.job.energy_j", NULL, NAN, NAN},
+            {"processes seen", "processes.total", "count", NAN, NAN},
+            {"samples", "samples.taken", "count", NAN, NAN},
         };
         for (size_t i = 0; i < sizeof(rows) / sizeof(rows[0]) && r < ROWS; i++) {
+            const char *unit = rows[i].unit;
+            if (rows[i].path) {
+                const js_figure_t *x = fig_get(sroot(na), rows[i].path),
+                                  *y = fig_get(sroot(nb), rows[i].path);
+                double scale = 1;
+                const char *u = row_unit(x ? x->unit : y ? y->unit : NULL, &scale);
+                rows[i].a = fig_value(x) * scale;
+                rows[i].b = fig_value(y) * scale;
+                if (!unit)
+                    unit = u;
+            }
             if (!isfinite(rows[i].a) && !isfinite(rows[i].b))
                 continue;
-            diff_row(&cells[r * 5], rows[i].what, rows[i].a, rows[i].b, rows[i].unit, &units[r]);
+            diff_row(&cells[r * 5], rows[i].what, rows[i].a, rows[i].b, unit, &units[r]);
             r++;
         }
         /* html_table takes one unit per column: write the rows one table-row at a time in the same table */

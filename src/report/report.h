@@ -5,7 +5,7 @@
  * it keeps the values it will chart from the model's tree point and views (every view that is present: the
  * known ones get curated charts, any other view one chart per unit of its numeric columns, grouped by its
  * label columns), and from the raw sample the inventory and the per-source collection costs; at the end it
- * takes the run summary (js_summary_t and the parts' JSON sections) for the tables and the advice
+ * takes the run summary (the typed summary table of model/figure.h) for the tables and the advice
  * (advice.h). Absent views leave their section out.
  *
  * A report holds one or more nodes: a plain run (run, attach, watch) is one node; a batch job merged from
@@ -33,7 +33,7 @@
 #include "model/summary.h"
 #include "report/advice.h"
 #include "report/html.h"
-#include "sys/fsroot.h"
+#include "core/buf.h"
 
 #include <stdbool.h>
 #include <stddef.h>
@@ -49,7 +49,6 @@ typedef struct js_report js_report_t;
 typedef struct {
     int64_t start_unix_ns; /* when the run started (0: the first sample's time) */
     int64_t stop_unix_ns;  /* when the monitor closed the recording (0: it did not) */
-    int64_t interval_ns;   /* the sampling interval */
     const char *user;      /* who ran it */
     const char *job;       /* a batch job's id or name */
     const char *scope_how; /* how the scope was resolved ("cgroup of job 123", "user alice") */
@@ -80,9 +79,9 @@ int report_sample(js_report_t *r, size_t node, int64_t seq, int64_t t_mono_ns, i
                   int64_t start_mono_ns);
 int report_view(js_report_t *r, size_t node, const js_table_t *t, const js_rows_t *rows);
 
-/* report_finish_node: after the last sample of `node`: keep its summary (su, and every part's section of
- * summary_json(info, su, m)), its run facts and `run`. All arguments are copied. Returns 0, -EINVAL or
- * -ENOMEM. */
+/* report_finish_node: after the last sample of `node`: keep its summary table (summary_build(info, su, m):
+ * the tree model's figures and every part's rows, which the page's tables, facts and compare read), its run
+ * facts and `run`. All arguments are copied. Returns 0, -EINVAL or -ENOMEM. */
 int report_finish_node(js_report_t *r, size_t node, const js_model_t *m, const js_run_info_t *info,
                        const js_summary_t *su, const js_report_run_t *run);
 
@@ -104,6 +103,9 @@ int report_html_docs(js_report_t *r, js_buf_t *out, js_svgdocs_t *docs);
  * common time axis from each run's start (B dashed). `label_a`/`label_b` name them (NULL: "A", "B"). */
 int report_compare_html(js_report_t *a, js_report_t *b, const char *label_a, const char *label_b,
                         js_buf_t *out);
+
+/* report_summary: the summary table of finished node `node` (owned by the report), NULL before. */
+const js_summary_table_t *report_summary(const js_report_t *r, size_t node);
 
 /* report_facts: the advice's facts of the whole report (computed on demand after every node is finished;
  * NULL before, or on ENOMEM). For tests and for `jobscope report --json`-like uses. */

@@ -4,7 +4,7 @@
  * locale can change the decimal separator; only values beyond 9e15 fall back to fmt_real().
  */
 #include "report/units.h"
-#include "sinks/tabsink.h"
+#include "core/cell.h"
 
 #include <errno.h>
 #include <math.h>

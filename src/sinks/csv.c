@@ -1,9 +1,9 @@
 /* SPDX-License-Identifier: MIT
  *
- * CSV tabular sink (RFC 4180 quoting, LF line endings as pandas, awk and spreadsheets all read): a header row,
- * then one row per call; fields holding a comma or a quote are quoted with doubled quotes; a missing cell is an
- * empty field. Text cells are written through text_escape() (json.h), as the JSON Lines sink writes them: no
- * control character or invalid UTF-8 byte reaches the file raw, so a line is a row.
+ * CSV tabular sink (RFC 4180 quoting, LF line endings as pandas, awk and spreadsheets all read): a header
+ * row, then one row per call; fields holding a comma or a quote are quoted with doubled quotes; a missing
+ * cell is an empty field. Text cells are written through text_escape() (json.h), as the JSON Lines sink
+ * writes them: no control character or invalid UTF-8 byte reaches the file raw, so a line is a row.
  */
 #include "sinks/tabsink.h"
 

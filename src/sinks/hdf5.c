@@ -51,8 +51,12 @@ struct js_h5 {
 /* ---- the library ---- */
 
 /* newest first: Debian's serial build (libhdf5_serial.so.N), then the upstream and other names */
-static const char *const h5_sonames[] = {"libhdf5_serial.so.310", "libhdf5_serial.so.200", "libhdf5_serial.so.103",
-                                         "libhdf5.so.310",        "libhdf5.so.200",        "libhdf5.so.103",
+static const char *const h5_sonames[] = {"libhdf5_serial.so.310",
+                                         "libhdf5_serial.so.200",
+                                         "libhdf5_serial.so.103",
+                                         "libhdf5.so.310",
+                                         "libhdf5.so.200",
+                                         "libhdf5.so.103",
                                          NULL};
 
 /* clang-format off */

@@ -24,7 +24,7 @@
 #include "sinks/http.h"
 
 #include "core/json.h"
-#include "core/sampler.h"
+#include "core/util.h"
 #include "sinks/mhd_abi.h"
 #include "sys/dlib.h"
 #include "sys/fsroot.h"
@@ -45,16 +45,16 @@
 #include <time.h>
 #include <unistd.h>
 
-#define HTTP_MAX_CONNECTIONS 128u  /* in all (more make slow ones give way, see above) */
-#define HTTP_MAX_PER_IP 64u        /* from one address: 50 concurrent scrapers fit, one client cannot take all */
-#define HTTP_MHD_HEADROOM 64u      /* libmicrohttpd's own limit is this much higher: room to make room */
-#define HTTP_CONN_MEMORY 32768u    /* request headers and buffers per connection; larger headers get 431/close */
-#define HTTP_IDLE_TIMEOUT_S 10u    /* a connection idle this long is closed (stuck readers) */
-#define HTTP_HEADER_DEADLINE_S 5   /* a request's headers must have arrived this long after it began */
-#define HTTP_SEND_DEADLINE_S 30    /* a response must have been taken this long after the request */
-#define HTTP_SLOW_MS 1000          /* a connection this long in its phase gives way to a new one */
-#define HTTP_CRED_MAX 65536        /* credential and TLS files larger than this are refused */
-#define HTTP_NICE 10               /* the serving thread's niceness above the monitor's */
+#define HTTP_MAX_CONNECTIONS 128u /* in all (more make slow ones give way, see above) */
+#define HTTP_MAX_PER_IP 64u     /* from one address: 50 concurrent scrapers fit, one client cannot take all */
+#define HTTP_MHD_HEADROOM 64u   /* libmicrohttpd's own limit is this much higher: room to make room */
+#define HTTP_CONN_MEMORY 32768u /* headers and buffers per connection; larger headers get 431/close */
+#define HTTP_IDLE_TIMEOUT_S 10u /* a connection idle this long is closed (stuck readers) */
+#define HTTP_HEADER_DEADLINE_S 5 /* a request's headers must have arrived this long after it began */
+#define HTTP_SEND_DEADLINE_S 30  /* a response must have been taken this long after the request */
+#define HTTP_SLOW_MS 1000        /* a connection this long in its phase gives way to a new one */
+#define HTTP_CRED_MAX 65536      /* credential and TLS files larger than this are refused */
+#define HTTP_NICE 10             /* the serving thread's niceness above the monitor's */
 
 /* ---- the library ------------------------------------------------------------------------------------ */
 
@@ -354,7 +354,8 @@ static bool authorized(js_http_t *h, struct MHD_Connection *c)
 static enum MHD_Result reply(struct MHD_Connection *c, unsigned status, const char *body, const char *hname,
                              const char *hvalue)
 {
-    struct MHD_Response *r = MHD_create_response_from_buffer(strlen(body), (void *)body, MHD_RESPMEM_PERSISTENT);
+    struct MHD_Response *r =
+        MHD_create_response_from_buffer(strlen(body), (void *)body, MHD_RESPMEM_PERSISTENT);
     if (!r)
         return MHD_NO;
     MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_TYPE, "text/plain; charset=utf-8");
@@ -527,7 +528,8 @@ static void *guard_thread(void *arg)
 }
 
 static enum MHD_Result handle(void *cls, struct MHD_Connection *c, const char *url, const char *method,
-                              const char *version, const char *upload_data, size_t *upload_size, void **con_cls)
+                              const char *version, const char *upload_data, size_t *upload_size,
+                              void **con_cls)
 {
     js_http_t *h = cls;
     lower_priority();
@@ -537,7 +539,8 @@ static enum MHD_Result handle(void *cls, struct MHD_Connection *c, const char *u
     guard_request(h, c);
     bool head = strcmp(method, MHD_HTTP_METHOD_HEAD) == 0;
     if (!head && strcmp(method, MHD_HTTP_METHOD_GET) != 0)
-        return reply(c, MHD_HTTP_METHOD_NOT_ALLOWED, "only GET and HEAD\n", MHD_HTTP_HEADER_ALLOW, "GET, HEAD");
+        return reply(c, MHD_HTTP_METHOD_NOT_ALLOWED, "only GET and HEAD\n", MHD_HTTP_HEADER_ALLOW,
+                     "GET, HEAD");
     if (*upload_size) /* a GET with a body: not ours to read */
         return reply(c, MHD_HTTP_BAD_REQUEST, "unexpected request body\n", NULL, NULL);
     bool metrics = strcmp(url, "/metrics") == 0;
@@ -557,8 +560,8 @@ static enum MHD_Result handle(void *cls, struct MHD_Connection *c, const char *u
                      "Bearer realm=\"jobscope\"");
     }
     if (!metrics) {
-        struct MHD_Response *r =
-            MHD_create_response_from_buffer(sizeof(index_page) - 1, (void *)index_page, MHD_RESPMEM_PERSISTENT);
+        struct MHD_Response *r = MHD_create_response_from_buffer(sizeof(index_page) - 1, (void *)index_page,
+                                                                 MHD_RESPMEM_PERSISTENT);
         if (!r)
             return MHD_NO;
         MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_TYPE, "text/html; charset=utf-8");
@@ -574,7 +577,8 @@ static enum MHD_Result handle(void *cls, struct MHD_Connection *c, const char *u
     pthread_mutex_unlock(&h->lock);
     if (!s)
         return reply(c, MHD_HTTP_SERVICE_UNAVAILABLE, "no sample yet\n", MHD_HTTP_HEADER_RETRY_AFTER, "1");
-    struct MHD_Response *r = MHD_create_response_from_buffer_with_free_callback_cls(s->len, s->p, snap_release, s);
+    struct MHD_Response *r =
+        MHD_create_response_from_buffer_with_free_callback_cls(s->len, s->p, snap_release, s);
     if (!r) {
         snap_unref(s);
         return MHD_NO;
@@ -613,7 +617,8 @@ int http_prepare(const http_opts_t *o, js_http_t **ret, char *err, size_t errlen
     bool loopback;
     *ret = NULL;
     if (http_parse_listen(o->listen, &ss, &sslen, &loopback) < 0) {
-        snprintf(err, errlen, "invalid listen address '%s' (PORT, ADDR:PORT or [ADDR6]:PORT, ADDR an IP address)",
+        snprintf(err, errlen,
+                 "invalid listen address '%s' (PORT, ADDR:PORT or [ADDR6]:PORT, ADDR an IP address)",
                  o->listen);
         return -EINVAL;
     }

@@ -19,11 +19,11 @@
 #include <stdint.h>
 
 typedef struct {
-    const char *listen;          /* "PORT", ":PORT", "ADDR:PORT" or "[ADDR6]:PORT"; no ADDR = 127.0.0.1 */
-    const char *token_file;      /* bearer token (first line), or NULL */
-    const char *basic_auth_file; /* user:password lines (no password may be empty), or NULL */
+    const char *listen;             /* "PORT", ":PORT", "ADDR:PORT" or "[ADDR6]:PORT"; no ADDR = 127.0.0.1 */
+    const char *token_file;         /* bearer token (first line), or NULL */
+    const char *basic_auth_file;    /* user:password lines (no password may be empty), or NULL */
     const char *tls_cert, *tls_key; /* PEM files, both or neither */
-    prom_cfg_t *prom;            /* what to expose (borrowed; its render_s is updated) */
+    prom_cfg_t *prom;               /* what to expose (borrowed; its render_s is updated) */
 } http_opts_t;
 
 typedef struct js_http js_http_t;

@@ -351,8 +351,8 @@ static int put_meta_i64(sqlite3 *db, const char *key, int64_t v)
     return put_meta(db, key, buf);
 }
 
-/* job_meta: the merged file's own metadata: the job's facts from the first input, and the merge's. */
-static int job_meta(sqlite3 *db, const input_t *in, size_t n, int64_t bound)
+/* merged_meta: the merged file's own metadata: the job's facts from the first input, and the merge's. */
+static int merged_meta(sqlite3 *db, const input_t *in, size_t n, int64_t bound)
 {
     static const char *const keep[] = {"schema_version", "batch_scheduler", "job_id",
                                        "job_nodelist",   "job_num_nodes",   "jobscope_version",
@@ -434,22 +434,14 @@ static int cmp_node(const void *a, const void *b)
     return strcmp(((const input_t *)a)->node, ((const input_t *)b)->node);
 }
 
-int merge_recordings(const char *out, const char *const *paths, size_t n, unsigned flags, char *err,
-                     size_t errlen)
+/* find_inputs: each input's identity (the same file twice is refused) and the file to read it from: an
+ * unfinished input (data in its -wal) is read from a private snapshot; without `partial` it is refused as
+ * incomplete, never as "not a recording" (its file alone holds no metadata yet). Returns 0 or -errno with the
+ * reason in err (snapshots made so far are in[].snap_dir, for the caller to remove). */
+static int find_inputs(input_t *in, const char *const *paths, size_t n, bool partial, char *err,
+                       size_t errlen)
 {
-    bool partial = flags & MERGE_PARTIAL;
-    if (n == 0) {
-        set_err(err, errlen, "no recording to merge");
-        return -EINVAL;
-    }
     struct stat st;
-    if (lstat(out, &st) == 0) {
-        set_err(err, errlen, "%s: already exists (a job is merged once; choose another name)", out);
-        return -EEXIST;
-    }
-    input_t *in = calloc(n, sizeof(*in));
-    if (!in)
-        return -ENOMEM;
     int r = 0;
     for (size_t i = 0; i < n && r == 0; i++) {
         in[i].path = paths[i];
@@ -467,8 +459,6 @@ int merge_recordings(const char *out, const char *const *paths, size_t n, unsign
                 r = -EINVAL;
             }
     }
-    /* an unfinished input (data in its -wal) is read from a private snapshot: without --partial it is refused
-     * as incomplete, never as "not a recording" (its file alone holds no metadata yet) */
     for (size_t i = 0; i < n && r == 0; i++) {
         in[i].read_path = in[i].path;
         if (!recording_unfinished(in[i].path))
@@ -484,6 +474,49 @@ int merge_recordings(const char *out, const char *const *paths, size_t n, unsign
             in[i].read_path = in[i].snap_db;
         }
     }
+    return r;
+}
+
+/* index_by_node: an index on (node, sample) of every data table of the merged file, for reading one node
+ * back. Returns 0 or -EIO with the reason in err. */
+static int index_by_node(sqlite3 *db, char *err, size_t errlen)
+{
+    sqlite3_stmt *lst;
+    char idx[64][65];
+    int ni = 0, r = 0;
+    if (sqlite3_prepare_v2(db,
+                           "SELECT name FROM main.sqlite_master WHERE type = 'table' AND name NOT IN "
+                           "('meta','columns','nodes','node_meta')",
+                           -1, &lst, NULL) == SQLITE_OK) {
+        while (sqlite3_step(lst) == SQLITE_ROW && ni < 64)
+            snprintf(idx[ni++], sizeof(idx[0]), "%s", (const char *)sqlite3_column_text(lst, 0));
+        sqlite3_finalize(lst);
+    }
+    char sql[512];
+    for (int i = 0; i < ni && r == 0; i++) {
+        snprintf(sql, sizeof(sql), "CREATE INDEX %.64s_by_node ON %.64s (node, sample)", idx[i], idx[i]);
+        r = exec(db, sql, err, errlen);
+    }
+    return r;
+}
+
+int merge_recordings(const char *out, const char *const *paths, size_t n, unsigned flags, char *err,
+                     size_t errlen)
+{
+    bool partial = flags & MERGE_PARTIAL;
+    if (n == 0) {
+        set_err(err, errlen, "no recording to merge");
+        return -EINVAL;
+    }
+    struct stat st;
+    if (lstat(out, &st) == 0) {
+        set_err(err, errlen, "%s: already exists (a job is merged once; choose another name)", out);
+        return -EEXIST;
+    }
+    input_t *in = calloc(n, sizeof(*in));
+    if (!in)
+        return -ENOMEM;
+    int r = find_inputs(in, paths, n, partial, err, errlen);
     /* the output is written in a private directory beside it (SQLite opens it by name) and renamed into place
      * when complete; what a merge killed earlier left for this output is removed first */
     js_outfile_t of;
@@ -546,7 +579,7 @@ int merge_recordings(const char *out, const char *const *paths, size_t n, unsign
         if (r == 0)
             r = copy_tables(db, &in[i], err, errlen);
         if (r == 0 && i == 0)
-            r = job_meta(db, in, n, bound);
+            r = merged_meta(db, in, n, bound);
         if (r == 0)
             r = exec(db, "COMMIT", err, errlen);
         else
@@ -557,24 +590,8 @@ int merge_recordings(const char *out, const char *const *paths, size_t n, unsign
         r = exec(db, "BEGIN", err, errlen);
     if (r == 0)
         r = write_nodes(db, in, n, bound);
-    if (r == 0) { /* reading one node back: by node, then sample */
-        sqlite3_stmt *lst;
-        char idx[64][65];
-        int ni = 0;
-        if (sqlite3_prepare_v2(db,
-                               "SELECT name FROM main.sqlite_master WHERE type = 'table' AND name NOT IN "
-                               "('meta','columns','nodes','node_meta')",
-                               -1, &lst, NULL) == SQLITE_OK) {
-            while (sqlite3_step(lst) == SQLITE_ROW && ni < 64)
-                snprintf(idx[ni++], sizeof(idx[0]), "%s", (const char *)sqlite3_column_text(lst, 0));
-            sqlite3_finalize(lst);
-        }
-        char sql[512];
-        for (int i = 0; i < ni && r == 0; i++) {
-            snprintf(sql, sizeof(sql), "CREATE INDEX %.64s_by_node ON %.64s (node, sample)", idx[i], idx[i]);
-            r = exec(db, sql, err, errlen);
-        }
-    }
+    if (r == 0)
+        r = index_by_node(db, err, errlen);
     if (r == 0)
         r = exec(db, "COMMIT", err, errlen);
 done:

@@ -1,12 +1,12 @@
 /* SPDX-License-Identifier: MIT
  *
  * Node recordings of one batch job merged into one job recording (docs/FORMAT.md, "Merged recordings"): every
- * node keeps its own rows and timestamps, each row tagged with its node's name (a `node` column after `sample`
- * in every sample table), and two tables describe the nodes: `nodes` (one row per node: name, host, its
- * file, sample count, start and stop, the clock offset estimated from the job's start on each node and its
- * bound) and `node_meta` (every node's metadata, key by key). The merged file's own metadata says
- * `merged = 1` and carries the job's facts. The per-sample write path (sqlite.c) is not involved: a merge
- * copies tables with SQL, and a node is read back by extracting it into a recording of its own.
+ * node keeps its own rows and timestamps, each row tagged with its node's name (a `node` column after
+ * `sample` in every sample table), and two tables describe the nodes: `nodes` (one row per node: name, host,
+ * its file, sample count, start and stop, the clock offset estimated from the job's start on each node and
+ * its bound) and `node_meta` (every node's metadata, key by key). The merged file's own metadata says `merged
+ * = 1` and carries the job's facts. The per-sample write path (sqlite.c) is not involved: a merge copies
+ * tables with SQL, and a node is read back by extracting it into a recording of its own.
  */
 #ifndef JOBSCOPE_MERGE_H
 #define JOBSCOPE_MERGE_H

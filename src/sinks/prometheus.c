@@ -8,7 +8,7 @@
 #include "core/json.h"
 #include "core/source.h"
 #include "model/model.h"
-#include "sources/self.h"
+#include "core/util.h"
 #include "config.h"
 
 #include <errno.h>
@@ -140,7 +140,8 @@ static bool split_column(const char *name, prom_family_t *f, const char **ret_fp
                 continue;
         } else {
             for (size_t t = 0; splits[i].tails[t]; t++) {
-                for (const char *p = strstr(dev, splits[i].tails[t]); p; p = strstr(p + 1, splits[i].tails[t]))
+                for (const char *p = strstr(dev, splits[i].tails[t]); p;
+                     p = strstr(p + 1, splits[i].tails[t]))
                     if (!end || p > end)
                         end = p;
             }
@@ -338,14 +339,16 @@ static void label(lw_t *w, const char *name, const char *value, size_t vlen)
 static bool overridden_away(const js_table_t *t, const js_column_t *col)
 {
     for (size_t o = 0; o < sizeof(overrides) / sizeof(overrides[0]); o++)
-        if (!overrides[o].family && !strcmp(overrides[o].table, t->name) && !strcmp(overrides[o].column, col->name))
+        if (!overrides[o].family && !strcmp(overrides[o].table, t->name) &&
+            !strcmp(overrides[o].column, col->name))
             return true;
     return false;
 }
 
 static bool is_label_col(const js_table_t *t, const js_column_t *c)
 {
-    return (c->kind == JS_LABEL || c->type == JS_TEXT) && strcmp(c->unit, "json") != 0 && !overridden_away(t, c);
+    return (c->kind == JS_LABEL || c->type == JS_TEXT) && strcmp(c->unit, "json") != 0 &&
+           !overridden_away(t, c);
 }
 
 /* cfg_labels: the config's labels, less those the table has a column of the same name for. */
@@ -491,7 +494,8 @@ int prom_render_end(js_buf_t *out, prom_format_t fmt)
 
 /* one: a single series with the config's labels and at most one more. */
 static int one(js_buf_t *b, prom_format_t fmt, const prom_cfg_t *cfg, const char *name, bool counter,
-               const char *unit, const char *help, const char *lname, const char *lvalue, double v, bool header)
+               const char *unit, const char *help, const char *lname, const char *lvalue, double v,
+               bool header)
 {
     prom_family_t f = {.counter = counter, .unit = unit, .help = help, .lname = lname};
     snprintf(f.name, sizeof(f.name), "%s", name);
@@ -528,7 +532,7 @@ static int monitor_series(js_buf_t *b, prom_format_t fmt, const prom_cfg_t *cfg,
     const js_model_cfg_t *mc = m ? model_cfg(m) : NULL;
     if (r == 0 && mc && mc->interval_ns > 0)
         r = one(b, fmt, cfg, "jobscope_sample_interval_seconds", false, "seconds", "time between samples",
-                NULL, NULL, (double)mc->interval_ns / 1e9, true);
+                NULL, NULL, ns_to_s(mc->interval_ns), true);
     if (r == 0 && mc && mc->cores_available > 0)
         r = one(b, fmt, cfg, "jobscope_cores_available", false, "cores",
                 "CPUs the scope may use (the command's affinity mask; the node's for serve)", NULL, NULL,
@@ -547,18 +551,19 @@ static int monitor_series(js_buf_t *b, prom_format_t fmt, const prom_cfg_t *cfg,
             const js_value_t *x = &v[k == 0 ? STATS_DURATION : STATS_RC];
             if (!x->present)
                 continue;
-            r = one(b, fmt, cfg, k == 0 ? "jobscope_source_collect_duration_seconds" : "jobscope_source_collect_success",
+            r = one(b, fmt, cfg,
+                    k == 0 ? "jobscope_source_collect_duration_seconds" : "jobscope_source_collect_success",
                     false, k == 0 ? "seconds" : NULL,
                     k == 0 ? "wall time the source's collect took for the exposed sample"
                            : "1 if the source's collect succeeded for the exposed sample, else 0",
-                    "source", rows_str(st, &v[STATS_SOURCE]), k == 0 ? (double)x->i / 1e9 : (double)(x->i == 0),
-                    header);
+                    "source", rows_str(st, &v[STATS_SOURCE]),
+                    k == 0 ? (double)x->i / 1e9 : (double)(x->i == 0), header);
             header = false;
         }
     }
-    const js_rows_t *self = s ? sample_rows(s, &table_self) : NULL;
+    const js_rows_t *self = s ? sample_rows_named(s, "self") : NULL; /* the self source's table, by name */
     if (r == 0 && self)
-        r = prom_render_table(b, fmt, cfg, "monitor", &table_self, self, NULL, 0);
+        r = prom_render_table(b, fmt, cfg, "monitor", self->table, self, NULL, 0);
     return r;
 }
 
@@ -652,8 +657,8 @@ int prom_render(js_buf_t *out, prom_format_t fmt, const prom_cfg_t *cfg, js_mode
         free(sel);
     }
     for (size_t i = 0; r == 0 && i < cfg->nextra; i++)
-        r = prom_render_table(out, fmt, cfg, cfg->extra[i].prefix, cfg->extra[i].table, cfg->extra[i].rows, NULL,
-                              0);
+        r = prom_render_table(out, fmt, cfg, cfg->extra[i].prefix, cfg->extra[i].table, cfg->extra[i].rows,
+                              NULL, 0);
     return r ? r : prom_render_end(out, fmt);
 }
 
@@ -683,8 +688,8 @@ prom_format_t prom_accept(const char *accept)
             }
         if (tl == 28 && strncasecmp(p, "application/openmetrics-text", 28) == 0)
             q_om = q > q_om ? q : q_om;
-        else if ((tl == 10 && strncasecmp(p, "text/plain", 10) == 0) || (tl == 3 && strncmp(p, "*/*", 3) == 0) ||
-                 (tl == 6 && strncasecmp(p, "text/*", 6) == 0))
+        else if ((tl == 10 && strncasecmp(p, "text/plain", 10) == 0) ||
+                 (tl == 3 && strncmp(p, "*/*", 3) == 0) || (tl == 6 && strncasecmp(p, "text/*", 6) == 0))
             q_text = q > q_text ? q : q_text;
         p = end ? end + 1 : p + n;
     }

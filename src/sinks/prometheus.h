@@ -53,8 +53,8 @@ typedef struct {
 typedef struct {
     prom_label_t labels[PROM_LABELS_MAX]; /* on every series: host, scope, jobid, step, user where known */
     size_t nlabels;
-    bool tree;               /* expose the scope's `tree` view (off for serve's node scope) */
-    unsigned top_processes;  /* the `process` view, for the N busiest processes only (0: not exposed) */
+    bool tree;              /* expose the scope's `tree` view (off for serve's node scope) */
+    unsigned top_processes; /* the `process` view, for the N busiest processes only (0: not exposed) */
     /* own_processes_only: the process view holds only processes whose procfs entry (PID under the
      * directory proc_dirfd) belongs to own_uid; for an endpoint any local user can read (no authentication):
      * other users' per-process figures are theirs (the kernel refuses them /proc/PID/io, hidepid hides the
@@ -64,7 +64,7 @@ typedef struct {
     unsigned own_uid;
     const prom_extra_t *extra; /* more tables (may be NULL) */
     size_t nextra;
-    double render_s;         /* how long the previous render took (set by the sink), exposed as a series */
+    double render_s; /* how long the previous render took (set by the sink), exposed as a series */
 } prom_cfg_t;
 
 /* prom_render: append the whole exposition of the last sample to `out`: every view of `m` (built on demand,
@@ -76,7 +76,8 @@ int prom_render(js_buf_t *out, prom_format_t fmt, const prom_cfg_t *cfg, js_mode
 
 /* prom_render_table: append the families of one table (a view or any js_table_t with its rows) under
  * `jobscope_<prefix>_` (prefix "" for none), with cfg's labels. `rowsel` lists the rows to expose (NULL: all
- * `nsel` is then ignored). Exposed for tests and for callers with tables of their own. Returns 0 or -ENOMEM. */
+ * `nsel` is then ignored). Exposed for tests and for callers with tables of their own. Returns 0 or -ENOMEM.
+ */
 int prom_render_table(js_buf_t *out, prom_format_t fmt, const prom_cfg_t *cfg, const char *prefix,
                       const js_table_t *t, const js_rows_t *rows, const size_t *rowsel, size_t nsel);
 
@@ -85,13 +86,13 @@ int prom_render_end(js_buf_t *out, prom_format_t fmt);
 
 /* The exposed family of one column. */
 typedef struct {
-    char name[160];       /* jobscope_..., without `_total` */
-    bool counter;         /* samples are name_total */
-    bool skip;            /* not exposed (text, or overridden away) */
-    double scale;         /* value in the descriptor's unit times scale = value in the base unit */
-    const char *unit;     /* OpenMetrics UNIT (a suffix of name), or NULL */
+    char name[160];   /* jobscope_..., without `_total` */
+    bool counter;     /* samples are name_total */
+    bool skip;        /* not exposed (text, or overridden away) */
+    double scale;     /* value in the descriptor's unit times scale = value in the base unit */
+    const char *unit; /* OpenMetrics UNIT (a suffix of name), or NULL */
     const char *help;
-    const char *lname;    /* one extra label this column adds (mode="user", cpu="3"), or NULL */
+    const char *lname; /* one extra label this column adds (mode="user", cpu="3"), or NULL */
     char lvalue[64];
 } prom_family_t;
 

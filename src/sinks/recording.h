@@ -12,6 +12,7 @@
 
 #include "core/sample.h"
 #include "core/sink.h"
+#include "sources/registry.h"
 
 #include <stdint.h>
 

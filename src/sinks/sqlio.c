@@ -40,9 +40,9 @@ int sqlio_install(void)
         const char *name;
         sqlite3_syscall_ptr fn;
     } calls[] = {
-        {"open", (sqlite3_syscall_ptr)vfs_open},          {"read", (sqlite3_syscall_ptr)sysio_f_read},
-        {"pread64", (sqlite3_syscall_ptr)vfs_pread64},     {"write", (sqlite3_syscall_ptr)sysio_f_write},
-        {"pwrite64", (sqlite3_syscall_ptr)vfs_pwrite64},   {"pread", (sqlite3_syscall_ptr)sysio_f_pread},
+        {"open", (sqlite3_syscall_ptr)vfs_open},         {"read", (sqlite3_syscall_ptr)sysio_f_read},
+        {"pread64", (sqlite3_syscall_ptr)vfs_pread64},   {"write", (sqlite3_syscall_ptr)sysio_f_write},
+        {"pwrite64", (sqlite3_syscall_ptr)vfs_pwrite64}, {"pread", (sqlite3_syscall_ptr)sysio_f_pread},
         {"pwrite", (sqlite3_syscall_ptr)sysio_f_pwrite},
     };
     int r = 0;

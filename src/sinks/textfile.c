@@ -101,7 +101,7 @@ static void *writer(void *arg)
         while (!t->have_pending && !t->quit)
             pthread_cond_wait(&t->cond, &t->lock);
         if (!t->have_pending)
-            break; /* quit, nothing left to write */
+            break;        /* quit, nothing left to write */
         js_buf_t x = cur; /* swap buffers: the mailbox keeps an allocation to render into */
         cur = t->pending;
         t->pending = x;

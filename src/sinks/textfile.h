@@ -1,10 +1,11 @@
 /* SPDX-License-Identifier: MIT
  *
- * The textfile sink: each sample's exposition (text format, prometheus.h) written for node_exporter's textfile
- * collector. The file is replaced atomically: written to FILE.tmp.PID beside it, then rename()d over FILE, so
- * a reader sees the previous exposition or the new one, never part of one. Writing happens on the sink's own
- * thread (latest sample wins), so a slow disk never delays sampling. When monitoring stops the file is removed:
- * node_exporter would otherwise go on exporting a finished run's last values as if they were current.
+ * The textfile sink: each sample's exposition (text format, prometheus.h) written for node_exporter's
+ * textfile collector. The file is replaced atomically: written to FILE.tmp.PID beside it, then rename()d over
+ * FILE, so a reader sees the previous exposition or the new one, never part of one. Writing happens on the
+ * sink's own thread (latest sample wins), so a slow disk never delays sampling. When monitoring stops the
+ * file is removed: node_exporter would otherwise go on exporting a finished run's last values as if they were
+ * current.
  */
 #ifndef JOBSCOPE_TEXTFILE_H
 #define JOBSCOPE_TEXTFILE_H

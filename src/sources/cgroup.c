@@ -38,14 +38,18 @@ extern char **environ;
 /* clang-format on */
 
 static const js_column_t cgroup_cols[CG__MAX] = {
-    [CG_USAGE_NS] = NSC("usage_ns", "CPU time of every task that ran in the cgroup (v1 cpuacct.usage; v2 cpu.stat usage_usec x 1000)"),
+    [CG_USAGE_NS] = NSC(
+        "usage_ns",
+        "CPU time of every task that ran in the cgroup (v1 cpuacct.usage; v2 cpu.stat usage_usec x 1000)"),
     [CG_USER_NS] = NSC("user_ns", "user-mode part (v1 cpuacct.usage_user; v2 user_usec x 1000)"),
     [CG_SYSTEM_NS] = NSC("system_ns", "kernel-mode part (v1 cpuacct.usage_sys; v2 system_usec x 1000)"),
-    [CG_USER_TICKS] = {"user_ticks", "ticks", JS_INT, JS_COUNTER, 64, "v1 cpuacct.stat user (USER_HZ), where cpuacct.usage_user is missing"},
+    [CG_USER_TICKS] = {"user_ticks", "ticks", JS_INT, JS_COUNTER, 64,
+                       "v1 cpuacct.stat user (USER_HZ), where cpuacct.usage_user is missing"},
     [CG_SYSTEM_TICKS] = {"system_ticks", "ticks", JS_INT, JS_COUNTER, 64, "v1 cpuacct.stat system (USER_HZ)"},
     [CG_PERIODS] = CNT("periods", 32, "cpu.stat nr_periods: quota enforcement periods with runnable tasks"),
     [CG_THROTTLED] = CNT("throttled", 32, "cpu.stat nr_throttled: periods in which the quota ran out"),
-    [CG_THROTTLED_NS] = NSC("throttled_ns", "time throttled (v1 cpu.stat throttled_time; v2 throttled_usec x 1000)"),
+    [CG_THROTTLED_NS] =
+        NSC("throttled_ns", "time throttled (v1 cpu.stat throttled_time; v2 throttled_usec x 1000)"),
     [CG_PIDS] = {"pids", "count", JS_INT, JS_GAUGE, 0, "pids.current: tasks (threads) in the cgroup"},
     [CG_PIDS_PEAK] = {"pids_peak", "count", JS_INT, JS_GAUGE, 0, "pids.peak: most tasks at once (6.1+)"},
     [CG_PSI_CPU_SOME_US] = PSIC("psi_cpu_some_us", "cpu.pressure some total"),
@@ -55,25 +59,36 @@ static const js_column_t cgroup_cols[CG__MAX] = {
     [CG_PSI_IO_SOME_US] = PSIC("psi_io_some_us", "io.pressure some total"),
     [CG_PSI_IO_FULL_US] = PSIC("psi_io_full_us", "io.pressure full total"),
 };
-const js_table_t table_cgroup = {"cgroup", "the scope's cgroup: CPU, throttling, tasks and pressure, one row", CG__MAX,
-                                 cgroup_cols};
+const js_table_t table_cgroup = {"cgroup", "the scope's cgroup: CPU, throttling, tasks and pressure, one row",
+                                 CG__MAX, cgroup_cols};
 
 static const js_column_t cgroup_memory_cols[CGM__MAX] = {
-    [CGM_CURRENT_BYTES] = BYTESG("current_bytes", "memory charged to the cgroup, page cache and kernel memory included (v2 memory.current; v1 memory.usage_in_bytes)"),
-    [CGM_PEAK_BYTES] = BYTESG("peak_bytes", "high-water mark of current_bytes over the whole tree (v2 memory.peak, 5.19+; v1 memory.max_usage_in_bytes)"),
+    [CGM_CURRENT_BYTES] =
+        BYTESG("current_bytes", "memory charged to the cgroup, page cache and kernel memory included (v2 "
+                                "memory.current; v1 memory.usage_in_bytes)"),
+    [CGM_PEAK_BYTES] = BYTESG("peak_bytes", "high-water mark of current_bytes over the whole tree (v2 "
+                                            "memory.peak, 5.19+; v1 memory.max_usage_in_bytes)"),
     [CGM_ANON_BYTES] = BYTESG("anon_bytes", "anonymous memory (memory.stat v2 anon; v1 total_rss)"),
-    [CGM_FILE_BYTES] = BYTESG("file_bytes", "page cache, tmpfs and shmem included (memory.stat v2 file; v1 total_cache)"),
-    [CGM_SHMEM_BYTES] = BYTESG("shmem_bytes", "shared memory and tmpfs (memory.stat v2 shmem; v1 total_shmem)"),
+    [CGM_FILE_BYTES] =
+        BYTESG("file_bytes", "page cache, tmpfs and shmem included (memory.stat v2 file; v1 total_cache)"),
+    [CGM_SHMEM_BYTES] =
+        BYTESG("shmem_bytes", "shared memory and tmpfs (memory.stat v2 shmem; v1 total_shmem)"),
     [CGM_SOCK_BYTES] = BYTESG("sock_bytes", "network socket buffers (memory.stat v2 sock)"),
     [CGM_KERNEL_BYTES] = BYTESG("kernel_bytes", "kernel memory (memory.stat v2 kernel, 5.18+)"),
     [CGM_SWAP_BYTES] = BYTESG("swap_bytes", "swap used (v2 memory.swap.current; v1 memory.stat total_swap)"),
     [CGM_SWAP_PEAK_BYTES] = BYTESG("swap_peak_bytes", "swap high-water mark (v2 memory.swap.peak, 6.5+)"),
     [CGM_MEMSW_BYTES] = BYTESG("memsw_bytes", "memory + swap (v1 memory.memsw.usage_in_bytes)"),
-    [CGM_MEMSW_PEAK_BYTES] = BYTESG("memsw_peak_bytes", "memory + swap high-water mark (v1 memory.memsw.max_usage_in_bytes)"),
-    [CGM_OOM_COUNT] = CNT("oom", ULONG_BITS, "v2 memory.events oom: allocations that hit the limit and ran the OOM killer"),
-    [CGM_OOM_KILL_COUNT] = CNT("oom_kill", ULONG_BITS, "processes killed by an OOM killer (v2 memory.events oom_kill; v1 memory.oom_control oom_kill, 4.13+)"),
-    [CGM_MAX_COUNT] = CNT("max_events", ULONG_BITS, "v2 memory.events max: times usage was about to exceed memory.max"),
-    [CGM_HIGH_COUNT] = CNT("high_events", ULONG_BITS, "v2 memory.events high: times usage exceeded memory.high (throttled)"),
+    [CGM_MEMSW_PEAK_BYTES] =
+        BYTESG("memsw_peak_bytes", "memory + swap high-water mark (v1 memory.memsw.max_usage_in_bytes)"),
+    [CGM_OOM_COUNT] =
+        CNT("oom", ULONG_BITS, "v2 memory.events oom: allocations that hit the limit and ran the OOM killer"),
+    [CGM_OOM_KILL_COUNT] = CNT("oom_kill", ULONG_BITS,
+                               "processes killed by an OOM killer (v2 memory.events oom_kill; v1 "
+                               "memory.oom_control oom_kill, 4.13+)"),
+    [CGM_MAX_COUNT] =
+        CNT("max_events", ULONG_BITS, "v2 memory.events max: times usage was about to exceed memory.max"),
+    [CGM_HIGH_COUNT] =
+        CNT("high_events", ULONG_BITS, "v2 memory.events high: times usage exceeded memory.high (throttled)"),
     [CGM_FAILCNT] = CNT("failcnt", ULONG_BITS, "v1 memory.failcnt: times usage hit the limit"),
     [CGM_UNDER_OOM] = {"under_oom", "bool", JS_INT, JS_GAUGE, 0, "v1 memory.oom_control under_oom"},
 };
@@ -83,14 +98,16 @@ const js_table_t table_cgroup_memory = {"cgroup_memory", "the scope's cgroup: me
 static const js_column_t cgroup_io_cols[CGIO__MAX] = {
     [CGIO_MAJOR] = {"major", "id", JS_INT, JS_LABEL, 0, "device major number"},
     [CGIO_MINOR] = {"minor", "id", JS_INT, JS_LABEL, 0, "device minor number"},
-    [CGIO_READ_BYTES] = IOC("read_bytes", "bytes", "bytes read (v2 io.stat rbytes; v1 blkio.throttle.io_service_bytes Read)"),
+    [CGIO_READ_BYTES] =
+        IOC("read_bytes", "bytes", "bytes read (v2 io.stat rbytes; v1 blkio.throttle.io_service_bytes Read)"),
     [CGIO_WRITE_BYTES] = IOC("write_bytes", "bytes", "bytes written (v2 wbytes; v1 Write)"),
     [CGIO_READ_IOS] = IOC("read_ios", "count", "read requests (v2 rios; v1 blkio.throttle.io_serviced Read)"),
     [CGIO_WRITE_IOS] = IOC("write_ios", "count", "write requests (v2 wios; v1 Write)"),
     [CGIO_DISCARD_BYTES] = IOC("discard_bytes", "bytes", "bytes discarded (v2 dbytes; v1 Discard)"),
     [CGIO_DISCARD_IOS] = IOC("discard_ios", "count", "discard requests (v2 dios; v1 Discard)"),
 };
-const js_table_t table_cgroup_io = {"cgroup_io", "the scope's cgroup: block I/O per device", CGIO__MAX, cgroup_io_cols};
+const js_table_t table_cgroup_io = {"cgroup_io", "the scope's cgroup: block I/O per device", CGIO__MAX,
+                                    cgroup_io_cols};
 /* twins for the embedded monitor's job level (sources/levels.c runs a second instance of this source) */
 const js_table_t table_level_job_cgroup = {
     "level_job_cgroup", "level job: the job's cgroup: CPU, tasks, pressure", CG__MAX, cgroup_cols};
@@ -156,9 +173,9 @@ int cgroup_parse_value(const char *text, js_value_t *v)
 int cgroup_parse_cpu_stat(const char *text, js_value_t *row)
 {
     static const flat_key_t keys[] = {
-        {"usage_usec", CG_USAGE_NS, 1000},     {"user_usec", CG_USER_NS, 1000},
-        {"system_usec", CG_SYSTEM_NS, 1000},   {"nr_periods", CG_PERIODS, 1},
-        {"nr_throttled", CG_THROTTLED, 1},     {"throttled_usec", CG_THROTTLED_NS, 1000},
+        {"usage_usec", CG_USAGE_NS, 1000},      {"user_usec", CG_USER_NS, 1000},
+        {"system_usec", CG_SYSTEM_NS, 1000},    {"nr_periods", CG_PERIODS, 1},
+        {"nr_throttled", CG_THROTTLED, 1},      {"throttled_usec", CG_THROTTLED_NS, 1000},
         {"throttled_time", CG_THROTTLED_NS, 1},
     };
     parse_flat(text, keys, NKEYS(keys), row);
@@ -248,7 +265,7 @@ int cgroup_parse_io_stat(const char *text, js_rows_t *io)
     static const struct {
         const char *key;
         int col;
-    } keys[] = {{"rbytes=", CGIO_READ_BYTES}, {"wbytes=", CGIO_WRITE_BYTES}, {"rios=", CGIO_READ_IOS},
+    } keys[] = {{"rbytes=", CGIO_READ_BYTES}, {"wbytes=", CGIO_WRITE_BYTES},   {"rios=", CGIO_READ_IOS},
                 {"wios=", CGIO_WRITE_IOS},    {"dbytes=", CGIO_DISCARD_BYTES}, {"dios=", CGIO_DISCARD_IOS}};
     for (const char *line = text; line && *line; line = next_line(line)) {
         const char *p = line;
@@ -291,8 +308,8 @@ static int blkio_one(const char *text, int read_col, int write_col, int discard_
             continue; /* "Total N" */
         while (*p == ' ')
             p++;
-        int col = strncmp(p, "Read ", 5) == 0    ? read_col
-                  : strncmp(p, "Write ", 6) == 0 ? write_col
+        int col = strncmp(p, "Read ", 5) == 0      ? read_col
+                  : strncmp(p, "Write ", 6) == 0   ? write_col
                   : strncmp(p, "Discard ", 8) == 0 ? discard_col
                                                    : -1;
         if (col < 0)
@@ -381,7 +398,7 @@ enum {
 
 typedef struct {
     js_cg_ctrl_t ctrl;
-    int version; /* 0: either */
+    int version;            /* 0: either */
     const char *name, *alt; /* alt: tried when name is missing */
 } file_spec_t;
 
@@ -405,7 +422,8 @@ static const file_spec_t files[F__MAX] = {
     [F_SWAP_CURRENT] = {JS_CG_MEMORY, 2, "memory.swap.current", NULL},
     [F_SWAP_PEAK] = {JS_CG_MEMORY, 2, "memory.swap.peak", NULL},
     [F_MEM_EVENTS] = {JS_CG_MEMORY, 2, "memory.events", NULL},
-    [F_BLKIO_BYTES] = {JS_CG_IO, 1, "blkio.throttle.io_service_bytes_recursive", "blkio.throttle.io_service_bytes"},
+    [F_BLKIO_BYTES] = {JS_CG_IO, 1, "blkio.throttle.io_service_bytes_recursive",
+                       "blkio.throttle.io_service_bytes"},
     [F_BLKIO_IOS] = {JS_CG_IO, 1, "blkio.throttle.io_serviced_recursive", "blkio.throttle.io_serviced"},
     [F_IO_STAT] = {JS_CG_IO, 2, "io.stat", NULL},
     [F_PIDS_CURRENT] = {JS_CG_PIDS, 0, "pids.current", NULL},
@@ -443,21 +461,23 @@ static const struct {
 
 enum { T_CGROUP, T_MEMORY, T_IO, T__MAX };
 
-static const js_table_t *const cgroup_tables[T__MAX + 1] = {
-    [T_CGROUP] = &table_cgroup, [T_MEMORY] = &table_cgroup_memory, [T_IO] = &table_cgroup_io, [T__MAX] = NULL};
+static const js_table_t *const cgroup_tables[T__MAX + 1] = {[T_CGROUP] = &table_cgroup,
+                                                            [T_MEMORY] = &table_cgroup_memory,
+                                                            [T_IO] = &table_cgroup_io,
+                                                            [T__MAX] = NULL};
 
 #define FD_ABSENT (-2)
 
 typedef struct {
-    const js_cgroup_t *cg;   /* borrowed from ctx->scope */
-    int fd[F__MAX];          /* open file, -1 not tried (not joined yet), FD_ABSENT */
+    const js_cgroup_t *cg;    /* borrowed from ctx->scope */
+    int fd[F__MAX];           /* open file, -1 not tried (not joined yet), FD_ABSENT */
     const char *used[F__MAX]; /* the name that opened */
-    int version[F__MAX];     /* the hierarchy version each file was opened in */
-    int hier[F__MAX];        /* and its index */
-    bool run;                /* run mode: read only what the command joined */
+    int version[F__MAX];      /* the hierarchy version each file was opened in */
+    int hier[F__MAX];         /* and its index */
+    bool run;                 /* run mode: read only what the command joined */
     bool reset_peaks; /* watch: v2 peaks reset for our descriptors (the window's, not the cgroup's life) */
     bool peak_reset;  /* memory.peak was */
-    unsigned joined;         /* run mode: hierarchies the command was attached to */
+    unsigned joined;  /* run mode: hierarchies the command was attached to */
     js_buf_t buf;
     js_buf_t buf2; /* v1 blkio: the second file */
 } cgroup_state_t;
@@ -497,7 +517,7 @@ static void open_files(cgroup_state_t *st)
     }
 }
 
-static int cgroup_init(const js_ctx_t *ctx, void **ret_state)
+static int cgroup_init(const js_ctx_t *ctx, void **ret_state, char *why, size_t whylen)
 {
     cgroup_state_t *st = calloc(1, sizeof(*st));
     if (!st)
@@ -638,7 +658,8 @@ static void inv_num(js_rows_t *inv, const char *key, double v)
         inventory_addf(inv, "cgroup", key, "%.6g", v);
 }
 
-/* inventory_allocation: the allocation rows (also without a cgroup of jobscope's own: the process's cgroup). */
+/* inventory_allocation: the allocation rows (also without a cgroup of jobscope's own: the process's cgroup).
+ */
 static void inventory_allocation(const js_ctx_t *ctx, const js_cgroup_t *cg, js_rows_t *inv)
 {
     js_cgroup_t *own = NULL;
@@ -690,11 +711,12 @@ static int cgroup_inventory(void *state, const js_ctx_t *ctx, js_rows_t *inv)
         inventory_add(inv, "cgroup", "cgroup.version", cgroupfs_version_name(cg));
         inventory_add(inv, "cgroup", "cgroup.created", st->run ? "1" : "0");
         if (ctx->scope.cgroup_whole)
-            inventory_add(inv, "cgroup", "cgroup.whole", "1"); /* counted from zero, like one made for a run */
+            inventory_add(inv, "cgroup", "cgroup.whole",
+                          "1"); /* counted from zero, like one made for a run */
         if (st->peak_reset)
             inventory_add(inv, "cgroup", "cgroup.peak_reset",
                           "1"); /* memory.peak counts from the watch's start */
-        int main_h = -1; /* the summary's one path: the memory cgroup's, else the first controller's */
+        int main_h = -1;        /* the summary's one path: the memory cgroup's, else the first controller's */
         for (int c = 0; c < JS_CG_CTRL_MAX; c++) {
             int h = cgroupfs_hier(cg, (js_cg_ctrl_t)c);
             if (h < 0 || (st->run && !(st->joined & (1u << h))))

@@ -21,8 +21,9 @@
 
 static const js_column_t cpufreq_cols[CPUFREQ__MAX] = {
     [CPUFREQ_CPU] = {"cpu", "id", JS_INT, JS_LABEL, 0, "CPU number"},
-    [CPUFREQ_CUR_KHZ] = {"cur_freq_khz", "kHz", JS_INT, JS_GAUGE, 0,
-                         "cpufreq/scaling_cur_freq, or cpuinfo \"cpu MHz\" x 1000 (inventory: cpufreq.source)"},
+    [CPUFREQ_CUR_KHZ] =
+        {"cur_freq_khz", "kHz", JS_INT, JS_GAUGE, 0,
+         "cpufreq/scaling_cur_freq, or cpuinfo \"cpu MHz\" x 1000 (inventory: cpufreq.source)"},
 };
 const js_table_t table_cpufreq = {"cpufreq", "current frequency of each CPU", CPUFREQ__MAX, cpufreq_cols};
 
@@ -145,7 +146,7 @@ static int open_scaling(int sys, cpufreq_state_t *st)
     return (int)st->n;
 }
 
-static int cpufreq_init(const js_ctx_t *ctx, void **ret_state)
+static int cpufreq_init(const js_ctx_t *ctx, void **ret_state, char *why, size_t whylen)
 {
     cpufreq_state_t *st = calloc(1, sizeof(*st));
     if (!st)
@@ -214,9 +215,9 @@ static int cpufreq_inventory(void *state, const js_ctx_t *ctx, js_rows_t *inv)
     /* the first CPU's driver, governor and limits (per-CPU differences are rare and not recorded) */
     static const struct {
         const char *file, *key;
-    } attrs[] = {{"scaling_driver", "driver"},       {"scaling_governor", "governor"},
-                 {"cpuinfo_min_freq", "min_khz"},    {"cpuinfo_max_freq", "max_khz"},
-                 {"base_frequency", "base_khz"},     {"energy_performance_preference", "epp"}};
+    } attrs[] = {{"scaling_driver", "driver"},    {"scaling_governor", "governor"},
+                 {"cpuinfo_min_freq", "min_khz"}, {"cpuinfo_max_freq", "max_khz"},
+                 {"base_frequency", "base_khz"},  {"energy_performance_preference", "epp"}};
     for (size_t a = 0; r == 0 && st->n && a < sizeof(attrs) / sizeof(attrs[0]); a++) {
         char path[160], val[128];
         snprintf(path, sizeof(path), "devices/system/cpu/cpu%d/cpufreq/%s", st->f[0].cpu, attrs[a].file);

@@ -4,6 +4,8 @@
  */
 #include "sources/gpu_select.h"
 
+#include "core/util.h"
+
 #include <ctype.h>
 #include <errno.h>
 #include <stdarg.h>
@@ -226,41 +228,49 @@ const char *gpu_pid_namespace(const js_fsroot_t *root)
 
 /* ---- init reasons ---- */
 
-static struct {
-    const char *source;
-    char text[512];
-    bool set;
-} reasons[] = {{"nvml", "", false}, {"rocm", "", false}};
-
-static int reason_slot(const char *source)
+int gpu_select_source(const js_ctx_t *ctx, const char *const *vars, gpu_sel_t *ret, char *why, size_t whylen)
 {
-    for (size_t i = 0; i < sizeof(reasons) / sizeof(reasons[0]); i++)
-        if (source && strcmp(reasons[i].source, source) == 0)
-            return (int)i;
-    return -1;
+    if (gpu_select_for(ctx, vars, ret) < 0) {
+        why_set(why, whylen, "invalid --gpus '%s'", ctx->scope.gpus);
+        return -EINVAL;
+    }
+    if (ret->kind == GPU_SEL_NONE && strcmp(ret->origin, "--gpus") == 0) {
+        why_set(why, whylen, "--gpus none");
+        return -ECANCELED;
+    }
+    return 0;
 }
 
-void gpu_reason_set(const char *source, const char *fmt, ...)
+int gpu_load(js_dlib_t *lib, const char *env, const char *const *sonames, const js_dlsym_t *syms,
+             size_t nsyms, void *api, const char *what, char *why, size_t whylen)
 {
-    int k = reason_slot(source);
-    if (k < 0)
+    char err[1024];
+    if (dlib_open(lib, env, sonames, err, sizeof(err)) < 0) {
+        why_set(why, whylen, "%s not loaded: %s", what, err);
+        return -ENOENT;
+    }
+    if (dlib_resolve(lib, syms, nsyms, api, NULL, err, sizeof(err)) < 0) {
+        why_set(why, whylen, "%s: %s", lib->path[0] ? lib->path : lib->opened_as, err);
+        return -ENOSYS;
+    }
+    return 0;
+}
+
+/* The status tables' columns (nvml.h NVS_*, rocm.h RS_*: the same order). */
+enum { GS_GPU, GS_METRIC, GS_RC, GS_ERROR };
+
+void gpu_status_once(js_rows_t *out, uint32_t *seen, int64_t index, const char *metric, int64_t rc,
+                     const char *text)
+{
+    uint32_t bit = rc >= 0 && rc < 31 ? 1u << rc : 1u << 31;
+    if (*seen & bit)
         return;
-    va_list ap;
-    va_start(ap, fmt);
-    int n = vsnprintf(reasons[k].text, sizeof(reasons[k].text), fmt, ap);
-    va_end(ap);
-    reasons[k].set = n >= 0;
-}
-
-void gpu_reason_clear(const char *source)
-{
-    int k = reason_slot(source);
-    if (k >= 0)
-        reasons[k].set = false;
-}
-
-const char *gpu_reason(const char *source)
-{
-    int k = reason_slot(source);
-    return k >= 0 && reasons[k].set ? reasons[k].text : NULL;
+    *seen |= bit;
+    js_value_t *v = out ? rows_add(out) : NULL;
+    if (!v)
+        return;
+    val_int(&v[GS_GPU], index);
+    rows_set_str(out, &v[GS_METRIC], metric, strlen(metric));
+    val_int(&v[GS_RC], rc);
+    rows_set_str(out, &v[GS_ERROR], text, strlen(text));
 }

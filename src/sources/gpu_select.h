@@ -12,13 +12,14 @@
  * is on). A list from a variable follows CUDA's rule: it ends at the first entry that names no device (so
  * "-1" hides every GPU); a list from --gpus skips such entries and the source reports them.
  *
- * Also here: the one-line reason a GPU source's init failed, kept per source for the CLI, which prints it
- * when --gpus asked for GPUs and none could be monitored (library code never prints).
+ * Also here: what both GPU sources do alike at init (the selection, `--gpus none`, loading the vendor
+ * library, each failure with its one-line reason) and with a call that fails (its status row, once per code).
  */
 #ifndef JOBSCOPE_SOURCES_GPU_SELECT_H
 #define JOBSCOPE_SOURCES_GPU_SELECT_H
 
 #include "core/source.h"
+#include "sys/dlib.h"
 
 #include <stdbool.h>
 #include <stddef.h>
@@ -73,12 +74,22 @@ void gpu_select_describe(const gpu_sel_t *sel, char *buf, size_t cap);
  * the PIDs read from this procfs. Static text. */
 const char *gpu_pid_namespace(const js_fsroot_t *root);
 
-/* gpu_reason_set: remember why `source`'s init failed (printf format), replacing an earlier reason.
- * gpu_reason_clear: forget it (the source's init succeeded).
- * gpu_reason: that reason, or NULL when there is none. Kept in static storage for the sources "nvml" and
- * "rocm" (others are ignored); not thread-safe (the sources are initialised from one thread). */
-void gpu_reason_set(const char *source, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-void gpu_reason_clear(const char *source);
-const char *gpu_reason(const char *source);
+/* gpu_select_source: the selection of a GPU source at init (gpu_select_for with `vars`). Returns 0, -EINVAL
+ * (a bad --gpus) or -ECANCELED (`--gpus none`), with the reason in `why` (`whylen` bytes, may be NULL). */
+int gpu_select_source(const js_ctx_t *ctx, const char *const *vars, gpu_sel_t *ret, char *why, size_t whylen);
+
+/* gpu_load: load the vendor library (dlib_open with the override variable `env` and `sonames`) and bind its
+ * `nsyms` entry points `syms` into `api`. `what` names the library in the reason ("NVML", "ROCm SMI").
+ * Returns 0, -ENOENT (no library could be loaded) or -ENOSYS (a required entry point is missing), with the
+ * reason in `why`; on failure `lib` may hold the opened library (dlib_close it). */
+int gpu_load(js_dlib_t *lib, const char *env, const char *const *sonames, const js_dlsym_t *syms,
+             size_t nsyms, void *api, const char *what, char *why, size_t whylen);
+
+/* gpu_status_once: record that metric `metric` of GPU `index` failed with library code `rc` (text `text`)
+ * as a row of the source's status table `out` (columns gpu, metric, rc, error: nvml_status and rocm_status
+ * alike), once per code: `seen` is that metric's bitmap of codes already recorded (codes 31 and above share
+ * bit 31). `out` may be NULL (nothing is recorded). */
+void gpu_status_once(js_rows_t *out, uint32_t *seen, int64_t index, const char *metric, int64_t rc,
+                     const char *text);
 
 #endif

@@ -109,9 +109,15 @@ static int add_cpuinfo(js_rows_t *inv, int proc, bool have_sysfs_caches)
     static const struct {
         const char *field, *key;
     } fields[] = {
-        {"vendor_id", "cpu.vendor"},     {"model name", "cpu.model"},   {"cpu family", "cpu.family"},
-        {"model", "cpu.model_id"},       {"stepping", "cpu.stepping"},  {"microcode", "cpu.microcode"},
-        {"CPU implementer", "cpu.implementer"}, {"CPU part", "cpu.part"}, {"cpu", "cpu.model"}, /* POWER */
+        {"vendor_id", "cpu.vendor"},
+        {"model name", "cpu.model"},
+        {"cpu family", "cpu.family"},
+        {"model", "cpu.model_id"},
+        {"stepping", "cpu.stepping"},
+        {"microcode", "cpu.microcode"},
+        {"CPU implementer", "cpu.implementer"},
+        {"CPU part", "cpu.part"},
+        {"cpu", "cpu.model"}, /* POWER */
     };
     char val[256];
     bool have_model = false;
@@ -152,11 +158,11 @@ static int topo_cmp(const void *a, const void *b)
 }
 
 typedef struct {
-    char name[8];           /* L1d, L1i, L2, L3 */
+    char name[8];             /* L1d, L1i, L2, L3 */
     int64_t size, line, ways; /* -1 unknown */
     int instances;
-    int shared;             /* CPUs sharing the first instance */
-    uint64_t *covered;      /* CPUs already in a counted instance */
+    int shared;        /* CPUs sharing the first instance */
+    uint64_t *covered; /* CPUs already in a counted instance */
 } cache_t;
 
 static void cache_name(int64_t level, const char *type, char *out, size_t cap)
@@ -216,7 +222,8 @@ static int scan_caches(int sys, const uint64_t *online, size_t nbits, cache_t *c
             uint64_t *set = calloc(words, sizeof(uint64_t));
             if (!set)
                 return -ENOMEM;
-            int shared = sysattr_read_str(sys, path, list, sizeof(list)) >= 0 ? cpulist_parse(list, set, nbits) : -1;
+            int shared =
+                sysattr_read_str(sys, path, list, sizeof(list)) >= 0 ? cpulist_parse(list, set, nbits) : -1;
             if (shared <= 0) { /* unknown: an instance of its own */
                 shared = 1;
                 set[cpu / 64] |= (uint64_t)1 << (cpu % 64);

@@ -34,14 +34,16 @@ static const js_column_t ib_port_cols[IB__MAX] = {
     [IB_UNICAST_RCV_PACKETS] = PKTS("unicast_rcv_packets", "counters/unicast_rcv_packets (extended set)"),
     [IB_MULTICAST_XMIT_PACKETS] =
         PKTS("multicast_xmit_packets", "counters/multicast_xmit_packets (extended set)"),
-    [IB_MULTICAST_RCV_PACKETS] = PKTS("multicast_rcv_packets", "counters/multicast_rcv_packets (extended set)"),
+    [IB_MULTICAST_RCV_PACKETS] =
+        PKTS("multicast_rcv_packets", "counters/multicast_rcv_packets (extended set)"),
     [IB_SYMBOL_ERROR] = ERRS("symbol_errors", 16, "counters/symbol_error: minor link errors"),
     [IB_LINK_ERROR_RECOVERY] =
         ERRS("link_error_recoveries", 8, "counters/link_error_recovery: link retrainings that succeeded"),
     [IB_LINK_DOWNED] = ERRS("link_downed", 8, "counters/link_downed: link retrainings that failed"),
     [IB_RCV_ERRORS] = ERRS("rcv_errors", 16, "counters/port_rcv_errors: packets received with errors"),
-    [IB_RCV_REMOTE_PHYSICAL_ERRORS] = ERRS("rcv_remote_physical_errors", 16,
-                                           "counters/port_rcv_remote_physical_errors: packets marked bad upstream"),
+    [IB_RCV_REMOTE_PHYSICAL_ERRORS] =
+        ERRS("rcv_remote_physical_errors", 16,
+             "counters/port_rcv_remote_physical_errors: packets marked bad upstream"),
     [IB_RCV_SWITCH_RELAY_ERRORS] =
         ERRS("rcv_switch_relay_errors", 16, "counters/port_rcv_switch_relay_errors: packets not relayed"),
     [IB_XMIT_DISCARDS] = ERRS("xmit_discards", 16, "counters/port_xmit_discards: outbound packets discarded"),
@@ -52,7 +54,8 @@ static const js_column_t ib_port_cols[IB__MAX] = {
     [IB_EXCESSIVE_BUFFER_OVERRUN_ERRORS] =
         ERRS("excessive_buffer_overrun_errors", 4, "counters/excessive_buffer_overrun_errors"),
     [IB_VL15_DROPPED] = ERRS("vl15_dropped", 16, "counters/VL15_dropped: management packets dropped"),
-    [IB_XMIT_WAIT] = ERRS("xmit_wait_ticks", 32, "counters/port_xmit_wait: ticks with data to send but no credit"),
+    [IB_XMIT_WAIT] =
+        ERRS("xmit_wait_ticks", 32, "counters/port_xmit_wait: ticks with data to send but no credit"),
 };
 const js_table_t table_ib_port = {"ib_port", "InfiniBand/RDMA port counters, one row per port", IB__MAX,
                                   ib_port_cols};
@@ -184,7 +187,7 @@ static int port_open(int sys, const char *hca, int port, ib_port_t *p)
     return 0;
 }
 
-static int ib_init(const js_ctx_t *ctx, void **ret_state)
+static int ib_init(const js_ctx_t *ctx, void **ret_state, char *why, size_t whylen)
 {
     if (ctx->root.sys < 0)
         return -ENODEV;

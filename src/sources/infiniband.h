@@ -23,30 +23,30 @@
 
 /* table `ib_port`: one row per port */
 enum {
-    IB_HCA,            /* label, TEXT: mlx5_0 */
-    IB_PORT,           /* label: port number */
-    IB_DATA_WIDTH,     /* gauge: 32 or 64, the width of the next eight columns */
-    IB_XMIT_DATA,      /* counters/port_xmit_data, 4-byte words; every sample */
-    IB_RCV_DATA,       /* counters/port_rcv_data, 4-byte words; every sample */
-    IB_XMIT_PACKETS,   /* every sample */
-    IB_RCV_PACKETS,    /* every sample */
+    IB_HCA,                  /* label, TEXT: mlx5_0 */
+    IB_PORT,                 /* label: port number */
+    IB_DATA_WIDTH,           /* gauge: 32 or 64, the width of the next eight columns */
+    IB_XMIT_DATA,            /* counters/port_xmit_data, 4-byte words; every sample */
+    IB_RCV_DATA,             /* counters/port_rcv_data, 4-byte words; every sample */
+    IB_XMIT_PACKETS,         /* every sample */
+    IB_RCV_PACKETS,          /* every sample */
     IB_UNICAST_XMIT_PACKETS, /* extended set only; at the cadence from here on */
     IB_UNICAST_RCV_PACKETS,
     IB_MULTICAST_XMIT_PACKETS,
     IB_MULTICAST_RCV_PACKETS,
-    IB_SYMBOL_ERROR,            /* 16 bits */
-    IB_LINK_ERROR_RECOVERY,     /* 8 */
-    IB_LINK_DOWNED,             /* 8 */
-    IB_RCV_ERRORS,              /* 16 */
-    IB_RCV_REMOTE_PHYSICAL_ERRORS, /* 16 */
-    IB_RCV_SWITCH_RELAY_ERRORS, /* 16 */
-    IB_XMIT_DISCARDS,           /* 16 */
-    IB_XMIT_CONSTRAINT_ERRORS,  /* 8 */
-    IB_RCV_CONSTRAINT_ERRORS,   /* 8 */
-    IB_LOCAL_LINK_INTEGRITY_ERRORS, /* 4 */
+    IB_SYMBOL_ERROR,                    /* 16 bits */
+    IB_LINK_ERROR_RECOVERY,             /* 8 */
+    IB_LINK_DOWNED,                     /* 8 */
+    IB_RCV_ERRORS,                      /* 16 */
+    IB_RCV_REMOTE_PHYSICAL_ERRORS,      /* 16 */
+    IB_RCV_SWITCH_RELAY_ERRORS,         /* 16 */
+    IB_XMIT_DISCARDS,                   /* 16 */
+    IB_XMIT_CONSTRAINT_ERRORS,          /* 8 */
+    IB_RCV_CONSTRAINT_ERRORS,           /* 8 */
+    IB_LOCAL_LINK_INTEGRITY_ERRORS,     /* 4 */
     IB_EXCESSIVE_BUFFER_OVERRUN_ERRORS, /* 4 */
-    IB_VL15_DROPPED,            /* 16 */
-    IB_XMIT_WAIT,               /* 32 */
+    IB_VL15_DROPPED,                    /* 16 */
+    IB_XMIT_WAIT,                       /* 32 */
     IB__MAX
 };
 

@@ -76,7 +76,7 @@ static void levels_fini(void *state)
     free(st);
 }
 
-static int levels_init(const js_ctx_t *ctx, void **ret_state)
+static int levels_init(const js_ctx_t *ctx, void **ret_state, char *why, size_t whylen)
 {
     bool any = false;
     for (int i = 0; i < JS_LV_MAX; i++)
@@ -102,10 +102,10 @@ static int levels_init(const js_ctx_t *ctx, void **ret_state)
         memset(l->ctx.levels, 0, sizeof(l->ctx.levels));
         rows_init(&l->exits, &table_exits);
         rows_init(&l->stepd, &table_stepd);
-        if ((r = source_proc_tree.init(&l->ctx, &l->tree)) < 0)
+        if ((r = source_proc_tree.init(&l->ctx, &l->tree, why, whylen)) < 0)
             break;
         if (l->ctx.scope.kind == JS_SCOPE_CGROUP && l->ctx.scope.cgroup) {
-            r = source_cgroup.init(&l->ctx, &l->cg);
+            r = source_cgroup.init(&l->ctx, &l->cg, NULL, 0);
             l->cg_on = r == 0;
             r = r == -ENOMEM ? r : 0; /* without its files the level is still its processes */
         }

@@ -8,8 +8,7 @@
  * NVML_ERROR_FUNCTION_NOT_FOUND), never the source. Then nvmlInit, the device handles, the MIG instances of
  * MIG-enabled GPUs, and the selection (gpu_select.h). Init fails, leaving the source absent, when no library
  * loads (-ENOENT), a required entry point is missing (-ENOSYS), nvmlInit fails (-ENODEV: no driver), no GPU
- * is found or selected (-ENODEV), or `--gpus none` (-ECANCELED); the reason is kept for the CLI
- * (gpu_reason("nvml")).
+ * is found or selected (-ENODEV), or `--gpus none` (-ECANCELED); init returns the reason in words.
  *
  * Version facts this code relies on (from NVML's headers and the fakes that prove them, tests/fakes):
  * nvmlDeviceGetPciInfo and _v2 write the 52-byte legacy struct, only _v3 fills busId[32]; the unversioned
@@ -26,6 +25,7 @@
 #include "sources/gpu_select.h"
 #include "sources/nvml_abi.h"
 #include "sys/dlib.h"
+#include "core/util.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -410,19 +410,10 @@ static void status(nvml_t *st, nvdev_t *d, int m, nvmlReturn_t rc, js_rows_t *ou
     }
     if (rc == NVML_ERROR_NOT_SUPPORTED || rc == NVML_ERROR_FUNCTION_NOT_FOUND)
         d->skip[m] = true;
-    uint32_t bit = (unsigned)rc < 31 ? 1u << (unsigned)rc : 1u << 31;
-    if (d->seen[m] & bit)
-        return;
-    d->seen[m] |= bit;
-    js_value_t *v = out ? rows_add(out) : NULL;
-    if (!v)
-        return;
-    val_int(&v[NVS_INDEX], d->index);
-    const char *e = err_text(st, rc);
-    rows_set_str(out, &v[NVS_METRIC], metric_names[m], strlen(metric_names[m]));
-    val_int(&v[NVS_RC], (int64_t)rc);
-    rows_set_str(out, &v[NVS_ERROR], e, strlen(e));
+    gpu_status_once(out, &d->seen[m], d->index, metric_names[m], (int64_t)rc, err_text(st, rc));
 }
+_Static_assert(NVS_INDEX == 0 && NVS_METRIC == 1 && NVS_RC == 2 && NVS_ERROR == 3,
+               "gpu_status_once's columns");
 
 /* want: metric m is to be asked on d (its entry point is `bound`; a missing one is recorded once). */
 static bool want(nvml_t *st, nvdev_t *d, int m, bool bound, js_rows_t *out)
@@ -443,13 +434,6 @@ static bool got(nvml_t *st, nvdev_t *d, int m, nvmlReturn_t rc, js_rows_t *out)
         return true;
     status(st, d, m, rc, out);
     return false;
-}
-
-static int64_t realtime_us(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_REALTIME, &ts);
-    return (int64_t)ts.tv_sec * 1000000 + ts.tv_nsec / 1000;
 }
 
 /* ---- init ---- */
@@ -508,46 +492,29 @@ static void mig_discover(nvml_t *st, nvdev_t *d)
     }
 }
 
-static int nvml_init(const js_ctx_t *ctx, void **ret_state)
+static int nvml_init(const js_ctx_t *ctx, void **ret_state, char *why, size_t whylen)
 {
     static const char *const sonames[] = {"libnvidia-ml.so.1", "libnvidia-ml.so", NULL};
     static const char *const vars[] = {"CUDA_VISIBLE_DEVICES", "NVIDIA_VISIBLE_DEVICES", NULL};
-    char err[1024];
     int r;
-    gpu_reason_clear("nvml");
     nvml_t *st = calloc(1, sizeof(*st));
     if (!st)
         return -ENOMEM;
-    if ((r = gpu_select_for(ctx, vars, &st->sel)) < 0) {
-        gpu_reason_set("nvml", "invalid --gpus '%s'", ctx->scope.gpus);
+    if ((r = gpu_select_source(ctx, vars, &st->sel, why, whylen)) < 0 ||
+        (r = gpu_load(&st->lib, "JOBSCOPE_NVML_LIBRARY", sonames, nvml_syms, NSYMS, &st->api, "NVML", why,
+                      whylen)) < 0)
         goto fail;
-    }
-    if (st->sel.kind == GPU_SEL_NONE && strcmp(st->sel.origin, "--gpus") == 0) {
-        gpu_reason_set("nvml", "--gpus none");
-        r = -ECANCELED;
-        goto fail;
-    }
-    if (dlib_open(&st->lib, "JOBSCOPE_NVML_LIBRARY", sonames, err, sizeof(err)) < 0) {
-        gpu_reason_set("nvml", "NVML not loaded: %s", err);
-        r = -ENOENT;
-        goto fail;
-    }
-    if (dlib_resolve(&st->lib, nvml_syms, NSYMS, &st->api, NULL, err, sizeof(err)) < 0) {
-        gpu_reason_set("nvml", "%s: %s", st->lib.path[0] ? st->lib.path : st->lib.opened_as, err);
-        r = -ENOSYS;
-        goto fail;
-    }
     nvmlReturn_t rc = st->api.Init();
     if (rc != NVML_SUCCESS) {
-        gpu_reason_set("nvml", "nvmlInit: %s", err_text(st, rc));
+        why_set(why, whylen, "nvmlInit: %s", err_text(st, rc));
         r = -ENODEV;
         goto fail;
     }
     st->initialised = true;
     unsigned count = 0;
     if ((rc = st->api.DeviceGetCount(&count)) != NVML_SUCCESS || count == 0) {
-        gpu_reason_set("nvml", rc != NVML_SUCCESS ? "nvmlDeviceGetCount: %s" : "no NVIDIA GPU%s",
-                       rc != NVML_SUCCESS ? err_text(st, rc) : "");
+        why_set(why, whylen, rc != NVML_SUCCESS ? "nvmlDeviceGetCount: %s" : "no NVIDIA GPU%s",
+                rc != NVML_SUCCESS ? err_text(st, rc) : "");
         r = -ENODEV;
         goto fail;
     }
@@ -584,12 +551,12 @@ static int nvml_init(const js_ctx_t *ctx, void **ret_state)
     if (!st->nselected) {
         char what[300];
         gpu_select_describe(&st->sel, what, sizeof(what));
-        gpu_reason_set("nvml", "no usable NVIDIA GPU selected by %s (%u found)", what, count);
+        why_set(why, whylen, "no usable NVIDIA GPU selected by %s (%u found)", what, count);
         r = -ENODEV;
         goto fail;
     }
     st->pidns = gpu_pid_namespace(&ctx->root);
-    int64_t now = realtime_us();
+    int64_t now = now_ns(CLOCK_REALTIME) / 1000;
     for (size_t i = 0; i < st->n; i++)
         st->d[i].last_seen_us = (unsigned long long)now;
     *ret_state = st;
@@ -1042,6 +1009,7 @@ const js_source_t source_nvml = {
         "NVIDIA GPUs through NVML (dlopen): utilisation, memory, power, energy, clocks, throttling, PCIe, "
         "ECC, MIG, and the processes on them",
     .tables = nvml_tables,
+    .gpu = true,
     .init = nvml_init,
     .collect = nvml_collect,
     .fini = nvml_fini,

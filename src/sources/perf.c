@@ -223,33 +223,6 @@ typedef struct {
 
 /* ---- small helpers ---- */
 
-int perf_parse_cpulist(const char *text, int *cpus, size_t cap)
-{
-    const char *p = text;
-    int n = 0;
-    while (*p && *p != '\n') {
-        uint64_t a, b;
-        if (parse_u64(&p, &a) < 0)
-            return -EINVAL;
-        b = a;
-        if (*p == '-') {
-            p++;
-            if (parse_u64(&p, &b) < 0 || b < a)
-                return -EINVAL;
-        }
-        if (b > 1u << 20 || (uint64_t)n + (b - a) >= 1u << 24) /* not a CPU list; n cannot overflow */
-            return -EINVAL;
-        for (uint64_t c = a; c <= b; c++, n++)
-            if ((size_t)n < cap)
-                cpus[n] = (int)c;
-        if (*p == ',')
-            p++;
-        else if (*p && *p != '\n')
-            return -EINVAL;
-    }
-    return n;
-}
-
 /* errno_name: "ENOENT" and the like, locale-independent. */
 static const char *errno_name(int e, char *buf, size_t cap)
 {
@@ -433,7 +406,7 @@ static void ev_fail(ev_t *e, int err, const char *why)
     }
 }
 
-static int perf_init(const js_ctx_t *ctx, void **ret_state)
+static int perf_init(const js_ctx_t *ctx, void **ret_state, char *why, size_t whylen)
 {
     perf_state_t *st = calloc(1, sizeof(*st));
     if (!st)
@@ -697,7 +670,7 @@ static int online_cpus(const js_ctx_t *ctx, int *cpus, size_t cap)
     int n = -1;
     if (ctx->root.sys >= 0 &&
         fs_read_small(ctx->root.sys, "devices/system/cpu/online", text, sizeof(text)) > 0)
-        n = perf_parse_cpulist(text, cpus, cap);
+        n = cpulist_parse_ints(text, cpus, cap);
     if (n <= 0) {
         long c = sysconf(_SC_NPROCESSORS_ONLN);
         n = c > 0 ? (int)c : 1;
@@ -719,7 +692,7 @@ static int open_uncore(perf_state_t *st, const js_ctx_t *ctx)
         int cpus[64], n = 0;
         snprintf(path, sizeof(path), "bus/event_source/devices/%s/cpumask", e->pmu);
         if (ctx->root.sys >= 0 && fs_read_small(ctx->root.sys, path, text, sizeof(text)) > 0)
-            n = perf_parse_cpulist(text, cpus, 64);
+            n = cpulist_parse_ints(text, cpus, 64);
         if (n <= 0) {
             cpus[0] = 0;
             n = 1;

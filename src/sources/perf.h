@@ -65,10 +65,6 @@ typedef struct {
  * them. For tests only; not thread-safe. */
 void perf_set_syscalls(const js_perf_syscalls_t *sys);
 
-/* perf_parse_cpulist: parse a sysfs CPU list ("0-3,8,10-11\n") into `cpus` (at most `cap`). Returns the
- * number of CPUs in the list (which may exceed cap: only cap are stored) or -EINVAL when malformed. */
-int perf_parse_cpulist(const char *text, int *cpus, size_t cap);
-
 /* The libpfm4 layer. libpfm4 is not linked: the first perf_pfm_init loads libpfm.so.4 with dlopen (the file
  * named by $JOBSCOPE_LIBPFM_LIBRARY instead, when set: for tests), binding the entry points declared in
  * sources/pfm_abi.h; the last perf_pfm_fini unloads it. Not thread-safe (one monitor per process).

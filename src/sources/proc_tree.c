@@ -19,7 +19,7 @@
 #include "core/batchenv.h"
 #include "core/json.h"
 #include "core/pidmap.h"
-#include "core/sampler.h"
+#include "core/util.h"
 #include "core/source.h"
 #include "sources/bpf/tasks_bpf.h"
 #include "sys/cgroupfs.h"
@@ -638,7 +638,7 @@ static int pread_proc(tree_state_t *st, const js_ctx_t *ctx, pent_t *e, int *fd,
 static bool bpf_wanted(tree_state_t *st, js_ctx_t *ctx, bool live);
 static void bpf_opts_for(const js_ctx_t *ctx, tasks_bpf_opts_t *o);
 
-static int tree_init(const js_ctx_t *ctx, void **ret_state)
+static int tree_init(const js_ctx_t *ctx, void **ret_state, char *why, size_t whylen)
 {
     tree_state_t *st = calloc(1, sizeof(*st));
     if (!st)
@@ -1632,8 +1632,9 @@ static void fds_release(tree_state_t *st)
 }
 
 /* bpf_wanted: whether to read this sample through the BPF reader, loading it now if it is wanted: at once
- * with --backend bpf; in auto mode when it pays within the run (bpf_pays). A refusal is final for the run,
- * its reason kept for the inventory. */
+ * with --backend bpf; in auto mode for a tree or a cgroup when it pays within the run (bpf_pays), never for
+ * a user's or the node's processes (the walk of every task missed PID 1 on Linux 6.18). A refusal is final
+ * for the run, its reason kept for the inventory. */
 static bool bpf_wanted(tree_state_t *st, js_ctx_t *ctx, bool live)
 {
     if (st->bpf)
@@ -1653,6 +1654,14 @@ static bool bpf_wanted(tree_state_t *st, js_ctx_t *ctx, bool live)
     if (ctx->backend == JS_BACKEND_AUTO) {
         if (ctx->scope.kind == JS_SCOPE_NODE && !ctx->scope.top_n) {
             snprintf(st->bpf_why, sizeof(st->bpf_why), "no per-process reads (watch --node without --top)");
+            st->bpf_refused = true;
+            return false;
+        }
+        if (ctx->scope.kind == JS_SCOPE_NODE || ctx->scope.kind == JS_SCOPE_USER) {
+            /* the walk of every task missed processes (the init process, PID 1, on Linux 6.18, and at
+             * times another user's): a node's or a user's processes are read through /proc unless asked */
+            snprintf(st->bpf_why, sizeof(st->bpf_why),
+                     "auto: not for a user's or the node's processes (--backend bpf to use it)");
             st->bpf_refused = true;
             return false;
         }

@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: MIT
  *
  * The process-tree source: which processes belong to the monitored scope (the command and every descendant,
- * including orphans re-parented to the monitor) and their raw per-process counters. Column indices are exposed
- * so the model reads values without name lookups; parsers are exposed for the unit tests.
+ * including orphans re-parented to the monitor) and their raw per-process counters. Column indices are
+ * exposed so the model reads values without name lookups; parsers are exposed for the unit tests.
  */
 #ifndef JOBSCOPE_PROC_TREE_H
 #define JOBSCOPE_PROC_TREE_H
@@ -54,15 +54,7 @@ enum {
     PROC__MAX
 };
 
-enum {
-    INFO_PID,
-    INFO_START_TICKS,
-    INFO_PPID,
-    INFO_UID,
-    INFO_COMM,
-    INFO_CMDLINE,
-    INFO__MAX
-};
+enum { INFO_PID, INFO_START_TICKS, INFO_PPID, INFO_UID, INFO_COMM, INFO_CMDLINE, INFO__MAX };
 
 enum {
     TREE_MEMBERS,
@@ -106,7 +98,16 @@ enum {
 
 /* jobscope job without a cgroup: the slurmstepd roots, one row per sample and root (their own CPU is not the
  * job's; what they reaped, cutime and cstime, is: the tasks that exited) */
-enum { STEPD_PID, STEPD_START_TICKS, STEPD_STEP, STEPD_CUTIME, STEPD_CSTIME, STEPD_UTIME, STEPD_STIME, STEPD__MAX };
+enum {
+    STEPD_PID,
+    STEPD_START_TICKS,
+    STEPD_STEP,
+    STEPD_CUTIME,
+    STEPD_CSTIME,
+    STEPD_UTIME,
+    STEPD_STIME,
+    STEPD__MAX
+};
 
 extern const js_table_t table_proc;      /* per sample and process */
 extern const js_table_t table_proc_info; /* when a process is first seen or execs */
@@ -120,8 +121,8 @@ extern const js_table_t table_level_job_proc, table_level_job_proc_info, table_l
 
 /* The parsed /proc/<pid>/io fields, each with a present flag (the file is root-only for other users). */
 typedef struct {
-    uint64_t v[7]; /* rchar wchar syscr syscw read_bytes write_bytes cancelled_write_bytes */
-    uint8_t present;  /* bit i set when v[i] was read */
+    uint64_t v[7];   /* rchar wchar syscr syscw read_bytes write_bytes cancelled_write_bytes */
+    uint8_t present; /* bit i set when v[i] was read */
 } js_pid_io_t;
 
 /* proc_parse_io: parse /proc/<pid>/io text. Returns 0 (fields found are flagged) or -EINVAL if none. */
@@ -152,9 +153,9 @@ int proc_parse_smaps_rollup(const char *text, js_pid_smaps_t *ret);
  * Returns 0 or -ENOMEM. */
 int proc_cmdline_json(const char *raw, size_t len, js_buf_t *b);
 
-/* proc_cmdline_redact: a copy of the NUL-separated cmdline `raw` (`len` bytes) into `out` in which every match
- * of `re` within an argument is replaced by "***" (an empty match replaces nothing). `out` holds the same
- * number of NUL-ended arguments. Returns 0 or -ENOMEM. */
+/* proc_cmdline_redact: a copy of the NUL-separated cmdline `raw` (`len` bytes) into `out` in which every
+ * match of `re` within an argument is replaced by "***" (an empty match replaces nothing). `out` holds the
+ * same number of NUL-ended arguments. Returns 0 or -ENOMEM. */
 int proc_cmdline_redact(const regex_t *re, const char *raw, size_t len, js_buf_t *out);
 
 #endif

@@ -28,10 +28,12 @@ static const js_column_t rapl_cols[RAPL__MAX] = {
                         "ZONE/energy_uj as read; wraps to 0 after max_energy_range_uj (same row)"},
     [RAPL_MAX_RANGE_UJ] = {"max_energy_range_uj", "uJ", JS_INT, JS_GAUGE, 0,
                            "ZONE/max_energy_range_uj: the value energy_uj wraps after"},
-    [RAPL_ERRNO] = {"errno", "errno", JS_INT, JS_GAUGE, 0,
-                    "0, or the negative errno reading energy_uj failed with (-EACCES: root-only, Linux >= 5.10)"},
+    [RAPL_ERRNO] =
+        {"errno", "errno", JS_INT, JS_GAUGE, 0,
+         "0, or the negative errno reading energy_uj failed with (-EACCES: root-only, Linux >= 5.10)"},
 };
-const js_table_t table_rapl = {"rapl", "RAPL energy counters, one row per powercap zone", RAPL__MAX, rapl_cols};
+const js_table_t table_rapl = {"rapl", "RAPL energy counters, one row per powercap zone", RAPL__MAX,
+                               rapl_cols};
 
 static const js_table_t *const rapl_tables[] = {&table_rapl, NULL};
 
@@ -89,7 +91,7 @@ static void rapl_fini(void *state)
     free(st);
 }
 
-static int rapl_init(const js_ctx_t *ctx, void **ret_state)
+static int rapl_init(const js_ctx_t *ctx, void **ret_state, char *why, size_t whylen)
 {
     if (ctx->root.sys < 0)
         return -ENODEV;
@@ -182,7 +184,8 @@ static int rapl_inventory(void *state, const js_ctx_t *ctx, js_rows_t *inv)
                 r = inventory_add(inv, "rapl", key, "readable");
             else
                 r = inventory_addf(inv, "rapl", key, "unreadable: %s%s", strerror(-z->open_errno),
-                                   z->open_errno == -EACCES ? " (energy_uj is root-only since Linux 5.10)" : "");
+                                   z->open_errno == -EACCES ? " (energy_uj is root-only since Linux 5.10)"
+                                                            : "");
         }
     }
     return r;

@@ -20,6 +20,7 @@
 #include "sources/gpu_select.h"
 #include "sources/rocm_smi_abi.h"
 #include "sys/dlib.h"
+#include "core/util.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -281,19 +282,9 @@ static void status(rocm_t *st, rdev_t *d, int m, rsmi_status_t rc, js_rows_t *ou
         d->skip[m] = true;
     else
         d->failed_now++;
-    uint32_t bit = rc < 31 ? 1u << rc : 1u << 31;
-    if (d->seen[m] & bit)
-        return;
-    d->seen[m] |= bit;
-    js_value_t *v = rows_add(out);
-    if (!v)
-        return;
-    const char *e = status_text(st, rc);
-    val_int(&v[RS_GPU], d->index);
-    rows_set_str(out, &v[RS_METRIC], metric_names[m], strlen(metric_names[m]));
-    val_int(&v[RS_RC], (int64_t)rc);
-    rows_set_str(out, &v[RS_ERROR], e, strlen(e));
+    gpu_status_once(out, &d->seen[m], d->index, metric_names[m], (int64_t)rc, status_text(st, rc));
 }
+_Static_assert(RS_GPU == 0 && RS_METRIC == 1 && RS_RC == 2 && RS_ERROR == 3, "gpu_status_once's columns");
 
 static bool want(rocm_t *st, rdev_t *d, int m, bool bound, js_rows_t *out)
 {
@@ -331,52 +322,36 @@ static void rocm_fini(void *state)
     free(st);
 }
 
-static int rocm_init(const js_ctx_t *ctx, void **ret_state)
+static int rocm_init(const js_ctx_t *ctx, void **ret_state, char *why, size_t whylen)
 {
     static const char *const sonames[] = {"librocm_smi64.so.1", "librocm_smi64.so",   "librocm_smi64.so.7",
                                           "librocm_smi64.so.6", "librocm_smi64.so.5", NULL};
     static const char *const vars[] = {"ROCR_VISIBLE_DEVICES", "HIP_VISIBLE_DEVICES", "CUDA_VISIBLE_DEVICES",
                                        NULL};
-    char err[1024];
     int r;
-    gpu_reason_clear("rocm");
     rocm_t *st = calloc(1, sizeof(*st));
     if (!st)
         return -ENOMEM;
-    if ((r = gpu_select_for(ctx, vars, &st->sel)) < 0) {
-        gpu_reason_set("rocm", "invalid --gpus '%s'", ctx->scope.gpus);
+    if ((r = gpu_select_source(ctx, vars, &st->sel, why, whylen)) < 0)
         goto fail;
-    }
-    if (st->sel.kind == GPU_SEL_NONE && strcmp(st->sel.origin, "--gpus") == 0) {
-        gpu_reason_set("rocm", "--gpus none");
-        r = -ECANCELED;
-        goto fail;
-    }
     if (ctx->root.sys < 0 || faccessat(ctx->root.sys, "class/kfd", F_OK, 0) < 0) {
-        gpu_reason_set("rocm", "no AMD GPU driver (no class/kfd in sysfs)");
+        why_set(why, whylen, "no AMD GPU driver (no class/kfd in sysfs)");
         r = -ENODEV;
         goto fail;
     }
-    if (dlib_open(&st->lib, "JOBSCOPE_ROCM_SMI_LIBRARY", sonames, err, sizeof(err)) < 0) {
-        gpu_reason_set("rocm", "ROCm SMI not loaded: %s", err);
-        r = -ENOENT;
+    if ((r = gpu_load(&st->lib, "JOBSCOPE_ROCM_SMI_LIBRARY", sonames, rocm_syms, NSYMS, &st->api, "ROCm SMI",
+                      why, whylen)) < 0)
         goto fail;
-    }
-    if (dlib_resolve(&st->lib, rocm_syms, NSYMS, &st->api, NULL, err, sizeof(err)) < 0) {
-        gpu_reason_set("rocm", "%s: %s", st->lib.path[0] ? st->lib.path : st->lib.opened_as, err);
-        r = -ENOSYS;
-        goto fail;
-    }
     rsmi_status_t rc = st->api.init(0);
     if (rc != RSMI_STATUS_SUCCESS) {
-        gpu_reason_set("rocm", "rsmi_init: %s", status_text(st, rc));
+        why_set(why, whylen, "rsmi_init: %s", status_text(st, rc));
         r = -ENODEV;
         goto fail;
     }
     st->initialised = true;
     uint32_t count = 0;
     if ((rc = st->api.num_monitor_devices(&count)) != RSMI_STATUS_SUCCESS || count == 0) {
-        gpu_reason_set("rocm", "%s", rc != RSMI_STATUS_SUCCESS ? status_text(st, rc) : "no AMD GPU");
+        why_set(why, whylen, "%s", rc != RSMI_STATUS_SUCCESS ? status_text(st, rc) : "no AMD GPU");
         r = -ENODEV;
         goto fail;
     }
@@ -408,7 +383,7 @@ static int rocm_init(const js_ctx_t *ctx, void **ret_state)
     if (!nsel) {
         char what[300];
         gpu_select_describe(&st->sel, what, sizeof(what));
-        gpu_reason_set("rocm", "no AMD GPU selected by %s (%u found)", what, count);
+        why_set(why, whylen, "no AMD GPU selected by %s (%u found)", what, count);
         r = -ENODEV;
         goto fail;
     }
@@ -753,6 +728,7 @@ const js_source_t source_rocm = {
     .help = "AMD GPUs through ROCm SMI (dlopen): busy, VRAM, power, energy, temperatures, clocks, PCIe link, "
             "and the compute processes on them",
     .tables = rocm_tables,
+    .gpu = true,
     .init = rocm_init,
     .collect = rocm_collect,
     .fini = rocm_fini,

@@ -30,9 +30,10 @@ static const js_column_t self_cols[SELF__MAX] = {
     [SELF_PREV_WRITE] = {"prev_write_ns", "ns", JS_INT, JS_GAUGE, 0, "time the previous sample's write took"},
     [SELF_WRITE_ERRORS] = {"write_errors", "count", JS_INT, JS_COUNTER, 64, "recording writes that failed"},
     [SELF_MARKS] = {"marks", "count", JS_INT, JS_COUNTER, 64, "marks received from the job so far"},
-    [SELF_MARKS_REJECTED] = {"marks_rejected", "count", JS_INT, JS_COUNTER, 64,
-                             "mark packets or connections rejected so far (malformed, another user's, over the "
-                             "limits)"},
+    [SELF_MARKS_REJECTED] =
+        {"marks_rejected", "count", JS_INT, JS_COUNTER, 64,
+         "mark packets or connections rejected so far (malformed, another user's, over the "
+         "limits)"},
     [SELF_MARKS_SENDERS_DROPPED] = {"marks_senders_dropped", "count", JS_INT, JS_COUNTER, 64,
                                     "marks the job's processes dropped (queue full), as they reported"},
     [SELF_IO_RCHAR] = {"rchar_bytes", "bytes", JS_INT, JS_COUNTER, 64,
@@ -63,7 +64,7 @@ typedef struct {
     long page;
 } self_state_t;
 
-static int self_init(const js_ctx_t *ctx, void **ret_state)
+static int self_init(const js_ctx_t *ctx, void **ret_state, char *why, size_t whylen)
 {
     self_state_t *st = calloc(1, sizeof(*st));
     if (!st)
@@ -95,7 +96,8 @@ static int self_collect(void *state, js_ctx_t *ctx, js_rows_t *const *rows)
     /* not ru_maxrss: Linux carries it over from the image that exec'd jobscope (a Python parent, say) */
     uint64_t hwm;
     if (!ctx->embedded && (ctx->final || ctx->seq % (ctx->status_every ? ctx->status_every : 1) == 0) &&
-        fs_read_record(ctx->root.proc, st->status_path, &st->buf) == 0 && kv_u64(st->buf.p, "VmHWM:", &hwm) == 0)
+        fs_read_record(ctx->root.proc, st->status_path, &st->buf) == 0 &&
+        kv_u64(st->buf.p, "VmHWM:", &hwm) == 0)
         val_int(&v[SELF_MAXRSS], (int64_t)hwm * 1024);
     ssize_t n = st->fd_statm >= 0 ? pread(st->fd_statm, st->text, sizeof(st->text) - 1, 0) : -1;
     if (n > 0) {
@@ -113,7 +115,8 @@ static int self_collect(void *state, js_ctx_t *ctx, js_rows_t *const *rows)
         for (int i = 0; i < 6; i++)
             if (ctx->mon_io_present & (1u << i))
                 val_int(&v[SELF_IO_RCHAR + i], ctx->mon_io[i]);
-    } else if (fs_read_record(ctx->root.proc, st->io_path, &st->buf) == 0 && proc_parse_io(st->buf.p, &io) == 0) {
+    } else if (fs_read_record(ctx->root.proc, st->io_path, &st->buf) == 0 &&
+               proc_parse_io(st->buf.p, &io) == 0) {
         for (int i = 0; i < 6; i++)
             if (io.present & (1u << i))
                 val_int(&v[SELF_IO_RCHAR + i], (int64_t)io.v[i]);

@@ -451,8 +451,8 @@ int system_parse_net_dev(const char *text, js_rows_t *net)
     return 0;
 }
 
-/* disk_ignored: loop, RAM and floppy devices carry no storage traffic worth a row per sample (as node_exporter's
- * default device filter does). */
+/* disk_ignored: loop, RAM and floppy devices carry no storage traffic worth a row per sample (as
+ * node_exporter's default device filter does). */
 static bool disk_ignored(const char *name, size_t len)
 {
     static const char *const prefixes[] = {"loop", "ram", "zram", "fd"};
@@ -517,17 +517,22 @@ static const js_table_t *const system_tables[T__MAX + 1] = {
 enum { F_STAT, F_LOADAVG, F_PSI_CPU, F_PSI_MEMORY, F_PSI_IO, F_MEMINFO, F_NETDEV, F_DISKSTATS, F__MAX };
 
 static const char *const file_paths[F__MAX] = {
-    [F_STAT] = "stat",           [F_LOADAVG] = "loadavg",     [F_PSI_CPU] = "pressure/cpu",
-    [F_PSI_MEMORY] = "pressure/memory", [F_PSI_IO] = "pressure/io", [F_MEMINFO] = "meminfo",
-    [F_NETDEV] = "net/dev",      [F_DISKSTATS] = "diskstats",
+    [F_STAT] = "stat",
+    [F_LOADAVG] = "loadavg",
+    [F_PSI_CPU] = "pressure/cpu",
+    [F_PSI_MEMORY] = "pressure/memory",
+    [F_PSI_IO] = "pressure/io",
+    [F_MEMINFO] = "meminfo",
+    [F_NETDEV] = "net/dev",
+    [F_DISKSTATS] = "diskstats",
 };
 
 typedef struct {
-    js_buf_t buf; /* one file at a time: read, parse, next */
+    js_buf_t buf;   /* one file at a time: read, parse, next */
     int fd[F__MAX]; /* kept open across samples and re-read with pread: no open/close per sample */
 } system_state_t;
 
-static int system_init(const js_ctx_t *ctx, void **ret_state)
+static int system_init(const js_ctx_t *ctx, void **ret_state, char *why, size_t whylen)
 {
     system_state_t *st = calloc(1, sizeof(*st));
     if (!st)

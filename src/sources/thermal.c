@@ -2,7 +2,8 @@
  *
  * The `thermal` source (see thermal.h). Sensors are found once, at init; each tempK_input or zone `temp` is
  * opened then and re-read with one pread per sample. A read that fails (a zone that is disabled answers
- * ENODATA or EAGAIN) leaves that sample's value missing. No sensor disables the source (init returns -ENODEV).
+ * ENODATA or EAGAIN) leaves that sample's value missing. No sensor disables the source (init returns
+ * -ENODEV).
  */
 #include "sources/thermal.h"
 
@@ -140,7 +141,7 @@ static void thermal_fini(void *state)
     free(st);
 }
 
-static int thermal_init(const js_ctx_t *ctx, void **ret_state)
+static int thermal_init(const js_ctx_t *ctx, void **ret_state, char *why, size_t whylen)
 {
     if (ctx->root.sys < 0)
         return -ENODEV;

@@ -13,9 +13,9 @@
 
 /* table `thermal`: one row per sensor */
 enum {
-    THERMAL_SENSOR, /* label, TEXT: hwmon3/temp1, thermal_zone0 */
-    THERMAL_CHIP,   /* TEXT: the hwmon chip's name (coretemp, k10temp, nvme) or the zone's type */
-    THERMAL_LABEL,  /* TEXT: tempK_label (Package id 0, Core 3, Tctl), missing where there is none */
+    THERMAL_SENSOR,  /* label, TEXT: hwmon3/temp1, thermal_zone0 */
+    THERMAL_CHIP,    /* TEXT: the hwmon chip's name (coretemp, k10temp, nvme) or the zone's type */
+    THERMAL_LABEL,   /* TEXT: tempK_label (Package id 0, Core 3, Tctl), missing where there is none */
     THERMAL_TEMP_MC, /* gauge: millidegrees Celsius */
     THERMAL__MAX
 };

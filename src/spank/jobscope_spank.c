@@ -21,6 +21,7 @@
 #include "spank/spank_config.h"
 #include "sys/fsfile.h"
 #include "sys/fsroot.h"
+#include "core/util.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -137,13 +138,6 @@ int slurm_spank_init_post_opt(spank_t sp, int ac, char **av)
     if (option_given && (ctx == S_CTX_LOCAL || ctx == S_CTX_ALLOCATOR))
         apply_user_options(1);
     return 0;
-}
-
-static int64_t now_ns(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (int64_t)ts.tv_sec * 1000000000LL + ts.tv_nsec;
 }
 
 /* A record on the report pipe from the forked children to slurmstepd. */
@@ -301,7 +295,7 @@ static int read_reports(int fd, int64_t deadline, pid_t *ret_pid, int *ret_stage
     *ret_pid = -1;
     int failure = 0;
     for (;;) {
-        int64_t left = deadline - now_ns();
+        int64_t left = deadline - now_ns(CLOCK_MONOTONIC);
         if (left <= 0) {
             *ret_stage = 0;
             return failure ? failure : ETIMEDOUT;
@@ -395,7 +389,7 @@ static int load_job(spank_t sp, js_spank_job_t *job, char ***ret_env)
 static int wait_gone(int64_t deadline)
 {
     for (;;) {
-        int64_t left = deadline - now_ns();
+        int64_t left = deadline - now_ns(CLOCK_MONOTONIC);
         if (monitor_pidfd >= 0) {
             struct pollfd p = {.fd = monitor_pidfd, .events = POLLIN};
             int r = poll(&p, 1, left > 0 ? (int)(left / 1000000) + 1 : 0);
@@ -450,7 +444,7 @@ int slurm_spank_user_init(spank_t sp, int ac, char **av)
     (void)av;
     if (!option_given || spank_context() != S_CTX_REMOTE)
         return 0;
-    int64_t t0 = now_ns();
+    int64_t t0 = now_ns(CLOCK_MONOTONIC);
     apply_user_options(0);
 
     js_spank_job_t job;
@@ -493,7 +487,7 @@ int slurm_spank_user_init(spank_t sp, int ac, char **av)
     close(fds[1]);
     pid_t pid = -1;
     int stage = 0;
-    int e = read_reports(fds[0], now_ns() + 10000000000LL, &pid, &stage);
+    int e = read_reports(fds[0], now_ns(CLOCK_MONOTONIC) + 10000000000LL, &pid, &stage);
     close(fds[0]);
     int status;
     while (waitpid(first, &status, 0) < 0 && errno == EINTR)
@@ -515,15 +509,15 @@ int slurm_spank_user_init(spank_t sp, int ac, char **av)
     monitor_pidfd = (int)syscall(SYS_pidfd_open, pid, 0);
     if (spank_done_marker(launch.dir, &job, monitor_marker, sizeof(monitor_marker)) < 0)
         monitor_marker[0] = '\0';
-    int64_t t_exec = now_ns();
+    int64_t t_exec = now_ns(CLOCK_MONOTONIC);
 
     /* wait (up to START_TIMEOUT) until the monitor is ready for SIGTERM, so that it is set up before the
      * tasks start and a monitor that dies at once (a bad option, an unusable folder) is reported while the
      * user's terminal still shows slurmstepd's errors */
-    while (ready_for_sigterm(pid) == 0 && now_ns() < t_exec + START_TIMEOUT_NS &&
-           !wait_gone(now_ns() + 2000000LL))
+    while (ready_for_sigterm(pid) == 0 && now_ns(CLOCK_MONOTONIC) < t_exec + START_TIMEOUT_NS &&
+           !wait_gone(now_ns(CLOCK_MONOTONIC) + 2000000LL))
         ;
-    if (wait_gone(now_ns())) {
+    if (wait_gone(now_ns(CLOCK_MONOTONIC))) {
         slurm_error(
             "jobscope: step %u.%s on %s not monitored: the monitor exited at once (log=FILE in --jobscope "
             "keeps its messages)",
@@ -537,8 +531,8 @@ int slurm_spank_user_init(spank_t sp, int ac, char **av)
     slurm_info(
         "jobscope: monitor pid %d for step %u.%s on %s started in %.1f ms, ready %.1f ms later, writing "
         "into %s",
-        (int)pid, job.job_id, step, job.node, (double)(t_exec - t0) / 1e6, (double)(now_ns() - t_exec) / 1e6,
-        launch.dir);
+        (int)pid, job.job_id, step, job.node, (double)(t_exec - t0) / 1e6,
+        (double)(now_ns(CLOCK_MONOTONIC) - t_exec) / 1e6, launch.dir);
     return 0;
 }
 
@@ -549,12 +543,13 @@ int slurm_spank_exit(spank_t sp, int ac, char **av)
     (void)av;
     if (monitor_pid <= 0 || spank_context() != S_CTX_REMOTE)
         return 0;
-    int64_t t0 = now_ns();
+    int64_t t0 = now_ns(CLOCK_MONOTONIC);
     /* a monitor still starting: let it get ready for SIGTERM first (up to stop_timeout) */
     int64_t ready_by = t0 + config.stop_timeout_ns;
-    while (ready_for_sigterm(monitor_pid) == 0 && now_ns() < ready_by && !wait_gone(now_ns() + 10000000LL))
+    while (ready_for_sigterm(monitor_pid) == 0 && now_ns(CLOCK_MONOTONIC) < ready_by &&
+           !wait_gone(now_ns(CLOCK_MONOTONIC) + 10000000LL))
         ;
-    int64_t deadline = now_ns() + config.stop_timeout_ns;
+    int64_t deadline = now_ns(CLOCK_MONOTONIC) + config.stop_timeout_ns;
     if (wait_gone(t0)) {
         slurm_info("jobscope: monitor pid %d of step %u.%s had ended already", (int)monitor_pid, monitor_job,
                    monitor_step);
@@ -563,7 +558,7 @@ int slurm_spank_exit(spank_t sp, int ac, char **av)
                     monitor_step, strerror(errno));
     } else if (wait_gone(deadline)) {
         slurm_info("jobscope: monitor pid %d of step %u.%s stopped in %.1f ms", (int)monitor_pid, monitor_job,
-                   monitor_step, (double)(now_ns() - t0) / 1e6);
+                   monitor_step, (double)(now_ns(CLOCK_MONOTONIC) - t0) / 1e6);
     } else if (monitor_marker[0] && access(monitor_marker, F_OK) == 0) {
         /* its recording is complete and it is merging the nodes' recordings: detached from slurmstepd, it
          * may finish after the step */

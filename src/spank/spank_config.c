@@ -7,23 +7,12 @@
 #include "spank/spank_config.h"
 
 #include "core/duration.h"
+#include "core/util.h"
 
 #include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
-
-static void set_err(char *err, size_t errlen, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
-
-static void set_err(char *err, size_t errlen, const char *fmt, ...)
-{
-    if (!err || errlen == 0)
-        return;
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(err, errlen, fmt, ap);
-    va_end(ap);
-}
 
 static int copy_value(char *dst, size_t dstlen, const char *value)
 {
@@ -46,7 +35,7 @@ void spank_config_defaults(js_spank_config_t *c, const char *default_bin)
 static int want_value(const char *key, const char *value, char *err, size_t errlen)
 {
     if (!value || !*value) {
-        set_err(err, errlen, "%s needs a value (%s=...)", key, key);
+        why_set(err, errlen, "%s needs a value (%s=...)", key, key);
         return -EINVAL;
     }
     return 0;
@@ -59,7 +48,7 @@ int spank_config_apply(js_spank_config_t *c, const char *item, int admin, char *
     size_t klen = eq ? (size_t)(eq - item) : strlen(item);
     const char *value = eq ? eq + 1 : NULL;
     if (klen == 0 || klen >= sizeof(key)) {
-        set_err(err, errlen, "bad option '%s'", item);
+        why_set(err, errlen, "bad option '%s'", item);
         return -EINVAL;
     }
     memcpy(key, item, klen);
@@ -72,7 +61,7 @@ int spank_config_apply(js_spank_config_t *c, const char *item, int admin, char *
         flag = 0;
     if (flag >= 0) {
         if (value) {
-            set_err(err, errlen, "%s takes no value", key);
+            why_set(err, errlen, "%s takes no value", key);
             return -EINVAL;
         }
         if (!strcmp(key + (flag ? 0 : 2), "report"))
@@ -91,7 +80,7 @@ int spank_config_apply(js_spank_config_t *c, const char *item, int admin, char *
             return r;
         r = interval_parse(value, &ns);
         if (r < 0) {
-            set_err(err, errlen, "interval '%s' %s", value,
+            why_set(err, errlen, "interval '%s' %s", value,
                     r == -ERANGE ? "out of range (10ms..1h)"
                                  : "is not a duration (examples: 1s, 500ms, 0.5)");
             return -EINVAL;
@@ -106,7 +95,7 @@ int spank_config_apply(js_spank_config_t *c, const char *item, int admin, char *
         dstlen = sizeof(c->log);
     } else if (!strcmp(key, "bin") || !strcmp(key, "stop_timeout")) {
         if (!admin) {
-            set_err(err, errlen, "%s can only be set in plugstack.conf", key);
+            why_set(err, errlen, "%s can only be set in plugstack.conf", key);
             return -EPERM;
         }
         int r = want_value(key, value, err, errlen);
@@ -115,20 +104,20 @@ int spank_config_apply(js_spank_config_t *c, const char *item, int admin, char *
         if (!strcmp(key, "stop_timeout")) {
             int64_t ns;
             if (duration_parse(value, &ns) < 0 || ns > 600000000000LL) {
-                set_err(err, errlen, "stop_timeout '%s' is not a duration up to 10m", value);
+                why_set(err, errlen, "stop_timeout '%s' is not a duration up to 10m", value);
                 return -EINVAL;
             }
             c->stop_timeout_ns = ns;
             return 0;
         }
         if (value[0] != '/') {
-            set_err(err, errlen, "bin '%s' must be an absolute path", value);
+            why_set(err, errlen, "bin '%s' must be an absolute path", value);
             return -EINVAL;
         }
         dst = c->bin;
         dstlen = sizeof(c->bin);
     } else {
-        set_err(err, errlen, "unknown option '%s' (known: interval=, dir=, log=, report, batch%s)", key,
+        why_set(err, errlen, "unknown option '%s' (known: interval=, dir=, log=, report, batch%s)", key,
                 admin ? ", bin=, stop_timeout=" : "");
         return -EINVAL;
     }
@@ -136,7 +125,7 @@ int spank_config_apply(js_spank_config_t *c, const char *item, int admin, char *
     if (r < 0)
         return r;
     if (copy_value(dst, dstlen, value) < 0) {
-        set_err(err, errlen, "%s is too long", key);
+        why_set(err, errlen, "%s is too long", key);
         return -ENAMETOOLONG;
     }
     return 0;
@@ -278,20 +267,20 @@ static int expand_path(const char *what, const char *pattern, const js_spank_job
     char expanded[JS_SPANK_PATH_MAX];
     int r = spank_expand(pattern, job, expanded, sizeof(expanded));
     if (r < 0) {
-        set_err(err, errlen, "%s '%s': %s", what, pattern,
+        why_set(err, errlen, "%s '%s': %s", what, pattern,
                 r == -EINVAL ? "unknown %-sequence (known: %j %s %n %u %%)" : "too long");
         return r;
     }
     if (expanded[0] == '/')
         return copy_value(out, outlen, expanded) < 0 ? -ENAMETOOLONG : 0;
     if (!job->submit_dir[0] || job->submit_dir[0] != '/') {
-        set_err(err, errlen, "%s '%s' is relative and the job has no submit folder", what, expanded);
+        why_set(err, errlen, "%s '%s' is relative and the job has no submit folder", what, expanded);
         return -EINVAL;
     }
     int n = expanded[0] ? snprintf(out, outlen, "%s/%s", job->submit_dir, expanded)
                         : snprintf(out, outlen, "%s", job->submit_dir);
     if (n < 0 || (size_t)n >= outlen) {
-        set_err(err, errlen, "%s is too long", what);
+        why_set(err, errlen, "%s is too long", what);
         return -ENAMETOOLONG;
     }
     return 0;
@@ -305,7 +294,7 @@ int spank_launch_build(js_spank_launch_t *l, const js_spank_config_t *c, const j
     l->used = 0;
     l->log[0] = '\0';
     if (!c->bin[0]) {
-        set_err(err, errlen, "no jobscope binary (bin= in plugstack.conf)");
+        why_set(err, errlen, "no jobscope binary (bin= in plugstack.conf)");
         return -EINVAL;
     }
     int r = expand_path("dir", c->dir[0] ? c->dir : JS_SPANK_DEFAULT_DIR, job, l->dir, sizeof(l->dir), err,
@@ -345,7 +334,7 @@ int spank_launch_build(js_spank_launch_t *l, const js_spank_config_t *c, const j
     for (size_t i = 0; i < n; i++) {
         l->argv[i] = store(l, args[i]);
         if (!l->argv[i]) {
-            set_err(err, errlen, "the monitor's command line does not fit");
+            why_set(err, errlen, "the monitor's command line does not fit");
             return -E2BIG;
         }
     }
@@ -357,14 +346,14 @@ int spank_launch_build(js_spank_launch_t *l, const js_spank_config_t *c, const j
     if (!(l->envp[e++] = store(l, "PATH=/usr/local/bin:/usr/bin:/bin")) ||
         !(l->envp[e++] = store(l, "JOBSCOPE_SPANK=1")) || !(l->envp[e++] = store(l, nodevar)) ||
         (job->node_id != UINT32_MAX && !(l->envp[e++] = store(l, nodeid)))) {
-        set_err(err, errlen, "the monitor's environment does not fit");
+        why_set(err, errlen, "the monitor's environment does not fit");
         return -E2BIG;
     }
     for (char *const *v = job_env; v && *v; v++) {
         if (!env_kept(*v) || !strncmp(*v, "SLURMD_NODENAME=", 16) || !strncmp(*v, "SLURM_NODEID=", 13))
             continue;
         if (e + 1 >= JS_SPANK_ENV_MAX || !(l->envp[e] = store(l, *v))) {
-            set_err(err, errlen, "the monitor's environment does not fit");
+            why_set(err, errlen, "the monitor's environment does not fit");
             return -E2BIG;
         }
         e++;

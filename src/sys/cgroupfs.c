@@ -7,6 +7,7 @@
 #include "sys/cgroupfs.h"
 
 #include "sys/sysio.h"
+#include "core/util.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -21,36 +22,23 @@
 #include <unistd.h>
 
 #define CG_PATH_MAX 4096
-#define CG_NAME_TRIES 64    /* names tried when jobscope-<pid>-<n> exists (a dead run with a reused PID) */
-#define CG_RMDIR_TRIES 6    /* rmdir attempts while a cgroup is busy with no process listed in it */
+#define CG_NAME_TRIES 64 /* names tried when jobscope-<pid>-<n> exists (a dead run with a reused PID) */
+#define CG_RMDIR_TRIES 6 /* rmdir attempts while a cgroup is busy with no process listed in it */
 #define CG_RMDIR_WAIT_NS 10000000
-#define CG_WALK_DEPTH 32    /* cgroupfs_pids recursion limit */
+#define CG_WALK_DEPTH 32 /* cgroupfs_pids recursion limit */
 
 /* Controllers that make a v1 hierarchy worth a run cgroup of its own. */
 #define CG_RUN_CTRLS                                                                                         \
     ((1u << JS_CG_CPU) | (1u << JS_CG_CPUACCT) | (1u << JS_CG_MEMORY) | (1u << JS_CG_IO) | (1u << JS_CG_PIDS))
 
 static const char *const ctrl_names[JS_CG_CTRL_MAX] = {
-    [JS_CG_CPU] = "cpu",       [JS_CG_CPUACCT] = "cpuacct", [JS_CG_CPUSET] = "cpuset", [JS_CG_MEMORY] = "memory",
-    [JS_CG_IO] = "io",         [JS_CG_PIDS] = "pids",       [JS_CG_PSI] = "psi",
+    [JS_CG_CPU] = "cpu", [JS_CG_CPUACCT] = "cpuacct", [JS_CG_CPUSET] = "cpuset", [JS_CG_MEMORY] = "memory",
+    [JS_CG_IO] = "io",   [JS_CG_PIDS] = "pids",       [JS_CG_PSI] = "psi",
 };
 
 const char *cgroupfs_ctrl_name(js_cg_ctrl_t c)
 {
     return c < JS_CG_CTRL_MAX ? ctrl_names[c] : "?";
-}
-
-static void set_why(char *why, size_t cap, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
-static void set_why(char *why, size_t cap, const char *fmt, ...)
-{
-    if (!why || !cap)
-        return;
-    va_list ap;
-    va_start(ap, fmt);
-    int n = vsnprintf(why, cap, fmt, ap);
-    va_end(ap);
-    if (n < 0)
-        why[0] = '\0';
 }
 
 /* ---- parsing ---------------------------------------------------------------------------------------- */
@@ -114,14 +102,15 @@ static const char *field(const char **p, size_t *len)
     return *len ? s : NULL;
 }
 
-/* unescape: copy a mountinfo path field, decoding the kernel's \ooo octal escapes. -ENAMETOOLONG if too long. */
+/* unescape: copy a mountinfo path field, decoding the kernel's \ooo octal escapes. -ENAMETOOLONG if too long.
+ */
 static int unescape(const char *s, size_t len, char *out, size_t cap)
 {
     size_t o = 0;
     for (size_t i = 0; i < len; i++) {
         char c = s[i];
-        if (c == '\\' && i + 3 < len && s[i + 1] >= '0' && s[i + 1] <= '3' &&
-            s[i + 2] >= '0' && s[i + 2] <= '7' && s[i + 3] >= '0' && s[i + 3] <= '7') {
+        if (c == '\\' && i + 3 < len && s[i + 1] >= '0' && s[i + 1] <= '3' && s[i + 2] >= '0' &&
+            s[i + 2] <= '7' && s[i + 3] >= '0' && s[i + 3] <= '7') {
             c = (char)((s[i + 1] - '0') * 64 + (s[i + 2] - '0') * 8 + (s[i + 3] - '0'));
             i += 3;
         }
@@ -242,7 +231,8 @@ int cgroupfs_mounts(const js_fsroot_t *r, js_cg_mounts_t *ret)
         if (version == 2) {
             char list[512];
             ssize_t k = fs_read_small(fd, "cgroup.controllers", list, sizeof(list));
-            h->ctrls = (k > 0 ? ctrls_of(list, (size_t)k, " \n", 2) : 0) | (1u << JS_CG_CPUACCT) | (1u << JS_CG_PSI);
+            h->ctrls =
+                (k > 0 ? ctrls_of(list, (size_t)k, " \n", 2) : 0) | (1u << JS_CG_CPUACCT) | (1u << JS_CG_PSI);
             m.unified = (int)(m.n - 1);
         } else {
             h->ctrls = ctrls;
@@ -405,7 +395,7 @@ static int cg_open_pid(const js_fsroot_t *r, pid_t pid, js_cgroup_t **ret, char 
         return -ENOMEM;
     int rc = cgroupfs_mounts(r, &cg->m);
     if (rc < 0) {
-        set_why(why, whylen, rc == -ENOENT ? "no cgroup hierarchy is mounted" : "cannot read mountinfo: %s",
+        why_set(why, whylen, rc == -ENOENT ? "no cgroup hierarchy is mounted" : "cannot read mountinfo: %s",
                 strerror(-rc));
         goto fail;
     }
@@ -420,13 +410,13 @@ static int cg_open_pid(const js_fsroot_t *r, pid_t pid, js_cgroup_t **ret, char 
         rc = cg_from_text(cg, b.p);
     buf_free(&b);
     if (rc < 0) {
-        set_why(why, whylen, "cannot read %s: %s", path, strerror(-rc));
+        why_set(why, whylen, "cannot read %s: %s", path, strerror(-rc));
         if (rc == -ENOENT)
             rc = -ESRCH;
         goto fail;
     }
     if (!cg_any(cg)) {
-        set_why(why, whylen, "none of the cgroups in %s is visible through the mounted hierarchies", path);
+        why_set(why, whylen, "none of the cgroups in %s is visible through the mounted hierarchies", path);
         rc = -ENOENT;
         goto fail;
     }
@@ -445,12 +435,13 @@ int cgroupfs_open_pid(const js_fsroot_t *r, pid_t pid, js_cgroup_t **ret, char *
 int cgroupfs_open_path(const js_fsroot_t *r, const char *path, js_cgroup_t **ret, char *why, size_t whylen)
 {
     if (!path || path[0] != '/' || has_dotdot(path)) {
-        set_why(why, whylen, "'%s': give an absolute path under a cgroup mount, or one as /proc/PID/cgroup shows it",
+        why_set(why, whylen,
+                "'%s': give an absolute path under a cgroup mount, or one as /proc/PID/cgroup shows it",
                 path ? path : "");
         return -EINVAL;
     }
     if (strlen(path) >= CG_PATH_MAX) {
-        set_why(why, whylen, "cgroup path too long");
+        why_set(why, whylen, "cgroup path too long");
         return -EINVAL;
     }
     js_cgroup_t *cg = cg_new();
@@ -458,7 +449,7 @@ int cgroupfs_open_path(const js_fsroot_t *r, const char *path, js_cgroup_t **ret
         return -ENOMEM;
     int rc = cgroupfs_mounts(r, &cg->m);
     if (rc < 0) {
-        set_why(why, whylen, rc == -ENOENT ? "no cgroup hierarchy is mounted" : "cannot read mountinfo: %s",
+        why_set(why, whylen, rc == -ENOENT ? "no cgroup hierarchy is mounted" : "cannot read mountinfo: %s",
                 strerror(-rc));
         goto fail;
     }
@@ -481,14 +472,15 @@ int cgroupfs_open_path(const js_fsroot_t *r, const char *path, js_cgroup_t **ret
         while (*rest == '/')
             rest++;
         const char *mr = cg->m.h[h0].mnt_root;
-        int n = snprintf(cgpath, sizeof(cgpath), "%s%s%s", mr, mr[strlen(mr) - 1] == '/' || !*rest ? "" : "/", rest);
+        int n = snprintf(cgpath, sizeof(cgpath), "%s%s%s", mr, mr[strlen(mr) - 1] == '/' || !*rest ? "" : "/",
+                         rest);
         if (n < 0 || (size_t)n >= sizeof(cgpath)) {
             rc = -EINVAL;
-            set_why(why, whylen, "cgroup path too long");
+            why_set(why, whylen, "cgroup path too long");
             goto fail;
         }
         if ((rc = cg_set(cg, h0, cgpath)) < 0) {
-            set_why(why, whylen, "%s: %s", path, strerror(-rc));
+            why_set(why, whylen, "%s: %s", path, strerror(-rc));
             goto fail;
         }
     } else {
@@ -500,7 +492,7 @@ int cgroupfs_open_path(const js_fsroot_t *r, const char *path, js_cgroup_t **ret
             goto fail;
         }
     if (!cg_any(cg)) {
-        set_why(why, whylen, "no cgroup %s in any mounted hierarchy", path);
+        why_set(why, whylen, "no cgroup %s in any mounted hierarchy", path);
         rc = -ENOENT;
         goto fail;
     }
@@ -554,7 +546,8 @@ char *cgroupfs_describe(const js_cgroup_t *cg, int h, char *buf, size_t cap)
         return buf;
     const char *mp = cg->m.h[h].mount, *rel = cg->rel[h];
     bool slash = mp[0] && mp[strlen(mp) - 1] == '/';
-    int n = strcmp(rel, ".") == 0 ? snprintf(buf, cap, "%s", mp) : snprintf(buf, cap, "%s%s%s", mp, slash ? "" : "/", rel);
+    int n = strcmp(rel, ".") == 0 ? snprintf(buf, cap, "%s", mp)
+                                  : snprintf(buf, cap, "%s%s%s", mp, slash ? "" : "/", rel);
     if (n < 0)
         buf[0] = '\0';
     return buf;
@@ -810,8 +803,8 @@ static void v2_parent(int mnt, const char *own, char *buf, size_t cap)
     uid_t me = geteuid();
     char parent[CG_PATH_MAX];
     struct stat st;
-    if (me == 0 || parent_rel(own, parent, sizeof(parent)) < 0 ||
-        fstatat(mnt, parent, &st, 0) < 0 || st.st_uid != me)
+    if (me == 0 || parent_rel(own, parent, sizeof(parent)) < 0 || fstatat(mnt, parent, &st, 0) < 0 ||
+        st.st_uid != me)
         return;
     if (join(file, sizeof(file), parent, "cgroup.subtree_control") == 0 &&
         fs_read_small(mnt, file, list, sizeof(list)) > 0 && has_word(list, "memory"))
@@ -829,8 +822,9 @@ static void copy_file(int from, int to, const char *file)
 static unsigned run_counter; /* runs made by this process (cgroupfs_create_run) */
 
 /* sweep_stale: remove the empty run cgroups that monitors no longer alive left in directory `rel` of mount
- * `mnt` (a jobscope killed by SIGKILL cannot remove its own). Only names jobscope-<pid>-<n> whose <pid> has no
- * <procfs> entry; rmdir refuses a cgroup that still has a process or a child cgroup, so nothing in use goes. */
+ * `mnt` (a jobscope killed by SIGKILL cannot remove its own). Only names jobscope-<pid>-<n> whose <pid> has
+ * no <procfs> entry; rmdir refuses a cgroup that still has a process or a child cgroup, so nothing in use
+ * goes. */
 static void sweep_stale(const js_fsroot_t *r, int mnt, const char *rel, pid_t self)
 {
     DIR *d;
@@ -842,8 +836,8 @@ static void sweep_stale(const js_fsroot_t *r, int mnt, const char *rel, pid_t se
         int pid, len = 0;
         unsigned n;
         char procdir[24];
-        if (sscanf(e->d_name, "jobscope-%d-%u%n", &pid, &n, &len) != 2 || e->d_name[len] != '\0' || pid <= 0 ||
-            pid == (int)self)
+        if (sscanf(e->d_name, "jobscope-%d-%u%n", &pid, &n, &len) != 2 || e->d_name[len] != '\0' ||
+            pid <= 0 || pid == (int)self)
             continue;
         snprintf(procdir, sizeof(procdir), "%d", pid);
         if (faccessat(r->proc, procdir, F_OK, 0) < 0 && errno == ENOENT)
@@ -912,7 +906,8 @@ int cgroupfs_create_run(const js_fsroot_t *r, pid_t monitor_pid, js_cgroup_t **r
         if (e < 0) {
             if (!first_err) {
                 first_err = e;
-                int n = snprintf(first_why, sizeof(first_why), "mkdir %s/%s: %s", hi->mount, rel, strerror(-e));
+                int n =
+                    snprintf(first_why, sizeof(first_why), "mkdir %s/%s: %s", hi->mount, rel, strerror(-e));
                 if (n < 0)
                     first_why[0] = '\0';
             }
@@ -935,7 +930,7 @@ int cgroupfs_create_run(const js_fsroot_t *r, pid_t monitor_pid, js_cgroup_t **r
     }
     free(parent);
     if (!made) {
-        set_why(why, whylen, "%s", first_why[0] ? first_why : "no cgroup hierarchy to create a cgroup in");
+        why_set(why, whylen, "%s", first_why[0] ? first_why : "no cgroup hierarchy to create a cgroup in");
         rc = first_err ? first_err : -ENOENT;
         cgroupfs_free(cg);
         return rc;

@@ -33,7 +33,7 @@ typedef enum {
     JS_CG_MEMORY,  /* memory.* */
     JS_CG_IO,      /* v1 blkio.*, v2 io.* */
     JS_CG_PIDS,    /* pids.* */
-    JS_CG_PSI,     /* {cpu,memory,io}.pressure: v2 only (present in every v2 cgroup when the kernel has PSI) */
+    JS_CG_PSI, /* {cpu,memory,io}.pressure: v2 only (present in every v2 cgroup when the kernel has PSI) */
     JS_CG_CTRL_MAX
 } js_cg_ctrl_t;
 
@@ -44,12 +44,12 @@ typedef struct js_cgroup js_cgroup_t;
 
 /* One mounted hierarchy. */
 typedef struct {
-    int version;       /* 1 or 2 */
-    unsigned ctrls;    /* v1: the bits (1u << js_cg_ctrl_t) of the controllers this mount carries; v2: those
-                        * the root's cgroup.controllers lists, plus CPUACCT and PSI */
-    char *mount;       /* the mount point, absolute, as mountinfo gives it (octal escapes decoded) */
-    char *mnt_root;    /* the cgroup path mounted there (mountinfo field 4): "/" unless bind-mounted */
-    int fd;            /* the mount point's directory, opened through the fsroot (fsroot_open_abs) */
+    int version;    /* 1 or 2 */
+    unsigned ctrls; /* v1: the bits (1u << js_cg_ctrl_t) of the controllers this mount carries; v2: those
+                     * the root's cgroup.controllers lists, plus CPUACCT and PSI */
+    char *mount;    /* the mount point, absolute, as mountinfo gives it (octal escapes decoded) */
+    char *mnt_root; /* the cgroup path mounted there (mountinfo field 4): "/" unless bind-mounted */
+    int fd;         /* the mount point's directory, opened through the fsroot (fsroot_open_abs) */
 } js_cg_hier_t;
 
 /* The mounted hierarchies jobscope uses (v1 ones carrying one of the controllers above, and the v2 one). */
@@ -61,12 +61,12 @@ typedef struct {
 } js_cg_mounts_t;
 
 struct js_cgroup {
-    js_cg_mounts_t m;              /* owns the mount descriptors */
-    char *path[JS_CG_HIER_MAX];    /* the cgroup in hierarchy i, relative to the hierarchy's root, starting with
-                                    * '/' ("/" for the root); NULL where it is not in that hierarchy */
-    char *rel[JS_CG_HIER_MAX];     /* the same relative to the mount point ("." for the mount's root) */
-    int dir[JS_CG_HIER_MAX];       /* its directory, or -1 */
-    bool created[JS_CG_HIER_MAX];  /* made by cgroupfs_create_run and not yet removed */
+    js_cg_mounts_t m;           /* owns the mount descriptors */
+    char *path[JS_CG_HIER_MAX]; /* the cgroup in hierarchy i, relative to the hierarchy's root, starting with
+                                 * '/' ("/" for the root); NULL where it is not in that hierarchy */
+    char *rel[JS_CG_HIER_MAX];  /* the same relative to the mount point ("." for the mount's root) */
+    int dir[JS_CG_HIER_MAX];    /* its directory, or -1 */
+    bool created[JS_CG_HIER_MAX]; /* made by cgroupfs_create_run and not yet removed */
 };
 
 /* cgroupfs_mounts: discover the hierarchies from <procfs>/self/mountinfo. A v1 mount with none of the
@@ -104,8 +104,8 @@ int cgroupfs_open_pid(const js_fsroot_t *r, pid_t pid, js_cgroup_t **ret, char *
  * empty or relative path, or one with "..") or -ENOMEM; `why` as above. */
 int cgroupfs_open_path(const js_fsroot_t *r, const char *path, js_cgroup_t **ret, char *why, size_t whylen);
 
-/* cgroupfs_create_run: make a fresh cgroup for a command that `monitor_pid` (jobscope, which must not join it)
- * is about to start. Named "jobscope-<monitor_pid>-<n>" (n counts the runs of this process, so a library
+/* cgroupfs_create_run: make a fresh cgroup for a command that `monitor_pid` (jobscope, which must not join
+ * it) is about to start. Named "jobscope-<monitor_pid>-<n>" (n counts the runs of this process, so a library
  * user may run several; a stale directory of a previous process with the same PID is skipped): a flat name
  * rather than a shared "jobscope/" parent, which concurrent runs would have to create and could never safely
  * remove. Empty jobscope-<pid>-<n> directories beside it whose <pid> is gone (a monitor killed by SIGKILL)
@@ -156,7 +156,8 @@ int cgroupfs_remove(js_cgroup_t *cg, js_cg_pids_t *leftover);
 
 /* cgroupfs_evict: move every process still in the created cgroups (or in cgroups a job made below them) to
  * the enclosing cgroup, so that cgroupfs_remove can succeed once monitoring is over and jobscope exits (a
- * process --until-main-exits left behind). Returns 0 or the first -errno (a process gone meanwhile is none). */
+ * process --until-main-exits left behind). Returns 0 or the first -errno (a process gone meanwhile is none).
+ */
 int cgroupfs_evict(const js_cgroup_t *cg);
 
 /* cgroupfs_open_peak_reset: open a v2 high-water mark file (`memory.peak`, `memory.swap.peak`) in cgroup
@@ -181,7 +182,8 @@ int cgroupfs_hier(const js_cgroup_t *cg, js_cg_ctrl_t c);
  * *ret_version (may be NULL), that hierarchy's version. */
 int cgroupfs_dir(const js_cgroup_t *cg, js_cg_ctrl_t c, int *ret_version);
 
-/* cgroupfs_version_name: "v1" (v1 hierarchies only), "v2" (the unified one only), "hybrid" (both), or "none". */
+/* cgroupfs_version_name: "v1" (v1 hierarchies only), "v2" (the unified one only), "hybrid" (both), or "none".
+ */
 const char *cgroupfs_version_name(const js_cgroup_t *cg);
 
 /* cgroupfs_describe: the absolute path of the cgroup's directory in hierarchy `h` (mount point joined with

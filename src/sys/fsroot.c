@@ -107,30 +107,6 @@ int fsroot_open_abs(const js_fsroot_t *r, const char *abs_path, int flags)
     return fd < 0 ? -errno : fd;
 }
 
-int buf_reserve(js_buf_t *b, size_t n)
-{
-    if (n <= b->cap)
-        return 0;
-    size_t cap = b->cap ? b->cap : 1024;
-    while (cap < n)
-        cap *= 2;
-    char *p = realloc(b->p, cap);
-    if (!p)
-        return -ENOMEM;
-    b->p = p;
-    b->cap = cap;
-    return 0;
-}
-
-void buf_free(js_buf_t *b)
-{
-    if (!b)
-        return;
-    free(b->p);
-    b->p = NULL;
-    b->len = b->cap = 0;
-}
-
 int fs_open(int dirfd, const char *path)
 {
     int fd = sys_openat(dirfd, path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY, 0);

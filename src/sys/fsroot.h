@@ -1,13 +1,15 @@
 /* SPDX-License-Identifier: MIT
  *
  * The procfs and sysfs roots, and the file readers every source uses. All /proc and /sys access in jobscope
- * goes through a js_fsroot_t: a pair of directory descriptors opened once, so tests point a source at a fixture
- * tree (tests/fixtures/...) and production points it at the live kernel. This module is the only place that
- * names the default paths. Readers read to end-of-file (procfs files such as task/<tid>/children hand back one
- * page per read) and never allocate per call except to grow a caller-owned js_buf_t.
+ * goes through a js_fsroot_t: a pair of directory descriptors opened once, so tests point a source at a
+ * fixture tree (tests/fixtures/...) and production points it at the live kernel. This module is the only
+ * place that names the default paths. Readers read to end-of-file (procfs files such as task/<tid>/children
+ * hand back one page per read) and never allocate per call except to grow a caller-owned js_buf_t.
  */
 #ifndef JOBSCOPE_FSROOT_H
 #define JOBSCOPE_FSROOT_H
+
+#include "core/buf.h"
 
 #include <dirent.h>
 #include <stdbool.h>
@@ -19,13 +21,6 @@ typedef struct {
     int proc; /* directory fd of the procfs root */
     int sys;  /* directory fd of the sysfs root, or -1 */
 } js_fsroot_t;
-
-/* A growable byte buffer, always NUL-terminated after a successful read. Owned by the caller. */
-typedef struct {
-    char *p;
-    size_t len;
-    size_t cap;
-} js_buf_t;
 
 /* fsroot_open: open the roots. `procfs`/`sysfs` NULL means $JOBSCOPE_PROCFS / $JOBSCOPE_SYSFS, else the live
  * kernel's. Returns 0 or a negative errno (procfs missing); a missing sysfs is not an error (sys = -1). */
@@ -51,19 +46,13 @@ int fsroot_pidns_check(const js_fsroot_t *r, long *ret_pid_there);
  * `flags` as for openat (O_CLOEXEC is added). Returns the descriptor or -errno. */
 int fsroot_open_abs(const js_fsroot_t *r, const char *abs_path, int flags);
 
-/* buf_reserve: make room for at least `n` bytes. Returns 0 or -ENOMEM. */
-int buf_reserve(js_buf_t *b, size_t n);
-
-/* buf_free: release the buffer; accepts a zeroed buffer. */
-void buf_free(js_buf_t *b);
-
 /* JS_READ_MAX: no kernel file jobscope reads comes near this size; a read that reaches it fails with -EFBIG
  * (a fixture tree whose `stat` is /dev/zero must not grow memory without bound). */
 #define JS_READ_MAX (64u << 20)
 
-/* fs_open: open `path` (relative to `dirfd`) for reading, never blocking (O_NONBLOCK: a FIFO in a fixture tree
- * does not hang the monitor) and only if it is a regular file, as every procfs, sysfs and cgroup file is.
- * Returns the descriptor (O_CLOEXEC) or -errno (-EINVAL: not a regular file). */
+/* fs_open: open `path` (relative to `dirfd`) for reading, never blocking (O_NONBLOCK: a FIFO in a fixture
+ * tree does not hang the monitor) and only if it is a regular file, as every procfs, sysfs and cgroup file
+ * is. Returns the descriptor (O_CLOEXEC) or -errno (-EINVAL: not a regular file). */
 int fs_open(int dirfd, const char *path);
 
 /* fs_read: read all of `path` (relative to `dirfd`) into `b`, growing it. Returns 0 or -errno (-ENOENT for a
@@ -75,7 +64,8 @@ int fd_read(int fd, js_buf_t *b);
 
 /* fd_read_record: as fd_read for files the kernel renders whole in one read (stat, statm, io, status:
  * single-record seq_files): one pread when the content fits the buffer, the full loop otherwise. Saves the
- * second, empty read that confirms end-of-file. Not for files served a page at a time (task/<tid>/children). */
+ * second, empty read that confirms end-of-file. Not for files served a page at a time (task/<tid>/children).
+ */
 int fd_read_record(int fd, js_buf_t *b);
 
 /* fd_read_paged: as fd_read for seq_files served one page per read (task/<tid>/children): a first read that

@@ -5,6 +5,7 @@
 #include "sys/parse.h"
 
 #include <errno.h>
+#include <limits.h>
 #include <string.h>
 
 int parse_u64(const char **p, uint64_t *ret)
@@ -129,4 +130,59 @@ int parse_pid_stat(const char *text, js_pid_stat_t *ret)
         ret->image = any ? (h ? h : 1) : 0;
     }
     return 0;
+}
+
+/* cpulist_walk: the CPU-list parser behind cpulist_parse (the bitmap) and cpulist_parse_ints (the numbers).
+ */
+static int cpulist_walk(const char *s, uint64_t *set, size_t nbits, int *cpus, size_t cap)
+{
+    if (set)
+        memset(set, 0, (nbits + 63) / 64 * sizeof(*set));
+    const char *p = s;
+    while (*p == ' ' || *p == '\t')
+        p++;
+    if (!*p || *p == '\n')
+        return 0;
+    uint64_t count = 0;
+    for (;;) {
+        uint64_t a, b;
+        if (parse_u64(&p, &a) < 0)
+            return -EINVAL;
+        b = a;
+        if (*p == '-') {
+            p++;
+            if (parse_u64(&p, &b) < 0 || b < a)
+                return -EINVAL;
+        }
+        if (b - a >= CPULIST_RANGE_MAX || count + (b - a) + 1 >= CPULIST_COUNT_MAX)
+            return -EINVAL; /* not a CPU or node list */
+        /* counted by offset, so a range ending at UINT64_MAX (a saturated number) cannot wrap around */
+        for (uint64_t k = 0; k <= b - a; k++, count++) {
+            uint64_t c = a + k;
+            if (set && c < nbits)
+                set[c / 64] |= (uint64_t)1 << (c % 64);
+            if (cpus && c > INT_MAX)
+                return -ERANGE;
+            if (cpus && count < cap)
+                cpus[count] = (int)c;
+        }
+        while (*p == ' ' || *p == '\t')
+            p++;
+        if (*p != ',')
+            break;
+        p++;
+    }
+    while (*p == ' ' || *p == '\t' || *p == '\n')
+        p++;
+    return *p ? -EINVAL : (int)count;
+}
+
+int cpulist_parse(const char *s, uint64_t *set, size_t nbits)
+{
+    return cpulist_walk(s, set, nbits, NULL, 0);
+}
+
+int cpulist_parse_ints(const char *s, int *cpus, size_t cap)
+{
+    return cpulist_walk(s, NULL, 0, cpus, cap);
 }

@@ -20,12 +20,13 @@
 int sysattr_open(int dirfd, const char *path);
 
 /* sysattr_pread: one pread of at most cap-1 bytes from offset 0 of `fd` into `buf`, NUL-terminated, trailing
- * newlines removed. Returns the length kept or -errno (EINTR retried). An attribute longer than cap-1 bytes is
- * cut there. */
+ * newlines removed. Returns the length kept or -errno (EINTR retried). An attribute longer than cap-1 bytes
+ * is cut there. */
 ssize_t sysattr_pread(int fd, char *buf, size_t cap);
 
-/* sysattr_parse_i64: the decimal integer that is the whole of `s` (leading blanks and an optional '-' allowed,
- * trailing blanks ignored). Returns 0, or -EINVAL when `s` holds anything else ("N/A (no PMA)", "", "3.5"). */
+/* sysattr_parse_i64: the decimal integer that is the whole of `s` (leading blanks and an optional '-'
+ * allowed, trailing blanks ignored). Returns 0, or -EINVAL when `s` holds anything else ("N/A (no PMA)", "",
+ * "3.5"). */
 int sysattr_parse_i64(const char *s, int64_t *ret);
 
 /* sysattr_pread_i64: sysattr_pread + sysattr_parse_i64. Returns 0, -errno of the read, or -EINVAL. `*ret`
@@ -47,15 +48,5 @@ int sysattr_list(int dirfd, const char *path, const char *prefix, char ***ret_na
 
 /* sysattr_list_free: free a list from sysattr_list(); accepts NULL. */
 void sysattr_list_free(char **names);
-
-/* cpulist_parse: parse a CPU list ("0-3,8,10-11\n", "" = empty) into a bitmap `set` of `nbits` bits (cleared
- * first; CPUs >= nbits are counted but not set). Returns the number of CPUs in the list, or -EINVAL. */
-int cpulist_parse(const char *s, uint64_t *set, size_t nbits);
-
-/* cpulist_has: whether bit `cpu` is set in a bitmap of `nbits` bits. */
-static inline bool cpulist_has(const uint64_t *set, size_t nbits, size_t cpu)
-{
-    return cpu < nbits && (set[cpu / 64] >> (cpu % 64)) & 1;
-}
 
 #endif

@@ -28,9 +28,9 @@ static const struct {
     const char *name;
     int e;
 } errnames[] = {
-    {"EINTR", EINTR},   {"EAGAIN", EAGAIN}, {"ESRCH", ESRCH},   {"ENOENT", ENOENT}, {"EACCES", EACCES},
-    {"EPERM", EPERM},   {"EMFILE", EMFILE}, {"ENFILE", ENFILE}, {"ENOSPC", ENOSPC}, {"EDQUOT", EDQUOT},
-    {"EIO", EIO},       {"ENOMEM", ENOMEM}, {"EBADF", EBADF},   {"EFBIG", EFBIG},   {"EROFS", EROFS},
+    {"EINTR", EINTR}, {"EAGAIN", EAGAIN}, {"ESRCH", ESRCH},   {"ENOENT", ENOENT}, {"EACCES", EACCES},
+    {"EPERM", EPERM}, {"EMFILE", EMFILE}, {"ENFILE", ENFILE}, {"ENOSPC", ENOSPC}, {"EDQUOT", EDQUOT},
+    {"EIO", EIO},     {"ENOMEM", ENOMEM}, {"EBADF", EBADF},   {"EFBIG", EFBIG},   {"EROFS", EROFS},
 };
 
 static int parse_rule(const char *s, size_t len, rule_t *r)
@@ -41,8 +41,9 @@ static int parse_rule(const char *s, size_t len, rule_t *r)
     memcpy(buf, s, len);
     buf[len] = '\0';
     char *save = NULL;
-    char *op = strtok_r(buf, ":", &save), *err = strtok_r(NULL, ":", &save), *every = strtok_r(NULL, ":", &save),
-         *limit = strtok_r(NULL, ":", &save), *after = strtok_r(NULL, ":", &save);
+    char *op = strtok_r(buf, ":", &save), *err = strtok_r(NULL, ":", &save),
+         *every = strtok_r(NULL, ":", &save), *limit = strtok_r(NULL, ":", &save),
+         *after = strtok_r(NULL, ":", &save);
     if (!op || !err || !every || strtok_r(NULL, ":", &save))
         return -EINVAL;
     static const char *const ops[SYSIO_OP_MAX] = {"open", "read", "write", "close"};

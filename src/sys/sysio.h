@@ -41,8 +41,8 @@ int sysio_faults_set(const char *spec);
  * Returns what sysio_faults_set returned, or 0. */
 int sysio_faults_from_env(void);
 
-/* sysio_faults_stats: for rule `i` (0-based, in spec order), its operation and the calls it saw and the faults
- * it injected. Returns false past the last rule. */
+/* sysio_faults_stats: for rule `i` (0-based, in spec order), its operation and the calls it saw and the
+ * faults it injected. Returns false past the last rule. */
 bool sysio_faults_stats(size_t i, int *ret_op, uint64_t *ret_calls, uint64_t *ret_injected);
 
 /* sysio_faults_injected: faults injected so far by every rule. */

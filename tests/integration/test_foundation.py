@@ -70,9 +70,12 @@ def test_2_sigchld_ignored_is_not_labelled_exact(js):
     assert s["processes"]["ignores_sigchld"]["pid"] > 0, s["processes"]
     # nor is the largest-process figure: auto-reaped children never reach a reaper's ru_maxrss
     assert s["exact"]["peak_rss"] is False and "reaped" in s["exact"]["peak_rss_reason"], s["exact"]
-    text = js("summary", r.recording, check=True).stdout
+    text = js("summary", r.recording, check=True).stdout  # the short summary: the CPU line and a flag
     assert "ignores SIGCHLD" in text and "[exact" not in text, text
-    assert "[not exact: auto-reaped children are not in it]" in text, text
+    assert "[not exact: sampled: a member ignored SIGCHLD" in text, text
+    full = js("summary", "--summary", "full", r.recording, check=True).stdout
+    assert "ignores SIGCHLD" in full and "[exact" not in full, full
+    assert "[not exact: auto-reaped children are not in it]" in full, full
     # a parent that does not ignore SIGCHLD stays exact
     plain = js.run([PYTHON, WORKLOADS / "short_children.py", "4", "2", "0.05"], interval="0.5s", timeout=60,
                    extra=["--cgroup", "off"])
@@ -182,7 +185,7 @@ def test_3_one_unreadable_process_does_not_void_the_totals(js, shared_dir):
     assert io["write_chars"] is not None and io["write_chars"] >= 3 * MiB, io  # 1 MiB + the child's 2 MiB
     assert io["write_chars"] < 3 * MiB + 256 * 1024, io
     assert mem["uss_unreadable_processes"] == 1, mem
-    assert mem["peak_uss_bytes"] is not None and mem["peak_pss_bytes"] is not None, mem
+    assert mem["peak_private_bytes"] is not None and mem["peak_pss_bytes"] is not None, mem
     text = js("summary", shared_dir / "u.db", check=True).stdout
     assert "1 process unreadable: not in the total" in text, text
 

@@ -266,6 +266,26 @@ def test_nvml_every_figure_and_the_job_share(js, nvml):
     assert device(again, 0)["energy_j"] == approx(d0["energy_j"], rel=1e-12)
 
 
+def test_job_gpu_energy_is_the_devices_it_used(js, nvml):
+    """gpu.job.energy_j is summed once, over the devices the job used: a job that never touches a GPU while
+    other processes use both has 0 J of GPU energy (it had 626 J with devices_in_use 0 on this scenario),
+    and the text, the report's compare and the JSON say the same figure."""
+    r = js.run(["sleep", "1"], interval="0.2s", quiet=False)
+    assert r.returncode == 0, r.proc.stderr
+    g = r.summary["gpu"]
+    devices = g["devices"]
+    assert len(devices) == 2 and all(d["energy_j"] > 0 for d in devices)
+    assert g["job"]["devices_in_use"] == 0
+    assert g["job"]["energy_j"] == 0
+    assert g["job"]["energy_method"].startswith("the devices the job used")
+    assert "energy 0.0 J" in r.proc.stderr
+    # a job that uses both GPUs: all of their energy, each device's once
+    r2 = js.run(job(nvml, 1.0), interval="0.2s")
+    g2 = r2.summary["gpu"]
+    assert g2["job"]["devices_in_use"] == 2
+    assert g2["job"]["energy_j"] == approx(sum(d["energy_j"] for d in g2["devices"]), rel=1e-9)
+
+
 def test_energy_across_a_driver_reload(js, tmp_path, monkeypatch):
     monkeypatch.setenv("JOBSCOPE_NVML_LIBRARY", str(FAKE_NVML))
     monkeypatch.setenv("FAKE_NVML_SCENARIO", str(nvml_scenario(tmp_path, extra0="energy_start 5000000\nreload 1.0")))
@@ -335,6 +355,11 @@ def test_no_library(js, tmp_path, monkeypatch):
     assert r.returncode == 0
     lines = stderr_lines(r.proc)
     assert len(lines) == 1 and "--gpus all: no GPU monitored" in lines[0] and "/nonexistent" in lines[0]
+    # each GPU source's own reason, as its init gave it (no side channel): the same words as the recording's
+    assert "nvml: NVML not loaded: " in lines[0] and "; rocm: " in lines[0]
+    # and `jobscope info` says why the source is not available, in the same words
+    out = js("info", "--json", check=True).stdout
+    assert "NVML not loaded: " in json.loads(out)["nvml"]["unavailable"]
 
 
 @pytest.mark.parametrize(

@@ -236,10 +236,17 @@ def test_plots_and_exports(notebook):
             "cpu_util_min", "cpu_util_max", "cpu_util_0"]
     assert list(perf.columns[:10]) == base and "cell_index" in perf.columns
     assert {3, 4} <= set(perf["cell_index"].dropna().astype(int))
-    # per row: the CPU rate times the interval is the cumulative CPU's step (one model, no drift)
+    # per row: the CPU rate times the interval is the cumulative CPU's step (one model, no drift); a row
+    # shorter than half the interval (a sample at a cell's mark) shares its rate with the row before, which the
+    # next rows' carry then evens out: those rows are left out of the per-row check, not out of the total
     step = perf["js_cpu_s"].diff().iloc[1:]
     rate = (perf["cpu_util_avg"] / 100 * len(os.sched_getaffinity(0)) * perf["js_dt_s"]).iloc[1:]
-    assert ((step - rate).abs() < 0.02 + 0.05 * step.abs()).mean() > 0.9
+    short = perf["js_dt_s"] < 0.125
+    plain = ~(short | short.shift(1, fill_value=False) | short.shift(2, fill_value=False)).iloc[1:]
+    assert plain.sum() >= 10, perf[["js_dt_s", "js_cpu_s"]].to_string()
+    near = (step - rate).abs() < 0.02 + 0.05 * step.abs()
+    assert near[plain].mean() > 0.9, pd.DataFrame({"step": step, "rate": rate, "plain": plain}).to_string()
+    assert abs(rate.sum() - step.sum()) < 0.05 + 0.05 * step.sum(), (rate.sum(), step.sum())
     sysj = pd.read_json(work / "sys.json")
     assert "cpu_util_1" in sysj.columns or os.cpu_count() == 1
     cells = pd.read_csv(work / "cells.csv")

@@ -104,6 +104,7 @@ def test_cells_get_their_samples(executed):
 
     rec = jobscope.read(work / "session.db")
     cells = rec.cells
+    print(cells[["cpu_s", "peak_bytes"]].to_string())
     assert {3, 4, 5} <= set(cells.index)
     assert cells.loc[3, "cpu_s"] == pytest.approx(0.5, abs=0.15)           # the busy loop
     assert cells.loc[4, "peak_bytes"] > 150e6                               # the 150 MB buffer

@@ -369,7 +369,7 @@ def test_listen_processes_of_other_users(js, other_user, shared_dir):
         time.sleep(1)
         pids = series_pids(body(auth))
         stop(p)
-        assert victim.pid in pids and 1 in pids
+        assert victim.pid in pids and 1 in pids, (len(pids), sorted(pids), victim.pid)
         # the other user's own daemon, no authentication: its own processes, not root's
         own = subprocess.Popen(other_user.argv("sleep", "120"), start_new_session=True)
         procs.append(own)

@@ -14,6 +14,7 @@
 #include "core/source.h"
 #include "model/model.h"
 #include "sources/proc_tree.h"
+#include "parts_summary.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -125,7 +126,7 @@ static inline void src_open(src_run_t *r, const js_source_t *src, const char *ro
         r->rowp[i] = &r->rows[i];
     }
     rows_init(&r->inv, &table_inventory);
-    r->init_rc = src->init ? src->init(&r->ctx, &r->state) : 0;
+    r->init_rc = src->init ? src->init(&r->ctx, &r->state, NULL, 0) : 0;
 }
 
 /* src_collect: clear the buffers and collect sample `seq`. Returns collect()'s result. */
@@ -222,8 +223,8 @@ static inline void sample_base(js_sample_t *s, int64_t t_ns, int64_t cpu_ticks, 
         const js_table_t *ct = cpu->table;
         js_value_t *c = rows_add(cpu);
         val_int(&c[table_column(ct, "cpu")], -1);
-        static const char *const zero[] = {"nice_ticks", "system_ticks", "iowait_ticks", "irq_ticks",
-                                           "softirq_ticks", "steal_ticks"};
+        static const char *const zero[] = {"nice_ticks", "system_ticks",  "iowait_ticks",
+                                           "irq_ticks",  "softirq_ticks", "steal_ticks"};
         for (size_t k = 0; k < sizeof(zero) / sizeof(zero[0]); k++)
             val_int(&c[table_column(ct, zero[k])], 0);
         val_int(&c[table_column(ct, "user_ticks")], busy);
@@ -234,8 +235,12 @@ static inline void sample_base(js_sample_t *s, int64_t t_ns, int64_t cpu_ticks, 
 /* new_model: a run-mode model with a 1 s interval and 100 ticks per second. */
 static inline js_model_t *node_model(void)
 {
-    js_model_cfg_t cfg = {.mode = JS_MODE_RUN, .clk_tck = 100, .monitor_pid = 1, .root_pid = 10,
-                          .interval_ns = SEC, .cores_available = 8};
+    js_model_cfg_t cfg = {.mode = JS_MODE_RUN,
+                          .clk_tck = 100,
+                          .monitor_pid = 1,
+                          .root_pid = 10,
+                          .interval_ns = SEC,
+                          .cores_available = 8};
     js_model_t *m = model_new(&cfg);
     assert_non_null(m);
     return m;
@@ -243,8 +248,8 @@ static inline js_model_t *node_model(void)
 
 /* view_value: the value of column `col` in the row of view `name` whose label column `key_col` is `key`
  * (text), or of its first row when key is NULL. */
-static inline const js_value_t *view_value(js_model_t *m, const char *name, const char *key_col, const char *key,
-                                    const char *col)
+static inline const js_value_t *view_value(js_model_t *m, const char *name, const char *key_col,
+                                           const char *key, const char *col)
 {
     js_view_t v;
     assert_int_equal(model_view(m, name, &v), 0);
@@ -267,14 +272,9 @@ static inline void summary_of(js_model_t *m, js_buf_t *b, bool text)
     if (b->p)
         b->p[0] = '\0';
     if (text) {
-        assert_int_equal(model_parts_summary_text(m, b), 0);
+        assert_int_equal(parts_text(m, b), 0);
     } else {
-        jw_t w;
-        jw_init(&w, b);
-        jw_open(&w, NULL);
-        model_parts_summary_json(m, &w);
-        jw_close(&w);
-        assert_int_equal(jw_error(&w), 0);
+        assert_int_equal(parts_json(m, b), 0);
     }
     if (!b->p)
         buf_append(b, "", 0);

@@ -11,6 +11,7 @@
 #include <stdint.h>
 #include <cmocka.h>
 
+#include "sys/parse.h"
 #include "core/allocation.h"
 
 #include <errno.h>
@@ -20,15 +21,15 @@
 
 static void test_cpulist(void **state)
 {
-    assert_int_equal(alloc_cpulist_count("0-3,8,10-11"), 7);
-    assert_int_equal(alloc_cpulist_count("0-3,8,10-11\n"), 7);
-    assert_int_equal(alloc_cpulist_count("5"), 1);
-    assert_int_equal(alloc_cpulist_count(""), 0);
-    assert_int_equal(alloc_cpulist_count("\n"), 0);
-    assert_int_equal(alloc_cpulist_count("3-1"), -EINVAL);
-    assert_int_equal(alloc_cpulist_count("0-"), -EINVAL);
-    assert_int_equal(alloc_cpulist_count("0,,1"), -EINVAL);
-    assert_int_equal(alloc_cpulist_count("x"), -EINVAL);
+    assert_int_equal(cpulist_parse("0-3,8,10-11", NULL, 0), 7);
+    assert_int_equal(cpulist_parse("0-3,8,10-11\n", NULL, 0), 7);
+    assert_int_equal(cpulist_parse("5", NULL, 0), 1);
+    assert_int_equal(cpulist_parse("", NULL, 0), 0);
+    assert_int_equal(cpulist_parse("\n", NULL, 0), 0);
+    assert_int_equal(cpulist_parse("3-1", NULL, 0), -EINVAL);
+    assert_int_equal(cpulist_parse("0-", NULL, 0), -EINVAL);
+    assert_int_equal(cpulist_parse("0,,1", NULL, 0), -EINVAL);
+    assert_int_equal(cpulist_parse("x", NULL, 0), -EINVAL);
 }
 
 static void test_quota(void **state)
@@ -67,7 +68,8 @@ static void test_slurm_cpus(void **state)
     assert_int_equal(alloc_slurm_cpus_per_node("2(x3),1", 2), 2);
     assert_int_equal(alloc_slurm_cpus_per_node("2(x3),1", 3), 1);
     assert_int_equal(alloc_slurm_cpus_per_node("2(x3),1", 4), -ENODATA);
-    assert_int_equal(alloc_slurm_cpus_per_node("2(x3),1", -1), -ENODATA); /* this node unknown, counts differ */
+    assert_int_equal(alloc_slurm_cpus_per_node("2(x3),1", -1),
+                     -ENODATA); /* this node unknown, counts differ */
     assert_int_equal(alloc_slurm_cpus_per_node("72(x2)", -1), 72);
     assert_int_equal(alloc_slurm_cpus_per_node("36", -1), 36);
     assert_int_equal(alloc_slurm_cpus_per_node("4(y2)", 0), -EINVAL);
@@ -126,7 +128,7 @@ static void test_resolve_v2(void **state)
     js_allocation_t a;
     assert_int_equal(allocation_resolve(&root, 777, cg, NULL, &a), 0);
     assert_true(a.value[JS_ALLOC_AFFINITY] == 16);
-    assert_true(a.value[JS_ALLOC_CPUSET] == 7); /* 0-3,8,10-11 */
+    assert_true(a.value[JS_ALLOC_CPUSET] == 7);    /* 0-3,8,10-11 */
     assert_true(a.value[JS_ALLOC_CPU_MAX] == 1.5); /* "max 100000" here, 150000/100000 on the parent */
     assert_true(a.cores == 1.5);
     assert_string_equal(allocation_bound_name(a.cores_bound), "cpu.max");

@@ -26,9 +26,16 @@
 static void test_slurm_env(void **state)
 {
     (void)state;
-    char *env[] = {"HOME=/root", "SLURM_JOB_ID=1234", "SLURM_STEP_ID=3", "SLURMD_NODENAME=n2",
-                   "SLURM_JOB_NODELIST=n[1-3]", "SLURM_JOB_NUM_NODES=3", "SLURM_CPUS_ON_NODE=4",
-                   "SLURM_MEM_PER_CPU=1024", "SLURM_JOB_GPUS=0,1", NULL};
+    char *env[] = {"HOME=/root",
+                   "SLURM_JOB_ID=1234",
+                   "SLURM_STEP_ID=3",
+                   "SLURMD_NODENAME=n2",
+                   "SLURM_JOB_NODELIST=n[1-3]",
+                   "SLURM_JOB_NUM_NODES=3",
+                   "SLURM_CPUS_ON_NODE=4",
+                   "SLURM_MEM_PER_CPU=1024",
+                   "SLURM_JOB_GPUS=0,1",
+                   NULL};
     js_batch_job_t b;
     char why[256];
     assert_int_equal(batchenv_parse(env, "vm", &b, why, sizeof(why)), 0);
@@ -145,14 +152,16 @@ static void test_nodefile_text(void **state)
     (void)state;
     char nodes[64], node[128];
     int nn = 0, cores = 0;
-    assert_int_equal(nodefile_parse("a\nb\r\n a \nc extra words\n", "a", nodes, sizeof(nodes), &nn, &cores, node), 0);
+    assert_int_equal(
+        nodefile_parse("a\nb\r\n a \nc extra words\n", "a", nodes, sizeof(nodes), &nn, &cores, node), 0);
     assert_string_equal(nodes, "a,b,c");
     assert_int_equal(nn, 3);
     assert_int_equal(cores, 2);
     assert_string_equal(node, "a");
     assert_int_equal(nodefile_parse("\n\n", "a", nodes, sizeof(nodes), &nn, &cores, node), -EINVAL);
     char small[4];
-    assert_int_equal(nodefile_parse("abc\ndef\n", NULL, small, sizeof(small), &nn, &cores, node), -ENAMETOOLONG);
+    assert_int_equal(nodefile_parse("abc\ndef\n", NULL, small, sizeof(small), &nn, &cores, node),
+                     -ENAMETOOLONG);
     /* qualified against short, both ways; different short names never match */
     assert_int_equal(nodefile_parse("x1.a.b\nx10.a.b\n", "x1", nodes, sizeof(nodes), &nn, &cores, node), 0);
     assert_int_equal(cores, 1);
@@ -222,10 +231,11 @@ static void test_stepd_cmdline(void **state)
     const char c[] = "slurmstepd: [5.extern]    ";
     assert_int_equal(stepd_parse_cmdline(c, sizeof(c) - 1, job, sizeof(job), step, sizeof(step)), 0);
     assert_string_equal(step, "extern");
-    const char *bad[] = {"slurmstepd", "slurmstepd: [1234]", "slurmstepd: [.0]", "slurmstepd: [12.0] x",
-                         "slurmd: [12.0]", "slurmstepd: [12.]", "slurmstepd: [1x.0]"};
+    const char *bad[] = {"slurmstepd",     "slurmstepd: [1234]", "slurmstepd: [.0]",  "slurmstepd: [12.0] x",
+                         "slurmd: [12.0]", "slurmstepd: [12.]",  "slurmstepd: [1x.0]"};
     for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
-        assert_int_equal(stepd_parse_cmdline(bad[i], strlen(bad[i]), job, sizeof(job), step, sizeof(step)), -EINVAL);
+        assert_int_equal(stepd_parse_cmdline(bad[i], strlen(bad[i]), job, sizeof(job), step, sizeof(step)),
+                         -EINVAL);
     char tiny[2];
     assert_int_equal(stepd_parse_cmdline(a, sizeof(a), tiny, sizeof(tiny), step, sizeof(step)), -EINVAL);
 }

@@ -30,6 +30,8 @@
 #include <unistd.h>
 
 #include "assert_value.h"
+#include "sources/registry.h"
+#include "parts_summary.h"
 
 /* ---- helpers ---- */
 
@@ -79,17 +81,18 @@ static void test_mountinfo_lines(void **state)
     char root[256], mnt[256];
     int v;
     unsigned c;
-    assert_int_equal(cgroupfs_parse_mountinfo_line("28 25 0:24 / /sys/fs/cgroup/cpu,cpuacct rw,nosuid shared:11 - "
-                                                   "cgroup cgroup rw,cpu,cpuacct",
-                                                   &v, &c, root, mnt, sizeof(root)),
-                     0);
+    assert_int_equal(
+        cgroupfs_parse_mountinfo_line("28 25 0:24 / /sys/fs/cgroup/cpu,cpuacct rw,nosuid shared:11 - "
+                                      "cgroup cgroup rw,cpu,cpuacct",
+                                      &v, &c, root, mnt, sizeof(root)),
+        0);
     assert_int_equal(v, 1);
     assert_int_equal(c, (1u << JS_CG_CPU) | (1u << JS_CG_CPUACCT));
     assert_string_equal(mnt, "/sys/fs/cgroup/cpu,cpuacct");
     assert_string_equal(root, "/");
     /* no optional fields, escaped blank in the mount point, a bind-mounted root */
-    assert_int_equal(cgroupfs_parse_mountinfo_line("40 30 0:37 /docker/ab /my\\040cg rw - cgroup2 cgroup2 rw", &v, &c,
-                                                   root, mnt, sizeof(root)),
+    assert_int_equal(cgroupfs_parse_mountinfo_line("40 30 0:37 /docker/ab /my\\040cg rw - cgroup2 cgroup2 rw",
+                                                   &v, &c, root, mnt, sizeof(root)),
                      0);
     assert_int_equal(v, 2);
     assert_int_equal(c, 0);
@@ -103,12 +106,13 @@ static void test_mountinfo_lines(void **state)
     assert_int_equal(c, 0);
     assert_int_equal(cgroupfs_v1_ctrls("rw,blkio", 8), 1u << JS_CG_IO);
     assert_int_equal(cgroupfs_v1_ctrls("rw,io", 5), 0);
-    assert_int_equal(cgroupfs_parse_mountinfo_line("30 20 0:27 / /sys/fs/cgroup rw - tmpfs tmpfs rw", &v, &c, root,
-                                                   mnt, sizeof(root)),
+    assert_int_equal(cgroupfs_parse_mountinfo_line("30 20 0:27 / /sys/fs/cgroup rw - tmpfs tmpfs rw", &v, &c,
+                                                   root, mnt, sizeof(root)),
                      -ENOENT);
-    assert_int_equal(cgroupfs_parse_mountinfo_line("30 20 0:27 / /x rw", &v, &c, root, mnt, sizeof(root)), -EINVAL);
-    assert_int_equal(cgroupfs_parse_mountinfo_line("30 20 0:27 / /a/very/long/mount rw - cgroup2 cgroup2 rw", &v, &c,
-                                                   root, mnt, 8),
+    assert_int_equal(cgroupfs_parse_mountinfo_line("30 20 0:27 / /x rw", &v, &c, root, mnt, sizeof(root)),
+                     -EINVAL);
+    assert_int_equal(cgroupfs_parse_mountinfo_line("30 20 0:27 / /a/very/long/mount rw - cgroup2 cgroup2 rw",
+                                                   &v, &c, root, mnt, 8),
                      -ENAMETOOLONG);
 }
 
@@ -152,7 +156,8 @@ static void test_parse_memory(void **state)
     assert_ival(m[CGM_SWAP_BYTES], 1048576);
     assert_missing(m[CGM_SOCK_BYTES]);
     js_value_t m2[CGM__MAX] = {0};
-    cgroup_parse_memory_stat("anon 10\nfile 20\nkernel 30\nkernel_stack 31\nsock 40\nshmem 50\nfile_mapped 60\n", 2, m2);
+    cgroup_parse_memory_stat(
+        "anon 10\nfile 20\nkernel 30\nkernel_stack 31\nsock 40\nshmem 50\nfile_mapped 60\n", 2, m2);
     assert_ival(m2[CGM_ANON_BYTES], 10);
     assert_ival(m2[CGM_FILE_BYTES], 20);
     assert_ival(m2[CGM_KERNEL_BYTES], 30);
@@ -173,10 +178,11 @@ static void test_parse_io_psi(void **state)
 {
     js_rows_t io;
     rows_init(&io, &table_cgroup_io);
-    assert_int_equal(cgroup_parse_io_stat("259:0 rbytes=1459200 wbytes=314773504 rios=192 wios=353 dbytes=0 dios=0\n"
-                                          "8:16 rbytes=90112 wbytes=0 rios=22 wios=0\n",
-                                          &io),
-                     0);
+    assert_int_equal(
+        cgroup_parse_io_stat("259:0 rbytes=1459200 wbytes=314773504 rios=192 wios=353 dbytes=0 dios=0\n"
+                             "8:16 rbytes=90112 wbytes=0 rios=22 wios=0\n",
+                             &io),
+        0);
     assert_int_equal(io.nrows, 2);
     js_value_t *r = rows_row(&io, 0);
     assert_ival(r[CGIO_MAJOR], 259);
@@ -187,9 +193,10 @@ static void test_parse_io_psi(void **state)
     assert_ival(r[CGIO_READ_BYTES], 90112);
     assert_missing(r[CGIO_DISCARD_BYTES]); /* before 4.19 */
     rows_clear(&io);
-    assert_int_equal(cgroup_parse_blkio("8:0 Read 4096\n8:0 Write 8192\n8:0 Sync 1\n8:0 Total 12288\nTotal 12288\n",
-                                        "8:0 Read 1\n8:0 Write 2\n8:0 Total 3\nTotal 3\n", &io),
-                     0);
+    assert_int_equal(
+        cgroup_parse_blkio("8:0 Read 4096\n8:0 Write 8192\n8:0 Sync 1\n8:0 Total 12288\nTotal 12288\n",
+                           "8:0 Read 1\n8:0 Write 2\n8:0 Total 3\nTotal 3\n", &io),
+        0);
     assert_int_equal(io.nrows, 1);
     r = rows_row(&io, 0);
     assert_ival(r[CGIO_READ_BYTES], 4096);
@@ -208,7 +215,9 @@ static void test_parse_io_psi(void **state)
                      0);
     assert_ival(row[CG_PSI_MEMORY_SOME_US], 1234);
     assert_ival(row[CG_PSI_MEMORY_FULL_US], 567);
-    assert_int_equal(cgroup_parse_pressure("some avg10=0.00 avg60=0.00 avg300=0.00 total=9\n", CG_PSI_CPU_SOME_US, row), 0);
+    assert_int_equal(
+        cgroup_parse_pressure("some avg10=0.00 avg60=0.00 avg300=0.00 total=9\n", CG_PSI_CPU_SOME_US, row),
+        0);
     assert_ival(row[CG_PSI_CPU_SOME_US], 9);
     assert_missing(row[CG_PSI_CPU_FULL_US]); /* cpu "full" only from 5.13 */
     assert_int_equal(cgroup_parse_pressure("", CG_PSI_IO_SOME_US, row), -EINVAL);
@@ -295,9 +304,9 @@ static void test_open_path(void **state)
     js_cg_pids_t pids = {0};
     fx_open(&fx, "cgroup-v1");
     /* a directory under one mount: the same cgroup path in every other hierarchy that has it */
-    assert_int_equal(cgroupfs_open_path(&fx.root, "/sys/fs/cgroup/memory/slurm/uid_1000/job_42", &fx.cg, why,
-                                        sizeof(why)),
-                     0);
+    assert_int_equal(
+        cgroupfs_open_path(&fx.root, "/sys/fs/cgroup/memory/slurm/uid_1000/job_42", &fx.cg, why, sizeof(why)),
+        0);
     assert_string_equal(fx.cg->path[cgroupfs_hier(fx.cg, JS_CG_MEMORY)], "/slurm/uid_1000/job_42");
     assert_true(cgroupfs_hier(fx.cg, JS_CG_CPUACCT) >= 0);
     assert_true(cgroupfs_hier(fx.cg, JS_CG_PIDS) >= 0);
@@ -312,15 +321,18 @@ static void test_open_path(void **state)
     cgroupfs_free(fx.cg);
     /* as /proc/PID/cgroup shows it */
     fx.cg = NULL;
-    assert_int_equal(cgroupfs_open_path(&fx.root, "/slurm/uid_1000/job_42/step_0/task_0", &fx.cg, why, sizeof(why)), 0);
+    assert_int_equal(
+        cgroupfs_open_path(&fx.root, "/slurm/uid_1000/job_42/step_0/task_0", &fx.cg, why, sizeof(why)), 0);
     assert_true(cgroupfs_hier(fx.cg, JS_CG_IO) >= 0);
     cgroupfs_free(fx.cg);
     fx.cg = NULL;
-    assert_int_equal(cgroupfs_open_path(&fx.root, "/slurm/uid_1000/job_43", &fx.cg, why, sizeof(why)), -ENOENT);
+    assert_int_equal(cgroupfs_open_path(&fx.root, "/slurm/uid_1000/job_43", &fx.cg, why, sizeof(why)),
+                     -ENOENT);
     assert_non_null(strstr(why, "job_43"));
     assert_int_equal(cgroupfs_open_path(&fx.root, "/slurm/../etc", &fx.cg, why, sizeof(why)), -EINVAL);
     assert_int_equal(cgroupfs_open_path(&fx.root, "slurm", &fx.cg, why, sizeof(why)), -EINVAL);
-    assert_int_equal(cgroupfs_open_path(&fx.root, "/sys/fs/cgroup/memory/nope", &fx.cg, why, sizeof(why)), -ENOENT);
+    assert_int_equal(cgroupfs_open_path(&fx.root, "/sys/fs/cgroup/memory/nope", &fx.cg, why, sizeof(why)),
+                     -ENOENT);
     assert_null(fx.cg);
     cgroupfs_pids_free(&pids);
     fx_close(&fx);
@@ -364,9 +376,10 @@ static void collect_fixture(const char *name, pid_t pid, rows3_t *rows, js_rows_
     fx_t fx;
     fx_open(&fx, name);
     assert_int_equal(cgroupfs_open_pid(&fx.root, pid, &fx.cg, NULL, 0), 0);
-    js_ctx_t ctx = {.root = fx.root, .mode = JS_MODE_WATCH, .scope = {.kind = JS_SCOPE_CGROUP, .cgroup = fx.cg}};
+    js_ctx_t ctx = {
+        .root = fx.root, .mode = JS_MODE_WATCH, .scope = {.kind = JS_SCOPE_CGROUP, .cgroup = fx.cg}};
     void *st = NULL;
-    assert_int_equal(source_cgroup.init(&ctx, &st), 0);
+    assert_int_equal(source_cgroup.init(&ctx, &st, NULL, 0), 0);
     rows3_init(rows);
     assert_int_equal(source_cgroup.collect(st, &ctx, rows->p), 0);
     rows_init(inv, &table_inventory);
@@ -411,8 +424,9 @@ static void test_collect_v1(void **state)
     assert_string_equal(inv_get(&inv, "cgroup.path"), "/slurm/uid_1000/job_42/step_0/task_0");
     assert_string_equal(inv_get(&inv, "file.cgroup.usage_ns"),
                         "/sys/fs/cgroup/cpu,cpuacct/slurm/uid_1000/job_42/step_0/task_0/cpuacct.usage");
-    assert_string_equal(inv_get(&inv, "file.cgroup_io.read_bytes"),
-                        "/sys/fs/cgroup/blkio/slurm/uid_1000/job_42/step_0/task_0/blkio.throttle.io_service_bytes");
+    assert_string_equal(
+        inv_get(&inv, "file.cgroup_io.read_bytes"),
+        "/sys/fs/cgroup/blkio/slurm/uid_1000/job_42/step_0/task_0/blkio.throttle.io_service_bytes");
     /* the job's quota (2.5 cores two levels up) beats its cpuset (2-5) and the affinity mask */
     assert_string_equal(inv_get(&inv, "allocation.cores"), "2.5");
     assert_string_equal(inv_get(&inv, "allocation.cores_bound"), "cfs_quota");
@@ -447,7 +461,8 @@ static void test_collect_v2(void **state)
     assert_missing(m[CGM_FAILCNT]);
     assert_int_equal(r.t[2].nrows, 2);
     assert_null(inv_get(&inv, "file.cgroup_memory.peak_bytes"));
-    assert_string_equal(inv_get(&inv, "file.cgroup.usage_ns"), "/sys/fs/cgroup/system.slice/docker-abc.scope/cpu.stat");
+    assert_string_equal(inv_get(&inv, "file.cgroup.usage_ns"),
+                        "/sys/fs/cgroup/system.slice/docker-abc.scope/cpu.stat");
     /* cpu.max "max 100000" is no quota, its parent's 150000/100000 is */
     assert_string_equal(inv_get(&inv, "allocation.cores"), "1.5");
     assert_string_equal(inv_get(&inv, "allocation.cores_bound"), "cpu.max");
@@ -501,7 +516,7 @@ static void test_collect_hybrid_v2_only(void **state)
     js_ctx_t ctx = {
         .root = fx.root, .mode = JS_MODE_WATCH, .scope = {.kind = JS_SCOPE_CGROUP, .cgroup = fx.cg}};
     void *st = NULL;
-    assert_int_equal(source_cgroup.init(&ctx, &st), 0);
+    assert_int_equal(source_cgroup.init(&ctx, &st, NULL, 0), 0);
     rows3_t r;
     rows3_init(&r);
     assert_int_equal(source_cgroup.collect(st, &ctx, r.p), 0);
@@ -554,7 +569,7 @@ static void test_no_cgroup(void **state)
     fx_open(&fx, "cgroup-v2");
     js_ctx_t ctx = {.root = fx.root, .mode = JS_MODE_RUN};
     void *st = NULL;
-    assert_int_equal(source_cgroup.init(&ctx, &st), 0);
+    assert_int_equal(source_cgroup.init(&ctx, &st, NULL, 0), 0);
     rows3_t r;
     rows3_init(&r);
     assert_int_equal(source_cgroup.collect(st, &ctx, r.p), 0);
@@ -640,8 +655,9 @@ static void test_create_remove(void **state)
     assert_true(exists(base, "sys/fs/cgroup/cpu,cpuset/jobscope-321-2"));
     assert_true(exists(base, "sys/fs/cgroup/unified/u/jobscope-321-2"));
     assert_false(exists(base, "sys/fs/cgroup/cpuset2/jobscope-321-2"));
-    /* (a co-mounted v1 cpuset gets its parent's cpuset.cpus and .mems written into the kernel's files, which a
-     * plain directory does not have: that write is covered by the integration tests' real hierarchies only) */
+    /* (a co-mounted v1 cpuset gets its parent's cpuset.cpus and .mems written into the kernel's files, which
+     * a plain directory does not have: that write is covered by the integration tests' real hierarchies only)
+     */
     int h = cgroupfs_hier(cg, JS_CG_MEMORY);
     assert_string_equal(cg->path[h], "/sess/a/jobscope-321-2");
     assert_true(cg->created[h]);
@@ -664,7 +680,7 @@ static void test_create_remove(void **state)
     assert_false(exists(base, "sys/fs/cgroup/memory/sess/a/jobscope-321-2"));
     assert_false(exists(base, "sys/fs/cgroup/unified/u/jobscope-321-2"));
     assert_true(exists(base, "sys/fs/cgroup/memory/sess/a/jobscope-321-1")); /* not ours */
-    assert_int_equal(cgroupfs_remove(cg, &left), 0);                          /* nothing left to do */
+    assert_int_equal(cgroupfs_remove(cg, &left), 0);                         /* nothing left to do */
     cgroupfs_pids_free(&left);
     cgroupfs_free(cg);
 
@@ -694,7 +710,8 @@ static void add_sample(js_sample_t *s, int64_t t_ns, int64_t usage_ns, int64_t t
         inventory_add(inv, "cgroup", "cgroup.path", "/jobscope-1-1");
         inventory_add(inv, "cgroup", "cgroup.created", created ? "1" : "0");
         inventory_add(inv, "cgroup", "file.cgroup.usage_ns", "/sys/fs/cgroup/jobscope-1-1/cpu.stat");
-        inventory_add(inv, "cgroup", "file.cgroup_memory.peak_bytes", "/sys/fs/cgroup/jobscope-1-1/memory.peak");
+        inventory_add(inv, "cgroup", "file.cgroup_memory.peak_bytes",
+                      "/sys/fs/cgroup/jobscope-1-1/memory.peak");
         inventory_add(inv, "cgroup", "allocation.cores", "2");
         inventory_add(inv, "cgroup", "allocation.cores_bound", "cpuset");
         inventory_add(inv, "cgroup", "allocation.memory_limit_bytes", "1000000000");
@@ -716,8 +733,12 @@ static void add_sample(js_sample_t *s, int64_t t_ns, int64_t usage_ns, int64_t t
 
 static js_model_t *new_model(js_mode_t mode)
 {
-    js_model_cfg_t cfg = {.mode = mode, .clk_tck = 100, .monitor_pid = 1, .root_pid = 10,
-                          .interval_ns = 1000000000, .cores_available = 2};
+    js_model_cfg_t cfg = {.mode = mode,
+                          .clk_tck = 100,
+                          .monitor_pid = 1,
+                          .root_pid = 10,
+                          .interval_ns = 1000000000,
+                          .cores_available = 2};
     return model_new(&cfg);
 }
 
@@ -761,19 +782,14 @@ static void test_part_run(void **state)
     assert_true(t.oom_kills == 0);
 
     js_buf_t b = {0};
-    jw_t w;
-    jw_init(&w, &b);
-    jw_open(&w, NULL);
-    model_parts_summary_json(m, &w);
-    jw_close(&w);
-    assert_int_equal(jw_error(&w), 0);
+    assert_int_equal(parts_json(m, &b), 0);
     assert_non_null(strstr(b.p, "\"peak_kernel_tree_bytes\": 500000000"));
     assert_non_null(strstr(b.p, "\"throttled_periods\": 5"));
     assert_non_null(strstr(b.p, "\"peak_fraction_of_limit\": 0.5"));
     /* CPU efficiency 2.6 s / (2 cores x 3 s) */
     assert_non_null(strstr(b.p, "\"cpu_efficiency\": 0.43333333333333335"));
     b.len = 0;
-    assert_int_equal(model_parts_summary_text(m, &b), 0);
+    assert_int_equal(parts_text(m, &b), 0);
     assert_non_null(strstr(b.p, "CPU efficiency   43.3% of 6.00 core-s"));
     assert_non_null(strstr(b.p, "mem efficiency   50.0% of 953.67 MiB"));
     buf_free(&b);
@@ -801,11 +817,7 @@ static void test_part_watch(void **state)
     assert_true(isnan(t.peak_kernel_tree_bytes));
     assert_true(t.peak_since_created_bytes == 300000000);
     js_buf_t b = {0};
-    jw_t w;
-    jw_init(&w, &b);
-    jw_open(&w, NULL);
-    model_parts_summary_json(m, &w);
-    jw_close(&w);
+    assert_int_equal(parts_json(m, &b), 0);
     assert_non_null(strstr(b.p, "\"throttled_periods\": 4"));
     assert_non_null(strstr(b.p, "\"peak_kernel_tree_bytes\": 1000,"));
     assert_non_null(strstr(b.p, "\"peak_since_created_bytes\": 300000000"));

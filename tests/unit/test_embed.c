@@ -139,8 +139,8 @@ static void test_embedded_run(void **state)
     double child = json_num(sum, "\"name\": \"child\"", "cpu_s");
     /* the kernel's figures: the host's CPU (monitor thread included) and its reaped child's */
     double expect = (self1 - self0) - mon + (kids1 - kids0);
-    print_message("tree %.3f s, kernel %.3f s (monitor thread %.3f s), host phase %.3f, child phase %.3f\n", total,
-                  expect, mon, host, child);
+    print_message("tree %.3f s, kernel %.3f s (monitor thread %.3f s), host phase %.3f, child phase %.3f\n",
+                  total, expect, mon, host, child);
     assert_true(mon > 0);
     assert_true(total > 0.55); /* 0.6 s of busy loops */
     /* the kernel's figure, up to a clock tick per process, the monitor's own first sample (before self0)

@@ -15,6 +15,7 @@
 #include "report/report.h"
 #include "sinks/merge.h"
 #include "sources/perf.h"
+#include "sys/parse.h"
 #include "sys/sysattr.h"
 
 #include <errno.h>
@@ -61,9 +62,9 @@ static void perf_cpulist_many_ranges(void **state)
     assert_non_null(many);
     for (int i = 0; i < 40; i++)
         strcat(many, i ? ",0-1048576" : "0-1048576");
-    assert_int_equal(perf_parse_cpulist(many, cpus, 4), -EINVAL);
+    assert_int_equal(cpulist_parse_ints(many, cpus, 4), -EINVAL);
     free(many);
-    assert_int_equal(perf_parse_cpulist("0-3,8\n", cpus, 4), 5);
+    assert_int_equal(cpulist_parse_ints("0-3,8\n", cpus, 4), 5);
     assert_int_equal(cpus[3], 3);
 }
 

@@ -12,6 +12,7 @@
 #include <stdint.h>
 #include <cmocka.h>
 
+#include "sys/parse.h"
 #include "sys/sysattr.h"
 
 #include "node_fixture.h"
@@ -34,6 +35,15 @@ static void test_cpulist(void **state)
     assert_int_equal(cpulist_parse("3-1", set, 128), -EINVAL);
     assert_int_equal(cpulist_parse("1,x", set, 128), -EINVAL);
     assert_int_equal(cpulist_parse("1-", set, 128), -EINVAL);
+    /* one parser, one set of bounds, whichever form the caller wants (the bitmap, the count, the numbers) */
+    int c[8];
+    assert_int_equal(cpulist_parse_ints("0-2 , 5\n", c, 8), 4);
+    assert_true(c[0] == 0 && c[2] == 2 && c[3] == 5);
+    assert_int_equal(cpulist_parse(" 0-2 , 5\n", set, 128), 4);
+    assert_int_equal(cpulist_parse("0-1048575", NULL, 0), 1048576); /* a range of 2^20 CPUs */
+    assert_int_equal(cpulist_parse("0-1048576", NULL, 0), -EINVAL); /* one more: not a CPU list */
+    assert_int_equal(cpulist_parse_ints("0-1048576", c, 8), -EINVAL);
+    assert_int_equal(cpulist_parse_ints("2147483648", c, 8), -ERANGE); /* not an int */
 }
 
 static void test_parse_i64(void **state)
@@ -134,9 +144,14 @@ static void test_inventory_vm(void **state)
     src_run_t r;
     src_open(&r, &source_host, FIXTURES "/node-vm");
     static const char *const expect[][2] = {
-        {"cpu.model", "AMD EPYC"},           {"cpu.count", "2"},       {"cpu.sockets", "1"},
-        {"cpu.cores_per_socket", "2"},       {"cpu.threads_per_core", "1"}, {"numa.nodes", "1"},
-        {"cache.cpuinfo_size_bytes", "1048576"}, {"numa.node0.mem_total_bytes", "5597069312"},
+        {"cpu.model", "AMD EPYC"},
+        {"cpu.count", "2"},
+        {"cpu.sockets", "1"},
+        {"cpu.cores_per_socket", "2"},
+        {"cpu.threads_per_core", "1"},
+        {"numa.nodes", "1"},
+        {"cache.cpuinfo_size_bytes", "1048576"},
+        {"numa.node0.mem_total_bytes", "5597069312"},
     };
     for (size_t i = 0; i < sizeof(expect) / sizeof(expect[0]); i++) {
         const char *v = src_inv(&r, expect[i][0]);

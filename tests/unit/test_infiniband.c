@@ -20,6 +20,7 @@
 
 #include "assert_value.h"
 #include "node_fixture.h"
+#include "sources/registry.h"
 
 #include <math.h>
 
@@ -191,8 +192,10 @@ static void test_model_saturation(void **state)
     assert_non_null(strstr(port2, "\"cleared_intervals\": 1,"));
     assert_non_null(strstr(b.p, "\"method\": \"none\""));
     summary_of(m, &b, true);
-    assert_non_null(strstr(b.p, "  infiniband       mlx5_0/1: sent 19.07 MiB, received 0 B; 4 errors, 0 discards (node; not attributed)\n"));
-    assert_non_null(strstr(b.p, "mlx5_0/2: sent 3.91 KiB, received 0 B (at least: counters saturated or cleared)"));
+    assert_non_null(strstr(b.p, "  infiniband       mlx5_0/1: sent 19.07 MiB, received 0 B; 4 errors, 0 "
+                                "discards (node; not attributed)\n"));
+    assert_non_null(
+        strstr(b.p, "mlx5_0/2: sent 3.91 KiB, received 0 B (at least: counters saturated or cleared)"));
     buf_free(&b);
     model_free(m);
     sample_free(&s);

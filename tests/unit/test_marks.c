@@ -38,15 +38,25 @@
 #include <time.h>
 #include <unistd.h>
 
-/* ---- wire format ---------------------------------------------------------------------------------------- */
+/* ---- wire format ----------------------------------------------------------------------------------------
+ */
 
 static void test_wire_roundtrip(void **state)
 {
     (void)state;
     unsigned char buf[MARKWIRE_MAX];
-    markwire_t m = {.kind = MARKWIRE_EVENT, .rank = 3, .t_mono_ns = 123456789, .t_unix_ns = -5, .tid = 77,
-                    .dropped = 9, .name = "checkpoint", .name_len = 10, .host = "node1", .host_len = 5,
-                    .data = "{\"step\": 10}", .data_len = 12};
+    markwire_t m = {.kind = MARKWIRE_EVENT,
+                    .rank = 3,
+                    .t_mono_ns = 123456789,
+                    .t_unix_ns = -5,
+                    .tid = 77,
+                    .dropped = 9,
+                    .name = "checkpoint",
+                    .name_len = 10,
+                    .host = "node1",
+                    .host_len = 5,
+                    .data = "{\"step\": 10}",
+                    .data_len = 12};
     int n = markwire_encode(&m, buf, sizeof(buf));
     assert_int_equal(n, MARKWIRE_HDR + 10 + 5 + 12);
     markwire_t d;
@@ -109,12 +119,21 @@ static void test_wire_limits_and_malformed(void **state)
 static void test_json_check(void **state)
 {
     (void)state;
-    static const char *const good[] = {"{}", "[]", "0", "-1.5e+3", "\"x\"", "true", "null",
-                                       " {\"a\": [1, 2, {\"b\": null}]} ", "{\"step\": 10}", "\"\\u00e9\\n\"",
-                                       "\"\xc3\xa9\"", "[[[[]]]]"};
-    static const char *const bad[] = {"", " ", "{", "}", "[1,]", "{\"a\"}", "{\"a\":}", "{a:1}", "01", "1.", ".5",
-                                      "tru", "\"\\x\"", "\"\x01\"", "\"\xc3\"", "1 2", "{\"a\":1,}", "[1 2]", "x",
-                                      "\"abc"};
+    static const char *const good[] = {"{}",
+                                       "[]",
+                                       "0",
+                                       "-1.5e+3",
+                                       "\"x\"",
+                                       "true",
+                                       "null",
+                                       " {\"a\": [1, 2, {\"b\": null}]} ",
+                                       "{\"step\": 10}",
+                                       "\"\\u00e9\\n\"",
+                                       "\"\xc3\xa9\"",
+                                       "[[[[]]]]"};
+    static const char *const bad[] = {"",         " ",   "{",          "}",     "[1,]", "{\"a\"}", "{\"a\":}",
+                                      "{a:1}",    "01",  "1.",         ".5",    "tru",  "\"\\x\"", "\"\x01\"",
+                                      "\"\xc3\"", "1 2", "{\"a\":1,}", "[1 2]", "x",    "\"abc"};
     for (size_t i = 0; i < sizeof(good) / sizeof(good[0]); i++)
         assert_true(json_valid(good[i], strlen(good[i])));
     for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
@@ -126,7 +145,8 @@ static void test_json_check(void **state)
     assert_true(json_valid(deep + 100 - JSONCHECK_DEPTH_MAX, 2 * JSONCHECK_DEPTH_MAX));
 }
 
-/* ---- socket and client ----------------------------------------------------------------------------------- */
+/* ---- socket and client -----------------------------------------------------------------------------------
+ */
 
 typedef struct {
     size_t n, begins, ends, events;
@@ -664,8 +684,13 @@ static void test_take_cutoff_and_order(void **state)
     static const int64_t times[] = {300, 100, 500, 200};
     unsigned char buf[MARKWIRE_MAX];
     for (size_t i = 0; i < 4; i++) {
-        markwire_t m = {.kind = MARKWIRE_EVENT, .rank = -1, .t_mono_ns = times[i], .name = "e", .name_len = 1,
-                        .data = i == 3 ? "not json" : NULL, .data_len = i == 3 ? 8 : 0};
+        markwire_t m = {.kind = MARKWIRE_EVENT,
+                        .rank = -1,
+                        .t_mono_ns = times[i],
+                        .name = "e",
+                        .name_len = 1,
+                        .data = i == 3 ? "not json" : NULL,
+                        .data_len = i == 3 ? 8 : 0};
         int n = markwire_encode(&m, buf, sizeof(buf));
         assert_int_equal(send(fd, buf, (size_t)n, 0), n);
     }
@@ -678,7 +703,8 @@ static void test_take_cutoff_and_order(void **state)
     assert_int_equal(marks_take(mk, &rows, 250, false), 2);
     assert_int_equal(rows_row(&rows, 0)[MARK_T_MONO].i, 100);
     assert_int_equal(rows_row(&rows, 1)[MARK_T_MONO].i, 200);
-    assert_string_equal(rows_str(&rows, &rows_row(&rows, 1)[MARK_DATA]), "\"not json\""); /* kept as a string */
+    assert_string_equal(rows_str(&rows, &rows_row(&rows, 1)[MARK_DATA]),
+                        "\"not json\""); /* kept as a string */
     assert_int_equal(rows_row(&rows, 0)[MARK_PID].i, getpid());
     rows_clear(&rows);
     assert_int_equal(marks_take(mk, &rows, 250, false), 0);
@@ -710,7 +736,11 @@ static void test_socket_size_limits(void **state)
     memset(name, 'n', sizeof(name));
     static char data[MARKWIRE_DATA_MAX];
     memset(data, 'd', sizeof(data));
-    markwire_t m = {.kind = MARKWIRE_EVENT, .rank = -1, .name = name, .name_len = sizeof(name), .data = data,
+    markwire_t m = {.kind = MARKWIRE_EVENT,
+                    .rank = -1,
+                    .name = name,
+                    .name_len = sizeof(name),
+                    .data = data,
                     .data_len = sizeof(data)};
     int n = markwire_encode(&m, big, sizeof(big));
     assert_true(n > 0);

@@ -18,6 +18,7 @@
 #include "model/model.h"
 #include "sinks/merge.h"
 #include "sinks/recording.h"
+#include "sources/registry.h"
 
 #include <errno.h>
 #include <fcntl.h>

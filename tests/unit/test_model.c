@@ -13,8 +13,10 @@
 #include <cmocka.h>
 
 #include "model/model.h"
+#include "core/util.h"
 #include "core/sample.h"
 #include "sources/proc_tree.h"
+#include "sources/registry.h"
 
 #include <math.h>
 #include <string.h>
@@ -24,9 +26,9 @@ extern const js_table_t table_self;
 typedef struct {
     int32_t pid, ppid;
     int64_t start, ut, st, cut, cst;
-    int64_t rss;     /* <0: missing */
-    int64_t uss;     /* <0: missing */
-    int64_t wbytes;  /* <0: missing */
+    int64_t rss;    /* <0: missing */
+    int64_t uss;    /* <0: missing */
+    int64_t wbytes; /* <0: missing */
 } fake_proc_t;
 
 static void add_sample(js_sample_t *s, int64_t t_ns, const fake_proc_t *p, size_t n, int64_t reaped_us,
@@ -71,8 +73,13 @@ static void add_sample(js_sample_t *s, int64_t t_ns, const fake_proc_t *p, size_
 
 static js_model_t *new_model(js_mode_t mode, double cores)
 {
-    js_model_cfg_t cfg = {.mode = mode, .clk_tck = 100, .monitor_pid = 1, .root_pid = 10,
-                          .interval_ns = 1000000000, .start_mono_ns = 0, .cores_available = cores};
+    js_model_cfg_t cfg = {.mode = mode,
+                          .clk_tck = 100,
+                          .monitor_pid = 1,
+                          .root_pid = 10,
+                          .interval_ns = 1000000000,
+                          .start_mono_ns = 0,
+                          .cores_available = cores};
     return model_new(&cfg);
 }
 
@@ -91,7 +98,7 @@ static void test_rates_and_deltas(void **state)
     assert_true(isnan(pt->dt_s));
     assert_float_equal(pt->cpu_s, 1.5, 1e-9);
     assert_true(isnan(pt->cpu_cores)); /* no start time configured: no rate for the first sample */
-    p.ut = 250; /* +1.5 s user over 1 s... with stime +0.5 s = 2 cores */
+    p.ut = 250;                        /* +1.5 s user over 1 s... with stime +0.5 s = 2 cores */
     p.st = 100;
     add_sample(&s, 2 * SEC, &p, 1, 0, 0);
     assert_int_equal(model_feed(m, 1, &s), 0);
@@ -192,7 +199,8 @@ static void test_attach_chain_vanished(void **state)
     js_sample_t s;
     sample_init(&s);
     js_model_t *m = new_model(JS_MODE_ATTACH, 2);
-    fake_proc_t a[3] = {{10, 1, 500, 0, 0, 0, 0, 1, -1, 0}, {11, 10, 600, 0, 0, 0, 0, 1, -1, 0},
+    fake_proc_t a[3] = {{10, 1, 500, 0, 0, 0, 0, 1, -1, 0},
+                        {11, 10, 600, 0, 0, 0, 0, 1, -1, 0},
                         {12, 11, 700, 0, 0, 0, 0, 1, -1, 0}};
     add_sample(&s, 1 * SEC, a, 3, -1, 0);
     model_feed(m, 0, &s);
@@ -231,11 +239,12 @@ static void test_stepd_roots(void **state)
     (void)state;
     js_sample_t s;
     sample_init(&s);
-    js_model_cfg_t cfg = {.mode = JS_MODE_WATCH, .clk_tck = 100, .interval_ns = SEC, .cores_available = 2,
-                          .stepd_roots = true};
+    js_model_cfg_t cfg = {
+        .mode = JS_MODE_WATCH, .clk_tck = 100, .interval_ns = SEC, .cores_available = 2, .stepd_roots = true};
     js_model_t *m = model_new(&cfg);
     /* two steps: slurmstepd 50 with task 100 (child 101), slurmstepd 60 with task 200 */
-    fake_proc_t a[3] = {{100, 50, 700, 10, 0, 0, 0, 1, -1, 0}, {101, 100, 710, 90, 0, 0, 0, 1, -1, 0},
+    fake_proc_t a[3] = {{100, 50, 700, 10, 0, 0, 0, 1, -1, 0},
+                        {101, 100, 710, 90, 0, 0, 0, 1, -1, 0},
                         {200, 60, 720, 40, 0, 0, 0, 1, -1, 0}};
     add_sample(&s, 1 * SEC, a, 3, -1, 0);
     add_stepd(&s, 50, 600, 0);
@@ -252,7 +261,8 @@ static void test_stepd_roots(void **state)
     /* slurmstepd 50 goes: what it reaped stays; 200 becomes a zombie with its final figures */
     add_sample(&s, 3 * SEC, a, 1, -1, 0);
     rows_row(sample_rows(&s, &table_proc), 0)[PROC_UTIME].i = 95;
-    rows_set_str(sample_rows(&s, &table_proc), &rows_row(sample_rows(&s, &table_proc), 0)[PROC_STATE], "Z", 1);
+    rows_set_str(sample_rows(&s, &table_proc), &rows_row(sample_rows(&s, &table_proc), 0)[PROC_STATE], "Z",
+                 1);
     add_stepd(&s, 60, 610, 0);
     model_feed(m, 2, &s);
     assert_float_equal(model_point(m)->cpu_s, 2.55, 1e-9);
@@ -357,26 +367,27 @@ static void test_rate_carry(void **state)
 {
     (void)state;
     rate_carry_t c;
-    rate_carry_init(&c, 2.0, 1.0);
+    rate_carry_init(&c, 2.0, JS_NS_PER_S);
     assert_true(isnan(c.max_rate));
     assert_true(isnan(rate_carry_step(&c, 1.0, 0)));
-    assert_float_equal(rate_carry_step(&c, 1.0, 1.0), 1.0, 1e-12);
-    assert_float_equal(rate_carry_step(&c, 2.0, 1.0), 2.0, 1e-12);
+    assert_float_equal(rate_carry_step(&c, 1.0, JS_NS_PER_S), 1.0, 1e-12);
+    assert_float_equal(rate_carry_step(&c, 2.0, JS_NS_PER_S), 2.0, 1e-12);
     assert_float_equal(c.max_rate, 2.0, 1e-12);
-    /* 0.5 s of CPU that became visible at reap, 5 ms after the previous sample: capped, carried, no new max */
-    assert_float_equal(rate_carry_step(&c, 0.5, 0.005), 2.0, 1e-12);
+    /* 0.5 s of CPU that became visible at reap, 5 ms after the previous sample: capped, carried, no new max
+     */
+    assert_float_equal(rate_carry_step(&c, 0.5, 5000000), 2.0, 1e-12);
     assert_float_equal(c.carry, 0.49, 1e-12);
     assert_float_equal(c.max_rate, 2.0, 1e-12);
     /* the carry is spread over the next interval: 0.49 + 0.2 over 1 s */
-    assert_float_equal(rate_carry_step(&c, 0.2, 1.0), 0.69, 1e-12);
+    assert_float_equal(rate_carry_step(&c, 0.2, JS_NS_PER_S), 0.69, 1e-12);
     assert_float_equal(c.carry, 0, 1e-12);
     /* a burst above the cap over a full interval: capped, the rest carried */
-    assert_float_equal(rate_carry_step(&c, 3.0, 1.0), 2.0, 1e-12);
-    assert_float_equal(rate_carry_step(&c, 0.0, 1.0), 1.0, 1e-12);
+    assert_float_equal(rate_carry_step(&c, 3.0, JS_NS_PER_S), 2.0, 1e-12);
+    assert_float_equal(rate_carry_step(&c, 0.0, JS_NS_PER_S), 1.0, 1e-12);
     /* no cap: the raw rate; a negative delta adds nothing */
-    rate_carry_init(&c, 0, 1.0);
-    assert_float_equal(rate_carry_step(&c, 5.0, 1.0), 5.0, 1e-12);
-    assert_float_equal(rate_carry_step(&c, -1.0, 1.0), 0.0, 1e-12);
+    rate_carry_init(&c, 0, JS_NS_PER_S);
+    assert_float_equal(rate_carry_step(&c, 5.0, JS_NS_PER_S), 5.0, 1e-12);
+    assert_float_equal(rate_carry_step(&c, -1.0, JS_NS_PER_S), 0.0, 1e-12);
 }
 
 /* gpu_tracker: sum percent = sum over units of their percent (here: cores busy x 100); hardware percent =
@@ -386,8 +397,13 @@ static void test_summary_arithmetic(void **state)
     (void)state;
     js_sample_t s;
     sample_init(&s);
-    js_model_cfg_t cfg = {.mode = JS_MODE_RUN, .clk_tck = 100, .monitor_pid = 1, .root_pid = 10,
-                          .interval_ns = SEC, .start_mono_ns = 1 * SEC, .cores_available = 4};
+    js_model_cfg_t cfg = {.mode = JS_MODE_RUN,
+                          .clk_tck = 100,
+                          .monitor_pid = 1,
+                          .root_pid = 10,
+                          .interval_ns = SEC,
+                          .start_mono_ns = 1 * SEC,
+                          .cores_available = 4};
     js_model_t *m = model_new(&cfg);
     /* 3 cores busy for 1 s, then 1 core for 1 s, then the tree ends and everything is reaped */
     fake_proc_t p = {10, 1, 500, 300, 0, 0, 0, 10, -1, -1};
@@ -403,9 +419,9 @@ static void test_summary_arithmetic(void **state)
     model_summary(m, &su);
     assert_float_equal(su.total_s, 4.0, 1e-9);
     assert_float_equal(su.wall_s, 2.005, 1e-9);
-    assert_float_equal(su.mean_cores, 4.0 / 2.005, 1e-9);                /* mean sum percent / 100 */
-    assert_float_equal(su.max_cores, 3.0, 1e-9);                         /* max sum percent / 100 */
-    assert_float_equal(su.efficiency, 4.0 / 2.005 / 4, 1e-9);            /* mean hardware fraction */
+    assert_float_equal(su.mean_cores, 4.0 / 2.005, 1e-9);     /* mean sum percent / 100 */
+    assert_float_equal(su.max_cores, 3.0, 1e-9);              /* max sum percent / 100 */
+    assert_float_equal(su.efficiency, 4.0 / 2.005 / 4, 1e-9); /* mean hardware fraction */
     assert_float_equal(su.cores_available, 4, 0);
     assert_int_equal(su.taken, 3);
     model_free(m);
@@ -540,8 +556,13 @@ static void test_short_closing_row(void **state)
     (void)state;
     js_sample_t s;
     sample_init(&s);
-    js_model_cfg_t cfg = {.mode = JS_MODE_RUN, .clk_tck = 100, .monitor_pid = 1, .root_pid = 10,
-                          .interval_ns = SEC, .start_mono_ns = 0, .cores_available = 2};
+    js_model_cfg_t cfg = {.mode = JS_MODE_RUN,
+                          .clk_tck = 100,
+                          .monitor_pid = 1,
+                          .root_pid = 10,
+                          .interval_ns = SEC,
+                          .start_mono_ns = 0,
+                          .cores_available = 2};
     js_model_t *m = model_new(&cfg);
     fake_proc_t p = {10, 1, 500, 0, 0, 0, 0, 100, -1, 0};
     add_sample(&s, 0, &p, 1, 0, 0);

@@ -18,6 +18,7 @@
 
 #include "assert_value.h"
 #include "node_fixture.h"
+#include "sources/registry.h"
 
 #include <math.h>
 
@@ -87,8 +88,8 @@ static void test_thermal_fixture(void **state)
     const js_rows_t *t = &r.rows[0];
     /* hwmon0 (2 labelled), hwmon1 (unlabelled), hwmon2 (device/), hwmon10 (a fan: none), 2 zones */
     assert_int_equal(t->nrows, 6);
-    static const char *const sensor[] = {"hwmon0/temp1", "hwmon0/temp2", "hwmon1/temp1", "hwmon2/temp1",
-                                         "thermal_zone0", "thermal_zone1"};
+    static const char *const sensor[] = {"hwmon0/temp1", "hwmon0/temp2",  "hwmon1/temp1",
+                                         "hwmon2/temp1", "thermal_zone0", "thermal_zone1"};
     static const char *const chip[] = {"coretemp", "coretemp", "nvme", "w83627ehf", "x86_pkg_temp", "acpitz"};
     static const char *const label[] = {"Package id 0", "Core 0", "", "", "", ""};
     static const int64_t mc[] = {45000, 43000, 38850, 30000, 46000, -1};
@@ -158,8 +159,9 @@ static void test_model(void **state)
     assert_non_null(strstr(b.p, "\"source\": \"scaling_cur_freq\""));
     assert_non_null(strstr(b.p, "\"max_celsius\": 81.5,\n    \"max_sensor\": \"hwmon0/temp2\""));
     summary_of(m, &b, true);
-    assert_string_equal(b.p, "  cpu frequency    mean 2238 MHz, min 1000, max 3901 over 8 CPUs [scaling_cur_freq]\n"
-                             "  temperature      max 81.5 C (coretemp Core 0, hwmon0/temp2) over 6 sensors\n");
+    assert_string_equal(
+        b.p, "  cpu frequency    mean 2238 MHz, min 1000, max 3901 over 8 CPUs [scaling_cur_freq]\n"
+             "  temperature      max 81.5 C (coretemp Core 0, hwmon0/temp2) over 6 sensors\n");
     buf_free(&b);
     model_free(m);
     sample_free(&s);
@@ -171,12 +173,9 @@ static void test_model(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_parse_cpuinfo),
-        cmocka_unit_test(test_cpufreq_present),
-        cmocka_unit_test(test_cpufreq_absent_cpuinfo),
-        cmocka_unit_test(test_thermal_fixture),
-        cmocka_unit_test(test_thermal_absent),
-        cmocka_unit_test(test_model),
+        cmocka_unit_test(test_parse_cpuinfo),          cmocka_unit_test(test_cpufreq_present),
+        cmocka_unit_test(test_cpufreq_absent_cpuinfo), cmocka_unit_test(test_thermal_fixture),
+        cmocka_unit_test(test_thermal_absent),         cmocka_unit_test(test_model),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

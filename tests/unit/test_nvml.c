@@ -19,6 +19,7 @@
 #include "core/source.h"
 #include "sources/gpu_select.h"
 #include "sources/nvml.h"
+#include "sources/registry.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -98,6 +99,7 @@ typedef struct {
     void *state;
     js_rows_t *rows[6];
     int init_rc;
+    char why[JS_WHY_MAX]; /* the reason init gave */
 } run_t;
 
 static void run_open(run_t *r, const char *scenario, js_mode_t mode, const char *gpus)
@@ -112,7 +114,7 @@ static void run_open(run_t *r, const char *scenario, js_mode_t mode, const char 
     assert_int_equal(sample_init(&r->s), 0);
     for (int i = 0; source_nvml.tables[i]; i++)
         r->rows[i] = sample_rows(&r->s, source_nvml.tables[i]);
-    r->init_rc = source_nvml.init(&r->ctx, &r->state);
+    r->init_rc = source_nvml.init(&r->ctx, &r->state, r->why, sizeof(r->why));
 }
 
 static void run_collect(run_t *r, uint64_t seq)
@@ -450,21 +452,22 @@ static void test_no_library_no_driver(void **state)
     setenv("JOBSCOPE_NVML_LIBRARY", "/nonexistent/libnvidia-ml.so.1", 1);
     run_open(&r, SCENARIOS "/nvml-h100x2-busy.scn", JS_MODE_RUN, NULL);
     assert_int_equal(r.init_rc, -ENOENT);
-    assert_non_null(gpu_reason("nvml"));
-    assert_non_null(strstr(gpu_reason("nvml"), "/nonexistent/libnvidia-ml.so.1"));
+    assert_non_null(strstr(r.why, "NVML not loaded: "));
+    assert_non_null(strstr(r.why, "/nonexistent/libnvidia-ml.so.1"));
     run_close(&r);
     setenv("JOBSCOPE_NVML_LIBRARY", NVML_LIB, 1);
     unsetenv("FAKE_NVML_SCENARIO"); /* the fake then acts as a machine without the driver */
     run_open(&r, NULL, JS_MODE_RUN, NULL);
     assert_int_equal(r.init_rc, -ENODEV);
-    assert_string_equal(gpu_reason("nvml"), "nvmlInit: Driver Not Loaded");
+    assert_string_equal(r.why, "nvmlInit: Driver Not Loaded");
     run_close(&r);
     run_open(&r, SCENARIOS "/nvml-h100x2-busy.scn", JS_MODE_RUN, "none");
     assert_int_equal(r.init_rc, -ECANCELED);
+    assert_string_equal(r.why, "--gpus none");
     run_close(&r);
     run_open(&r, SCENARIOS "/nvml-h100x2-busy.scn", JS_MODE_RUN, NULL);
     assert_int_equal(r.init_rc, 0);
-    assert_null(gpu_reason("nvml"));
+    assert_string_equal(r.why, ""); /* no reason: it did not fail */
     run_close(&r);
 }
 
@@ -554,7 +557,7 @@ static void test_selection_attach_environ(void **state)
     assert_int_equal(sample_init(&r.s), 0);
     for (int i = 0; source_nvml.tables[i]; i++)
         r.rows[i] = sample_rows(&r.s, source_nvml.tables[i]);
-    r.init_rc = source_nvml.init(&r.ctx, &r.state);
+    r.init_rc = source_nvml.init(&r.ctx, &r.state, r.why, sizeof(r.why));
     assert_int_equal(r.init_rc, 0);
     run_collect(&r, 0);
     assert_int_equal(dev_rows(&r), 1);

@@ -21,6 +21,8 @@
 #include "sources/nvml.h"
 #include "sources/proc_tree.h"
 #include "sources/rocm.h"
+#include "sources/registry.h"
+#include "parts_summary.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -134,12 +136,7 @@ static void nv_putil(fx_t *f, int gpu, int pid, int sm, int mem)
 static char *summary(fx_t *f)
 {
     js_buf_t b = {0};
-    jw_t w;
-    jw_init(&w, &b);
-    jw_open(&w, NULL);
-    model_parts_summary_json(f->m, &w);
-    jw_close(&w);
-    assert_int_equal(jw_error(&w), 0);
+    assert_int_equal(parts_json(f->m, &b), 0);
     return b.p;
 }
 
@@ -217,7 +214,7 @@ static void test_energy_counter_reload(void **state)
     assert_near(J(j, JOB, "energy_j"), 300);
     free(j);
     js_buf_t b = {0};
-    assert_int_equal(model_parts_summary_text(f.m, &b), 0);
+    assert_int_equal(parts_text(f.m, &b), 0);
     assert_non_null(strstr(b.p, "counter reset 1x"));
     buf_free(&b);
     fx_close(&f);
@@ -241,7 +238,7 @@ static void test_energy_integrated_without_counter(void **state)
     assert_near(J(j, "devices", "power_w", "max"), 300);
     free(j);
     js_buf_t b = {0};
-    assert_int_equal(model_parts_summary_text(f.m, &b), 0);
+    assert_int_equal(parts_text(f.m, &b), 0);
     assert_non_null(strstr(b.p, "[integrated power]"));
     buf_free(&b);
     fx_close(&f);
@@ -404,6 +401,45 @@ static void test_two_gpus_sums(void **state)
     fx_close(&f);
 }
 
+/* The job's GPU energy is the energy of the devices it used (a job process listed on them), each device's
+ * whole energy; a device only someone else used is not the job's (it was: 626 J of "job" energy with
+ * devices_in_use 0 on the fake NVML). With no device used, the job's GPU energy is 0 J, not missing. */
+static void test_job_energy_of_devices_used(void **state)
+{
+    (void)state;
+    for (int used = 0; used < 2; used++) {
+        fx_t f;
+        fx_open(&f, 100);
+        int members[] = {100};
+        for (int i = 0; i < 3; i++) {
+            begin(&f, i, members, 1);
+            js_value_t *v = nv_dev(&f, 0, 50, 10 * GiB, 80 * GiB, 100000);
+            val_int(&v[NVD_PROCS], 1);
+            val_int(&v[NVD_ENERGY], 1000000 + i * 100000); /* 100 J per second */
+            v = nv_dev(&f, 1, 50, 10 * GiB, 80 * GiB, 300000);
+            val_int(&v[NVD_PROCS], 1);
+            val_int(&v[NVD_ENERGY], 5000000 + i * 300000); /* 300 J per second */
+            nv_proc(&f, 0, used ? 100 : 998, "compute", 8 * GiB);
+            nv_proc(&f, 1, 999, "compute", 8 * GiB); /* GPU 1: someone else's */
+            feed(&f);
+        }
+        char *j = summary(&f);
+        assert_near(J(j, JOB, "devices"), 2);
+        assert_near(J(j, JOB, "devices_in_use"), used);
+        assert_near(J(j, JOB, "energy_j"), used ? 200 : 0); /* GPU 0's 2 s, or nothing */
+        assert_non_null(strstr(j, "\"energy_method\": \"the devices the job used"));
+        free(j);
+        js_buf_t b = {0};
+        js_summary_table_t *t = figure_new();
+        model_parts_summary(f.m, figure_root(t));
+        assert_int_equal(summary_parts_text(&b, figure_root(t), JS_SUMMARY_SHORT), 0);
+        assert_non_null(strstr(b.p, used ? "energy 200.0 J" : "energy 0.0 J"));
+        figure_free(t);
+        buf_free(&b);
+        fx_close(&f);
+    }
+}
+
 static void test_nested_namespace(void **state)
 {
     (void)state;
@@ -471,7 +507,7 @@ static void test_flags(void **state)
     assert_non_null(strstr(j, "\"lost\": true"));
     free(j);
     js_buf_t b = {0};
-    assert_int_equal(model_parts_summary_text(f.m, &b), 0);
+    assert_int_equal(parts_text(f.m, &b), 0);
     assert_non_null(strstr(b.p, "GPU FLAGS"));
     assert_non_null(strstr(b.p, "allocated but idle"));
     assert_non_null(strstr(b.p, "within 5% of full"));
@@ -580,6 +616,7 @@ int main(void)
         cmocka_unit_test(test_throttle_and_ecc),
         cmocka_unit_test(test_attribution),
         cmocka_unit_test(test_two_gpus_sums),
+        cmocka_unit_test(test_job_energy_of_devices_used),
         cmocka_unit_test(test_nested_namespace),
         cmocka_unit_test(test_flags),
         cmocka_unit_test(test_amd),

@@ -15,11 +15,13 @@
 #include <stdint.h>
 #include <cmocka.h>
 
+#include "sys/parse.h"
 #include "config.h"
 #include "core/json.h"
 #include "core/sample.h"
 #include "model/part.h"
 #include "model/model.h"
+#include "model/figure.h"
 #include "model/part_perf.h"
 #include "sources/perf.h"
 
@@ -37,6 +39,7 @@
 #include <unistd.h>
 
 #include "assert_value.h"
+#include "sources/registry.h"
 
 extern const js_source_t source_perf;
 extern const js_model_part_t part_perf;
@@ -86,19 +89,19 @@ static void test_cpulist(void **state)
 {
     (void)state;
     int c[16];
-    assert_int_equal(perf_parse_cpulist("0-1\n", c, 16), 2);
+    assert_int_equal(cpulist_parse_ints("0-1\n", c, 16), 2);
     assert_int_equal(c[0], 0);
     assert_int_equal(c[1], 1);
-    assert_int_equal(perf_parse_cpulist("0-2,8,10-11", c, 16), 6);
+    assert_int_equal(cpulist_parse_ints("0-2,8,10-11", c, 16), 6);
     assert_int_equal(c[3], 8);
     assert_int_equal(c[5], 11);
-    assert_int_equal(perf_parse_cpulist("5", c, 16), 1);
+    assert_int_equal(cpulist_parse_ints("5", c, 16), 1);
     assert_int_equal(c[0], 5);
-    assert_int_equal(perf_parse_cpulist("0-63", c, 4), 64); /* counted, only 4 stored */
+    assert_int_equal(cpulist_parse_ints("0-63", c, 4), 64); /* counted, only 4 stored */
     assert_int_equal(c[3], 3);
-    assert_int_equal(perf_parse_cpulist("3-1", c, 16), -EINVAL);
-    assert_int_equal(perf_parse_cpulist("0;1", c, 16), -EINVAL);
-    assert_int_equal(perf_parse_cpulist("\n", c, 16), 0);
+    assert_int_equal(cpulist_parse_ints("3-1", c, 16), -EINVAL);
+    assert_int_equal(cpulist_parse_ints("0;1", c, 16), -EINVAL);
+    assert_int_equal(cpulist_parse_ints("\n", c, 16), 0);
 }
 
 /* ---- libpfm4 under a forced PMU ---- */
@@ -295,7 +298,7 @@ static void rig_init(rig_t *r, js_mode_t mode)
     r->ctx.monitor_pid = getpid();
     assert_int_equal(sample_init(&r->s), 0);
     r->rows[0] = sample_rows(&r->s, &table_perf);
-    assert_int_equal(source_perf.init(&r->ctx, &r->st), 0);
+    assert_int_equal(source_perf.init(&r->ctx, &r->st, NULL, 0), 0);
 }
 
 static void rig_free(rig_t *r)
@@ -480,7 +483,7 @@ static void forced_skx_source(void)
     CHECK(sample_init(&s) == 0);
     js_rows_t *rows[2] = {sample_rows(&s, &table_perf), NULL};
     void *st = NULL;
-    CHECK(source_perf.init(&ctx, &st) == 0);
+    CHECK(source_perf.init(&ctx, &st, NULL, 0) == 0);
     CHECK(source_perf.prepare_child(st, &ctx, 31) == 0);
     int raw = 0;
     for (int i = 0; i < fk.nopen; i++)
@@ -524,7 +527,7 @@ static void pfm_status_with_sysfs(const char *fixture, char *status, size_t cap,
     r.ctx.monitor_pid = getpid();
     assert_int_equal(sample_init(&r.s), 0);
     r.rows[0] = sample_rows(&r.s, &table_perf);
-    assert_int_equal(source_perf.init(&r.ctx, &r.st), 0);
+    assert_int_equal(source_perf.init(&r.ctx, &r.st, NULL, 0), 0);
     js_rows_t *inv = sample_rows(&r.s, &table_inventory);
     assert_int_equal(source_perf.inventory(r.st, &r.ctx, inv), 0);
     snprintf(status, cap, "%s", inv_value(inv, "perf.fp_scalar_double.status"));
@@ -562,7 +565,7 @@ static void test_source_without_libpfm(void **state)
     r.ctx.monitor_pid = getpid();
     assert_int_equal(sample_init(&r.s), 0);
     r.rows[0] = sample_rows(&r.s, &table_perf);
-    assert_int_equal(source_perf.init(&r.ctx, &r.st), 0);
+    assert_int_equal(source_perf.init(&r.ctx, &r.st, NULL, 0), 0);
     js_rows_t *inv = sample_rows(&r.s, &table_inventory);
     assert_int_equal(source_perf.inventory(r.st, &r.ctx, inv), 0);
     const char *want = "ENOENT: libpfm4 not loadable: $JOBSCOPE_LIBPFM_LIBRARY: /nonexistent/libpfm.so.4: ";
@@ -1283,12 +1286,10 @@ static void test_model_part(void **state)
 
     /* the summary: totals, fraction counted, the missing events once with their reason */
     js_buf_t b = {0};
-    jw_t w;
-    jw_init(&w, &b);
-    jw_open(&w, NULL);
-    part_perf.summary_json(ps, &w);
-    jw_close(&w);
-    assert_int_equal(jw_error(&w), 0);
+    js_summary_table_t *t = figure_new();
+    assert_non_null(t);
+    part_perf.summary(ps, figure_root(t));
+    assert_int_equal(figure_json(t, &b), 0);
     assert_non_null(strstr(b.p, "\"cycles\": \"ENOENT: No such file or directory\""));
     assert_non_null(
         strstr(b.p, "\"fp_flops_any\": \"ENOENT: libpfm4: not an event of the detected core PMU\""));
@@ -1299,7 +1300,8 @@ static void test_model_part(void **state)
     assert_non_null(strstr(b.p, "\"target\": \"tree: test\""));
     assert_non_null(strstr(b.p, "\"paranoid\": 2"));
     b.len = 0;
-    assert_int_equal(part_perf.summary_text(ps, &b), 0);
+    assert_int_equal(part_perf.summary_text(figure_root(t), &b), 0);
+    figure_free(t);
     assert_non_null(strstr(b.p, "  perf software    task-clock 1.700 s"));
     assert_non_null(
         strstr(b.p, "  perf missing     cycles, cache_misses: ENOENT: No such file or directory\n"));
@@ -1321,11 +1323,13 @@ static void test_model_part_no_data(void **state)
     assert_int_equal(sample_init(&s), 0);
     feed(ps, &s, 0, 1, NULL, 0, false);
     js_buf_t b = {0};
-    jw_t w;
-    jw_init(&w, &b);
-    part_perf.summary_json(ps, &w); /* a recording without perf data: no section */
-    assert_int_equal(part_perf.summary_text(ps, &b), 0);
+    js_summary_table_t *t = figure_new();
+    assert_non_null(t);
+    part_perf.summary(ps, figure_root(t)); /* a recording without perf data: no section */
+    assert_int_equal(fig_count(figure_root(t)), 0);
+    assert_int_equal(part_perf.summary_text(figure_root(t), &b), 0);
     assert_true(b.len == 0);
+    figure_free(t);
     buf_free(&b);
     sample_free(&s);
     part_perf.fini(ps);

@@ -34,6 +34,7 @@ extern const js_source_t source_proc_tree;
 /* ---- helpers ---- */
 
 #include "assert_value.h"
+#include "sources/registry.h"
 
 #define KB 1024LL
 
@@ -236,7 +237,7 @@ static void test_cmdline_redact(void **state)
     assert_redacted("^--token=.*$", "app\0--token=abc\0keep--token=abc\0", 32,
                     "[\"app\",\"***\",\"keep--token=abc\"]"); /* anchors apply per argument */
     assert_redacted("[0-9]+", "a1b22c333\0", 10, "[\"a***b***c***\"]");
-    assert_redacted("x*", "abc\0", 4, "[\"abc\"]"); /* empty matches replace nothing and end */
+    assert_redacted("x*", "abc\0", 4, "[\"abc\"]");      /* empty matches replace nothing and end */
     assert_redacted("secret", "secret", 6, "[\"***\"]"); /* no final NUL (a rewritten argv) */
     assert_redacted("nothing", "a\0\0b\0", 5, "[\"a\",\"\",\"b\"]"); /* an empty argument stays */
 }
@@ -269,7 +270,8 @@ typedef struct {
 } tree_t;
 
 /* tree_open_scope: the source on fixture `root` in `mode` with `root_pid` and `scope` (may be NULL). */
-static void tree_open_scope(tree_t *t, const char *root, js_mode_t mode, pid_t root_pid, const js_scope_t *scope)
+static void tree_open_scope(tree_t *t, const char *root, js_mode_t mode, pid_t root_pid,
+                            const js_scope_t *scope)
 {
     memset(t, 0, sizeof(*t));
     assert_int_equal(fsroot_open(&t->ctx.root, root, NULL), 0);
@@ -293,7 +295,7 @@ static void tree_open_scope(tree_t *t, const char *root, js_mode_t mode, pid_t r
     for (int i = 0; i < 5; i++)
         assert_ptr_equal(source_proc_tree.tables[i], t->rows[i]->table);
     assert_null(source_proc_tree.tables[5]);
-    assert_int_equal(source_proc_tree.init(&t->ctx, &t->state), 0);
+    assert_int_equal(source_proc_tree.init(&t->ctx, &t->state, NULL, 0), 0);
 }
 
 static void tree_open(tree_t *t, const char *root)
@@ -641,8 +643,8 @@ static void test_collect_changes(void **state)
     check_members(&t, want2, 4);
     assert_int_equal(t.rows[1]->nrows, 0);
 
-    /* 101 execs again under the same name (`exec make ...`): the comm stays, the image's addresses (stat fields
-     * 26-28, 48-49) change, so it is announced again with its new command line */
+    /* 101 execs again under the same name (`exec make ...`): the comm stays, the image's addresses (stat
+     * fields 26-28, 48-49) change, so it is announced again with its new command line */
     put(dir, "101/stat",
         "101 (make) S 1 100 100 34816 -1 4194560 900 0 2 0 401 70 0 0 20 0 3 0 5100 120000000 3000 "
         "18446744073709551615 94000000000000 94000000019881 140735500000000 0 0 0 0 0 0 0 0 0 17 1 0 0 0 0 0 "
@@ -705,7 +707,8 @@ static void test_collect_stepd_job(void **state)
     tree_collect(&t);
     int got[16];
     size_t n = sorted_members(&t, got, 16);
-    /* steps 0 and batch; not job 8's task (300), not the monitor's step (400), not under a look-alike (500) */
+    /* steps 0 and batch; not job 8's task (300), not the monitor's step (400), not under a look-alike (500)
+     */
     static const int want[] = {100, 101, 200};
     assert_int_equal(n, 3);
     for (size_t i = 0; i < n; i++)
@@ -724,7 +727,7 @@ static void test_collect_stepd_job(void **state)
     const js_value_t *tv = rows_row(t.rows[2], 0);
     assert_string_equal(rows_str(t.rows[2], &tv[TREE_DISCOVERY]), "slurmstepd");
     assert_false(t.ctx.scope_gone); /* a whole job ends by signal or stop file only */
-    tree_collect(&t); /* again: the classification is cached */
+    tree_collect(&t);               /* again: the classification is cached */
     assert_int_equal(sorted_members(&t, got, 16), 3);
     check_stepd_rows(&t, roots, 2);
     tree_close(&t);
@@ -794,13 +797,13 @@ static void test_collect_stepd_pid(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_parse_io),        cmocka_unit_test(test_parse_statm),
-        cmocka_unit_test(test_parse_status),    cmocka_unit_test(test_parse_smaps),
-        cmocka_unit_test(test_cmdline_json), cmocka_unit_test(test_cmdline_redact),    cmocka_unit_test(test_collect_children),
-        cmocka_unit_test(test_collect_stepd_job), cmocka_unit_test(test_collect_stepd_step),
-        cmocka_unit_test(test_collect_stepd_pid),
-        cmocka_unit_test(test_collect_scan),    cmocka_unit_test(test_collect_no_root),
-        cmocka_unit_test(test_collect_subtree), cmocka_unit_test(test_collect_changes),
+        cmocka_unit_test(test_parse_io),           cmocka_unit_test(test_parse_statm),
+        cmocka_unit_test(test_parse_status),       cmocka_unit_test(test_parse_smaps),
+        cmocka_unit_test(test_cmdline_json),       cmocka_unit_test(test_cmdline_redact),
+        cmocka_unit_test(test_collect_children),   cmocka_unit_test(test_collect_stepd_job),
+        cmocka_unit_test(test_collect_stepd_step), cmocka_unit_test(test_collect_stepd_pid),
+        cmocka_unit_test(test_collect_scan),       cmocka_unit_test(test_collect_no_root),
+        cmocka_unit_test(test_collect_subtree),    cmocka_unit_test(test_collect_changes),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -20,6 +20,7 @@
 #include "sinks/prometheus.h"
 #include "sinks/textfile.h"
 #include "sources/self.h"
+#include "sources/registry.h"
 
 #include <arpa/inet.h>
 #include <errno.h>
@@ -106,14 +107,15 @@ static void test_family_names(void **state)
     expect_family(&name_gpu, "gpu", "freq_mhz", "jobscope_gpu_freq_hertz", false, 1e6, NULL, NULL);
     expect_family(&name_gpu, "gpu", "util_fraction", "jobscope_gpu_util_ratio", false, 1, NULL, NULL);
     expect_family(&name_gpu, "gpu", "util_percent", "jobscope_gpu_util_ratio", false, 0.01, NULL, NULL);
-    expect_family(&name_gpu, "gpu", "temp_millicelsius", "jobscope_gpu_temp_celsius", false, 1e-3, NULL, NULL);
+    expect_family(&name_gpu, "gpu", "temp_millicelsius", "jobscope_gpu_temp_celsius", false, 1e-3, NULL,
+                  NULL);
     expect_family(&name_gpu, "gpu", "read_chars_per_s", "jobscope_gpu_read_chars_bytes_per_second", false, 1,
                   NULL, NULL);
     /* one column per device: one family, the device a label */
-    expect_family(&name_gpu, "system", "cpu3_util_fraction", "jobscope_system_percpu_util_ratio", false, 1, "cpu",
-                  "3");
-    expect_family(&name_gpu, "system", "net_eth0.100_rx_bytes_per_s", "jobscope_system_net_rx_bytes_per_second",
-                  false, 1, "device", "eth0.100");
+    expect_family(&name_gpu, "system", "cpu3_util_fraction", "jobscope_system_percpu_util_ratio", false, 1,
+                  "cpu", "3");
+    expect_family(&name_gpu, "system", "net_eth0.100_rx_bytes_per_s",
+                  "jobscope_system_net_rx_bytes_per_second", false, 1, "device", "eth0.100");
     /* _count belongs to summaries; a counter's name gets _total once */
     expect_family(&name_gpu, "perf", "interval_count", "jobscope_perf_interval", false, 1, NULL, NULL);
     expect_family(&name_gpu, "x", "requests_total", "jobscope_x_requests", true, 1, NULL, NULL);
@@ -179,14 +181,15 @@ static void test_render_text(void **state)
     (void)state;
     prom_cfg_t cfg = {.nlabels = 2, .labels = {{"host", "n1"}, {"dev", "shadowed by the column"}}};
     char *t = render_table(PROM_TEXT, &cfg);
-    const char *want =
-        "# HELP jobscope_dev_used_bytes memory \"used\" \\\\ now\\nsecond line\n"
-        "# TYPE jobscope_dev_used_bytes gauge\n"
-        "jobscope_dev_used_bytes{host=\"n1\",dev=\"a\\\"b\\\\c\\nd\xef\xbf\xbd\",id=\"0\",note=\"caf\xc3\xa9\"} 1024\n"
-        "# HELP jobscope_dev_busy_seconds_total busy time\n"
-        "# TYPE jobscope_dev_busy_seconds_total counter\n"
-        "jobscope_dev_busy_seconds_total{host=\"n1\",dev=\"a\\\"b\\\\c\\nd\xef\xbf\xbd\",id=\"0\",note=\"caf\xc3\xa9\"} 2.5\n"
-        "jobscope_dev_busy_seconds_total{host=\"n1\",dev=\"x\",id=\"\",note=\"\"} 7e-06\n";
+    const char *want = "# HELP jobscope_dev_used_bytes memory \"used\" \\\\ now\\nsecond line\n"
+                       "# TYPE jobscope_dev_used_bytes gauge\n"
+                       "jobscope_dev_used_bytes{host=\"n1\",dev=\"a\\\"b\\\\c\\nd\xef\xbf\xbd\",id=\"0\","
+                       "note=\"caf\xc3\xa9\"} 1024\n"
+                       "# HELP jobscope_dev_busy_seconds_total busy time\n"
+                       "# TYPE jobscope_dev_busy_seconds_total counter\n"
+                       "jobscope_dev_busy_seconds_total{host=\"n1\",dev=\"a\\\"b\\\\c\\nd\xef\xbf\xbd\",id="
+                       "\"0\",note=\"caf\xc3\xa9\"} 2.5\n"
+                       "jobscope_dev_busy_seconds_total{host=\"n1\",dev=\"x\",id=\"\",note=\"\"} 7e-06\n";
     assert_string_equal(t, want); /* load_fraction: NaN everywhere, so no family at all */
     free(t);
 }
@@ -204,7 +207,8 @@ static void test_render_openmetrics(void **state)
         "# HELP jobscope_dev_busy_seconds busy time\n"
         "# TYPE jobscope_dev_busy_seconds counter\n"
         "# UNIT jobscope_dev_busy_seconds seconds\n"
-        "jobscope_dev_busy_seconds_total{dev=\"a\\\"b\\\\c\\nd\xef\xbf\xbd\",id=\"0\",note=\"caf\xc3\xa9\"} 2.5\n"
+        "jobscope_dev_busy_seconds_total{dev=\"a\\\"b\\\\c\\nd\xef\xbf\xbd\",id=\"0\",note=\"caf\xc3\xa9\"} "
+        "2.5\n"
         "jobscope_dev_busy_seconds_total{dev=\"x\",id=\"\",note=\"\"} 7e-06\n"
         "# EOF\n";
     assert_string_equal(t, want);
@@ -221,8 +225,8 @@ static void test_render_rowsel(void **state)
     size_t sel[] = {1};
     assert_int_equal(prom_render_table(&b, PROM_TEXT, &cfg, "dev", &ttable, &r, sel, 1), 0);
     assert_non_null(b.p);
-    assert_null(strstr(b.p, "1024"));            /* row 0 left out */
-    assert_null(strstr(b.p, "used_bytes"));      /* and with it the only bytes value */
+    assert_null(strstr(b.p, "1024"));       /* row 0 left out */
+    assert_null(strstr(b.p, "used_bytes")); /* and with it the only bytes value */
     assert_non_null(strstr(b.p, "dev=\"x\",id=\"\",note=\"\"} 7e-06\n"));
     size_t none = 0;
     b.len = 0;
@@ -313,10 +317,10 @@ static void test_parse_listen(void **state)
         bool loopback;
         unsigned port;
     } ok[] = {
-        {"9464", AF_INET, true, 9464},         {":9464", AF_INET, true, 9464},
-        {"localhost:80", AF_INET, true, 80},   {"127.0.0.2:1", AF_INET, true, 1},
+        {"9464", AF_INET, true, 9464},          {":9464", AF_INET, true, 9464},
+        {"localhost:80", AF_INET, true, 80},    {"127.0.0.2:1", AF_INET, true, 1},
         {"0.0.0.0:9464", AF_INET, false, 9464}, {"10.1.2.3:9464", AF_INET, false, 9464},
-        {"[::1]:9464", AF_INET6, true, 9464},  {"[::]:9464", AF_INET6, false, 9464},
+        {"[::1]:9464", AF_INET6, true, 9464},   {"[::]:9464", AF_INET6, false, 9464},
         {"127.0.0.1:0", AF_INET, true, 0},
     };
     for (size_t i = 0; i < sizeof(ok) / sizeof(ok[0]); i++) {
@@ -329,8 +333,9 @@ static void test_parse_listen(void **state)
                                                       : ((struct sockaddr_in6 *)&ss)->sin6_port);
         assert_int_equal(port, ok[i].port);
     }
-    const char *bad[] = {"",         "host:80",     "::1:80",         "1.2.3.4:",  "1.2.3.4:65536", "1.2.3.4:-1",
-                         "[::1]9464", "[::1]:",     "1.2.3.4:80x",    "example.org:80", ":", "1.2.3.4:+80"};
+    const char *bad[] = {"",           "host:80",    "::1:80", "1.2.3.4:",    "1.2.3.4:65536",
+                         "1.2.3.4:-1", "[::1]9464",  "[::1]:", "1.2.3.4:80x", "example.org:80",
+                         ":",          "1.2.3.4:+80"};
     for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
         if (http_parse_listen(bad[i], &ss, &len, &lo) != -EINVAL)
             fail_msg("'%s' accepted", bad[i]);
@@ -381,7 +386,8 @@ static void test_http_endpoint(void **state)
     assert_int_equal(http_start(&o, &h, err, sizeof(err)), 0);
     unsigned port = http_port(h);
     assert_true(port > 0);
-    const char *get = "GET /metrics HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer s3cret\r\nConnection: close\r\n\r\n";
+    const char *get =
+        "GET /metrics HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer s3cret\r\nConnection: close\r\n\r\n";
     expect_status(port, get, "HTTP/1.1 503"); /* no sample yet */
     js_sample_t s;
     assert_int_equal(sample_init(&s), 0);
@@ -396,12 +402,16 @@ static void test_http_endpoint(void **state)
     assert_non_null(strstr(r, "\r\n\r\n# HELP jobscope_build_info"));
     assert_non_null(strstr(r, "jobscope_samples_total{host=\"h\"} 7\n"));
     free(r);
-    r = http_get(port, "GET /metrics HTTP/1.1\r\nHost: x\r\nAuthorization: bearer s3cret\r\n"
-                       "Accept: application/openmetrics-text;version=1.0.0,text/plain;q=0.5\r\nConnection: close\r\n\r\n");
+    r = http_get(
+        port,
+        "GET /metrics HTTP/1.1\r\nHost: x\r\nAuthorization: bearer s3cret\r\n"
+        "Accept: application/openmetrics-text;version=1.0.0,text/plain;q=0.5\r\nConnection: close\r\n\r\n");
     assert_non_null(strstr(r, "Content-Type: application/openmetrics-text; version=1.0.0; charset=utf-8"));
     assert_non_null(strstr(r, "# EOF\n"));
     free(r);
-    r = http_get(port, "HEAD /metrics HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer s3cret\r\nConnection: close\r\n\r\n");
+    r = http_get(
+        port,
+        "HEAD /metrics HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer s3cret\r\nConnection: close\r\n\r\n");
     assert_non_null(strstr(r, "HTTP/1.1 200"));
     assert_null(strstr(r, "# HELP")); /* no body */
     free(r);
@@ -414,16 +424,20 @@ static void test_http_endpoint(void **state)
     free(r);
     /* authentication, methods, paths */
     expect_status(port, "GET /metrics HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n", "HTTP/1.1 401");
-    expect_status(port, "GET /metrics HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer s3cre\r\nConnection: close\r\n\r\n",
-                  "HTTP/1.1 401");
-    expect_status(port, "GET /metrics HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer s3cret2\r\nConnection: close\r\n\r\n",
-                  "HTTP/1.1 401");
+    expect_status(
+        port, "GET /metrics HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer s3cre\r\nConnection: close\r\n\r\n",
+        "HTTP/1.1 401");
+    expect_status(
+        port,
+        "GET /metrics HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer s3cret2\r\nConnection: close\r\n\r\n",
+        "HTTP/1.1 401");
     expect_status(port, "POST /metrics HTTP/1.1\r\nHost: x\r\nContent-Length: 0\r\nConnection: close\r\n\r\n",
                   "HTTP/1.1 405");
     expect_status(port, "DELETE / HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n", "HTTP/1.1 405");
     expect_status(port, "GET /metrics/x HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n", "HTTP/1.1 404");
     expect_status(port, "GET /../etc/passwd HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n", "HTTP/1.1 4");
-    expect_status(port, "GET / HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer s3cret\r\nConnection: close\r\n\r\n",
+    expect_status(port,
+                  "GET / HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer s3cret\r\nConnection: close\r\n\r\n",
                   "HTTP/1.1 200");
     r = http_get(port, "garbage\r\n\r\n"); /* a 400, or the connection closed */
     assert_true(r[0] == '\0' || strncmp(r, "HTTP/1.1 400", 12) == 0);
@@ -505,9 +519,10 @@ static void http_start_without_library(const char *lib, const char *want)
 static void test_http_library_not_loadable(void **state)
 {
     (void)state;
-    http_start_without_library("/nonexistent/libmicrohttpd.so.12",
-                               "HTTP server library libmicrohttpd.so.12 not loadable: $JOBSCOPE_MICROHTTPD_LIBRARY: "
-                               "/nonexistent/libmicrohttpd.so.12: cannot open shared object file");
+    http_start_without_library(
+        "/nonexistent/libmicrohttpd.so.12",
+        "HTTP server library libmicrohttpd.so.12 not loadable: $JOBSCOPE_MICROHTTPD_LIBRARY: "
+        "/nonexistent/libmicrohttpd.so.12: cannot open shared object file");
     http_start_without_library("libm.so.6", "HTTP server library libmicrohttpd.so.12 not loadable: required "
                                             "symbol missing: MHD_start_daemon");
 }
@@ -641,14 +656,19 @@ static void test_jobs_v1(void **state)
     /* rendered: per job and per step, with their labels */
     prom_cfg_t cfg = {.nlabels = 1, .labels = {{"host", "h"}}};
     js_buf_t b = {0};
-    assert_int_equal(prom_render_table(&b, PROM_TEXT, &cfg, "slurm_job", &table_slurm_job, &jobs, NULL, 0), 0);
-    assert_int_equal(prom_render_table(&b, PROM_TEXT, &cfg, "slurm_step", &table_slurm_step, &steps, NULL, 0), 0);
+    assert_int_equal(prom_render_table(&b, PROM_TEXT, &cfg, "slurm_job", &table_slurm_job, &jobs, NULL, 0),
+                     0);
+    assert_int_equal(prom_render_table(&b, PROM_TEXT, &cfg, "slurm_step", &table_slurm_step, &steps, NULL, 0),
+                     0);
     char want[256];
-    snprintf(want, sizeof(want), "jobscope_slurm_job_cpu_seconds_total{host=\"h\",jobid=\"17\",user=\"%s\",node=\"n1\"} 5\n",
+    snprintf(want, sizeof(want),
+             "jobscope_slurm_job_cpu_seconds_total{host=\"h\",jobid=\"17\",user=\"%s\",node=\"n1\"} 5\n",
              name_of(65534, user, sizeof(user)));
     if (!strstr(b.p, want))
         fail_msg("missing %s in\n%s", want, b.p);
-    snprintf(want, sizeof(want), "jobscope_slurm_step_memory_usage_bytes{host=\"h\",jobid=\"17\",user=\"%s\",node=\"n1\",step=\"0\"} 94371840\n",
+    snprintf(want, sizeof(want),
+             "jobscope_slurm_step_memory_usage_bytes{host=\"h\",jobid=\"17\",user=\"%s\",node=\"n1\",step="
+             "\"0\"} 94371840\n",
              name_of(65534, user, sizeof(user)));
     if (!strstr(b.p, want))
         fail_msg("missing %s in\n%s", want, b.p);
@@ -709,13 +729,19 @@ static void test_jobs_v2(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_family_names),  cmocka_unit_test(test_render_text),
-        cmocka_unit_test(test_render_openmetrics), cmocka_unit_test(test_render_rowsel),
-        cmocka_unit_test(test_render_monitor), cmocka_unit_test(test_accept),
-        cmocka_unit_test(test_parse_listen),  cmocka_unit_test(test_http_endpoint),
-        cmocka_unit_test(test_http_start_errors), cmocka_unit_test(test_http_library_not_loadable),
+        cmocka_unit_test(test_family_names),
+        cmocka_unit_test(test_render_text),
+        cmocka_unit_test(test_render_openmetrics),
+        cmocka_unit_test(test_render_rowsel),
+        cmocka_unit_test(test_render_monitor),
+        cmocka_unit_test(test_accept),
+        cmocka_unit_test(test_parse_listen),
+        cmocka_unit_test(test_http_endpoint),
+        cmocka_unit_test(test_http_start_errors),
+        cmocka_unit_test(test_http_library_not_loadable),
         cmocka_unit_test(test_textfile),
-        cmocka_unit_test(test_jobs_v1),       cmocka_unit_test(test_jobs_v2),
+        cmocka_unit_test(test_jobs_v1),
+        cmocka_unit_test(test_jobs_v2),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

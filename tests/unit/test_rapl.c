@@ -17,6 +17,7 @@
 
 #include "assert_value.h"
 #include "node_fixture.h"
+#include "sources/registry.h"
 
 #include <math.h>
 
@@ -56,7 +57,8 @@ static void test_collect_fixture(void **state)
     assert_int_equal(z->nrows, 5); /* the mmio zone is left out */
     static const char *const zones[] = {"intel-rapl:0", "intel-rapl:0:0", "intel-rapl:1", "intel-rapl:1:0",
                                         "intel-rapl:2"};
-    static const char *const domains[] = {"package-0", "package-0/dram", "package-1", "package-1/dram", "psys"};
+    static const char *const domains[] = {"package-0", "package-0/dram", "package-1", "package-1/dram",
+                                          "psys"};
     static const int64_t energy[] = {1000000000, 200000000, 262143000000, 300000000, 5000000000};
     static const int64_t range[] = {262143328850, 65712999613, 262143328850, 65712999613, 262143328850};
     for (size_t i = 0; i < 5; i++) {
@@ -185,7 +187,8 @@ static void test_model_energy_and_attribution(void **state)
     assert_int_equal(model_feed(m, 1, &s), 0);
     assert_float_equal(view_value(m, "energy", "zone", "intel-rapl:1", "power_w")->d, 1.0, 1e-9);
     assert_float_equal(view_value(m, "energy", "zone", "intel-rapl:1", "energy_j")->d, 1.0, 1e-9);
-    assert_float_equal(view_value(m, "energy", "zone", "intel-rapl:0", "scope_share_fraction")->d, 0.125, 1e-12);
+    assert_float_equal(view_value(m, "energy", "zone", "intel-rapl:0", "scope_share_fraction")->d, 0.125,
+                       1e-12);
     /* t = 3 s: node +50 J; busy 400 of 800 (u = 1/2); the scope 400 ticks = all of the busy time (s = 1):
      * scope += 25 J */
     z[0].uj += 30000000;
@@ -202,7 +205,7 @@ static void test_model_energy_and_attribution(void **state)
 
     js_buf_t b = {0};
     summary_of(m, &b, false);
-    assert_non_null(strstr(b.p, "\"node_energy_j\": 120,"));       /* package + dram, psys apart */
+    assert_non_null(strstr(b.p, "\"node_energy_j\": 120,")); /* package + dram, psys apart */
     assert_non_null(strstr(b.p, "\"node_mean_power_w\": 60,"));
     assert_non_null(strstr(b.p, "\"node_max_power_w\": 70,"));
     assert_non_null(strstr(b.p, "\"scope_energy_j\": 33.75,"));
@@ -212,8 +215,11 @@ static void test_model_energy_and_attribution(void **state)
     assert_non_null(strstr(b.p, "\"psys\": 150"));
     assert_non_null(strstr(b.p, "\"intervals_unattributed\": 0"));
     summary_of(m, &b, true);
-    assert_non_null(strstr(b.p, "  energy           node 120.0 J, mean 60.0 W, max 70.0 W (package 101.0 J, dram 19.0 J, psys 150.0 J)\n"));
-    assert_non_null(strstr(b.p, "  energy, scope    33.8 J, 28.1% of the node's [busy_cpu_share]; idle 77.5 J not attributed\n"));
+    assert_non_null(strstr(b.p, "  energy           node 120.0 J, mean 60.0 W, max 70.0 W (package 101.0 J, "
+                                "dram 19.0 J, psys 150.0 J)\n"));
+    assert_non_null(strstr(
+        b.p,
+        "  energy, scope    33.8 J, 28.1% of the node's [busy_cpu_share]; idle 77.5 J not attributed\n"));
     buf_free(&b);
     model_free(m);
     sample_free(&s);
@@ -262,10 +268,13 @@ static void test_model_unreadable(void **state)
     assert_ival(*view_value(m, "energy", NULL, NULL, "errno"), -EACCES);
     js_buf_t b = {0};
     summary_of(m, &b, true);
-    assert_string_equal(b.p, "  energy           not measured: Permission denied (energy_uj is root-only since Linux 5.10)\n");
+    assert_string_equal(
+        b.p,
+        "  energy           not measured: Permission denied (energy_uj is root-only since Linux 5.10)\n");
     summary_of(m, &b, false);
     assert_non_null(strstr(b.p, "\"node_energy_j\": null"));
-    assert_non_null(strstr(b.p, "\"error\": \"Permission denied (energy_uj is root-only since Linux 5.10)\""));
+    assert_non_null(
+        strstr(b.p, "\"error\": \"Permission denied (energy_uj is root-only since Linux 5.10)\""));
     buf_free(&b);
     model_free(m);
     sample_free(&s);

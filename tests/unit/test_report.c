@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT
  *
- * Unit tests of the report builder (src/report/report.c, advice.c, jtree.c):
+ * Unit tests of the report builder (src/report/report.c, advice.c; tests/jtree.c reads its JSON):
  *   - the JSON reader on the summary's own output, escapes, paths and malformed text;
  *   - every advice rule: fires past its threshold with the evidence, stays silent below it and when its
  *     facts are missing; the order by severity;
@@ -25,9 +25,11 @@
 #include "core/jsoncheck.h"
 #include "model/summary.h"
 #include "report/advice.h"
-#include "report/jtree.h"
+#include "jtree.h"
 #include "report/report.h"
+#include "report/units.h"
 #include "synth.h"
+#include "sources/registry.h"
 
 #include <errno.h>
 #include <math.h>
@@ -94,8 +96,7 @@ static void build_node(js_report_t *rep, const synth_cfg_t *cfg, const char *nam
                           .recording = "synthetic.db"};
     js_report_run_t run = {.start_unix_ns = 1714564800LL * 1000000000LL,
                            .stop_unix_ns =
-                               complete ? 1714564800LL * 1000000000LL + (int64_t)(cfg->hours * 3600e9) : 0,
-                           .interval_ns = mc.interval_ns};
+                               complete ? 1714564800LL * 1000000000LL + (int64_t)(cfg->hours * 3600e9) : 0};
     assert_int_equal(report_finish_node(rep, node, m, &info, &su, &run), 0);
     model_free(m);
     sample_free(&s);
@@ -738,8 +739,12 @@ static js_report_t *device_report(const js_table_t *t)
     js_model_t *m = model_new(&mc);
     js_summary_t su;
     model_summary(m, &su);
-    js_run_info_t info = {.version = "0.1.0", .command_json = "[\"train\"]", .host = "gpunode", .mode = "run",
-                          .state = "complete", .have_exit = true};
+    js_run_info_t info = {.version = "0.1.0",
+                          .command_json = "[\"train\"]",
+                          .host = "gpunode",
+                          .mode = "run",
+                          .state = "complete",
+                          .have_exit = true};
     assert_int_equal(report_finish_node(rep, node, m, &info, &su, NULL), 0);
     model_free(m);
     return rep;
@@ -839,8 +844,8 @@ static void t_marks(void **state)
         int at;
         double t;
         const char *kind, *name;
-    } script[] = {{10, 9.5, "begin", "load"},  {40, 39.2, "end", "load"},      {41, 40.1, "begin", "solve"},
-                  {100, 99, "event", "ckpt"},  {150, 149.5, "begin", "inner"}, {200, 199, "end", "inner"},
+    } script[] = {{10, 9.5, "begin", "load"}, {40, 39.2, "end", "load"},      {41, 40.1, "begin", "solve"},
+                  {100, 99, "event", "ckpt"}, {150, 149.5, "begin", "inner"}, {200, 199, "end", "inner"},
                   {250, 250, "begin", "post"}};
     int64_t seq = 0;
     while (synth_next(g, &s) == 1) {
@@ -860,8 +865,12 @@ static void t_marks(void **state)
     rows_free(&marks);
     js_summary_t su;
     model_summary(m, &su);
-    js_run_info_t info = {.version = "0.1.0", .command_json = "[\"x\"]", .host = "node001", .mode = "run",
-                          .state = "complete", .have_exit = true};
+    js_run_info_t info = {.version = "0.1.0",
+                          .command_json = "[\"x\"]",
+                          .host = "node001",
+                          .mode = "run",
+                          .state = "complete",
+                          .have_exit = true};
     assert_int_equal(report_finish_node(rep, node, m, &info, &su, NULL), 0);
     char *page = page_of(rep);
     /* load, inner, then solve and post closed at the end of the data (360 s) */
@@ -1010,6 +1019,89 @@ static void t_compare(void **state)
     report_free(b);
 }
 
+/* ---- one summary, every view ---- */
+
+/* The report's tables, its facts and compare's differences show the figures of the node's summary table:
+ * each with the same value, formatted in its row's unit (tests/unit/test_figure.c checks the JSON and the
+ * text, tests/integration/test_summary_views.py the job summary and Python). */
+static void t_one_summary_every_view(void **state)
+{
+    (void)state;
+    js_report_t *a = report_new(), *b = report_new();
+    synth_cfg_t ca = {.hours = 0.2}, cb = {.hours = 0.3, .load = 0.5};
+    build_node(a, &ca, "node001", "complete", NULL);
+    build_node(b, &cb, "node002", "complete", NULL);
+    const js_figure_t *r = figure_croot(report_summary(a, 0));
+    assert_null(report_summary(a, 1));
+    char *page = page_of(a);
+    js_buf_t cmp = {0};
+    assert_int_equal(report_compare_html(a, b, "A", "B", &cmp), 0);
+    static const struct {
+        const char *path, *unit, *report, *compare; /* labels of the report's table and compare's rows */
+    } rows[] = {
+        {"cpu.total_s", "s", "CPU time", "CPU time"},
+        {"cpu.mean_cores", "cores", "mean cores in use", "mean cores in use"},
+        {"cpu.max_cores", "cores", "peak cores in use", "peak cores in use"},
+        {"memory.peak_bytes", "bytes", "peak memory (request memory by this)", "peak memory"},
+        {"memory.peak_rss_sum_bytes", "bytes", "peak RSS sum (shared pages per process)",
+         "peak RSS sum, sampled"},
+        {"io.read_bytes", "bytes", "read from storage", "read from storage"},
+        {"io.write_bytes", "bytes", "written to storage", "written to storage"},
+        {"io.read_chars", "bytes", "read calls", "read through calls"},
+        {"energy.node_energy_j", "J", NULL, "energy of the node (RAPL)"},
+        {"monitor.cpu_s", "s", "CPU time of the monitor", NULL},
+        {"samples.interval_s", "s", "interval", NULL},
+    };
+    for (size_t i = 0; i < sizeof(rows) / sizeof(rows[0]); i++) {
+        const js_figure_t *f = fig_get(r, rows[i].path);
+        assert_non_null(f);
+        assert_string_equal(f->unit, rows[i].unit);
+        double v = fig_value(f);
+        assert_true(isfinite(v));
+        char val[64], want[256];
+        units_format(val, sizeof(val), v, rows[i].unit);
+        if (rows[i].report) {
+            snprintf(want, sizeof(want), "<th scope=\"row\">%s</th><td>%s</td>", rows[i].report, val);
+            if (!strstr(page, want))
+                fail_msg("the report lacks %s", want);
+        }
+        if (rows[i].compare) {
+            snprintf(want, sizeof(want), "<th scope=\"row\">%s</th><td class=\"n\">%s</td>", rows[i].compare,
+                     val);
+            if (!strstr(cmp.p, want))
+                fail_msg("compare lacks %s", want);
+        }
+    }
+    /* counts: the report's table writes them whole */
+    char want[160];
+    snprintf(want, sizeof(want), "<th scope=\"row\">processes seen</th><td>%lld</td>",
+             (long long)fig_int(r, "processes.total", -1));
+    assert_non_null(strstr(page, want));
+    snprintf(want, sizeof(want), "<th scope=\"row\">samples taken</th><td>%lld</td>",
+             (long long)fig_int(r, "samples.taken", -1));
+    assert_non_null(strstr(page, want));
+    /* the advice's facts are the same figures */
+    const js_facts_t *f = report_facts(a);
+    assert_true(f->cpu_s == fig_num(r, "cpu.total_s"));
+    assert_true(f->mean_cores == fig_num(r, "cpu.mean_cores"));
+    assert_true(f->max_cores == fig_num(r, "cpu.max_cores"));
+    assert_true(f->peak_rss == fig_num(r, "memory.peak_bytes"));
+    assert_true(f->peak_rss_kernel == fig_num(r, "memory.peak_rss_kernel_bytes"));
+    assert_true(f->wall_s == fig_num(r, "wall_time_s"));
+    assert_true(f->interval_s == fig_num(r, "samples.interval_s"));
+    assert_int_equal(f->taken, fig_int(r, "samples.taken", -1));
+    assert_true(f->mon_cpu_s == fig_num(r, "monitor.cpu_s"));
+    /* a part's section, rendered from its rows: the energy part's node energy in its unit */
+    char val[64];
+    snprintf(want, sizeof(want), "<th scope=\"row\">node energy</th><td>%s</td>",
+             units_format(val, sizeof(val), fig_num(r, "energy.node_energy_j"), "J"));
+    assert_non_null(strstr(page, want));
+    free(page);
+    buf_free(&cmp);
+    report_free(a);
+    report_free(b);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -1022,6 +1114,7 @@ int main(void)
         cmocka_unit_test(t_incomplete_and_phases),
         cmocka_unit_test(t_marks),
         cmocka_unit_test(t_compare),
+        cmocka_unit_test(t_one_summary_every_view),
         cmocka_unit_test(t_jtree_mark_data),
         cmocka_unit_test(t_many_marks),
     };

@@ -17,6 +17,7 @@
 #include "core/source.h"
 #include "sources/gpu_select.h"
 #include "sources/rocm.h"
+#include "sources/registry.h"
 
 #include <errno.h>
 #include <math.h>
@@ -97,6 +98,7 @@ typedef struct {
     void *state;
     js_rows_t *rows[4];
     int init_rc;
+    char why[JS_WHY_MAX]; /* the reason init gave */
 } run_t;
 
 static void run_open(run_t *r, const char *scen, const char *sysfs, const char *gpus)
@@ -110,7 +112,7 @@ static void run_open(run_t *r, const char *scen, const char *sysfs, const char *
     assert_int_equal(sample_init(&r->s), 0);
     for (int i = 0; source_rocm.tables[i]; i++)
         r->rows[i] = sample_rows(&r->s, source_rocm.tables[i]);
-    r->init_rc = source_rocm.init(&r->ctx, &r->state);
+    r->init_rc = source_rocm.init(&r->ctx, &r->state, r->why, sizeof(r->why));
 }
 
 static void run_collect(run_t *r, uint64_t seq)
@@ -319,12 +321,12 @@ static void test_no_kfd_no_library(void **state)
     run_t r;
     run_open(&r, SCENARIOS "/rocm-mi210x2.scn", FIXTURES "/system/sys", NULL); /* a sysfs without class/kfd */
     assert_int_equal(r.init_rc, -ENODEV);
-    assert_non_null(strstr(gpu_reason("rocm"), "kfd"));
+    assert_non_null(strstr(r.why, "kfd"));
     run_close(&r);
     setenv("JOBSCOPE_ROCM_SMI_LIBRARY", "/nonexistent/librocm_smi64.so.1", 1);
     run_open(&r, SCENARIOS "/rocm-mi210x2.scn", KFD_SYSFS, NULL);
     assert_int_equal(r.init_rc, -ENOENT);
-    assert_non_null(strstr(gpu_reason("rocm"), "/nonexistent"));
+    assert_non_null(strstr(r.why, "/nonexistent"));
     run_close(&r);
     setenv("JOBSCOPE_ROCM_SMI_LIBRARY", ROCM_LIB, 1);
     run_open(&r, SCENARIOS "/rocm-mi210x2.scn", KFD_SYSFS, "none");

@@ -363,8 +363,9 @@ static void test_json_writer(void **state)
     jw_raw(&w, "raw", "[1,2]");
     jw_close(&w);
     assert_int_equal(jw_error(&w), 0);
-    assert_string_equal(b.p, "{\n  \"a\": 1,\n  \"list\": [\n    {\n      \"k\": \"v\\\"\"\n    },\n    null\n  ],\n"
-                             "  \"empty\": {},\n  \"raw\": [1,2]\n}");
+    assert_string_equal(
+        b.p, "{\n  \"a\": 1,\n  \"list\": [\n    {\n      \"k\": \"v\\\"\"\n    },\n    null\n  ],\n"
+             "  \"empty\": {},\n  \"raw\": [1,2]\n}");
     buf_free(&b);
 }
 

@@ -99,6 +99,7 @@ static void spit(const char *path, const void *data, size_t len)
 }
 
 #include "assert_value.h"
+#include "sources/registry.h"
 
 static const char odd_comm[] = "a) b (c\n\x01\xff\xc3\xa9'\"\\;DROP TABLE proc;--";
 

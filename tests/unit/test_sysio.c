@@ -27,9 +27,10 @@
 static void spec_syntax(void **state)
 {
     (void)state;
-    static const char *const bad[] = {"read", "read:EIO", "read:EIO:0", "read:EIO:x", "read:EBOGUS:1",
-                                      "bogus:EIO:1", "open:short:1", "read:EIO:1:0", "read:EIO:1:2:3:4",
-                                      "read:EIO:1,", "read:EIO:-1", "read:EIO:1:-:-2"};
+    static const char *const bad[] = {"read",         "read:EIO",      "read:EIO:0",
+                                      "read:EIO:x",   "read:EBOGUS:1", "bogus:EIO:1",
+                                      "open:short:1", "read:EIO:1:0",  "read:EIO:1:2:3:4",
+                                      "read:EIO:1,",  "read:EIO:-1",   "read:EIO:1:-:-2"};
     for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
         assert_int_equal(sysio_faults_set(bad[i]), -EINVAL);
         assert_int_equal(sysio_armed, 0); /* a bad spec leaves nothing armed */
@@ -95,7 +96,8 @@ static void eintr_and_short_reads_are_whole(void **state)
         assert_int_equal(b.len, ref.len);
         assert_memory_equal(b.p, ref.p, ref.len);
         char small[64];
-        ssize_t n = fs_read_small(dir, "loadavg", small, sizeof(small)); /* read() to end: short reads add up */
+        ssize_t n =
+            fs_read_small(dir, "loadavg", small, sizeof(small)); /* read() to end: short reads add up */
         assert_true(n > 10);
         assert_int_equal(n, (ssize_t)strlen(small));
         assert_true(sysio_faults_injected() > 0);
@@ -116,7 +118,9 @@ static void open_faults(void **state)
     static const struct {
         const char *spec;
         int err;
-    } cases[] = {{"open:EMFILE:1", -EMFILE}, {"open:ENOENT:1", -ENOENT}, {"open:EACCES:1", -EACCES},
+    } cases[] = {{"open:EMFILE:1", -EMFILE},
+                 {"open:ENOENT:1", -ENOENT},
+                 {"open:EACCES:1", -EACCES},
                  {"open:EIO:1", -EIO}};
     for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
         assert_int_equal(sysio_faults_set(cases[i].spec), 0);

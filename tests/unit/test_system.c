@@ -23,6 +23,7 @@
 /* ---- helpers ---- */
 
 #include "assert_value.h"
+#include "sources/registry.h"
 #define assert_rval(v, x)                                                                                    \
     do {                                                                                                     \
         assert_true((v).present);                                                                            \
@@ -296,7 +297,7 @@ static int collect_open(collect_t *c, const char *root)
 {
     memset(c, 0, sizeof(*c));
     assert_int_equal(fsroot_open(&c->ctx.root, root, NULL), 0);
-    assert_int_equal(source_system.init(&c->ctx, &c->state), 0);
+    assert_int_equal(source_system.init(&c->ctx, &c->state, NULL, 0), 0);
     for (int i = 0; i < 5; i++) {
         rows_init(&c->rows[i], source_system.tables[i]);
         c->rowp[i] = &c->rows[i];

@@ -107,8 +107,8 @@ def load(path, summary, root_pid, embedded, gpu_brand=None, gpu_uuids=None, stop
       timestamp
 
     `summary` is the run's summary (GPU devices and their UUIDs); `embedded`: the root is the process that runs
-    the monitor, whose thread (and, at the closing sample, the thread waiting in stop() when `stop_helper`)
-    is not counted; `gpu_brand` keeps that vendor's GPUs; `gpu_uuids` the GPUs whose utilisation is summed.
+    the monitor, whose thread (the process view leaves it out) and, at the closing sample, the thread waiting
+    in stop() when `stop_helper` are not counted; `gpu_brand` keeps that vendor's GPUs; `gpu_uuids` the GPUs whose utilisation is summed.
     Values that could not be measured are None."""
     procs = _views.by_sample(_views.rows(path, "process", PROCESS_COLUMNS))
     tree = {int(r["sample"]): r for r in _views.rows(path, "tree", TREE_COLUMNS) if r.get("sample") is not None}
@@ -152,11 +152,12 @@ def load(path, summary, root_pid, embedded, gpu_brand=None, gpu_uuids=None, stop
         tp["gpu_sum_utilization_percent"] = (None if not tracked or any(u is None for u in util)
                                              else 100.0 * sum(util))
         tp["gpu_devices"] = len(devs)
-        # threads: the monitor's own thread (and stop()'s waiting one at the closing sample) are not the job's
+        # threads: the monitor's own thread is already off the process view's count (the model takes it off
+        # the embedding process's row); stop()'s thread waiting at the closing sample is not the job's either
         main_row = next((r for r in ps if r.get("pid") is not None and int(r["pid"]) == root_pid), None)
         mt = main_row.get("threads") if main_row else 0
-        if main_row and mt is not None and embedded:
-            mt -= 1 + (1 if stop_helper and s in final else 0)
+        if main_row and mt is not None and embedded and stop_helper and s in final:
+            mt -= 1
         dt = [r.get("threads") for r in ps if r is not main_row]
         tp["main_n_threads"] = None if mt is None else int(max(mt, 0))
         tp["descendants_n_threads"] = int(sum(x for x in dt if x is not None))

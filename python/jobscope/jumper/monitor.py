@@ -1,7 +1,7 @@
 # SPDX-License-Identifier: MIT
 """JUmPER's monitor API (jumper_extension.monitor.common) over jobscope's embedded monitor.
 
-    mon = PerformanceMonitor()            # the levels JUmPER has here: user, process, system (+ slurm in a job)
+    mon = PerformanceMonitor()            # the levels JUmPER has here: user, process, system, and slurm in a job
     mon.start(interval=1.0)
     ...
     mon.data.view(level="process")        # a pandas DataFrame in JUmPER's columns and units

@@ -74,8 +74,8 @@ int main(int argc, char **argv)
         }
         r[3] = js_phase_end("solve");
         r[4] = js_event("checkpoint", "{\"step\": 10}");
-        printf("active=%d rc=%d,%d,%d,%d,%d threads=%d dropped=%llu\n", js_marks_active(), r[0], r[1], r[2], r[3],
-               r[4], bad, (unsigned long long)js_marks_dropped());
+        printf("active=%d rc=%d,%d,%d,%d,%d threads=%d dropped=%llu\n", js_marks_active(), r[0], r[1], r[2],
+               r[3], r[4], bad, (unsigned long long)js_marks_dropped());
         return 0;
     }
     if (strcmp(mode, "embed") == 0) {

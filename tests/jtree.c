@@ -1,11 +1,11 @@
 /* SPDX-License-Identifier: MIT
  *
- * The JSON reader of the report (see jtree.h): a recursive-descent parser into nodes and strings allocated
+ * The JSON reader of the tests (see jtree.h): a recursive-descent parser into nodes and strings allocated
  * from an arena of blocks, numbers converted with strtod in the "C" locale's syntax (JSON numbers have no
  * locale-dependent form; the text is checked against the JSON grammar first, then converted with a private
  * copy that never holds a decimal comma).
  */
-#include "report/jtree.h"
+#include "jtree.h"
 
 #include "core/jsoncheck.h"
 

@@ -2,20 +2,15 @@
  *
  * Runs the registered sources into one sample (see sampler.h).
  */
-#include "core/sampler.h"
+#include "engine/sampler.h"
+
+#include "core/util.h"
+#include "sources/registry.h"
 
 #include <errno.h>
-#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
-
-int64_t now_ns(int clock_id)
-{
-    struct timespec ts;
-    clock_gettime(clock_id, &ts);
-    return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
-}
 
 int sampler_init(js_sampler_t *sp, js_ctx_t *ctx, js_sample_t *s)
 {
@@ -25,9 +20,10 @@ int sampler_init(js_sampler_t *sp, js_ctx_t *ctx, js_sample_t *s)
         sp->nsources++;
     sp->state = calloc(sp->nsources, sizeof(*sp->state));
     sp->init_rc = calloc(sp->nsources, sizeof(*sp->init_rc));
+    sp->init_why = calloc(sp->nsources, sizeof(*sp->init_why));
     sp->prep_rc = calloc(sp->nsources, sizeof(*sp->prep_rc));
     sp->rows = calloc(sp->nsources, sizeof(*sp->rows));
-    if (!sp->state || !sp->init_rc || !sp->prep_rc || !sp->rows)
+    if (!sp->state || !sp->init_rc || !sp->init_why || !sp->prep_rc || !sp->rows)
         goto nomem;
     for (size_t i = 0; i < sp->nsources; i++) {
         const js_source_t *src = js_sources[i];
@@ -39,7 +35,8 @@ int sampler_init(js_sampler_t *sp, js_ctx_t *ctx, js_sample_t *s)
             goto nomem;
         for (size_t t = 0; t < nt; t++)
             sp->rows[i][t] = sample_rows(s, src->tables[t]);
-        sp->init_rc[i] = src->init ? src->init(ctx, &sp->state[i]) : 0;
+        sp->init_rc[i] =
+            src->init ? src->init(ctx, &sp->state[i], sp->init_why[i], sizeof(sp->init_why[i])) : 0;
     }
     return 0;
 nomem:
@@ -47,13 +44,11 @@ nomem:
     return -ENOMEM;
 }
 
-bool sampler_stop_pending(void)
+const char *sampler_init_reason(const js_sampler_t *sp, size_t i)
 {
-    sigset_t set;
-    if (sigpending(&set) < 0)
-        return false;
-    return sigismember(&set, SIGINT) == 1 || sigismember(&set, SIGTERM) == 1 ||
-           sigismember(&set, SIGHUP) == 1 || sigismember(&set, SIGQUIT) == 1;
+    if (i >= sp->nsources || sp->init_rc[i] >= 0)
+        return NULL;
+    return sp->init_why[i][0] ? sp->init_why[i] : strerror(-sp->init_rc[i]);
 }
 
 int sampler_collect(js_sampler_t *sp, js_sample_t *s, int64_t deadline_ns, int64_t missed)
@@ -141,6 +136,7 @@ void sampler_fini(js_sampler_t *sp)
     }
     free(sp->state);
     free(sp->init_rc);
+    free(sp->init_why);
     free(sp->prep_rc);
     free(sp->rows);
     memset(sp, 0, sizeof(*sp));

@@ -3,12 +3,13 @@
  * The sampling loop: timerfd deadlines, signalfd for SIGCHLD and forwarded signals, wait4 reaping, closing
  * sample, recording and model feed (see monitor.h).
  */
-#include "core/monitor.h"
+#include "engine/monitor.h"
 
 #include "core/marks.h"
 #include "model/model.h"
 #include "sources/self.h"
 #include "sys/fsroot.h"
+#include "sources/registry.h"
 
 #include <ctype.h>
 #include <errno.h>
@@ -161,6 +162,7 @@ static int take(js_monitor_t *mon, js_sampler_t *sp, js_sample_t *s, int64_t dea
     mon->ctx.interval_ns = mon->interval_ns;
     mon->ctx.end_mono_ns =
         mon->duration_ns > 0 && mon->start_mono_ns ? mon->start_mono_ns + mon->duration_ns : 0;
+    mon->take_cpu0_ns = now_ns(CLOCK_THREAD_CPUTIME_ID);
     mon->ctx.for_marks = mon->cut_wanted;
     mon->cut_wanted = false;
     int r = sampler_collect(sp, s, deadline, mon->missed);
@@ -173,11 +175,15 @@ static int take(js_monitor_t *mon, js_sampler_t *sp, js_sample_t *s, int64_t dea
 
 /* Phases cut at their marks: a begin or end mark takes a sample of the scope at once (the mark already woke
  * the loop), so cumulative figures are exact at phase boundaries and a phase's peak is that of the samples
- * inside it. Marks in a burst coalesce: samples taken for marks are at least MARK_GAP_MIN_NS apart, and at
- * least MARK_GAP_COST times what the last sample cost (so they use at most 1/MARK_GAP_COST of one CPU); the
- * marks of a gap go to the sample at its end. */
-#define MARK_GAP_MIN_NS 10000000 /* 10 ms: at most 100 samples a second for marks */
+ * inside it. Marks in a burst coalesce: samples taken for marks draw on a budget that grows by
+ * 1/MARK_GAP_COST of the time passed (at most 5% of one CPU, in the monitor thread's CPU time: a loaded
+ * machine's preemption is not the sample's cost) and holds MARK_BURST samples (an end mark and the next
+ * begin, a cell's end and the next cell's start, each get their own sample at once); each costs what the last
+ * sample cost, at least MARK_GAP_MIN_NS / MARK_GAP_COST (at most 100 a second in a long burst). The marks
+ * that arrive while the budget is spent go to the sample taken when it allows one. */
+#define MARK_GAP_MIN_NS 10000000 /* 10 ms: at most 100 samples a second for marks, past a burst */
 #define MARK_GAP_COST 20         /* at most 5% of one CPU */
+#define MARK_BURST 4             /* samples for marks taken at once before the budget paces them */
 
 /* mark_to_sinks: one mark, at once, to every sink that takes marks (failures counted like samples'). */
 static int mark_to_sinks(void *arg, const js_mark_t *mk)
@@ -213,7 +219,6 @@ static void receive_marks(js_monitor_t *mon, bool all)
  * counted, and the durable one's (the recording's) are what the `self` source reports next sample. */
 static void commit(js_monitor_t *mon, js_sample_t *s, bool final)
 {
-    int64_t c0 = now_ns(CLOCK_MONOTONIC);
     if (final)
         sampler_mark_final(s);
     if (mon->marks) { /* the marks made before this sample was taken become its rows (all of them at the end)
@@ -248,16 +253,23 @@ static void commit(js_monitor_t *mon, js_sample_t *s, bool final)
     mon->ctx.prev_sinks_ns = sinks_ns;
     mon->taken++;
     mon->ctx.seq++;
-    /* the sample's cost: its collect (from its start time) and this commit */
-    const js_rows_t *sr = sample_rows(s, &table_samples);
-    int64_t t0 =
-        sr->nrows && rows_row(sr, 0)[SAMPLES_T_MONO].present ? rows_row(sr, 0)[SAMPLES_T_MONO].i : c0;
+    /* the sample's cost: the monitor thread's CPU for its collect and this commit */
     int64_t now = now_ns(CLOCK_MONOTONIC);
-    mon->last_sample_cost_ns = now - t0;
+    mon->last_sample_cost_ns = now_ns(CLOCK_THREAD_CPUTIME_ID) - mon->take_cpu0_ns;
     if (mon->ctx.for_marks) {
         mon->cut_samples++;
-        int64_t gap = mon->last_sample_cost_ns * MARK_GAP_COST;
-        mon->cut_next_ns = now + (gap > MARK_GAP_MIN_NS ? gap : MARK_GAP_MIN_NS);
+        int64_t cost = mon->last_sample_cost_ns > MARK_GAP_MIN_NS / MARK_GAP_COST
+                           ? mon->last_sample_cost_ns
+                           : MARK_GAP_MIN_NS / MARK_GAP_COST;
+        /* the budget (CPU ns): what the time since the last such sample allows, up to a burst's worth */
+        int64_t cap = MARK_BURST * cost, since = now - mon->cut_credit_at_ns;
+        mon->cut_credit_ns = mon->cut_credit_at_ns == 0 || since / MARK_GAP_COST >= cap - mon->cut_credit_ns
+                                 ? cap
+                                 : mon->cut_credit_ns + since / MARK_GAP_COST;
+        mon->cut_credit_ns -= cost;
+        mon->cut_credit_at_ns = now;
+        mon->cut_next_ns =
+            mon->cut_credit_ns >= cost ? now : now + (cost - mon->cut_credit_ns) * MARK_GAP_COST;
     }
     mon->ctx.for_marks = false;
 }
@@ -375,164 +387,218 @@ static bool until_file_says_stop(const char *path, int mode)
     return monitor_file_finished(path);
 }
 
-int monitor_loop(js_monitor_t *mon)
+/* The loop's own state: its descriptors, its schedule and what wakes it. */
+typedef struct {
+    int tfd, sfd,
+        root_pidfd; /* the deadline timer, the signalfd (not embedded), the watched process (attach) */
+    wpids_t wp;     /* processes whose exit wakes the loop */
+    size_t reaped_cap;
+    int64_t start, iv, stop_at; /* the schedule: deadline k is start + k * iv; --duration's end */
+    int until;                  /* UNTIL_*: what --until-file waits for */
+    int64_t k;                  /* index of the deadline the next scheduled sample is due at */
+} loop_t;
+
+/* loop_open: the loop's descriptors and schedule (the start is now unless the caller set it). */
+static int loop_open(js_monitor_t *mon, loop_t *lp)
 {
-    js_sample_t *s = &mon->sample;
-    js_sampler_t *sp = &mon->sampler;
-    size_t reaped_cap = 0;
-    int tfd = -1, sfd = -1, root_pidfd = -1, r;
-    wpids_t wp = {.n = 0}; /* processes whose exit wakes the loop */
+    *lp = (loop_t){.tfd = -1, .sfd = -1, .root_pidfd = -1};
     sigset_t set;
     sigemptyset(&set);
     for (size_t i = 0; i < NHANDLED; i++)
         sigaddset(&set, handled_signals[i]);
+    int r;
     if (!mon->prepared && (r = monitor_prepare(mon)) < 0)
-        goto out;
-    if (!mon->embedded && (sfd = signalfd(-1, &set, SFD_CLOEXEC | SFD_NONBLOCK)) < 0) {
-        r = -errno;
-        goto out;
-    }
-    tfd = timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC | TFD_NONBLOCK);
-    if (tfd < 0) {
-        r = -errno;
-        goto out;
-    }
+        return r;
+    if (!mon->embedded && (lp->sfd = signalfd(-1, &set, SFD_CLOEXEC | SFD_NONBLOCK)) < 0)
+        return -errno;
+    lp->tfd = timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC | TFD_NONBLOCK);
+    if (lp->tfd < 0)
+        return -errno;
     /* pollable exit of the watched process (>= 5.3); embedded, only when it is another process */
     if (mon->ctx.mode == JS_MODE_ATTACH && (!mon->embedded || mon->ctx.root_pid != getpid()))
-        root_pidfd = (int)syscall(SYS_pidfd_open, mon->ctx.root_pid, 0);
+        lp->root_pidfd = (int)syscall(SYS_pidfd_open, mon->ctx.root_pid, 0);
     if (!mon->start_mono_ns) {
         mon->start_mono_ns = now_ns(CLOCK_MONOTONIC);
         mon->start_unix_ns = now_ns(CLOCK_REALTIME);
     }
-    const int64_t start = mon->start_mono_ns, iv = mon->interval_ns;
-    const int64_t stop_at = mon->duration_ns > 0 ? start + mon->duration_ns : INT64_MAX;
-    int until = !mon->until_file                     ? UNTIL_NONE
+    lp->start = mon->start_mono_ns;
+    lp->iv = mon->interval_ns;
+    lp->stop_at = mon->duration_ns > 0 ? lp->start + mon->duration_ns : INT64_MAX;
+    lp->until = !mon->until_file                     ? UNTIL_NONE
                 : access(mon->until_file, F_OK) == 0 ? UNTIL_FINISHED
                                                      : UNTIL_APPEARS;
-    int64_t k = 0; /* index of the deadline the next scheduled sample is due at */
-    bool done = false;
+    return 0;
+}
 
-    /* the first sample, due at the start */
-    if (mon->ctx.mode == JS_MODE_RUN && (r = reap(mon, &reaped_cap)) < 0)
+/* loop_close: the end of monitoring: its time, and the loop's descriptors closed. */
+static void loop_close(js_monitor_t *mon, loop_t *lp)
+{
+    mon->stop_mono_ns = now_ns(CLOCK_MONOTONIC);
+    mon->stop_unix_ns = now_ns(CLOCK_REALTIME);
+    if (lp->tfd >= 0)
+        close(lp->tfd);
+    if (lp->root_pidfd >= 0)
+        close(lp->root_pidfd);
+    wpids_close(&lp->wp);
+    if (lp->sfd >= 0)
+        close(lp->sfd);
+    free(mon->ctx.reaped);
+    mon->ctx.reaped = NULL;
+}
+
+/* loop_wait: arm the timer for the next deadline (or the end of --duration, or a marks' gap) and poll every
+ * descriptor that can wake the loop into pf (5 + wp.n entries). Returns 0, or -errno (EINTR included). */
+static int loop_wait(js_monitor_t *mon, loop_t *lp, struct pollfd *pf)
+{
+    int64_t deadline = lp->start + lp->k * lp->iv;
+    int64_t wake = deadline < lp->stop_at ? deadline : lp->stop_at;
+    if (mon->cut_wanted && mon->cut_next_ns < wake) /* marks wait for the end of their gap */
+        wake = mon->cut_next_ns;
+    struct itimerspec its = {.it_value = {.tv_sec = wake / 1000000000, .tv_nsec = wake % 1000000000}};
+    if (timerfd_settime(lp->tfd, TFD_TIMER_ABSTIME, &its, NULL) < 0)
+        return -errno;
+    /* a negative fd is ignored by poll: the signalfd (not embedded), the pidfd (attach), the mark socket
+     * (when there is one) and the host's wake-up eventfd (embedded) are each optional; a stop file and
+     * the stop check are looked at twice a second, whatever the interval */
+    pf[0] = (struct pollfd){.fd = lp->tfd, .events = POLLIN};
+    pf[1] = (struct pollfd){.fd = lp->sfd, .events = POLLIN};
+    pf[2] = (struct pollfd){.fd = lp->root_pidfd, .events = POLLIN};
+    pf[3] = (struct pollfd){.fd = mon->marks ? marks_fd(mon->marks) : -1, .events = POLLIN};
+    pf[4] = (struct pollfd){.fd = mon->embedded ? mon->wake_fd : -1, .events = POLLIN};
+    for (size_t i = 0; i < lp->wp.n; i++) /* watched tasks: read them the moment one exits */
+        pf[5 + i] = (struct pollfd){.fd = lp->wp.w[i].fd, .events = POLLIN};
+    return poll(pf, 5 + lp->wp.n, lp->until != UNTIL_NONE || mon->stop_check ? 500 : -1) < 0 ? -errno : 0;
+}
+
+/* loop_events: what woke the loop, other than the timer and signals: a watched task's exit, marks, the
+ * host's requests (embedded), the attached process's exit. Sets *event_sample and *stop. */
+static void loop_events(js_monitor_t *mon, loop_t *lp, const struct pollfd *pf, bool *event_sample,
+                        bool *stop)
+{
+    for (size_t i = 0; i < lp->wp.n; i++)
+        if (lp->wp.w[i].fd >= 0 && (pf[5 + i].revents & (POLLIN | POLLHUP | POLLERR))) {
+            close(lp->wp.w[i].fd);
+            lp->wp.w[i].fd = -1;
+            *event_sample = true; /* a task exited: its parent still lives, read both now */
+        }
+    if (pf[3].revents & POLLIN)
+        receive_marks(mon, false);
+    if (pf[4].revents & POLLIN) {
+        uint64_t one;
+        ssize_t rd = read(mon->wake_fd, &one, sizeof(one)); /* clears the eventfd */
+        (void)rd;
+        int req = atomic_exchange(&mon->requests, 0);
+        *stop = (req & MONITOR_REQ_STOP) != 0;
+        if (*stop)
+            mon->stop_reason = "program"; /* js_monitor_stop */
+        *event_sample = (req & MONITOR_REQ_SAMPLE) != 0;
+    }
+    if (lp->root_pidfd >= 0 && (pf[2].revents & (POLLIN | POLLHUP | POLLERR))) {
+        /* attach: the watched process has exited; if nothing of its tree is left, end now, not at the
+         * next deadline (which may be an hour away) */
+        close(lp->root_pidfd);
+        lp->root_pidfd = -1;
+        *event_sample = true;
+    }
+}
+
+/* loop_signals: the signals that arrived: attach and watch stop on SIGINT, SIGTERM, SIGHUP, SIGQUIT; run
+ * forwards them to the command and reaps. Sets *event_sample and *stop. Returns 0 or -errno. */
+static int loop_signals(js_monitor_t *mon, loop_t *lp, bool *event_sample, bool *stop)
+{
+    struct signalfd_siginfo si;
+    while (read(lp->sfd, &si, sizeof(si)) == (ssize_t)sizeof(si)) {
+        int sig = (int)si.ssi_signo;
+        if (sig == SIGCHLD)
+            continue;
+        if (mon->ctx.mode != JS_MODE_RUN) {
+            if (sig == SIGINT || sig == SIGTERM || sig == SIGHUP || sig == SIGQUIT) {
+                *stop = true;
+                mon->stop_signal = sig;
+                mon->stop_reason = "signal";
+            }
+            continue;
+        }
+        /* a signal the terminal sent to the whole foreground group already reached the command */
+        bool from_tty = si.ssi_code == SI_KERNEL && (sig == SIGINT || sig == SIGQUIT);
+        if (!mon->child_reaped && !from_tty)
+            kill(mon->child, sig);
+    }
+    if (mon->ctx.mode != JS_MODE_RUN)
+        return 0;
+    bool was = mon->child_reaped;
+    size_t before = mon->ctx.nreaped;
+    int r = reap(mon, &lp->reaped_cap);
+    if (r < 0)
+        return r;
+    /* the command just ended, or something was reaped after it: take the closing sample at once
+     * if the scope is over (--until-main-exits, or no child of the monitor is left) */
+    if ((!was && mon->child_reaped) || (mon->child_reaped && mon->ctx.nreaped > before))
+        *event_sample = mon->until_main_exits || !has_children(mon);
+    return 0;
+}
+
+/* loop_stop_wanted: whether monitoring ends now for a reason other than the scope's end: --duration,
+ * --until-file, the caller's stop check (mon->stop_reason says which). */
+static bool loop_stop_wanted(js_monitor_t *mon, const loop_t *lp, int64_t now)
+{
+    const char *why = NULL;
+    if (now >= lp->stop_at)
+        mon->stop_reason = "duration";
+    else if (lp->until != UNTIL_NONE && until_file_says_stop(mon->until_file, lp->until))
+        mon->stop_reason = "until-file";
+    else if (mon->stop_check && mon->stop_check(mon->stop_arg, &why))
+        mon->stop_reason = why ? why : "stop check";
+    else
+        return false;
+    return true;
+}
+
+int monitor_loop(js_monitor_t *mon)
+{
+    js_sample_t *s = &mon->sample;
+    js_sampler_t *sp = &mon->sampler;
+    loop_t lp;
+    int r = loop_open(mon, &lp);
+    if (r < 0)
         goto out;
-    if ((r = take(mon, sp, s, start, false)) < 0) /* the first sample is never interrupted */
+    /* the first sample, due at the start */
+    if (mon->ctx.mode == JS_MODE_RUN && (r = reap(mon, &lp.reaped_cap)) < 0)
+        goto out;
+    if ((r = take(mon, sp, s, lp.start, false)) < 0) /* the first sample is never interrupted */
         goto out;
     sp->interruptible = !mon->embedded; /* embedded: a pending signal is the host's business */
     sampler_inventory(sp, s);
-    done = scope_over(mon);
+    bool done = scope_over(mon);
     commit(mon, s, done);
-    wpids_sync(&wp, &mon->ctx);
-    k = 1;
+    wpids_sync(&lp.wp, &mon->ctx);
+    lp.k = 1;
 
     while (!done) {
-        int64_t deadline = start + k * iv;
-        int64_t wake = deadline < stop_at ? deadline : stop_at;
-        if (mon->cut_wanted && mon->cut_next_ns < wake) /* marks wait for the end of their gap */
-            wake = mon->cut_next_ns;
-        struct itimerspec its = {.it_value = {.tv_sec = wake / 1000000000, .tv_nsec = wake % 1000000000}};
-        if (timerfd_settime(tfd, TFD_TIMER_ABSTIME, &its, NULL) < 0) {
-            r = -errno;
+        struct pollfd pf[5 + JS_WATCH_PIDS_MAX];
+        if ((r = loop_wait(mon, &lp, pf)) == -EINTR)
+            continue;
+        if (r < 0)
             goto out;
-        }
-        /* a negative fd is ignored by poll: the signalfd (not embedded), the pidfd (attach), the mark socket
-         * (when there is one) and the host's wake-up eventfd (embedded) are each optional; a stop file and
-         * the stop check are looked at twice a second, whatever the interval */
-        struct pollfd pf[5 + JS_WATCH_PIDS_MAX] = {
-            {.fd = tfd, .events = POLLIN},
-            {.fd = sfd, .events = POLLIN},
-            {.fd = root_pidfd, .events = POLLIN},
-            {.fd = mon->marks ? marks_fd(mon->marks) : -1, .events = POLLIN},
-            {.fd = mon->embedded ? mon->wake_fd : -1, .events = POLLIN}};
-        for (size_t i = 0; i < wp.n; i++) /* watched tasks: read them the moment one exits */
-            pf[5 + i] = (struct pollfd){.fd = wp.w[i].fd, .events = POLLIN};
-        if (poll(pf, 5 + wp.n, until != UNTIL_NONE || mon->stop_check ? 500 : -1) < 0) {
-            if (errno == EINTR)
-                continue;
-            r = -errno;
-            goto out;
-        }
         bool event_sample = false, stop = false;
-        for (size_t i = 0; i < wp.n; i++)
-            if (wp.w[i].fd >= 0 && (pf[5 + i].revents & (POLLIN | POLLHUP | POLLERR))) {
-                close(wp.w[i].fd);
-                wp.w[i].fd = -1;
-                event_sample = true; /* a task exited: its parent still lives, read both now */
-            }
-        if (pf[3].revents & POLLIN)
-            receive_marks(mon, false);
-        if (pf[4].revents & POLLIN) {
-            uint64_t one;
-            ssize_t rd = read(mon->wake_fd, &one, sizeof(one)); /* clears the eventfd */
-            (void)rd;
-            int req = atomic_exchange(&mon->requests, 0);
-            stop = (req & MONITOR_REQ_STOP) != 0;
-            if (stop)
-                mon->stop_reason = "program"; /* js_monitor_stop */
-            event_sample = (req & MONITOR_REQ_SAMPLE) != 0;
-        }
-        if (root_pidfd >= 0 && (pf[2].revents & (POLLIN | POLLHUP | POLLERR))) {
-            /* attach: the watched process has exited; if nothing of its tree is left, end now, not at the
-             * next deadline (which may be an hour away) */
-            close(root_pidfd);
-            root_pidfd = -1;
-            event_sample = true;
-        }
-        if (pf[1].revents & POLLIN) {
-            struct signalfd_siginfo si;
-            while (read(sfd, &si, sizeof(si)) == (ssize_t)sizeof(si)) {
-                int sig = (int)si.ssi_signo;
-                if (sig == SIGCHLD)
-                    continue;
-                if (mon->ctx.mode != JS_MODE_RUN) {
-                    if (sig == SIGINT || sig == SIGTERM || sig == SIGHUP || sig == SIGQUIT) {
-                        stop = true;
-                        mon->stop_signal = sig;
-                        mon->stop_reason = "signal";
-                    }
-                    continue;
-                }
-                /* a signal the terminal sent to the whole foreground group already reached the command */
-                bool from_tty = si.ssi_code == SI_KERNEL && (sig == SIGINT || sig == SIGQUIT);
-                if (!mon->child_reaped && !from_tty)
-                    kill(mon->child, sig);
-            }
-            if (mon->ctx.mode == JS_MODE_RUN) {
-                bool was = mon->child_reaped;
-                size_t before = mon->ctx.nreaped;
-                if ((r = reap(mon, &reaped_cap)) < 0)
-                    goto out;
-                /* the command just ended, or something was reaped after it: take the closing sample at once
-                 * if the scope is over (--until-main-exits, or no child of the monitor is left) */
-                if ((!was && mon->child_reaped) || (mon->child_reaped && mon->ctx.nreaped > before))
-                    event_sample = mon->until_main_exits || !has_children(mon);
-            }
-        }
+        loop_events(mon, &lp, pf, &event_sample, &stop);
+        if ((pf[1].revents & POLLIN) && (r = loop_signals(mon, &lp, &event_sample, &stop)) < 0)
+            goto out;
         int64_t now = now_ns(CLOCK_MONOTONIC);
         if (mon->cut_wanted && now >= mon->cut_next_ns)
             event_sample = true; /* a sample of the scope at the marks that just arrived */
-        if (!stop && now >= stop_at) {
-            stop = true;
-            mon->stop_reason = "duration";
-        }
-        if (!stop && until != UNTIL_NONE && until_file_says_stop(mon->until_file, until)) {
-            stop = true;
-            mon->stop_reason = "until-file";
-        }
-        const char *why = NULL;
-        if (!stop && mon->stop_check && mon->stop_check(mon->stop_arg, &why)) {
-            stop = true;
-            mon->stop_reason = why ? why : "stop check";
-        }
+        stop = stop || loop_stop_wanted(mon, &lp, now);
+        int64_t deadline = lp.start + lp.k * lp.iv;
         bool due = now >= deadline;
         if (!due && !event_sample && !stop)
             continue;
         int64_t dl = -1;
         if (due) {
-            int64_t kn = (now - start) / iv; /* the latest deadline that has passed */
-            if (kn > k)
-                mon->missed += kn - k; /* deadlines k..kn-1 passed without a sample */
-            dl = start + kn * iv;
-            k = kn + 1;
+            int64_t kn = (now - lp.start) / lp.iv; /* the latest deadline that has passed */
+            if (kn > lp.k)
+                mon->missed += kn - lp.k; /* deadlines k..kn-1 passed without a sample */
+            dl = lp.start + kn * lp.iv;
+            lp.k = kn + 1;
         }
         if ((r = take(mon, sp, s, dl, stop)) == -EINTR)
             continue; /* a stop signal came in mid-sample: handle it first, the next sample reads everything
@@ -541,21 +607,11 @@ int monitor_loop(js_monitor_t *mon)
             goto out;
         done = stop || scope_over(mon);
         commit(mon, s, done);
-        wpids_sync(&wp, &mon->ctx);
+        wpids_sync(&lp.wp, &mon->ctx);
     }
     r = 0;
 out:
-    mon->stop_mono_ns = now_ns(CLOCK_MONOTONIC);
-    mon->stop_unix_ns = now_ns(CLOCK_REALTIME);
-    if (tfd >= 0)
-        close(tfd);
-    if (root_pidfd >= 0)
-        close(root_pidfd);
-    wpids_close(&wp);
-    if (sfd >= 0)
-        close(sfd);
-    free(mon->ctx.reaped);
-    mon->ctx.reaped = NULL;
+    loop_close(mon, &lp);
     return r;
 }
 

@@ -9,9 +9,10 @@
  * Order of use: monitor_prepare (the sources' init), monitor_add_sink for each sink, monitor_spawn (run mode:
  * the command is forked and held before exec while the sources prepare it), monitor_loop, monitor_finish.
  *
- * Marks: with mon->marks set (core/marks.h), the loop also polls the job's mark socket; each mark goes at once
- * to every sink's mark() and, at the next sample, into that sample's `marks` rows (before the model and the
- * sinks see the sample), so live consumers and readers of the recording see the same marks in sample order.
+ * Marks: with mon->marks set (core/marks.h), the loop also polls the job's mark socket; each mark goes at
+ * once to every sink's mark() and, at the next sample, into that sample's `marks` rows (before the model and
+ * the sinks see the sample), so live consumers and readers of the recording see the same marks in sample
+ * order.
  *
  * Embedded mode (libjobscope's js_monitor_start): the loop runs on a thread of the process it watches
  * (attach mode over that process's tree). It then touches no signal (no signalfd, no signal mask, no
@@ -22,7 +23,7 @@
 #define JOBSCOPE_MONITOR_H
 
 #include "core/sample.h"
-#include "core/sampler.h"
+#include "engine/sampler.h"
 #include "core/sink.h"
 #include "core/source.h"
 
@@ -43,44 +44,47 @@ enum {
 
 struct js_monitor {
     /* set by the caller */
-    js_ctx_t ctx;              /* root, mode, scope, root_pid (attach), uss_every, status_every */
+    js_ctx_t ctx; /* root, mode, scope, root_pid (attach), uss_every, status_every */
     int64_t interval_ns;
     bool until_main_exits;
-    bool restore_nofile;        /* run: the command gets child_nofile back (the monitor raised its own) */
-    int64_t duration_ns;        /* stop this long after the start (a closing sample then), 0 = no limit */
-    const char *until_file;     /* stop when this file appears, or, if it exists at the start, when it contains
-                                 * the word FINISHED (perfmon's convention); NULL = none */
+    bool restore_nofile;    /* run: the command gets child_nofile back (the monitor raised its own) */
+    int64_t duration_ns;    /* stop this long after the start (a closing sample then), 0 = no limit */
+    const char *until_file; /* stop when this file appears, or, if it exists at the start, when it contains
+                             * the word FINISHED (perfmon's convention); NULL = none */
     struct rlimit child_nofile;
     /* another reason to stop, asked twice a second and after every sample (NULL = none): returns true to take
      * the closing sample and stop, with a static reason for stop_reason ("job ended", "ipc-file") */
     bool (*stop_check)(void *arg, const char **ret_reason);
     void *stop_arg;
-    js_model_t *model;         /* borrowed; may be NULL */
+    js_model_t *model;                  /* borrowed; may be NULL */
     js_sink_slot_t sinks[JS_SINKS_MAX]; /* monitor_add_sink */
     size_t nsinks;
-    js_marks_t *marks;         /* the job's mark socket, or NULL (borrowed) */
-    bool embedded;             /* see "Embedded mode" above; set ctx.embedded too */
-    int wake_fd;               /* embedded: eventfd written by monitor_request (read only when embedded) */
-    atomic_int requests;       /* embedded: MONITOR_REQ_* bits pending */
+    js_marks_t *marks;   /* the job's mark socket, or NULL (borrowed) */
+    bool embedded;       /* see "Embedded mode" above; set ctx.embedded too */
+    int wake_fd;         /* embedded: eventfd written by monitor_request (read only when embedded) */
+    atomic_int requests; /* embedded: MONITOR_REQ_* bits pending */
     /* the sources and the sample buffers (monitor_prepare) */
     js_sampler_t sampler;
     js_sample_t sample;
     bool prepared;
     /* results */
-    pid_t child;               /* run mode: the command */
-    int child_status;          /* wait status of the command */
+    pid_t child;      /* run mode: the command */
+    int child_status; /* wait status of the command */
     bool child_reaped;
-    int exec_errno;            /* run mode: why exec failed, 0 if it did not */
+    int exec_errno; /* run mode: why exec failed, 0 if it did not */
     int64_t start_mono_ns, start_unix_ns, stop_mono_ns, stop_unix_ns;
     int64_t taken, missed;
-    int stop_signal;           /* attach and watch: the signal that ended monitoring, 0 if none */
-    const char *stop_reason;   /* why monitoring ended: "scope ended", "signal", "duration", "until-file",
-                                * "scope removed", or stop_check's reason (static text) */
-    int write_rc;              /* first failure of the durable sink (the recording), 0 if none */
-    /* phase marks (begin, end) take a sample of the scope at once, MARK_GAP apart at least (monitor.c) */
+    int stop_signal;         /* attach and watch: the signal that ended monitoring, 0 if none */
+    const char *stop_reason; /* why monitoring ended: "scope ended", "signal", "duration", "until-file",
+                              * "scope removed", or stop_check's reason (static text) */
+    int write_rc;            /* first failure of the durable sink (the recording), 0 if none */
+    /* phase marks (begin, end) take a sample of the scope at once, within a budget (monitor.c) */
     bool cut_wanted;             /* a begin or end mark arrived since the last sample */
     int64_t cut_next_ns;         /* CLOCK_MONOTONIC before which no sample is taken for marks */
-    int64_t last_sample_cost_ns; /* what the last sample cost (collect and sinks), for the gap */
+    int64_t last_sample_cost_ns; /* the monitor thread's CPU the last sample cost (collect and sinks) */
+    int64_t take_cpu0_ns;        /* the monitor thread's CPU time when the sample being taken began */
+    int64_t cut_credit_ns;       /* samples for marks: the budget left (CPU ns; see monitor.c) */
+    int64_t cut_credit_at_ns;    /* CLOCK_MONOTONIC of the last sample for marks (0: none yet) */
     int64_t cut_samples;         /* samples taken for marks */
 };
 
@@ -111,10 +115,12 @@ int monitor_loop(js_monitor_t *mon);
  * never blocking on a FIFO) contains the word FINISHED, perfmon's stop word. False when it cannot be read. */
 bool monitor_file_finished(const char *path);
 
-/* monitor_request: ask an embedded monitor (from another thread) for MONITOR_REQ_* `bits`. Returns 0 or -errno. */
+/* monitor_request: ask an embedded monitor (from another thread) for MONITOR_REQ_* `bits`. Returns 0 or
+ * -errno. */
 int monitor_request(js_monitor_t *mon, int bits);
 
-/* monitor_finish: stop every sink (flush), fini the sources, free the sample. Accepts an unprepared monitor. */
+/* monitor_finish: stop every sink (flush), fini the sources, free the sample. Accepts an unprepared monitor.
+ */
 void monitor_finish(js_monitor_t *mon);
 
 #endif

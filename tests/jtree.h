@@ -1,12 +1,11 @@
 /* SPDX-License-Identifier: MIT
  *
- * A small JSON reader for the report: it parses the run summary that summary_json() wrote (the tree model's
- * figures and every model part's section) into a tree, so that the report's tables show every section, the
- * ones of parts that did not exist when this file was written included, and so that the advice reads its
- * facts by path ("cgroup.memory.limit_bytes") from the one documented summary rather than from each part's
- * internal state. RFC 8259 text; \uXXXX escapes (surrogate pairs too) become UTF-8; numbers (of any length)
- * are doubles, ±HUGE_VAL beyond their range. Nesting is limited to 96 levels (JSONCHECK_DEPTH_MAX, the
- * deepest mark data, plus the summary's own). The tree lives in one arena owned by the jt_doc_t.
+ * A small JSON reader for tests: it parses what jobscope writes as JSON (the report's chart data blocks, the
+ * summary) into a tree, to check it by path ("a.b.0"). The program itself never reads its own JSON back: the
+ * report and the job summary read the typed summary table (model/figure.h). RFC 8259 text; \uXXXX escapes
+ * (surrogate pairs too) become UTF-8; numbers (of any length) are doubles,
+ * ±HUGE_VAL beyond their range. Nesting is limited to 96 levels (JSONCHECK_DEPTH_MAX, the deepest mark data,
+ * plus the summary's own). The tree lives in one arena owned by the jt_doc_t.
  */
 #ifndef JOBSCOPE_JTREE_H
 #define JOBSCOPE_JTREE_H

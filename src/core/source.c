@@ -1,40 +1,17 @@
 /* SPDX-License-Identifier: MIT
  *
- * The explicit list of metric sources, and the core tables the sampler writes itself. Adding a source means
- * one file in src/sources/ and one X(name) line in JS_SOURCE_LIST below (docs/ARCHITECTURE.md).
+ * What the source interface (source.h) shares with every source: the core tables the sampler writes itself
+ * (samples, source_stats, inventory), the inventory helpers, and the stop-signal check of a long collect.
  */
 #include "core/source.h"
-#include "core/marks.h"
-#include "model/model.h"
 
 #include "core/json.h"
 
 #include <errno.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
-
-/* The sources, in collection order: one line each. X(name) refers to `const js_source_t source_<name>`. */
-#define JS_SOURCE_LIST(X)                                                                                    \
-    X(proc_tree)                                                                                             \
-    X(system)                                                                                                \
-    X(host)                                                                                                  \
-    X(rapl)                                                                                                  \
-    X(infiniband)                                                                                            \
-    X(cpufreq)                                                                                               \
-    X(thermal)                                                                                               \
-    X(cgroup)                                                                                                \
-    X(perf)                                                                                                  \
-    X(levels)                                                                                                \
-    X(nvml)                                                                                                  \
-    X(rocm)                                                                                                  \
-    X(self)
-
-#define JS_SOURCE_DECLARE(name) extern const js_source_t source_##name;
-#define JS_SOURCE_REF(name) &source_##name,
-JS_SOURCE_LIST(JS_SOURCE_DECLARE)
-
-const js_source_t *const js_sources[] = {JS_SOURCE_LIST(JS_SOURCE_REF) NULL};
 
 static const js_column_t samples_cols[SAMPLES__MAX] = {
     {"t_mono_ns", "ns", JS_INT, JS_GAUGE, 0, "CLOCK_MONOTONIC when the sample started"},
@@ -115,31 +92,11 @@ int inventory_addf(js_rows_t *inv, const char *source, const char *key, const ch
     return r;
 }
 
-const js_table_t *const *registry_tables(void)
+bool sampler_stop_pending(void)
 {
-    static const js_table_t *all[64];
-    if (!all[0]) {
-        size_t n = 0;
-        all[n++] = &table_samples;
-        all[n++] = &table_source_stats;
-        all[n++] = &table_inventory;
-        all[n++] = &table_marks; /* written by the monitor from the job's marks (core/marks.c) */
-        /* written by the recording from the model (model/model.h: stored aggregates, schema 2) */
-        all[n++] = &table_tree_totals;
-        all[n++] = &table_summary_state;
-        for (size_t i = 0; js_sources[i]; i++)
-            for (size_t j = 0; js_sources[i]->tables[j] && n < 63; j++)
-                all[n++] = js_sources[i]->tables[j];
-        all[n] = NULL;
-    }
-    return all;
-}
-
-const js_table_t *registry_find_table(const char *name)
-{
-    const js_table_t *const *t = registry_tables();
-    for (; *t; t++)
-        if (strcmp((*t)->name, name) == 0)
-            return *t;
-    return NULL;
+    sigset_t set;
+    if (sigpending(&set) < 0)
+        return false;
+    return sigismember(&set, SIGINT) == 1 || sigismember(&set, SIGTERM) == 1 ||
+           sigismember(&set, SIGHUP) == 1 || sigismember(&set, SIGQUIT) == 1;
 }
