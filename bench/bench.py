@@ -55,6 +55,8 @@ import tempfile
 import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
+import goals25  # noqa: E402  (bench/goals25.py: issue 25's goals)
 REPO = os.path.dirname(HERE)
 
 FULL = {
@@ -87,6 +89,13 @@ FULL = {
     "cgroup_samples": 60,
     "node_n": 1000,
     "prom_ns": [1, 1000],
+    # issue 25's goals (bench/goals25.py)
+    "goal_reps": 3,
+    "goal_big": 1000,
+    "goal_attach": [[1000, 8], [100, 6]],
+    "goal_hours": 24,
+    "goal_before_hours": 2,
+    "goal_node_s": 30,
 }
 SMOKE = dict(
     FULL,
@@ -112,6 +121,12 @@ SMOKE = dict(
     cgroup_samples=5,
     node_n=50,
     prom_ns=[],
+    goal_reps=1,
+    goal_big=300,
+    goal_attach=[[10, 1]],
+    goal_hours=0.05,
+    goal_before_hours=0.02,
+    goal_node_s=2,
 )
 
 T0 = time.monotonic()
@@ -600,6 +615,10 @@ def startup(ctx, res):
     cmds = [f"{ctx.jobscope} run -q -o {db} -- true", "true"]
     names = ["jobscope_run_true", "true"]
     prep = [f"rm -f {db} {db}-wal {db}-shm", "true"]
+    if ctx.baseline:  # the older build beside, same file
+        cmds.append(f"{ctx.baseline} run -q -o {db} -- true")
+        names.append("baseline_run_true")
+        prep.append(f"rm -f {db} {db}-wal {db}-shm")
     if shm:
         cmds.append(f"{ctx.jobscope} run -q -o {shm} -- true")
         names.append("jobscope_run_true_tmpfs")
@@ -627,6 +646,11 @@ def startup(ctx, res):
         r[name]["runs"] = len(m.get("times", []))
     r["added_wall_s_mean"] = r["jobscope_run_true"]["mean"] - r["true"]["mean"]
     r["added_wall_s_median"] = r["jobscope_run_true"]["median"] - r["true"]["median"]
+    for k in ("jobscope_run_true", "baseline_run_true"):  # CPU too: wall time is noisy on a shared machine
+        if k in r:
+            r[k]["added_cpu_s"] = (r[k]["user"] + r[k]["system"]) - (r["true"]["user"] + r["true"]["system"])
+    if "baseline_run_true" in r:
+        r["baseline_added_wall_s_median"] = r["baseline_run_true"]["median"] - r["true"]["median"]
     if shopt_which("strace"):
         # Where the start-up time goes, by system call (strace inflates every call; read it as shares).
         sc = os.path.join(ctx.workdir, "strace.txt")
@@ -958,6 +982,9 @@ def main():
         j = load_mark()
         phase1(ctx, res)
         res["machine_load"]["phase1"] = load_since(j)
+        j = load_mark()
+        goals25.measure(ctx, res, Tree, jobscope_cpu, log)
+        res["machine_load"]["goals"] = load_since(j)
         j = load_mark()
         disk = start_disk_run(ctx)
         pidstat_phase(ctx, res)

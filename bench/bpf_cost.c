@@ -19,6 +19,7 @@
  *        --cgroup)
  */
 #include "sources/bpf/tasks_bpf.h"
+#include "sys/fsroot.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -240,12 +241,16 @@ int main(int argc, char **argv)
     if (!cpu || !wall)
         return 1;
 
+    js_fsroot_t fsr; /* the sysfs root: the loader reads the kernel's BTF there, as jobscope does */
+    if (fsroot_open(&fsr, NULL, NULL) < 0)
+        fsr.sys = -1;
     for (int m = 0; m < 2; m++) {
         const char *name = m == 0 ? "bpf-task" : "bpf-cgroup";
         if (!has_method(methods, name))
             continue;
         tasks_bpf_opts_t o;
         tasks_bpf_opts_init(&o);
+        o.sys_fd = fsr.sys;
         if (m == 0) {
             o.mode = TASKS_BPF_TASKS;
             o.filter = true;

@@ -33,6 +33,20 @@ FAST = {
     "cgroup_flat": 2.0,            # cgroup source: collect at N = 1000 within 2x of N = 1
 }
 
+# Goals of the performance issue (issue 25): start-up counted, one run, before (--baseline) and after.
+G25 = {
+    "bpf_load_ms": 60.0,           # one BPF load, CPU
+    "bpf_per_process_us": 2.0,     # whole sample with BPF per process at N = 1000 (attach and run)
+    "attach_peer_1000": 50.0,      # psutil peer / jobscope, 8 s attach to 1000, start-up included
+    "attach_peer_100": 10.0,       # the same, 6 s attach to 100
+    "fixed_floor_ratio": 1.6,      # jobscope / C floor (and C peer) at N = 1, default set
+    "summary_s": 5.0,              # 24 h x 1000-process recording
+    "report_s": 15.0,
+    "size_bytes": 300e6,
+    "startup_added_s": 0.005,      # run -- true, added wall
+    "node_share": 0.0005,          # watch --node at 1 s, share of one core
+}
+
 # Above this share of all CPUs used by processes that are not the benchmark, the report warns.
 FOREIGN_WARN = 0.05
 
@@ -168,6 +182,116 @@ def cell(f):
     return s
 
 
+def mb(b):
+    return "–" if b is None else f"{b / 1e6:.0f} MB" if b < 1e10 else f"{b / 1e9:.1f} GB"
+
+
+def secs(v):
+    return "–" if v is None else f"{v:.2f} s" if v < 100 else f"{v:.0f} s"
+
+
+def issue25(res, w, smoke):
+    """The goals of issue 25, before (the --baseline build) and after (this tree), from the same run."""
+    g = res.get("goals25")
+    if not g:
+        return
+    base = res.get("baseline")
+    load = (res.get("machine_load") or {}).get("goals") or {}
+    w("### Goals of the performance issue (issue 25): before and after, in this run")
+    w("")
+    w(f"\"Before\" is the build given with `--baseline` ({'`' + base['binary'] + '`' if base else 'none given'}), "
+      f"\"after\" this tree, measured alternately in the same run (medians of {res['config'].get('goal_reps', 1)} "
+      f"repetitions; CPU times are user + system, from wait4 or the monitor's own `self` table). Start-up is "
+      f"included where the goal says so. Machine load while these ran: "
+      f"{pct(load.get('busy'))} of all CPUs busy, {pct(load.get('foreign'))} not the benchmark; wall times "
+      f"are noisy on a shared machine, CPU times less so.")
+    w("")
+    rows = []
+    bl = g.get("bpf_load", {})
+    b, a = med(bl.get("baseline")), med(bl.get("this"))
+    rows.append(["One BPF load, CPU (`bench/bpf_cost` open, tasks mode)", f"≤ {G25['bpf_load_ms']:g} ms",
+                 "–" if b is None else f"{b:.0f} ms", "–" if a is None else f"{a:.0f} ms",
+                 verdict(None if a is None else a <= G25["bpf_load_ms"], smoke)])
+    inv = bl.get("inventory") or ""
+    loads = inv.split(": ", 1)[1].split(" load")[0] if ": " in inv and " load" in inv else None
+    rows.append([f"BPF loads in a run of `attach --backend bpf` to {res['config'].get('goal_big')} processes",
+                 "1", "2 past 204 processes (the array grew by a reload)", loads or "–",
+                 verdict(None if loads is None else loads == "1", smoke)])
+    for n, at in sorted((g.get("attach") or {}).items(), key=lambda x: -int(x[0])):
+        key = f"attach_peer_{n}"
+        m = at.get("median_cpu_s") or {}
+        rb, ra = div(m.get("peer"), m.get("baseline")), div(m.get("peer"), m.get("this"))
+        rows.append([f"{at.get('seconds', '?')} s attach to {n} at 100 ms, start-up included: psutil peer ÷ jobscope "
+                     f"(jobscope {secs(m.get('this'))} of CPU, before {secs(m.get('baseline'))}, peer "
+                     f"{secs(m.get('peer'))})", f"≥ {G25[key]:g}×" if key in G25 else "–", ratio(rb), ratio(ra),
+                     verdict(None if ra is None or key not in G25 else ra >= G25[key], smoke)])
+    rb = g.get("run_bpf") or {}
+    for mode in ("attach", "run"):
+        x = rb.get(mode) or {}
+        a = (x.get("this") or {}).get("us_per_process")
+        b = (x.get("baseline") or {}).get("us_per_process")
+        rows.append([f"BPF whole sample per process, {mode}, N = {rb.get('n', '?')} (50 ms, CPU after the warm-up)",
+                     f"≤ {G25['bpf_per_process_us']:g} µs", us(b), us(a),
+                     verdict(None if a is None else a <= G25["bpf_per_process_us"], smoke)])
+    f1, fbase, fl1, cp1 = (fig(res, t, 1) for t in ("jobscope_default", "jobscope_baseline", "floor", "cpeer"))
+    for what, ref in (("C floor", fl1), ("C peer", cp1)):
+        rb_, ra_ = div(fbase.median if fbase else None, ref.median if ref else None), \
+            div(f1.median if f1 else None, ref.median if ref else None)
+        rows.append([f"N = 1, default set, CPU per sample ÷ {what} (jobscope {us(f1.median if f1 else None)}, "
+                     f"{what} {us(ref.median if ref else None)})", f"≤ {G25['fixed_floor_ratio']:g}×", ratio(rb_),
+                     ratio(ra_), verdict(None if ra_ is None else ra_ <= G25["fixed_floor_ratio"], smoke)])
+    lr = g.get("long_recording") or {}
+    sh = lr.get("short") or {}
+    scale = (lr.get("hours") or 0) / sh["hours"] if sh.get("hours") else None
+    for op, key in (("summary", "summary_s"), ("report", "report_s"), ("export", None)):
+        a = ((lr.get("this") or {}).get(op) or {})
+        bb = ((sh.get("baseline") or {}).get(op) or {})
+        before = bb.get("wall_s") * scale if bb.get("wall_s") is not None and scale else None
+        goal = f"< {G25[key]:g} s" if key else "–"
+        rows.append([f"`{op}` of a {lr.get('hours', '?')} h × {lr.get('procs', '?')}-process recording, wall "
+                     f"(CPU after: {secs(a.get('cpu_s'))})", goal,
+                     "–" if before is None else f"{secs(before)} (its {sh.get('hours')} h × {scale:g})",
+                     secs(a.get("wall_s")),
+                     verdict(None if not key or a.get("wall_s") is None else a["wall_s"] < G25[key], smoke)])
+    before = sh.get("v1_bytes") * scale if sh.get("v1_bytes") and scale else None
+    rows.append([f"size of that recording", f"≤ {G25['size_bytes'] / 1e6:g} MB",
+                 "–" if before is None else f"{mb(before)} (its {sh.get('hours')} h × {scale:g})", mb(lr.get("bytes")),
+                 verdict(None if lr.get("bytes") is None else lr["bytes"] <= G25["size_bytes"], smoke)])
+    st = res.get("startup") or {}
+    a, b = st.get("added_wall_s_median"), st.get("baseline_added_wall_s_median")
+    ca = (st.get("jobscope_run_true") or {}).get("added_cpu_s")
+    cb = (st.get("baseline_run_true") or {}).get("added_cpu_s")
+    rows.append([f"`jobscope run -- true` added to `true`, wall median (CPU: before {sec(cb)}, after {sec(ca)})",
+                 f"< {G25['startup_added_s'] * 1e3:g} ms", sec(b), sec(a),
+                 verdict(None if a is None else a < G25["startup_added_s"], smoke)])
+    wn = g.get("watch_node") or {}
+    sa = (wn.get("this") or {}).get("steady_share")
+    sb = (wn.get("baseline") or {}).get("steady_share")
+    py = (wn.get("pytyche") or {}).get("share")
+    rows.append([f"`watch --node` at 1 s, share of one core, steady ({wn.get('seconds', '?')} s run; pytyche's "
+                 f"/proc/stat sampler {pct(py)})", f"≤ {G25['node_share'] * 100:g} %", pct(sb), pct(sa),
+                 verdict(None if sa is None else sa <= G25["node_share"], smoke)])
+    w(table(["Goal", "Target", "Before", "After", "Verdict"], rows))
+    w("")
+    at = g.get("attach") or {}
+    bk = "; ".join(f"N = {n}: {json.dumps((x.get('backends') or {}).get('this'))}" for n, x in at.items())
+    w(f"Backends the attach runs used (this tree, samples per backend): {bk or '–'}. Processes on the machine "
+      f"when these ran: {g.get('machine_processes', '?')} (the BPF reader in attach, where the tree has no cgroup of "
+      f"its own, walks all of them). The long recording is "
+      f"bench/synth_recording's task farm (1000 processes, 16 busy at a time on 8 CPUs: "
+      f"{lr.get('proc_rows_stored', '?')} process rows stored for {lr.get('samples', '?')} samples); \"before\" reads "
+      f"its first {sh.get('hours', '?')} h written as the baseline wrote recordings (schema 1, every process row: "
+      f"{mb(sh.get('v1_bytes'))}), scaled to {lr.get('hours', '?')} h; this tree reads that schema-1 file in "
+      f"{secs(((sh.get('this_v1') or {}).get('summary') or {}).get('wall_s'))} (`summary`) and its own "
+      f"{sh.get('hours', '?')} h in {secs(((sh.get('this') or {}).get('summary') or {}).get('wall_s'))}.")
+    w("")
+
+
+def med(xs):
+    xs = [x for x in (xs or []) if x is not None]
+    return statistics.median(xs) if xs else None
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("results")
@@ -276,6 +400,8 @@ def main():
                  verdict(None if cg_flat is None else cg_flat <= FAST["cgroup_flat"], smoke)])
     w(table(["Target", "Goal", "Measured", "Verdict"], rows))
     w("")
+
+    issue25(res, w, smoke)
 
     # ------------------------------------------------------------------ issue 14 targets
     w("### Targets of the fast path (issue 14)")

@@ -115,7 +115,7 @@ def main():
     if a.events:
         erec, epage = os.path.join(work, "events.db"), os.path.join(work, "events.html")
         rm(erec, epage)
-        subprocess.run([synth, erec, str(a.hours), "1", "0", str(a.events)], check=True, capture_output=True)
+        subprocess.run([synth, erec, str(a.hours), "1", "0", "0", str(a.events)], check=True, capture_output=True)
         res["events"] = a.events
         res["events_recording_bytes"] = os.path.getsize(erec)
         res["events_report_s"], res["events_report_runs_s"] = median_time([jobscope, "report", "-o", epage, erec],

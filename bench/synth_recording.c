@@ -5,15 +5,19 @@
  * it has the real schema and metadata and every jobscope command reads it. bench/report_bench.py uses it for
  * the size and time of the report of a 24 h run at 1 s.
  *
- * usage: synth_recording OUT.db [HOURS [INTERVAL_S [NODE [EVENTS]]]]   (default 24 h at 1 s, node 0, no
- * events) EVENTS: that many `jobscope mark event` rows spread evenly over the run (names "step" and "ckpt",
- * data
- * {"i": N}), for the report's bound on drawn events (bench/report_bench.py --events).
+ * It feeds jobscope's model as a monitor does, so the recording holds the model's stored aggregates too
+ * (schema 2: tree_totals, summary_state).
+ *
+ * usage: synth_recording OUT.db [HOURS [INTERVAL_S [NODE [NPROCS [EVENTS]]]]]   (default 24 h at 1 s, node 0,
+ * 6 processes, no events; more processes than 4 per CPU make a task farm: 16 busy at a time on the 8 CPUs,
+ * the rest asleep) EVENTS: that many `jobscope mark event` rows spread evenly over the run (names "step" and
+ * "ckpt", data {"i": N}), for the report's bound on drawn events (bench/report_bench.py --events).
  * Prints one JSON line: {"samples":N,"seconds":S} (S: time taken to write it).
  */
 #include "config.h"
 #include "core/marks.h"
 #include "core/source.h"
+#include "model/model.h"
 #include "sinks/recording.h"
 #include "synth.h"
 #include "sources/registry.h"
@@ -33,13 +37,14 @@ static int meta(js_recorder_t *w, const char *key, long long v)
 int main(int argc, char **argv)
 {
     if (argc < 2) {
-        fprintf(stderr, "usage: synth_recording OUT.db [HOURS [INTERVAL_S [NODE [EVENTS]]]]\n");
+        fprintf(stderr, "usage: synth_recording OUT.db [HOURS [INTERVAL_S [NODE [NPROCS [EVENTS]]]]]\n");
         return 2;
     }
     synth_cfg_t cfg = {.hours = argc > 2 ? atof(argv[2]) : 24,
                        .interval_s = argc > 3 ? atof(argv[3]) : 1,
-                       .node = argc > 4 ? (unsigned)atoi(argv[4]) : 0};
-    long long events = argc > 5 ? atoll(argv[5]) : 0;
+                       .node = argc > 4 ? (unsigned)atoi(argv[4]) : 0,
+                       .nprocs = argc > 5 ? (unsigned)atoi(argv[5]) : 0};
+    long long events = argc > 6 ? atoll(argv[6]) : 0;
     struct timespec t0, t1;
     clock_gettime(CLOCK_MONOTONIC, &t0);
     synth_t *g = synth_new(&cfg);
@@ -59,8 +64,7 @@ int main(int argc, char **argv)
     int64_t start_unix = 1714564800LL * 1000000000LL;
     char host[32];
     snprintf(host, sizeof(host), "node%03u", cfg.node + 1);
-    int rc = recorder_meta(w, "schema_version", "1");
-    rc |= recorder_meta(w, "jobscope_version", JOBSCOPE_VERSION);
+    int rc = recorder_meta(w, "jobscope_version", JOBSCOPE_VERSION);
     rc |= recorder_meta(w, "mode", "run");
     rc |= recorder_meta(w, "scope", "process tree");
     rc |= recorder_meta(w, "host", host);
@@ -74,9 +78,13 @@ int main(int argc, char **argv)
     rc |= meta(w, "start_mono_ns", mc.start_mono_ns);
     rc |= meta(w, "start_unix_ns", start_unix);
     rc |= meta(w, "cores_available", (long long)mc.cores_available);
-    size_t n = 0;
+    js_model_t *m = model_new(&mc);
+    if (!m) {
+        fprintf(stderr, "synth_recording: out of memory\n");
+        return 1;
+    }
+    size_t n = 0, total = synth_count(g);
     int r;
-    size_t total = synth_count(g);
     long long made = 0;
     while (rc == 0 && (r = synth_next(g, &s)) == 1) {
         /* the events due by this sample (evenly spread: sample n holds those with index < events*(n+1)/total)
@@ -103,7 +111,8 @@ int main(int argc, char **argv)
                 rc |= rows_set_str(mr, &v[MARK_DATA], data, strlen(data));
             }
         }
-        if (recorder_write(w, (int64_t)n, &s) < 0) {
+        if (model_feed(m, (int64_t)n, &s) < 0 ||
+            recorder_write_model(w, (int64_t)n, &s, m, n + 1 == total) < 0) {
             fprintf(stderr, "synth_recording: cannot write sample %zu\n", n);
             rc = -1;
             break;
@@ -117,6 +126,7 @@ int main(int argc, char **argv)
     rc |= meta(w, "samples_taken", (long long)n);
     rc |= meta(w, "samples_missed", 0);
     recorder_close(w);
+    model_free(m);
     sample_free(&s);
     synth_free(g);
     clock_gettime(CLOCK_MONOTONIC, &t1);

@@ -85,7 +85,7 @@ typedef struct {
     double interval_s;   /* time between samples, 0.01..3600 (0: 1 s) */
     const char *output;  /* recording to create (SQLite, docs/FORMAT.md), or NULL for none (summary only) */
     int overwrite;       /* replace `output` when it exists */
-    unsigned uss_every;  /* read USS/PSS every N samples (0: never; default when unset: 30) */
+    unsigned uss_every;  /* read USS/PSS every N samples; when unset (0): every 30 s per process */
     int set_environment; /* export JOBSCOPE_SOCKET (setenv) so children mark to this monitor: 1 yes, 0 no */
     /* version 2 */
     int pid; /* 0 watches this process and its descendants; > 0 that process and its descendants instead

@@ -324,11 +324,13 @@ int main(int argc, char **argv)
         tasks_bpf_info_t info;
         tasks_bpf_info(t, &info);
         printf("{\"pass\": %ld, \"info\": {\"mode\": \"%s\", \"rss_exact\": %s, \"pcpu_step\": %u, "
-               "\"runs\": %llu, \"records\": %llu, \"grows\": %llu, \"capacity\": %u, \"visited\": %llu, "
+               "\"runs\": %llu, \"records\": %llu, \"grows\": %llu, \"loads\": %llu, \"capacity\": %u, "
+               "\"visited\": %llu, "
                "\"cgroups\": %llu, \"filter_size\": %u}, \"procs\": [",
                k, info.mode, info.rss_exact ? "true" : "false", info.pcpu_step, (unsigned long long)info.runs,
-               (unsigned long long)info.records, (unsigned long long)info.grows, info.capacity,
-               (unsigned long long)info.visited, (unsigned long long)info.cgroups, info.filter_size);
+               (unsigned long long)info.records, (unsigned long long)info.grows,
+               (unsigned long long)info.loads, info.capacity, (unsigned long long)info.visited,
+               (unsigned long long)info.cgroups, info.filter_size);
         for (size_t i = 0; i < recs.n; i++) {
             printf("%s{\"pid\": %d, \"bpf\": ", i ? ", " : "", (int)recs.v[i].pid);
             print_bpf(&recs.v[i]);

@@ -23,7 +23,7 @@
 #define GiB (1024.0 * 1024 * 1024)
 #define MiB (1024.0 * 1024)
 #define CLK 100
-#define MAXP 64
+#define MAXP 4096
 #define MAXC 256
 #define RAPL_RANGE 262143328850LL
 
@@ -36,6 +36,7 @@ struct synth {
     uint64_t rng;
     int64_t t0_mono, t0_unix;
     double utime[MAXP], stime[MAXP], hwm[MAXP], rd[MAXP], wr[MAXP], rchar[MAXP], wchar[MAXP], minflt[MAXP];
+    double rss[MAXP], vcsw[MAXP]; /* many processes: what an idle worker keeps */
     double cpu_busy[MAXC], cpu_idle[MAXC], cpu_iowait[MAXC];
     double ctxt, forks, psi_cpu, psi_mem, psi_io, psi_io_full;
     double net_rx, net_tx, lo, disk_r, disk_w, pkg_uj, dram_uj;
@@ -150,17 +151,25 @@ int synth_next(synth_t *g, js_sample_t *s)
         if (k != TREE_REAPED_MAXRSS)
             val_int(&v[k], 0);
 
-    /* processes: the main one (small, idle) and workers sharing the load */
+    /* processes: the main one (small, idle) and workers sharing the load. With many more workers than CPUs
+     * (a task farm), the load goes to an active set of twice the CPUs that moves on every minute; the others
+     * sleep, holding their memory, their counters still */
     js_rows_t *proc = sample_rows(s, &table_proc), *info = sample_rows(s, &table_proc_info);
     unsigned workers = c->nprocs > 1 ? c->nprocs - 1 : 1;
+    bool farm = workers > 4 * c->ncpus;
+    unsigned active = farm ? 2 * c->ncpus : workers,
+             first = farm ? (unsigned)((size_t)(t / 60) * active % workers) : 0;
     double mem_work = (1.5 + 0.5 * sin(t / 7000) + 0.1 * rnd(g)) * GiB * phase;
     double tree_rss = 0;
     for (unsigned p = 0; p < c->nprocs; p++) {
         bool main = p == 0;
-        double share = main ? 0.01 : cores / workers;
+        bool busy = main || !farm || (p - 1 + workers - first) % workers < active;
+        double share = main ? 0.01 : busy ? cores / active : 0;
         g->utime[p] += share * dt * CLK * 0.9;
         g->stime[p] += share * dt * CLK * 0.1;
-        double rss = main ? 50 * MiB : mem_work / workers + 20 * MiB;
+        double rss = main ? 50 * MiB : mem_work / (farm ? active : workers) + 20 * MiB;
+        if (farm && !main && !busy)
+            rss = g->rss[p] > 0 ? g->rss[p] : 20 * MiB; /* asleep: what it held */
         for (unsigned k = 0; k < SYNTH_SPIKES && p == 1; k++) {
             size_t at;
             double bytes;
@@ -171,16 +180,20 @@ int synth_next(synth_t *g, js_sample_t *s)
         if (p == 1 && i == (size_t)(0.643 * (double)(g->n - 1)))
             rss = 0.125 * GiB; /* the dip */
         rss = floor(rss / 4096) * 4096;
+        g->rss[p] = rss;
         tree_rss += rss;
         if (rss > g->hwm[p])
             g->hwm[p] = rss;
-        double rbytes = main ? 0 : phase * 20e6 * rnd(g) * dt / workers;
-        double wbytes = main ? 0 : (burst ? 200e6 : 2e6) * rnd(g) * dt / workers;
+        double rbytes = main || !busy ? 0 : phase * 20e6 * rnd(g) * dt / active;
+        double wbytes = main || !busy ? 0 : (burst ? 200e6 : 2e6) * rnd(g) * dt / active;
         g->rd[p] += floor(rbytes);
         g->wr[p] += floor(wbytes);
-        g->rchar[p] += floor(rbytes * 1.5 + 4096);
-        g->wchar[p] += floor(wbytes * 1.2 + 4096);
-        g->minflt[p] += floor(rss / 4096 / 1000);
+        if (busy) {
+            g->rchar[p] += floor(rbytes * 1.5 + 4096);
+            g->wchar[p] += floor(wbytes * 1.2 + 4096);
+            g->minflt[p] += floor(rss / 4096 / 1000);
+            g->vcsw[p] += 10 * dt;
+        }
         if (!(v = rows_add(proc)))
             return -ENOMEM;
         val_int(&v[PROC_PID], 1000 + p);
@@ -205,8 +218,8 @@ int synth_next(synth_t *g, js_sample_t *s)
         val_int(&v[PROC_RSS_SHMEM], 0);
         val_int(&v[PROC_SWAP], 0);
         val_int(&v[PROC_HWM], (int64_t)g->hwm[p]);
-        val_int(&v[PROC_VCSW], (int64_t)(t * 10));
-        val_int(&v[PROC_IVCSW], (int64_t)(t * 2));
+        val_int(&v[PROC_VCSW], (int64_t)(farm ? g->vcsw[p] : t * 10));
+        val_int(&v[PROC_IVCSW], (int64_t)(farm ? g->vcsw[p] / 5 : t * 2));
         val_int(&v[PROC_RCHAR], (int64_t)g->rchar[p]);
         val_int(&v[PROC_WCHAR], (int64_t)g->wchar[p]);
         val_int(&v[PROC_SYSCR], (int64_t)(g->rchar[p] / 65536));

@@ -21,7 +21,9 @@ typedef struct {
     double hours;      /* run length */
     double interval_s; /* sampling interval (default 1) */
     unsigned ncpus;    /* CPUs of the node (default 8), all available to the job */
-    unsigned nprocs;   /* processes of the job (default 6): a main process and its workers */
+    unsigned nprocs;   /* processes of the job (default 6, at most 4096): a main process and its workers; with
+                        * more than 4 per CPU a task farm: twice the CPUs busy at a time, moving on every
+                        * minute, the others asleep (their counters still) */
     unsigned node;     /* 0, 1, ...: node k runs at (1 - 0.25 k) of node 0's load, for imbalance tests */
     double load;       /* peak cores in use as a fraction of ncpus (default 0.75) */
 } synth_cfg_t;

@@ -245,6 +245,7 @@ static void write_start_meta(const js_monitor_opts_t *o, int64_t start_ticks)
     meta_i64("page_size", em.hi.page_size);
     meta_i64("interval_ns", em.mon.interval_ns);
     meta_i64("uss_every", em.mon.ctx.uss_every);
+    meta_i64("uss_interval_ns", em.mon.ctx.uss_interval_ns);
     meta_i64("status_every", em.mon.ctx.status_every);
     meta_i64("monitor_pid", getpid());
     meta_i64("monitor_start_ticks", start_ticks);
@@ -412,6 +413,7 @@ static int set_up(void)
     em.mon.ctx.host_fds_now = em.fds_cached = -1;
     em.fds_total = -1;
     em.mon.ctx.uss_every = o->uss_every ? o->uss_every : 30;
+    em.mon.ctx.uss_interval_ns = o->uss_every ? 0 : 30000000000LL; /* unset: every 30 s */
     em.mon.ctx.status_every = 5;
     em.mon.embedded = true;
     if ((r = resolve_levels(em.levels, em.level_job_id)) < 0)
@@ -577,7 +579,7 @@ JS_API int js_monitor_start(const js_monitor_opts_t *opts)
         r = -ENAMETOOLONG;
         goto fail;
     }
-    em.mon.interval_ns = (int64_t)(iv * 1e9 + 0.5);
+    em.mon.interval_ns = (int64_t)(iv * 1e9 + 0.5); /* every sample committed: the host reads it live */
     /* the one descriptor host and monitor share: requests from the host's threads wake the loop */
     if ((em.mon.wake_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK)) < 0) {
         r = -errno;

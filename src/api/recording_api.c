@@ -215,7 +215,8 @@ JS_API int js_recording_export(const char *path, const char *view, const char *f
     } else {
         rc = view_export_open(&x, sink, f, view, false);
         if (rc == 0)
-            rc = replay_open(path, &r, &m, each_sample, x, err, sizeof(err));
+            rc = replay_open_ex(path, strcmp(view, "process") == 0 ? REPLAY_PROCS : 0, &r, &m, each_sample, x,
+                                err, sizeof(err));
         e = x ? view_export_finish(x, m) : 0;
     }
     if (rc == 0 && e < 0)

@@ -4,6 +4,7 @@
  */
 #include "api/replay.h"
 
+#include "sources/proc_tree.h"
 #include "sys/fsroot.h"
 #include "sys/parse.h"
 #include "sources/registry.h"
@@ -115,8 +116,39 @@ void replay_summarize(const js_recording_t *r, const char *path, const js_model_
     }
 }
 
+/* use_stored: the recording kept the model's aggregates (schema 2, complete): feed the model those and skip
+ * the process rows. Returns 1 (stored), 0 (read in full) or -ENOMEM. */
+static int use_stored(js_recording_t *r, js_model_t *m)
+{
+    js_rows_t state;
+    rows_init(&state, &table_summary_state);
+    int rc = recording_stored_state(r, &state);
+    if (rc == 1) {
+        rc = model_use_stored(m, &state);
+        rc = rc == 0 ? 1 : rc == -ENOMEM ? rc : 0; /* another build's summary: read in full */
+    } else if (rc == -EIO) {
+        rc = 0;
+    }
+    rows_free(&state);
+    if (rc == 1) {
+        recording_skip(r, &table_proc_info);
+        /* the GPU part matches the GPUs' processes with the members: the process rows only where it has any
+         */
+        const js_table_t *gp[] = {registry_find_table("nvml_process"), registry_find_table("rocm_process")};
+        if (!(gp[0] && recording_has_rows(r, gp[0])) && !(gp[1] && recording_has_rows(r, gp[1])))
+            recording_skip(r, &table_proc);
+    }
+    return rc;
+}
+
 int replay_open(const char *path, js_recording_t **ret_rec, js_model_t **ret_model, replay_each_fn each,
                 void *arg, char *err, size_t errlen)
+{
+    return replay_open_ex(path, 0, ret_rec, ret_model, each, arg, err, errlen);
+}
+
+int replay_open_ex(const char *path, unsigned flags, js_recording_t **ret_rec, js_model_t **ret_model,
+                   replay_each_fn each, void *arg, char *err, size_t errlen)
 {
     js_recording_t *r = NULL;
     js_model_t *m = NULL;
@@ -132,6 +164,10 @@ int replay_open(const char *path, js_recording_t **ret_rec, js_model_t **ret_mod
     if (!m || sample_init(&s) < 0) {
         snprintf(err, errlen, "out of memory");
         rc = -ENOMEM;
+        goto fail;
+    }
+    if (!(flags & (REPLAY_PROCS | REPLAY_RECOMPUTE)) && (rc = use_stored(r, m)) < 0) {
+        snprintf(err, errlen, "out of memory");
         goto fail;
     }
     int64_t seq;

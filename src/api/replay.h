@@ -34,4 +34,14 @@ typedef int (*replay_each_fn)(void *arg, const js_recording_t *r, js_model_t *m,
 int replay_open(const char *path, js_recording_t **ret_rec, js_model_t **ret_model, replay_each_fn each,
                 void *arg, char *err, size_t errlen);
 
+/* replay_open_ex: replay_open with `flags`. Without flags, a recording that kept the model's aggregates
+ * (schema 2: tree_totals, summary_state) is replayed from them and its process rows are not read (summary,
+ * report, the tree and part views: the same figures, tens of times faster on long recordings); a recording
+ * without them is read in full. REPLAY_PROCS: the caller needs every sample's process rows (the process
+ * view); REPLAY_RECOMPUTE: recompute everything from the raw rows, as for an older recording. */
+#define REPLAY_PROCS 1u
+#define REPLAY_RECOMPUTE 2u
+int replay_open_ex(const char *path, unsigned flags, js_recording_t **ret_rec, js_model_t **ret_model,
+                   replay_each_fn each, void *arg, char *err, size_t errlen);
+
 #endif

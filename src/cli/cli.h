@@ -93,11 +93,14 @@ void cli_summarize(const js_recording_t *r, const char *path, const js_model_t *
                    js_summary_t *su);
 
 /* cli_read_recording: open `path` and feed every sample to a new model (*ret_model, caller frees); per sample
- * `each` (may be NULL) is called after the feed. On failure prints one line and returns EXIT_FAIL; else 0
- * and *ret_rec is open (caller closes). */
+ * `each` (may be NULL) is called after the feed. `flags`: REPLAY_PROCS, REPLAY_RECOMPUTE (api/replay.h; 0:
+ * the stored aggregates where the recording has them). On failure prints one line and returns EXIT_FAIL;
+ * else 0 and *ret_rec is open (caller closes). */
 typedef int (*cli_each_fn)(void *arg, const js_recording_t *r, js_model_t *m, const js_sample_t *s);
-int cli_read_recording(const char *path, js_recording_t **ret_rec, js_model_t **ret_model, cli_each_fn each,
-                       void *arg);
+extern unsigned
+    cli_replay_flags; /* added to every cli_read_recording's flags: --recompute sets REPLAY_RECOMPUTE */
+int cli_read_recording(const char *path, unsigned flags, js_recording_t **ret_rec, js_model_t **ret_model,
+                       cli_each_fn each, void *arg);
 
 /* cli_summary_text: the text summary of the recording at `path` (what `jobscope summary PATH` prints: a
  * merged job's nodes and job, or one run's), as a string (malloc'ed, caller frees); NULL when it cannot be

@@ -172,11 +172,13 @@ void cli_summarize(const js_recording_t *r, const char *path, const js_model_t *
     replay_summarize(r, path, m, info, su);
 }
 
-int cli_read_recording(const char *path, js_recording_t **ret_rec, js_model_t **ret_model, cli_each_fn each,
-                       void *arg)
+unsigned cli_replay_flags;
+
+int cli_read_recording(const char *path, unsigned flags, js_recording_t **ret_rec, js_model_t **ret_model,
+                       cli_each_fn each, void *arg)
 {
     char err[1024] = "";
-    int rc = replay_open(path, ret_rec, ret_model, each, arg, err, sizeof(err));
+    int rc = replay_open_ex(path, flags | cli_replay_flags, ret_rec, ret_model, each, arg, err, sizeof(err));
     if (rc < 0 && err[0])
         cli_error("%s", err); /* a callback's failure was reported by the callback */
     return rc < 0 ? EXIT_FAIL : 0;

@@ -81,7 +81,7 @@ static int node_summary(const char *path, const merge_node_t *mn, const char *tm
     }
     js_recording_t *rec;
     js_model_t *m;
-    if (cli_read_recording(tmp, &rec, &m, NULL, NULL)) {
+    if (cli_read_recording(tmp, 0, &rec, &m, NULL, NULL)) {
         unlink(tmp);
         return EXIT_FAIL;
     }

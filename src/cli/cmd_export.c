@@ -8,6 +8,7 @@
  */
 #include "cli/cli.h"
 #include "cli/cli_jobsum.h"
+#include "api/replay.h"
 
 #include "sinks/hdf5.h"
 #include "sinks/merge.h"
@@ -44,6 +45,8 @@ static const char export_usage[] =
     "                       --force, never through a symbolic link, never over the recording itself\n"
     "      --force          replace FILE if it exists\n"
     "      --list           list the views and their columns, then exit\n"
+    "      --recompute      recompute every view from the process rows instead of the totals the\n"
+    "                       recording kept (as an older recording is read)\n"
     "  -h, --help           show this help\n"
     "Text cells (command names) are escaped the same way in CSV and JSON Lines: \\\\ for a backslash,\n"
     "\\n, \\t, \\r, \\xNN for other control bytes and bytes that are not UTF-8. Options may follow\n"
@@ -188,11 +191,12 @@ static int export_view(const char *path, const char *view, const js_tab_sink_t *
     }
     js_recording_t *r = NULL;
     js_model_t *m = NULL;
+    unsigned procs = strcmp(view, "process") == 0 ? REPLAY_PROCS : 0; /* the process rows, rebuilt */
     int rc = view_export_open(&c.x, sink, f, view, merged);
     if (rc < 0)
         cli_error("export failed: %s", strerror(-rc));
     else if (!merged)
-        rc = cli_read_recording(path, &r, &m, each, &c);
+        rc = cli_read_recording(path, procs, &r, &m, each, &c);
     for (size_t i = 0; merged && i < nnodes && rc == 0; i++) { /* every node, read back as a recording */
         char dir[4096], node_db[4200];
         if ((rc = cli_merged_node_path(path, nodes[i].name, dir, sizeof(dir), node_db, sizeof(node_db))))
@@ -202,7 +206,7 @@ static int export_view(const char *path, const char *view, const js_tab_sink_t *
         recording_close(r);
         m = NULL;
         r = NULL;
-        rc = cli_read_recording(node_db, &r, &m, each, &c);
+        rc = cli_read_recording(node_db, procs, &r, &m, each, &c);
         unlink(node_db);
         rmdir(dir);
     }
@@ -226,14 +230,12 @@ static int export_view(const char *path, const char *view, const js_tab_sink_t *
 
 int cmd_export(int argc, char **argv)
 {
-    enum { OPT_LIST = 256, OPT_FORCE };
-    static const struct option opts[] = {{"format", required_argument, NULL, 'f'},
-                                         {"scope", required_argument, NULL, 's'},
-                                         {"output", required_argument, NULL, 'o'},
-                                         {"list", no_argument, NULL, OPT_LIST},
-                                         {"force", no_argument, NULL, OPT_FORCE},
-                                         {"help", no_argument, NULL, 'h'},
-                                         {NULL, 0, NULL, 0}};
+    enum { OPT_LIST = 256, OPT_FORCE, OPT_RECOMPUTE };
+    static const struct option opts[] = {
+        {"format", required_argument, NULL, 'f'}, {"scope", required_argument, NULL, 's'},
+        {"output", required_argument, NULL, 'o'}, {"list", no_argument, NULL, OPT_LIST},
+        {"force", no_argument, NULL, OPT_FORCE},  {"recompute", no_argument, NULL, OPT_RECOMPUTE},
+        {"help", no_argument, NULL, 'h'},         {NULL, 0, NULL, 0}};
     const char *view = "tree";
     const js_tab_sink_t *sink = NULL;
     const char *out = NULL;
@@ -263,6 +265,9 @@ int cmd_export(int argc, char **argv)
             return 0;
         case OPT_FORCE:
             force = true;
+            break;
+        case OPT_RECOMPUTE:
+            cli_replay_flags |= REPLAY_RECOMPUTE;
             break;
         case 'h':
             fputs(export_usage, stdout);

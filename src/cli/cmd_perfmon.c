@@ -17,6 +17,7 @@
  * metrics/(cpu_metrics,perf_metrics,meta_data).json for every host, the exports asked for, and with -r
  * plots/NAME.png, job-report-JOBID.pdf and the merged job's HTML report JOBID.html.
  */
+#include "api/replay.h"
 #include "cli/cli.h"
 #include "cli/cli_jobsum.h"
 #include "cli/cli_job.h"
@@ -655,7 +656,7 @@ static int post_process(pm_run_t *run, const job_plan_t *plan, const char *merge
         js_recording_t *r = NULL;
         js_model_t *m = NULL;
         feed_t fa = {.h = &hosts[n - 1]};
-        if (cli_read_recording(path, &r, &m, feed, &fa) != 0) {
+        if (cli_read_recording(path, REPLAY_PROCS, &r, &m, feed, &fa) != 0) { /* vsize: process rows */
             pmlog("ERROR", "cannot read %s", path);
             rc = EXIT_FAIL;
         }

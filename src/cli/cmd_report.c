@@ -6,6 +6,7 @@
  */
 #include "cli/cli.h"
 #include "cli/cli_jobsum.h"
+#include "api/replay.h"
 #include "sinks/merge.h"
 
 #include "core/json.h"
@@ -35,6 +36,8 @@ static const char report_usage[] =
     "                     pdf and png are drawn by librsvg and cairo, loaded when needed (Debian: "
     "librsvg2-2)\n"
     "      --force        replace FILE if it exists\n"
+    "      --recompute    recompute every figure from the process rows instead of the totals the\n"
+    "                     recording kept (as an older recording is read)\n"
     "  -h, --help         show this help\n";
 
 static const char compare_usage[] =
@@ -95,7 +98,7 @@ static int load_node(js_report_t *rep, const char *file, const char *path, const
         cli_error("out of memory");
         return EXIT_FAIL;
     }
-    if (cli_read_recording(file, &r, &m, each_sample, &f))
+    if (cli_read_recording(file, 0, &r, &m, each_sample, &f))
         return EXIT_FAIL;
     js_summary_t su;
     js_run_info_t info;
@@ -189,12 +192,11 @@ typedef struct {
 
 static int parse(int argc, char **argv, const char *cmd, const char *usage, size_t nin, args_t *a)
 {
-    enum { OPT_FORCE = 256 };
-    static const struct option opts[] = {{"output", required_argument, NULL, 'o'},
-                                         {"format", required_argument, NULL, 'f'},
-                                         {"force", no_argument, NULL, OPT_FORCE},
-                                         {"help", no_argument, NULL, 'h'},
-                                         {NULL, 0, NULL, 0}};
+    enum { OPT_FORCE = 256, OPT_RECOMPUTE };
+    static const struct option opts[] = {
+        {"output", required_argument, NULL, 'o'}, {"format", required_argument, NULL, 'f'},
+        {"force", no_argument, NULL, OPT_FORCE},  {"recompute", no_argument, NULL, OPT_RECOMPUTE},
+        {"help", no_argument, NULL, 'h'},         {NULL, 0, NULL, 0}};
     optind = 1;
     opterr = 0;
     int c;
@@ -212,6 +214,9 @@ static int parse(int argc, char **argv, const char *cmd, const char *usage, size
             break;
         case OPT_FORCE:
             a->force = true;
+            break;
+        case OPT_RECOMPUTE:
+            cli_replay_flags |= REPLAY_RECOMPUTE;
             break;
         case 'h':
             fputs(usage, stdout);

@@ -222,6 +222,8 @@ static int open_outputs(const run_opts_t *o, const char *host, char *outbuf, siz
         cli_error("%s", err);
         return r;
     }
+    /* below a second, the samples of a second share one commit (at most a second lost to a kill -9) */
+    recorder_set_batch(out->rec, o->interval_ns < 1000000000 ? (unsigned)(1000000000 / o->interval_ns) : 1);
     const char *path = o->output ? o->output : outbuf;
     js_file_id_t ids[4];
     size_t n = 0;
@@ -565,9 +567,11 @@ static void run_configure(run_t *run)
     run->mon.duration_ns = run->o.duration_ns;
     run->mon.until_file = run->o.until_file;
     run->mon.ctx.backend = run->o.backend;
+    run->mon.ctx.perf_per_task = run->o.perf_per_task;
     run->mon.ctx.monitor_pid = getpid();
     run->mon.ctx.root_pid = run->o.pid;
     run->mon.ctx.uss_every = run->o.uss_every;
+    run->mon.ctx.uss_interval_ns = run->o.uss_interval_ns;
     run->mon.ctx.status_every = run->o.status_every;
     run->mon.ctx.scope.gpus = run->o.gpus;
     run->mon.interval_ns = run->o.interval_ns;
@@ -608,6 +612,7 @@ static void run_configure(run_t *run)
     meta_i64(run->rec, "page_size", run->hi.page_size);
     meta_i64(run->rec, "interval_ns", run->o.interval_ns);
     meta_i64(run->rec, "uss_every", run->o.uss_every);
+    meta_i64(run->rec, "uss_interval_ns", run->o.uss_interval_ns);
     meta_i64(run->rec, "status_every", run->o.status_every);
     meta_i64(run->rec, "monitor_pid", run->mon.ctx.monitor_pid);
     meta_i64(run->rec, "monitor_start_ticks", start_ticks_of(&run->mon.ctx.root, run->mon.ctx.monitor_pid));
@@ -752,6 +757,10 @@ static void run_monitor(run_t *run)
         .cores_available = run->cores,
         .cores_bound = run->cores_bound,
         .scope = run->mon.ctx.scope.kind,
+        /* as a reader configures it from the meta (job_roots), so the totals stored in the recording are a
+         * reader's */
+        .stepd_roots = run->mon.ctx.scope.kind == JS_SCOPE_TREE &&
+                       (run->mon.ctx.scope.stepd_job || run->mon.ctx.scope.stepd_pid > 0),
     };
     run->model = model_new(&cfg);
     if (!run->model) {

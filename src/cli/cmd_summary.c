@@ -6,6 +6,7 @@
  */
 #include "cli/cli.h"
 #include "cli/cli_jobsum.h"
+#include "api/replay.h"
 
 #include "core/json.h"
 #include "sinks/merge.h"
@@ -14,7 +15,7 @@
 #include <string.h>
 
 static const char summary_usage[] =
-    "Usage: jobscope summary [--json | --summary short|full] RECORDING\n"
+    "Usage: jobscope summary [--json | --summary short|full] [--recompute] RECORDING\n"
     "\n"
     "Print the summary of a recording (text, or JSON with --json). Options may\n"
     "also follow RECORDING. A merged job recording (jobscope merge) shows each\n"
@@ -24,15 +25,16 @@ static const char summary_usage[] =
     "  -j, --json              the summary as JSON (docs/FORMAT.md lists the keys)\n"
     "      --summary short|full  the text's form: short (default, the figures to read at a glance) or\n"
     "                          full (every figure); --full is the same as --summary=full\n"
+    "      --recompute         recompute it from every process row instead of the totals the\n"
+    "                          recording kept (as an older recording is read; the figures are the same)\n"
     "  -h, --help              show this help\n";
 
 int cmd_summary(int argc, char **argv)
 {
-    static const struct option opts[] = {{"json", no_argument, NULL, 'j'},
-                                         {"summary", required_argument, NULL, 's'},
-                                         {"full", no_argument, NULL, 'F'},
-                                         {"help", no_argument, NULL, 'h'},
-                                         {NULL, 0, NULL, 0}};
+    static const struct option opts[] = {
+        {"json", no_argument, NULL, 'j'}, {"summary", required_argument, NULL, 's'},
+        {"full", no_argument, NULL, 'F'}, {"recompute", no_argument, NULL, 'R'},
+        {"help", no_argument, NULL, 'h'}, {NULL, 0, NULL, 0}};
     bool json = false;
     js_summary_form_t form = JS_SUMMARY_SHORT;
     optind = 1;
@@ -41,6 +43,8 @@ int cmd_summary(int argc, char **argv)
     while ((c = getopt_long(argc, argv, "jh", opts, NULL)) != -1) {
         if (c == 'j')
             json = true;
+        else if (c == 'R')
+            cli_replay_flags |= REPLAY_RECOMPUTE;
         else if (c == 'F')
             form = JS_SUMMARY_FULL;
         else if (c == 's') {
@@ -59,7 +63,7 @@ int cmd_summary(int argc, char **argv)
         return cli_merged_summary(path, json, form);
     js_recording_t *r;
     js_model_t *m;
-    if (cli_read_recording(path, &r, &m, NULL, NULL))
+    if (cli_read_recording(path, 0, &r, &m, NULL, NULL))
         return EXIT_FAIL;
     js_summary_t su;
     js_run_info_t info;

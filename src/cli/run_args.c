@@ -15,6 +15,7 @@
 #include <string.h>
 
 #define DEFAULT_USS_EVERY 30
+#define DEFAULT_USS_INTERVAL_NS 30000000000LL /* USS/PSS per process every 30 s, whatever the interval */
 #define DEFAULT_STATUS_EVERY 5
 
 static const char run_usage[] =
@@ -39,11 +40,10 @@ static const char run_usage[] =
     "                           and print its path on stderr (unless -q)\n"
     "  -q, --quiet              no summary on stderr\n"
     "      --status             show live figures in the terminal's title bar (never in COMMAND's output)\n"
-    "      --uss-every N        read USS/PSS (smaps_rollup) of every process at least every N samples; 0 =\n"
-    "                           never (default 30; also at the first and last sample, and within a CPU "
-    "budget\n"
-    "                           when a process appears, exits, execs or its RSS moves by a tenth, and at "
-    "marks)\n"
+    "      --uss-every T|N      read USS/PSS (smaps_rollup) of every process at least every T (a duration:\n"
+    "                           30s, 5m) or every N samples; 0 = never (default 30s; also at the first and\n"
+    "                           last sample, and within a CPU budget when a process appears, exits, execs\n"
+    "                           or its RSS moves by a tenth or settles, and at marks)\n"
     "      --status-every N     read /proc/PID/status (RSS split, swap, VmHWM, context switches) every N\n"
     "                           samples (default 5)\n"
     "      --until-main-exits   stop when COMMAND exits, even if descendants remain\n"
@@ -78,11 +78,14 @@ static const char attach_usage[] =
     "                           at a glance) or full (every figure; ./full names a file called full)\n"
     "      --report[=FILE]      write the HTML report at the end (default: the recording with .html)\n"
     "  -q, --quiet              no status line, no summary on stderr\n"
-    "      --uss-every N        read USS/PSS (smaps_rollup) at least every N samples; 0 = never (default "
-    "30)\n"
+    "      --uss-every T|N      read USS/PSS (smaps_rollup) at least every T (30s, 5m) or N samples; 0 =\n"
+    "                           never (default 30s)\n"
     "      --status-every N     read /proc/PID/status every N samples (default 5)\n"
     "      --backend B          how processes are read: auto (the BPF task reader where it pays and is\n"
     "                           allowed: root, BTF, Linux >= 6.7), bpf, or procfs (default auto)\n"
+    "      --perf-per-task      perf counters on every task of the tree, a row per task (default: the\n"
+    "                           tree's own cgroup per CPU if it has one, else the root with inheritance:\n"
+    "                           what it starts from the attach on, not the processes it had then)\n"
     "      --gpus SPEC          GPUs to monitor: all, none, or indices / UUIDs; default: those PID may use\n"
     "                           (its CUDA_VISIBLE_DEVICES etc.), else all\n"
     "      --redact-cmdline REGEX  record command lines with every match of REGEX (POSIX extended) in an\n"
@@ -120,11 +123,13 @@ static const char watch_usage[] =
     "                           at a glance) or full (every figure; ./full names a file called full)\n"
     "      --report[=FILE]      write the HTML report at the end (default: the recording with .html)\n"
     "  -q, --quiet              no status line, no summary on stderr\n"
-    "      --uss-every N        read USS/PSS (smaps_rollup) at least every N samples; 0 = never (default "
-    "30)\n"
+    "      --uss-every T|N      read USS/PSS (smaps_rollup) at least every T (30s, 5m) or N samples; 0 =\n"
+    "                           never (default 30s)\n"
     "      --status-every N     read /proc/PID/status every N samples (default 5)\n"
     "      --backend B          how processes are read: auto (the BPF task reader where it pays and is\n"
     "                           allowed: root, BTF, Linux >= 6.7), bpf, or procfs (default auto)\n"
+    "      --perf-per-task      --user: perf counters on every task of the user's processes, a row per task\n"
+    "                           (default: the user's cgroup per CPU where it exists)\n"
     "      --redact-cmdline REGEX  record command lines with every match of REGEX (POSIX extended) in an\n"
     "                           argument replaced by *** (e.g. 'password=[^ ]*'; the environment is never\n"
     "                           recorded)\n"
@@ -181,8 +186,8 @@ static const char job_usage[] =
     "      --summary short|full the text summary's form: short (default) or full (./full names a file)\n"
     "      --report[=FILE]      write the node's HTML report at the end (default: DIR/JOBID-NODE.html)\n"
     "  -q, --quiet              nothing on stderr but errors\n"
-    "      --uss-every N        read USS/PSS (smaps_rollup) at least every N samples; 0 = never (default "
-    "30)\n"
+    "      --uss-every T|N      read USS/PSS (smaps_rollup) at least every T (30s, 5m) or N samples; 0 =\n"
+    "                           never (default 30s)\n"
     "      --status-every N     read /proc/PID/status every N samples (default 5)\n"
     "      --backend B          how processes are read: auto, bpf or procfs (default auto)\n"
     "      --gpus SPEC          GPUs to monitor: all (default), none, or indices / UUIDs\n"
@@ -216,7 +221,8 @@ enum {
     OPT_TRACK,
     OPT_NO_MERGE,
     OPT_NODE_LOCAL,
-    OPT_REDACT
+    OPT_REDACT,
+    OPT_PERF_PER_TASK
 };
 
 /* jobscope job: watch's options (no scope to name) and the job's own */
@@ -271,6 +277,7 @@ static const struct option run_opts[] = {
     {"gpus", required_argument, NULL, OPT_GPUS},
     {"report", optional_argument, NULL, OPT_REPORT},
     {"redact-cmdline", required_argument, NULL, OPT_REDACT},
+    {"perf-per-task", no_argument, NULL, OPT_PERF_PER_TASK},
     {"help", no_argument, NULL, 'h'},
     CLI_EXPORT_LONGOPTS,
     {NULL, 0, NULL, 0},
@@ -428,6 +435,7 @@ int run_parse_args(int argc, char **argv, run_opts_t *o)
     int nscope = 0;
     o->interval_ns = 1000000000;
     o->uss_every = DEFAULT_USS_EVERY;
+    o->uss_interval_ns = DEFAULT_USS_INTERVAL_NS;
     o->status_every = DEFAULT_STATUS_EVERY;
     optind = 1;
     opterr = 0;
@@ -470,8 +478,15 @@ int run_parse_args(int argc, char **argv, run_opts_t *o)
             o->status = true;
             break;
         case OPT_USS_EVERY:
-            if (parse_count(optarg, &o->uss_every) < 0)
-                return cli_usage_error(cmd, "invalid --uss-every '%s' (a whole number, 0 = never)", optarg);
+            o->uss_interval_ns = 0;
+            if (parse_count(optarg, &o->uss_every) < 0) { /* not a count: a duration */
+                if (duration_parse(optarg, &o->uss_interval_ns) < 0 || o->uss_interval_ns < 0)
+                    return cli_usage_error(cmd,
+                                           "invalid --uss-every '%s' (a duration such as 30s, or a number "
+                                           "of samples; 0 = never)",
+                                           optarg);
+                o->uss_every = o->uss_interval_ns > 0; /* 0s: never */
+            }
             break;
         case OPT_STATUS_EVERY:
             if (parse_count(optarg, &o->status_every) < 0 || o->status_every == 0)
@@ -497,6 +512,12 @@ int run_parse_args(int argc, char **argv, run_opts_t *o)
                 o->backend = JS_BACKEND_PROCFS;
             else
                 return cli_usage_error(cmd, "invalid --backend '%s' (auto, bpf or procfs)", optarg);
+            break;
+        case OPT_PERF_PER_TASK:
+            if (o->kind == CMD_RUN)
+                return cli_usage_error(cmd, "--perf-per-task is for attach and watch --user (run counts the "
+                                            "command with inherited counters)");
+            o->perf_per_task = true;
             break;
         case OPT_GPUS: {
             gpu_sel_t sel;

@@ -32,6 +32,7 @@ typedef struct {
     bool quiet, force, until_main_exits, status;
     bool cgroup_off; /* run: --cgroup off */
     unsigned uss_every, status_every;
+    int64_t uss_interval_ns; /* --uss-every with a unit: per process, by time */
     pid_t pid;
     char **argv;
     int argc;
@@ -42,7 +43,8 @@ typedef struct {
     int64_t duration_ns;
     const char *until_file;
     js_backend_t backend;
-    cli_export_t exp; /* --listen, --textfile */
+    bool perf_per_task; /* attach, watch --user: --perf-per-task */
+    cli_export_t exp;   /* --listen, --textfile */
     /* job: a watch of the batch job's share of this node */
     bool job;
     bool user_quiet; /* job: -q given (the summary is never printed on stderr) */

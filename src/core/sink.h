@@ -58,6 +58,9 @@ typedef struct js_live_sink {
     int (*mark)(void *state, const js_mark_t *mark);
     /* stop: monitoring has ended; flush what is buffered (may be NULL). The owner frees the state. */
     int (*stop)(void *state);
+    /* lost: samples the sink took and then could not keep (may be NULL: its failed calls): the recording
+     * commits a second's samples together, and a commit that fails loses them all */
+    uint64_t (*lost)(void *state);
 } js_live_sink_t;
 
 #define JS_SINKS_MAX 8

@@ -101,16 +101,17 @@ typedef struct {
     js_fsroot_t root;
     js_mode_t mode;
     js_scope_t scope;
-    pid_t monitor_pid;     /* this process: children's ppid in run mode (subreaper) */
-    pid_t root_pid;        /* the command (run) or the PID given (attach) */
-    uint64_t seq;          /* sample number, from 0 */
-    unsigned uss_every;    /* read smaps_rollup every N samples (0 = never) */
-    unsigned status_every; /* read /proc/<pid>/status every N samples (>= 1) */
-    js_backend_t backend;  /* how proc_tree reads processes */
-    bool final;            /* this is the last sample: read everything */
-    bool for_marks;        /* this sample is taken for phase marks (begin/end) that just arrived: the scope at
-                            * those marks (read smaps_rollup of every member when the budget allows) */
-    bool interruptible;    /* a long collect() may give up with -EINTR when sampler_stop_pending() */
+    pid_t monitor_pid;       /* this process: children's ppid in run mode (subreaper) */
+    pid_t root_pid;          /* the command (run) or the PID given (attach) */
+    uint64_t seq;            /* sample number, from 0 */
+    unsigned uss_every;      /* read smaps_rollup every N samples (0 = never) */
+    int64_t uss_interval_ns; /* > 0: instead, every this long per process (the default: 30 s) */
+    unsigned status_every;   /* read /proc/<pid>/status every N samples (>= 1) */
+    js_backend_t backend;    /* how proc_tree reads processes */
+    bool final;              /* this is the last sample: read everything */
+    bool for_marks;     /* this sample is taken for phase marks (begin/end) that just arrived: the scope at
+                         * those marks (read smaps_rollup of every member when the budget allows) */
+    bool interruptible; /* a long collect() may give up with -EINTR when sampler_stop_pending() */
     /* reaped children since the last sample (filled by the monitor, drained by proc_tree) */
     js_reaped_t *reaped;
     size_t nreaped;
@@ -150,6 +151,17 @@ typedef struct {
     uint64_t marks_received, marks_rejected, marks_senders_dropped;
     /* --redact-cmdline: every match in a recorded command-line argument becomes "***" (NULL: none) */
     const regex_t *redact_cmdline;
+    /* the sampling plan, for a source weighing a one-time cost against what it saves per sample (set by the
+     * monitor before each sample): the interval, and when --duration ends the run (0: not known) */
+    int64_t interval_ns;
+    int64_t end_mono_ns;
+    /* set by a source in collect() when a fact of its inventory changed (proc_tree: a backend loaded, refused
+     * or dropped; its closing figures): the sampler writes that source's inventory rows again with this
+     * sample, and a reader takes the last row of each key */
+    bool inventory_changed;
+    /* --perf-per-task (attach, watch --user): perf counters on every task, a row per task (else the job is
+     * counted: its cgroup per CPU, or the root with inheritance) */
+    bool perf_per_task;
     /* the embedded monitor's levels (js_level_scope_t); none on elsewhere */
     js_level_scope_t levels[JS_LV_MAX];
 } js_ctx_t;
@@ -175,9 +187,9 @@ typedef struct js_source {
      * nothing it runs escapes what is set up here (a cgroup to join, counters inherited by every descendant).
      * Returns 0 or -errno: the source then records why and goes on without it; the command still starts. */
     int (*prepare_child)(void *state, js_ctx_t *ctx, pid_t child);
-    /* inventory: may be NULL. Append once per run what the source knows about the hardware and the
-     * allocation (rows of the core `inventory` table: source, key, value; inventory_add()). Returns 0/-errno.
-     */
+    /* inventory: may be NULL. Append what the source knows about the hardware and the allocation (rows of the
+     * core `inventory` table: source, key, value; inventory_add()): at the first sample, and again at a
+     * sample whose collect() set ctx->inventory_changed. Returns 0/-errno. */
     int (*inventory)(void *state, const js_ctx_t *ctx, js_rows_t *inv);
 } js_source_t;
 

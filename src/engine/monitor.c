@@ -159,6 +159,9 @@ static int reap(js_monitor_t *mon, size_t *cap)
 static int take(js_monitor_t *mon, js_sampler_t *sp, js_sample_t *s, int64_t deadline, bool final)
 {
     mon->ctx.final = final;
+    mon->ctx.interval_ns = mon->interval_ns;
+    mon->ctx.end_mono_ns =
+        mon->duration_ns > 0 && mon->start_mono_ns ? mon->start_mono_ns + mon->duration_ns : 0;
     mon->take_cpu0_ns = now_ns(CLOCK_THREAD_CPUTIME_ID);
     mon->ctx.for_marks = mon->cut_wanted;
     mon->cut_wanted = false;
@@ -243,7 +246,7 @@ static void commit(js_monitor_t *mon, js_sample_t *s, bool final)
         }
         if (sl->sink->durable) {
             mon->ctx.prev_write_ns = sl->last_ns;
-            mon->ctx.write_errors = sl->errors;
+            mon->ctx.write_errors = sl->sink->lost ? sl->sink->lost(sl->state) : sl->errors;
             mon->write_rc = sl->first_rc;
         }
     }
@@ -623,8 +626,17 @@ void monitor_finish(js_monitor_t *mon)
 {
     for (size_t i = 0; i < mon->nsinks; i++) {
         js_sink_slot_t *sl = &mon->sinks[i];
-        if (sl->sink->stop && sl->sink->stop(sl->state) < 0)
+        int w = sl->sink->stop ? sl->sink->stop(sl->state) : 0;
+        if (w < 0) {
             sl->errors++;
+            if (!sl->first_rc)
+                sl->first_rc = w;
+        }
+        if (sl->sink->durable) { /* what the last commit lost too */
+            mon->ctx.write_errors = sl->sink->lost ? sl->sink->lost(sl->state) : sl->errors;
+            if (!mon->write_rc)
+                mon->write_rc = sl->first_rc;
+        }
     }
     if (mon->prepared) {
         sampler_fini(&mon->sampler);

@@ -80,9 +80,15 @@ int sampler_collect(js_sampler_t *sp, js_sample_t *s, int64_t deadline_ns, int64
                 return -EINTR;
         }
         sp->ctx->interruptible = sp->interruptible && !sp->ctx->final;
+        sp->ctx->inventory_changed = false;
         int rc = src->collect(sp->state[i], sp->ctx, sp->rows[i]);
         if (rc == -EINTR)
             return rc;
+        /* a fact of its inventory changed: its rows again (sampler_inventory writes the first sample's) */
+        if (sp->ctx->inventory_changed && sp->ctx->seq > 0 && src->inventory &&
+            src->inventory(sp->state[i], sp->ctx, sample_rows(s, &table_inventory)) == -ENOMEM)
+            return -ENOMEM;
+        sp->ctx->inventory_changed = false;
         int64_t t1 = now_ns(CLOCK_MONOTONIC);
         js_value_t *st = rows_add(stats);
         if (!st)

@@ -149,6 +149,7 @@ void model_free(js_model_t *m)
     free(m->pp);
     free(m->gone);
     free(m->comms);
+    free(m->stored_reason);
     free(m);
 }
 
@@ -287,8 +288,12 @@ static void node_cumulate(js_model_t *m, js_tree_point_t *pt, const js_sample_t 
                   : NAN;
     pt->rss_main = pt->rss_desc = NAN;
     const js_value_t *tv = bound_first(m, s, TB_TREE);
+    const js_rows_t *proc = bound_rows(m, s, TB_PROC);
     if (tv && tv[m->col.tree[CT_NODE_PROCS]].present)
         pt->members = (double)tv[m->col.tree[CT_NODE_PROCS]].i;
+    else if (pv &&
+             !(proc && proc->nrows)) /* not counted this sample (watch --node without --top): the last */
+        pt->members = pv->members;
 }
 
 /* cumulate: the tree's cumulative CPU, I/O and faults (live + reaped + lost, less the attach baseline, never
@@ -370,6 +375,16 @@ static void tree_levels(js_tree_point_t *pt, const live_sums_t *ls)
     pt->fds = all_or_nan(ls->opt[OPT_FDS], ls->opt_have[OPT_FDS], n);
     pt->members = (double)n;
     pt->threads = ls->threads;
+    pt->main_rss = ls->main_rss;
+    pt->main_uss = ls->main_uss;
+    pt->main_pss = ls->main_pss;
+    pt->main_threads = ls->main_threads;
+    pt->main_own_s = ls->main_own_s;
+    pt->desc_rss = ls->desc_rss_all ? ls->desc_rss : NAN;
+    pt->desc_uss = ls->desc_uss;
+    pt->desc_pss = ls->desc_pss;
+    pt->smaps_all = n > 0 && ls->smaps_all ? 1 : 0;
+    pt->desc_threads = ls->desc_threads;
 }
 
 /* summary_add: fold this sample's point and the monitor's own rows into the run summary. */
@@ -461,8 +476,24 @@ int model_feed(js_model_t *m, int64_t seq, const js_sample_t *s)
     pt->dt_ns = m->nfed ? pt->t_mono_ns - m->prev.t_mono_ns : 0;
     pt->dt_s = m->nfed ? ns_to_s(pt->dt_ns) : NAN;
     m->stamp++;
+    if (m->stored) { /* the point as the recording kept it; the summary is the stored one */
+        model_totals_load(pt, first_row(s, &table_tree_totals));
+        if (!m->nfed)
+            m->t_first = pt->t_mono_ns;
+        m->t_last = pt->t_mono_ns;
+        m->npp = 0;
+        goto parts;
+    }
 
-    live_sums_t ls = {.n = proc ? proc->nrows : 0, .max_proc_rss = NAN};
+    live_sums_t ls = {.n = proc ? proc->nrows : 0,
+                      .max_proc_rss = NAN,
+                      .main_rss = NAN,
+                      .main_uss = NAN,
+                      .main_pss = NAN,
+                      .main_threads = NAN,
+                      .main_own_s = NAN,
+                      .desc_rss_all = true,
+                      .smaps_all = true};
     for (int k = 0; k < 6; k++)
         ls.opt[k] = k == OPT_HWM ? NAN : 0;
     if (ls.n > m->pp_cap) {
@@ -503,6 +534,7 @@ int model_feed(js_model_t *m, int64_t seq, const js_sample_t *s)
     if (m->cfg.scope == JS_SCOPE_NODE)
         node_cumulate(m, pt, s);
     summary_add(m, s, sv, pt, &ls);
+parts:
     m->nfed++;
     m->last = s;
     for (size_t i = 0; i < m->nviews; i++)
@@ -664,8 +696,13 @@ static void memory_headline(const js_model_t *m, js_summary_t *s)
     }
 }
 
-void model_summary(const js_model_t *m, js_summary_t *ret)
+void model_tree_summary(const js_model_t *m, js_summary_t *ret)
 {
+    if (m->stored) { /* the recording's (model_use_stored) */
+        *ret = m->stored_sum;
+        ret->cores_bound = m->cfg.cores_bound;
+        return;
+    }
     *ret = m->sum;
     const js_tree_point_t *pt = &m->pt;
     ret->interval_s = ns_to_s(m->cfg.interval_ns);
@@ -758,6 +795,13 @@ void model_summary(const js_model_t *m, js_summary_t *ret)
     ret->tree_total_s = ret->total_s;
     ret->peak_kernel_tree = NAN;
     ret->cores_bound = m->cfg.cores_bound;
+}
+
+void model_summary(const js_model_t *m, js_summary_t *ret)
+{
+    model_tree_summary(m, ret);
+    if (!m->nfed)
+        return;
     summary_from_cgroup(m, ret);
     memory_headline(m, ret);
 }

@@ -71,6 +71,12 @@ typedef struct {
     double io_rate[IO__MAX]; /* per second over the interval */
     double minflt, majflt;   /* cumulative */
     bool root_alive;
+    /* the root process against the other members, as the split part reports them (NAN = missing): the root's
+     * RSS, USS, PSS (as its row has them), threads (less an embedded monitor's thread) and own CPU (utime +
+     * stime ticks, seconds); the others' RSS sum (missing when one of them lacks it), USS and PSS sums and
+     * threads; smaps_all: 1 when every member's row has USS and PSS (a sample that read them all), else 0 */
+    double main_rss, main_uss, main_pss, main_threads, main_own_s, desc_rss, desc_uss, desc_pss, desc_threads;
+    double smaps_all;
 } js_tree_point_t;
 
 /* Per-process values derived for one sample, aligned with the proc rows of that sample. */
@@ -185,6 +191,31 @@ int model_view(js_model_t *m, const char *name, js_view_t *ret);
 /* model_part_state: the state of model part `part` (one of js_model_parts) in this model, for the part's own
  * accessors (part_cgroup_totals, tests); NULL when the part is not listed or its init failed. Borrowed. */
 void *model_part_state(const js_model_t *m, const js_model_part_t *part);
+
+/* ---- stored aggregates (docs/FORMAT.md, schema 2) -------------------------------------------------------
+ * The recording keeps what this model derives from the process rows, so that a reader need not read those
+ * rows again: the tree point of every sample (`tree_totals`, written with each sample) and the tree model's
+ * closing summary (`summary_state`, written with the closing sample: its numbers, the peak process's name,
+ * the top lists). Both hold the model's own figures (raw counters' totals, not rendered text); the parts are
+ * fed again from their own tables. A recording without them (schema 1, or one whose closing sample was never
+ * written) is read in full. (model_stored.c) */
+
+extern const js_table_t table_tree_totals;   /* one row per sample: js_tree_point_t */
+extern const js_table_t table_summary_state; /* key, num, text: the closing js_summary_t of the tree model */
+
+/* model_totals_row: the last fed sample's tree point as one row of table_tree_totals (appended to `out`).
+ * Returns 0, -ENODATA (nothing fed) or -ENOMEM. */
+int model_totals_row(const js_model_t *m, js_rows_t *out);
+
+/* model_state_rows: the tree model's summary so far as rows of table_summary_state (appended to `out`).
+ * Returns 0 or -ENOMEM. */
+int model_state_rows(const js_model_t *m, js_rows_t *out);
+
+/* model_use_stored: make `m` (a model fed nothing yet) take its tree points from each sample's tree_totals
+ * row and its tree summary from `state` (the recording's summary_state rows, copied) instead of from process
+ * rows; the parts are fed as usual. Returns 0, -EINVAL (the rows are not a summary of this build's model:
+ * read in full instead) or -ENOMEM. */
+int model_use_stored(js_model_t *m, const js_rows_t *state);
 
 /* model_parts_summary: every running part's rows of the summary table, below `root` (part.h; errors are kept
  * in the table). */

@@ -217,6 +217,10 @@ struct js_model {
     bool *part_on;
     view_cache_t *views;
     size_t nviews, views_cap;
+    /* replaying stored aggregates (model_use_stored): tree points from tree_totals, this summary */
+    bool stored;
+    js_summary_t stored_sum;
+    char *stored_reason; /* stored_sum.inexact_cpu_reason's text (owned) */
 };
 
 /* bound_rows: the rows of bound table `k` (TB_*) in `s`, NULL when it is not bound. */
@@ -248,6 +252,9 @@ typedef struct {
     size_t uss_left_out; /* members whose smaps_rollup cannot be read (count_uss_unreadable) */
     double max_proc_rss; /* largest single-process RSS */
     int32_t max_proc_pid;
+    /* the split part's figures (js_tree_point_t main_*, desc_*) */
+    double main_rss, main_uss, main_pss, main_threads, main_own_s, desc_rss, desc_uss, desc_pss, desc_threads;
+    bool desc_rss_all, smaps_all;
 } live_sums_t;
 
 /* The optional per-process levels summed by mproc_feed (live_sums_t.opt). */
@@ -280,6 +287,16 @@ int mproc_feed_stepds(js_model_t *m, const js_rows_t *rows);
 /* mproc_stepds_reaped: add what the slurmstepd roots reaped to *user and *sys (seconds); forget the roots not
  * seen this sample. Returns 0 or -ENOMEM. */
 int mproc_stepds_reaped(js_model_t *m, double *user, double *sys);
+
+/* ---- model.c and model_stored.c: the stored aggregates (model.h, schema 2) ---- */
+
+/* model_tree_summary: the summary of the tree model itself (what the process rows give, or the stored one),
+ * before the parts' say. */
+void model_tree_summary(const js_model_t *m, js_summary_t *ret);
+
+/* model_totals_load: a stored tree_totals row `v` (NULL: none) into *pt (times and seq already set); missing
+ * values are NAN. */
+void model_totals_load(js_tree_point_t *pt, const js_value_t *v);
 
 /* mproc_own_used_as: the CPU a process used under its current command name, sampled (seconds). */
 double mproc_own_used_as(const mproc_t *e);

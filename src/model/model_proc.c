@@ -312,6 +312,31 @@ static void proc_memory(js_model_t *m, mproc_t *e, const js_value_t *v, int32_t 
     ls->threads += threads;
 }
 
+/* proc_split: the split part's figures (js_tree_point_t main_*, desc_*): the root against the others, each
+ * value as read (ticks, not the BPF backend's ns; USS and PSS as this row has them, not moved by RSS). */
+static void proc_split(js_model_t *m, const js_value_t *v, int32_t pid, bool host, live_sums_t *ls)
+{
+    const int *pc = m->col.proc;
+    const double tck = (double)m->cfg.clk_tck;
+    double r_rss = v_num(&v[pc[CP_RSS]]), r_uss = v_num(&v[pc[CP_USS]]), r_pss = v_num(&v[pc[CP_PSS]]),
+           r_thr = v_num(&v[pc[CP_THREADS]]);
+    ls->smaps_all &= !isnan(r_uss) && !isnan(r_pss);
+    if (pid == m->cfg.root_pid) {
+        ls->main_rss = r_rss;
+        ls->main_uss = r_uss;
+        ls->main_pss = r_pss;
+        ls->main_threads =
+            host && !isnan(m->mon_threads) && r_thr > m->mon_threads ? r_thr - m->mon_threads : r_thr;
+        ls->main_own_s = (v_num(&v[pc[CP_UTIME]]) + v_num(&v[pc[CP_STIME]])) / tck;
+    } else {
+        ls->desc_rss_all &= !isnan(r_rss);
+        ls->desc_rss += r_rss;
+        ls->desc_uss += r_uss;
+        ls->desc_pss += r_pss;
+        ls->desc_threads += isnan(r_thr) ? 0 : r_thr;
+    }
+}
+
 /* mproc_feed: one proc row: update the process's state, its per-process rates (*pp) and the live sums. */
 int mproc_feed(js_model_t *m, const js_value_t *v, int64_t dt_ns, js_proc_point_t *pp, live_sums_t *ls)
 {
@@ -373,6 +398,7 @@ int mproc_feed(js_model_t *m, const js_value_t *v, int64_t dt_ns, js_proc_point_
     ls->sampled += own_used(e);
 
     proc_memory(m, e, v, pid, host, ls);
+    proc_split(m, v, pid, host, ls);
     return 0;
 }
 

@@ -20,7 +20,9 @@
  * maximum the largest interval's. System: the host's busy fraction per interval (the `system` view's
  * cpu_util_fraction) times its CPUs. Threads: the largest count of each at one sample.
  *
- * No view; summary: a `split` section.
+ * The per-sample figures of the root and of the others come from the tree point (model.h: main_*, desc_*),
+ * which the model sums from the process rows (and a recording of schema 2 keeps), so this part reads no
+ * process row itself. No view; summary: a `split` section.
  */
 #include "model/figure.h"
 #include "model/model.h"
@@ -38,9 +40,9 @@ typedef struct {
     double tck;
     bool embedded, run;
     int32_t root;
-    /* proc and self columns, resolved by name at the first feed (-1: absent) */
+    /* self columns, resolved by name at the first feed (-1: absent) */
     bool resolved;
-    int c_pid, c_ut, c_st, c_rss, c_shared, c_threads, c_uss, c_pss, s_ut, s_st, s_threads;
+    int s_ut, s_st;
     /* memory and thread peaks */
     double peak_rss[W__MAX], peak_priv[W__MAX], peak_shared[W__MAX], peak_pss[W__MAX], peak_threads[W__MAX];
     double sys_peak_used, sys_total;
@@ -94,50 +96,22 @@ static int split_feed(void *state, const js_feed_t *f)
     split_t *p = state;
     const js_tree_point_t *pt = model_point(f->m);
     js_model_t *m = (js_model_t *)f->m; /* views of the parts fed before this one: built for this sample */
-    const js_rows_t *proc = sample_rows_named(f->s, "proc"), *self = sample_rows_named(f->s, "self");
-    if (!pt || !proc)
+    const js_rows_t *self = sample_rows_named(f->s, "self");
+    if (!pt)
         return 0;
     if (!p->resolved) {
         p->resolved = true;
-        p->c_pid = table_column(proc->table, "pid");
-        p->c_ut = table_column(proc->table, "utime_ticks");
-        p->c_st = table_column(proc->table, "stime_ticks");
-        p->c_rss = table_column(proc->table, "rss_bytes");
-        p->c_shared = table_column(proc->table, "shared_bytes");
-        p->c_threads = table_column(proc->table, "threads");
-        p->c_uss = table_column(proc->table, "uss_bytes");
-        p->c_pss = table_column(proc->table, "pss_bytes");
         p->s_ut = self ? table_column(self->table, "utime_us") : -1;
         p->s_st = self ? table_column(self->table, "stime_us") : -1;
-        p->s_threads = self ? table_column(self->table, "threads") : -1;
     }
-    /* memory and threads; private and shared from smaps_rollup, at the samples that read every member */
-    double rss[W__MAX] = {NAN, 0, 0}, uss[W__MAX] = {NAN, 0, 0}, pss[W__MAX] = {NAN, 0, 0},
-           thr[W__MAX] = {NAN, 0, 0};
-    bool have_rss = true, have_smaps = proc->nrows > 0;
-    double main_own = NAN;
-    double mon_thr = p->embedded && self && self->nrows ? num(rows_row(self, 0), p->s_threads) : NAN;
-    for (size_t i = 0; i < proc->nrows; i++) {
-        const js_value_t *row = rows_row(proc, i);
-        double r = num(row, p->c_rss), u = num(row, p->c_uss), q = num(row, p->c_pss),
-               t = num(row, p->c_threads);
-        have_smaps &= !isnan(u) && !isnan(q);
-        if (p->c_pid >= 0 && row[p->c_pid].present && row[p->c_pid].i == p->root) {
-            rss[W_MAIN] = r;
-            uss[W_MAIN] = u;
-            pss[W_MAIN] = q;
-            thr[W_MAIN] = !isnan(mon_thr) && t > mon_thr ? t - mon_thr : t; /* not the monitor thread */
-            main_own = (num(row, p->c_ut) + num(row, p->c_st)) / p->tck;
-            continue;
-        }
-        have_rss &= !isnan(r);
-        rss[W_DESC] += r;
-        uss[W_DESC] += u;
-        pss[W_DESC] += q;
-        thr[W_DESC] += isnan(t) ? 0 : t;
-    }
-    if (!have_rss)
-        rss[W_DESC] = NAN;
+    /* memory and threads: the root against the others, as the tree model summed them (model.h); private and
+     * shared from smaps_rollup, at the samples that read every member */
+    double rss[W__MAX] = {pt->main_rss, pt->desc_rss, NAN};
+    double uss[W__MAX] = {pt->main_uss, pt->desc_uss, NAN};
+    double pss[W__MAX] = {pt->main_pss, pt->desc_pss, NAN};
+    double thr[W__MAX] = {pt->main_threads, pt->desc_threads, NAN}; /* main: not the monitor thread */
+    bool have_smaps = pt->smaps_all != 0;
+    double main_own = pt->main_own_s;
     rss[W_COMB] = isnan(rss[W_MAIN]) ? rss[W_DESC] : rss[W_MAIN] + rss[W_DESC];
     uss[W_COMB] = isnan(uss[W_MAIN]) ? uss[W_DESC] : uss[W_MAIN] + uss[W_DESC];
     pss[W_COMB] = isnan(pss[W_MAIN]) ? pss[W_DESC] : pss[W_MAIN] + pss[W_DESC];

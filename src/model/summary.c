@@ -63,11 +63,11 @@ int shell_quote(js_buf_t *b, char *const *argv, size_t argc)
 /* ---- the run's facts and the tree model's figures, as rows ------------------------------------------ */
 
 static const char pss_method[] =
-    "smaps_rollup of every process at the same sample (at the first, every uss_every samples, at the closing "
-    "sample, and within 1% of a CPU when a process appears, exits, execs or its RSS moves by a tenth, and at "
-    "phase marks); between reads each process's last PSS and USS move with its RSS. private: the sum of the "
-    "processes' Private_* pages (USS); shared: PSS - USS, the shared pages counted once for the tree (a page "
-    "shared by k processes counts 1/k in each)";
+    "smaps_rollup of every process at the same sample (at the first, every --uss-every (30 s by default), at "
+    "the closing sample, and within 1% of a CPU when a process appears, exits, execs or its RSS moves by a "
+    "tenth or settles a fiftieth away, and at phase marks); between reads each process's last PSS and USS "
+    "move with its RSS. private: the sum of the processes' Private_* pages (USS); shared: PSS - USS, the "
+    "shared pages counted once for the tree (a page shared by k processes counts 1/k in each)";
 
 static const char *const scope_kinds[JS_SCOPE_MAX] = {"tree", "user", "cgroup", "node"};
 

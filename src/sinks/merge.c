@@ -157,9 +157,9 @@ static int check_input(sqlite3 *db, input_t *in, bool partial, char *err, size_t
     }
     int v = atoi(ver);
     free(ver);
-    if (v != JS_SCHEMA_VERSION) {
-        set_err(err, cap, "%s: recording schema version %d, this jobscope reads %d", in->path, v,
-                JS_SCHEMA_VERSION);
+    if (v < JS_SCHEMA_VERSION_MIN || v > JS_SCHEMA_VERSION) {
+        set_err(err, cap, "%s: recording schema version %d, this jobscope reads %d to %d", in->path, v,
+                JS_SCHEMA_VERSION_MIN, JS_SCHEMA_VERSION);
         return -EPROTO;
     }
     if (meta_i64(db, "src", "merged", 0) == 1) {

@@ -1,13 +1,17 @@
 /* SPDX-License-Identifier: MIT
  *
- * SQLite recording sink: writer and reader of the recording format (recording.h, docs/FORMAT.md). Tables are
+ * SQLite recording sink: the writer of the recording format (recording.h, docs/FORMAT.md; the reader is
+ * sqlite_read.c). Tables are
  * created from the registered descriptors; the `columns` table repeats each column's unit, kind and meaning
  * so a recording is self-describing; `meta` holds run metadata and the schema version. Rows are read back in
  * rowid order, which is sample order, so no index is needed.
  */
 #include "sinks/recording.h"
+#include "sinks/sqlite_int.h"
 
 #include "core/json.h"
+#include "core/pidmap.h"
+#include "model/model.h"
 #include "sinks/sqlio.h"
 #include "sys/sysio.h"
 #include "sys/fsfile.h"
@@ -23,7 +27,34 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
+
+/* Schema 2 keeps one table's rows only when they change (docs/FORMAT.md): the `proc` table is stored as
+ * `proc_changes`, a row of a process when any of its values (or whether it has one) differs from its
+ * previous row, with `proc_gone` saying when a process left (pid 0: every process known before that sample
+ * left, unless it has a row there: after a failed write, every live process is written again). A view named
+ * `proc` shows SQL users the full table; jobscope's reader rebuilds each sample's rows itself. */
+#define DELTA_TEXT 16 /* a text value kept for the comparison (the state letter); longer: always written */
+
+/* the last row written of one process (pidmap value; the values and texts follow it) */
+typedef struct {
+    int64_t start;
+    uint64_t stamp; /* the sample it was last seen at (the writer's count) */
+} delta_ent_t;
+
+typedef struct {
+    size_t ix;              /* the table's index in tables[] */
+    int key_pid, key_start; /* its identity columns */
+    js_pidmap_t last;       /* pid -> delta_ent_t, js_value_t[ncols], char[ncols][DELTA_TEXT] */
+    size_t vsize;
+    uint64_t stamp;
+    bool reset;    /* the next sample writes every row, after a reset marker */
+    js_rows_t out; /* this sample's rows to write */
+    sqlite3_stmt *gone;
+    int32_t *stale;
+    size_t nstale, stale_cap;
+} delta_t;
 
 struct js_recorder {
     sqlite3 *db;
@@ -33,7 +64,21 @@ struct js_recorder {
     int max_vars;       /* SQLITE_LIMIT_VARIABLE_NUMBER of this connection */
     sqlite3_stmt *meta;
     sqlite3_stmt *begin, *commit, *rollback; /* prepared once: no SQL parsing per sample */
+    delta_t delta;
+    sqlite3_stmt *colins;       /* INSERT INTO columns */
+    bool *created;              /* table i is in the file */
+    size_t *new_tables, nnew;   /* created by the transaction in progress */
+    size_t totals_ix, state_ix; /* the model's stored tables */
+    js_rows_t mrows;            /* their rows for this sample */
+    /* commits: one transaction holds up to `batch` samples and at most JS_COMMIT_MAX_NS of them */
+    unsigned batch, pending;
+    bool in_txn;
+    uint64_t written; /* samples written (committed or not) */
+    uint64_t lost;    /* samples written and then rolled back (a failed commit) */
+    int64_t txn_start_ns;
 };
+
+#define JS_COMMIT_MAX_NS 1000000000LL /* a commit at least every second: what a kill -9 can lose */
 
 /* A sample's rows of one table are inserted by one multi-row statement per chunk: up to 16 rows in one
  * statement of exactly that many, more in chunks of 64 and 32 first (1000 rows take 17 statements). Fewer
@@ -75,46 +120,110 @@ static int exec(sqlite3 *db, const char *sql)
     return rc == SQLITE_OK ? 0 : sql_errno(rc);
 }
 
-static int create_schema(js_recorder_t *w)
+static int delta_init(js_recorder_t *w);
+static int create_table(js_recorder_t *w, size_t i);
+
+/* create_delta: proc_gone, its index, and the view that shows the delta table whole: each change row holds
+ * from its sample until the process's next row, its departure, or the next reset (pid 0), whichever first. */
+static int create_delta(js_recorder_t *w, const js_table_t *t)
 {
     js_buf_t sql = {0};
+    int e = buf_printf(
+        &sql,
+        "CREATE TABLE proc_gone (sample INTEGER NOT NULL, pid INTEGER, start_ticks INTEGER);"
+        "CREATE INDEX proc_gone_pid ON proc_gone (pid, sample);"
+        "CREATE VIEW %s AS WITH spans AS (SELECT c.*, CASE WHEN c.pid IS NULL OR c.pid <= 0 OR "
+        "c.start_ticks IS NULL THEN c.sample + 1 ELSE min("
+        "coalesce(lead(c.sample) OVER (PARTITION BY c.pid, c.start_ticks ORDER BY c.sample), %lld), "
+        "coalesce((SELECT min(g.sample) FROM proc_gone g WHERE g.pid = c.pid AND "
+        "g.start_ticks = c.start_ticks AND g.sample > c.sample), %lld), "
+        "coalesce((SELECT min(r.sample) FROM proc_gone r WHERE r.pid = 0 AND r.sample > c.sample), "
+        "%lld)) END AS until_sample FROM %s c) SELECT s.sample AS sample",
+        t->name, (long long)INT64_MAX, (long long)INT64_MAX, (long long)INT64_MAX, DELTA_STORE);
+    for (size_t c = 0; c < t->ncols; c++)
+        e |= buf_printf(&sql, ", spans.%s AS %s", t->cols[c].name, t->cols[c].name);
+    e |= buf_printf(
+        &sql, " FROM spans JOIN samples s ON s.sample >= spans.sample AND s.sample < spans.until_sample");
+    int r = e ? -ENOMEM : exec(w->db, sql.p);
+    buf_free(&sql);
+    return r;
+}
+
+/* create_schema: meta and columns (and samples, which every reader needs), with the statement that describes
+ * a table's columns when it is created (create_table). */
+static int create_schema(js_recorder_t *w)
+{
     int r;
     if ((r = exec(w->db,
                   "CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT) WITHOUT ROWID;"
                   "CREATE TABLE columns (table_name TEXT, column_name TEXT, unit TEXT, kind TEXT,"
                   " width INTEGER, help TEXT, PRIMARY KEY (table_name, column_name)) WITHOUT ROWID;")) < 0)
         return r;
-    sqlite3_stmt *col;
-    if (sqlite3_prepare_v2(w->db, "INSERT INTO columns VALUES (?,?,?,?,?,?)", -1, &col, NULL) != SQLITE_OK)
+    if (sqlite3_prepare_v3(w->db, "INSERT INTO columns VALUES (?,?,?,?,?,?)", -1, SQLITE_PREPARE_PERSISTENT,
+                           &w->colins, NULL) != SQLITE_OK)
         return -EIO;
-    for (size_t i = 0; i < w->ntables && r == 0; i++) {
-        const js_table_t *t = w->tables[i];
-        bool is_samples = strcmp(t->name, "samples") == 0;
-        sql.len = 0;
-        int e = buf_printf(&sql, "CREATE TABLE %s (sample INTEGER %s", t->name,
-                           is_samples ? "PRIMARY KEY" : "NOT NULL");
-        for (size_t c = 0; c < t->ncols && r == 0; c++) {
-            const js_column_t *cd = &t->cols[c];
-            e |= buf_printf(&sql, ", %s %s", cd->name, type_names[cd->type]);
-            sqlite3_bind_text(col, 1, t->name, -1, SQLITE_STATIC);
-            sqlite3_bind_text(col, 2, cd->name, -1, SQLITE_STATIC);
-            sqlite3_bind_text(col, 3, cd->unit, -1, SQLITE_STATIC);
-            sqlite3_bind_text(col, 4, kind_names[cd->kind], -1, SQLITE_STATIC);
-            sqlite3_bind_int(col, 5, cd->width);
-            sqlite3_bind_text(col, 6, cd->help, -1, SQLITE_STATIC);
-            if (sqlite3_step(col) != SQLITE_DONE)
-                r = -EIO;
-            sqlite3_reset(col);
-        }
-        e |= buf_append(&sql, ")", 1);
-        if (e)
-            r = -ENOMEM;
-        if (r == 0)
-            r = exec(w->db, sql.p);
-    }
-    sqlite3_finalize(col);
-    buf_free(&sql);
+    for (size_t i = 0; i < w->ntables && r == 0; i++)
+        if (strcmp(w->tables[i]->name, "samples") == 0)
+            r = create_table(w, i);
     return r;
+}
+
+/* create_table: table i (CREATE TABLE, its rows in `columns`; the delta table's departures and view), when
+ * its first rows are written: a table no sample filled is not in the file (readers take it as empty), and the
+ * file is made in a fraction of the time the 45 tables took. Noted in new_tables, so that a transaction
+ * rolled back forgets it. */
+static int create_table(js_recorder_t *w, size_t i)
+{
+    const js_table_t *t = w->tables[i];
+    js_buf_t sql = {0};
+    int r = 0;
+    bool is_samples = strcmp(t->name, "samples") == 0;
+    int e = buf_printf(&sql, "CREATE TABLE %s (sample INTEGER %s", storage_name(t),
+                       is_samples ? "PRIMARY KEY" : "NOT NULL");
+    for (size_t c = 0; c < t->ncols && r == 0; c++) {
+        const js_column_t *cd = &t->cols[c];
+        e |= buf_printf(&sql, ", %s %s", cd->name, type_names[cd->type]);
+        sqlite3_bind_text(w->colins, 1, t->name, -1, SQLITE_STATIC);
+        sqlite3_bind_text(w->colins, 2, cd->name, -1, SQLITE_STATIC);
+        sqlite3_bind_text(w->colins, 3, cd->unit, -1, SQLITE_STATIC);
+        sqlite3_bind_text(w->colins, 4, kind_names[cd->kind], -1, SQLITE_STATIC);
+        sqlite3_bind_int(w->colins, 5, cd->width);
+        sqlite3_bind_text(w->colins, 6, cd->help, -1, SQLITE_STATIC);
+        if (sqlite3_step(w->colins) != SQLITE_DONE)
+            r = -EIO;
+        sqlite3_reset(w->colins);
+    }
+    e |= buf_append(&sql, ")", 1);
+    if (e)
+        r = -ENOMEM;
+    if (r == 0)
+        r = exec(w->db, sql.p);
+    if (r == 0 && strcmp(t->name, DELTA_TABLE) == 0)
+        r = create_delta(w, t);
+    buf_free(&sql);
+    if (r == 0) {
+        w->created[i] = true;
+        w->new_tables[w->nnew++] = i;
+    }
+    return r;
+}
+
+/* forget_new_tables: a rolled back transaction took the tables it created with it. */
+static void forget_new_tables(js_recorder_t *w)
+{
+    for (size_t k = 0; k < w->nnew; k++) {
+        size_t i = w->new_tables[k];
+        w->created[i] = false;
+        for (int s = 0; s < JS_INS_SLOTS; s++) {
+            sqlite3_finalize(w->ins[i * JS_INS_SLOTS + (size_t)s]);
+            w->ins[i * JS_INS_SLOTS + (size_t)s] = NULL;
+        }
+        if (i == w->delta.ix) {
+            sqlite3_finalize(w->delta.gone);
+            w->delta.gone = NULL;
+        }
+    }
+    w->nnew = 0;
 }
 
 /* ---- the writer's VFS: one write per WAL frame --------------------------------------------------------- */
@@ -377,14 +486,6 @@ static const char *writer_vfs(void)
     return wal_vfs_rc == SQLITE_OK ? wal_vfs.zName : NULL;
 }
 
-/* side_path: `path` + suffix ("-wal", "-shm", "-journal") into buf. 0, or -ENAMETOOLONG when it does not fit
- * (never a cut name: a cut name could be an unrelated file). */
-static int side_path(char *buf, size_t cap, const char *path, const char *suffix)
-{
-    int n = snprintf(buf, cap, "%s%s", path, suffix);
-    return n < 0 || (size_t)n >= cap ? -ENAMETOOLONG : 0;
-}
-
 int recorder_open(const char *path, bool overwrite, js_recorder_t **ret, char *err, size_t errlen)
 {
     if (sysio_faults_from_env() == 0) /* test-only fault injection (src/sys/sysio.h): nothing when unset */
@@ -432,8 +533,10 @@ int recorder_open(const char *path, bool overwrite, js_recorder_t **ret, char *e
     while (w->tables[w->ntables])
         w->ntables++;
     w->ins = calloc(w->ntables * JS_INS_SLOTS, sizeof(*w->ins));
+    w->created = calloc(w->ntables, sizeof(*w->created));
+    w->new_tables = calloc(w->ntables, sizeof(*w->new_tables));
     int r = -EIO;
-    if (!w->ins)
+    if (!w->ins || !w->created || !w->new_tables)
         goto fail;
     int rc = sqlite3_open_v2(path, &w->db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOMUTEX, writer_vfs());
     if (rc != SQLITE_OK) {
@@ -445,11 +548,17 @@ int recorder_open(const char *path, bool overwrite, js_recorder_t **ret, char *e
      * checkpoint every 1000 frames (~80 samples) copied the same few growing leaf pages back again and again
      * and paid two fdatasync() each time. Every 8192 frames (a WAL of up to 32 MiB while running; the close
      * still truncates it) makes that a few times rarer: -25 us per sample at N = 1 (bench: 515 -> 489 us). */
-    if ((r = exec(w->db, "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL; PRAGMA page_size=4096;"
+    /* The file is made without a sync (synchronous=OFF: a machine that crashes before the first sample loses
+     * nothing recorded); samples are then written with synchronous=NORMAL (a commit is durable at the next
+     * checkpoint, the file never corrupt). The 11 syncs of start-up and close were 2.3-2.5 ms of `run --
+     * true`. */
+    if ((r = exec(w->db, "PRAGMA synchronous=OFF; PRAGMA page_size=4096; PRAGMA journal_mode=WAL;"
                          " PRAGMA wal_autocheckpoint=8192;")) < 0)
         goto fail;
-    if ((r = exec(w->db, "BEGIN")) < 0 || (r = create_schema(w)) < 0 || (r = exec(w->db, "COMMIT")) < 0)
+    if ((r = exec(w->db, "BEGIN")) < 0 || (r = create_schema(w)) < 0 || (r = exec(w->db, "COMMIT")) < 0 ||
+        (r = exec(w->db, "PRAGMA synchronous=NORMAL")) < 0)
         goto fail;
+    w->nnew = 0;
     if (sqlite3_prepare_v3(w->db, "INSERT OR REPLACE INTO meta VALUES (?,?)", -1, SQLITE_PREPARE_PERSISTENT,
                            &w->meta, NULL) != SQLITE_OK ||
         sqlite3_prepare_v3(w->db, "BEGIN", -1, SQLITE_PREPARE_PERSISTENT, &w->begin, NULL) != SQLITE_OK ||
@@ -459,6 +568,8 @@ int recorder_open(const char *path, bool overwrite, js_recorder_t **ret, char *e
         r = -EIO;
         goto fail;
     }
+    if ((r = delta_init(w)) < 0)
+        goto fail;
     char v[16];
     snprintf(v, sizeof(v), "%d", JS_SCHEMA_VERSION);
     if ((r = recorder_meta(w, "schema_version", v)) < 0)
@@ -473,8 +584,52 @@ fail:
     return r;
 }
 
+/* delta_init: the delta table's index and identity columns, its cache, the statement for departures; the
+ * model's stored tables. */
+static int delta_init(js_recorder_t *w)
+{
+    delta_t *d = &w->delta;
+    d->ix = w->totals_ix = w->state_ix = SIZE_MAX;
+    w->batch = 1;
+    for (size_t i = 0; i < w->ntables; i++) {
+        const js_table_t *t = w->tables[i];
+        if (!strcmp(t->name, DELTA_TABLE))
+            d->ix = i;
+        else if (t == &table_tree_totals)
+            w->totals_ix = i;
+        else if (t == &table_summary_state)
+            w->state_ix = i;
+    }
+    if (d->ix == SIZE_MAX)
+        return 0;
+    const js_table_t *t = w->tables[d->ix];
+    d->key_pid = table_column(t, "pid");
+    d->key_start = table_column(t, "start_ticks");
+    if (d->key_pid < 0 || d->key_start < 0) {
+        d->ix = SIZE_MAX;
+        return 0;
+    }
+    d->vsize = sizeof(delta_ent_t) + t->ncols * (sizeof(js_value_t) + DELTA_TEXT);
+    pidmap_init(&d->last, d->vsize);
+    rows_init(&d->out, t);
+    return 0;
+}
+
+void recorder_set_batch(js_recorder_t *w, unsigned samples)
+{
+    w->batch = samples ? samples : 1;
+}
+
+static int txn_open(js_recorder_t *w);
+
 int recorder_meta(js_recorder_t *w, const char *key, const char *value)
 {
+    /* before the first sample, in its transaction: the 40 keys of a run's start were 40 commits, each with
+     * its WAL frame and a dozen lock calls; afterwards each key on its own (the end of a run's are few, and
+     * one that fails must not take the others with it) */
+    int r = !w->written ? txn_open(w) : w->in_txn ? recorder_flush(w) : 0;
+    if (r < 0)
+        return r;
     sqlite3_bind_text(w->meta, 1, key, -1, SQLITE_STATIC);
     if (value)
         sqlite3_bind_text(w->meta, 2, value, -1, SQLITE_STATIC);
@@ -512,7 +667,7 @@ static void insert_prepare(js_recorder_t *w, size_t i, int k, sqlite3_stmt **slo
 {
     const js_table_t *t = w->tables[i];
     js_buf_t sql = {0};
-    int e = buf_printf(&sql, "INSERT INTO %s VALUES ", t->name);
+    int e = buf_printf(&sql, "INSERT INTO %s VALUES ", storage_name(t));
     for (int row = 0; row < slot_rows(k); row++) {
         e |= buf_append(&sql, row ? ",(?" : "(?", row ? 3 : 2);
         for (size_t c = 0; c < t->ncols; c++)
@@ -545,6 +700,11 @@ static void bind_row(sqlite3_stmt *st, int first, int64_t seq, const js_rows_t *
 /* insert_rows: every row of table i, in order, with as few statements as the chunk sizes allow. */
 static int insert_rows(js_recorder_t *w, size_t i, int64_t seq, const js_rows_t *rows)
 {
+    if (!w->created[i]) {
+        int r = create_table(w, i);
+        if (r < 0)
+            return r;
+    }
     const int per_row = (int)rows->table->ncols + 1;
     size_t k = 0;
     while (k < rows->nrows) {
@@ -565,38 +725,292 @@ static int insert_rows(js_recorder_t *w, size_t i, int64_t seq, const js_rows_t 
     return 0;
 }
 
-int recorder_write(js_recorder_t *w, int64_t seq, const js_sample_t *s)
+/* ---- the delta table ---- */
+
+static js_value_t *ent_vals(const delta_t *d, delta_ent_t *e)
 {
+    (void)d;
+    return (js_value_t *)(e + 1);
+}
+
+static char *ent_text(const delta_t *d, delta_ent_t *e, size_t c, size_t ncols)
+{
+    (void)d;
+    return (char *)((js_value_t *)(e + 1) + ncols) + c * DELTA_TEXT;
+}
+
+/* ent_differs: whether row `v` of `rows` differs from the process's last row (a value, or whether it has
+ * one; a text too long to keep always differs). */
+static bool ent_differs(const delta_t *d, delta_ent_t *e, const js_rows_t *rows, const js_value_t *v)
+{
+    const js_table_t *t = rows->table;
+    const js_value_t *last = ent_vals(d, e);
+    for (size_t c = 0; c < t->ncols; c++) {
+        if (v[c].present != last[c].present)
+            return true;
+        if (!v[c].present)
+            continue;
+        if (t->cols[c].type == JS_TEXT) {
+            const char *a = rows_str(rows, &v[c]);
+            if (strlen(a) >= DELTA_TEXT || strcmp(a, ent_text(d, e, c, t->ncols)) != 0)
+                return true;
+        } else if (memcmp(&v[c].i, &last[c].i, sizeof(v[c].i)) != 0) {
+            return true;
+        }
+    }
+    return false;
+}
+
+/* ent_store: make row `v` the process's last row. */
+static void ent_store(const delta_t *d, delta_ent_t *e, const js_rows_t *rows, const js_value_t *v)
+{
+    const js_table_t *t = rows->table;
+    js_value_t *last = ent_vals(d, e);
+    for (size_t c = 0; c < t->ncols; c++) {
+        last[c] = v[c];
+        if (t->cols[c].type == JS_TEXT)
+            snprintf(ent_text(d, e, c, t->ncols), DELTA_TEXT, "%s",
+                     v[c].present ? rows_str(rows, &v[c]) : "");
+    }
+}
+
+static int gone_row(js_recorder_t *w, int64_t seq, int32_t pid, const int64_t *start)
+{
+    int r;
+    if (!w->created[w->delta.ix] && (r = create_table(w, w->delta.ix)) < 0)
+        return r;
+    if (!w->delta.gone && sqlite3_prepare_v3(w->db, "INSERT INTO proc_gone VALUES (?,?,?)", -1,
+                                             SQLITE_PREPARE_PERSISTENT, &w->delta.gone, NULL) != SQLITE_OK)
+        return -EIO;
+    sqlite3_stmt *st = w->delta.gone;
+    sqlite3_bind_int64(st, 1, seq);
+    sqlite3_bind_int64(st, 2, pid);
+    if (start)
+        sqlite3_bind_int64(st, 3, *start);
+    else
+        sqlite3_bind_null(st, 3);
+    r = step_once(st);
+    sqlite3_clear_bindings(st);
+    return r;
+}
+
+/* delta_write: the rows of this sample that differ from their process's last row, and a departure for each
+ * process seen before and not now. After a failed write (d->reset) every row is written, after a reset
+ * marker. */
+static int delta_write(js_recorder_t *w, int64_t seq, const js_rows_t *rows)
+{
+    delta_t *d = &w->delta;
+    int r = 0;
+    d->stamp++;
+    rows_clear(&d->out);
+    if (d->reset) {
+        pidmap_free(&d->last);
+        pidmap_init(&d->last, d->vsize);
+        if ((r = gone_row(w, seq, 0, NULL)) < 0)
+            return r;
+        d->reset = false;
+    }
+    for (size_t i = 0; i < rows->nrows && r == 0; i++) {
+        const js_value_t *v = rows_row(rows, i);
+        const js_value_t *pv = &v[d->key_pid], *sv = &v[d->key_start];
+        if (!pv->present || !sv->present || pv->i <= 0 || pv->i > INT32_MAX) {
+            r = copy_row(&d->out, rows, v); /* no identity: written, never carried */
+            continue;
+        }
+        int32_t pid = (int32_t)pv->i;
+        delta_ent_t *e = pidmap_get(&d->last, pid);
+        if (e && e->start != sv->i) { /* the PID names another process now */
+            int64_t old = e->start;
+            pidmap_del(&d->last, pid);
+            if ((r = gone_row(w, seq, pid, &old)) < 0)
+                break;
+            e = NULL;
+        }
+        if (!e || ent_differs(d, e, rows, v)) {
+            if (!e && !(e = pidmap_put(&d->last, pid, NULL))) {
+                r = -ENOMEM;
+                break;
+            }
+            e->start = sv->i;
+            ent_store(d, e, rows, v);
+            r = copy_row(&d->out, rows, v);
+        }
+        e->stamp = d->stamp;
+    }
+    /* departures (collected first: deletion moves entries) */
+    d->nstale = 0;
+    for (size_t i = 0; i < d->last.cap && r == 0; i++) {
+        delta_ent_t *e;
+        int32_t pid = pidmap_at(&d->last, i, (void **)&e);
+        if (!pid || e->stamp == d->stamp)
+            continue;
+        if (d->nstale == d->stale_cap) {
+            size_t cap = d->stale_cap ? d->stale_cap * 2 : 64;
+            int32_t *n = realloc(d->stale, cap * sizeof(*n));
+            if (!n) {
+                r = -ENOMEM;
+                break;
+            }
+            d->stale = n;
+            d->stale_cap = cap;
+        }
+        d->stale[d->nstale++] = pid;
+        r = gone_row(w, seq, pid, &e->start);
+    }
+    for (size_t i = 0; i < d->nstale; i++)
+        pidmap_del(&d->last, d->stale[i]);
+    if (r == 0 && d->out.nrows)
+        r = insert_rows(w, d->ix, seq, &d->out);
+    return r;
+}
+
+/* now_mono_ns: CLOCK_MONOTONIC in ns. */
+static int64_t now_mono_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (int64_t)ts.tv_sec * 1000000000LL + ts.tv_nsec;
+}
+
+/* txn_open: a transaction in progress, begun now if there is none. 0 or a negative errno. */
+static int txn_open(js_recorder_t *w)
+{
+    if (w->in_txn)
+        return 0;
     int r = step_once(w->begin);
     if (r < 0)
         return r;
+    w->in_txn = true;
+    w->txn_start_ns = now_mono_ns();
+    w->pending = 0;
+    return 0;
+}
+
+int recorder_write_model(js_recorder_t *w, int64_t seq, const js_sample_t *s, const js_model_t *m, bool final)
+{
+    int r = txn_open(w);
+    if (r < 0)
+        return r;
+    /* the tables this sample fills first: a CREATE TABLE changes the schema, which makes SQLite prepare
+     * again every statement prepared before it */
     for (size_t i = 0; i < s->ntables && r == 0; i++)
-        if (s->rows[i].nrows)
+        if (!w->created[i] && (s->rows[i].nrows || (i == w->delta.ix && w->delta.last.count)))
+            r = create_table(w, i);
+    if (r == 0 && m && w->totals_ix != SIZE_MAX && !w->created[w->totals_ix])
+        r = create_table(w, w->totals_ix);
+    for (size_t i = 0; i < s->ntables && r == 0; i++) {
+        if (i == w->delta.ix)
+            r = delta_write(w, seq, &s->rows[i]);
+        else if (s->rows[i].nrows)
             r = insert_rows(w, i, seq, &s->rows[i]);
-    if (r == 0)
+    }
+    /* the model's stored aggregates: the tree point, and at the closing sample its summary */
+    if (r == 0 && m && w->totals_ix != SIZE_MAX) {
+        rows_init(&w->mrows, &table_tree_totals);
+        r = model_totals_row(m, &w->mrows);
+        if (r == 0)
+            r = insert_rows(w, w->totals_ix, seq, &w->mrows);
+        else if (r == -ENODATA)
+            r = 0;
+        rows_free(&w->mrows);
+    }
+    if (r == 0 && m && final && w->state_ix != SIZE_MAX) {
+        rows_init(&w->mrows, &table_summary_state);
+        r = model_state_rows(m, &w->mrows);
+        if (r == 0)
+            r = insert_rows(w, w->state_ix, seq, &w->mrows);
+        rows_free(&w->mrows);
+    }
+    /* a sample with inventory rows (the first, and where a source's facts changed) is committed at once:
+     * readers look at the start of a run for what it found */
+    bool urgent = false;
+    for (size_t i = 0; i < s->ntables && !urgent; i++)
+        urgent = s->tables[i] == &table_inventory && s->rows[i].nrows > 0;
+    w->pending++;
+    w->written++;
+    if (r == 0 &&
+        (final || urgent || w->pending >= w->batch || now_mono_ns() - w->txn_start_ns >= JS_COMMIT_MAX_NS)) {
         r = step_once(w->commit);
-    if (r < 0 && !sqlite3_get_autocommit(w->db))
-        step_once(w->rollback);
+        if (r == 0) {
+            w->in_txn = false;
+            w->nnew = 0;
+        }
+    }
+    if (r < 0) {
+        if (!sqlite3_get_autocommit(w->db))
+            step_once(w->rollback);
+        w->in_txn = false;
+        w->lost += w->pending;
+        forget_new_tables(w);
+        w->delta.reset = true; /* what was rolled back is not what the next sample compares with */
+    }
+    return r;
+}
+
+int recorder_write(js_recorder_t *w, int64_t seq, const js_sample_t *s)
+{
+    return recorder_write_model(w, seq, s, NULL, true);
+}
+
+int recorder_flush(js_recorder_t *w)
+{
+    if (!w || !w->in_txn)
+        return 0;
+    int r = step_once(w->commit);
+    if (r < 0) {
+        if (!sqlite3_get_autocommit(w->db))
+            step_once(w->rollback);
+        w->lost += w->pending;
+        forget_new_tables(w);
+        w->delta.reset = true;
+    }
+    w->nnew = 0;
+    w->pending = 0;
+    w->in_txn = false;
     return r;
 }
 
 static int recording_sink_sample(void *state, const js_sink_sample_t *ev)
 {
-    return recorder_write(state, ev->seq, ev->sample);
+    return recorder_write_model(state, ev->seq, ev->sample, ev->model, ev->final);
+}
+
+static int recording_sink_stop(void *state)
+{
+    return recorder_flush(state);
+}
+
+static uint64_t recording_sink_lost(void *state)
+{
+    return recorder_lost(state);
+}
+
+uint64_t recorder_lost(const js_recorder_t *w)
+{
+    return w->lost;
 }
 
 const js_live_sink_t sink_recording = {
     .name = "recording",
     .durable = true,
     .sample = recording_sink_sample,
+    .stop = recording_sink_stop,
+    .lost = recording_sink_lost,
 };
 
 void recorder_close(js_recorder_t *w)
 {
     if (!w)
         return;
+    recorder_flush(w);
     for (size_t i = 0; w->ins && i < w->ntables * JS_INS_SLOTS; i++)
         sqlite3_finalize(w->ins[i]);
+    sqlite3_finalize(w->delta.gone);
+    sqlite3_finalize(w->colins);
+    if (w->delta.vsize)
+        pidmap_free(&w->delta.last);
+    rows_free(&w->delta.out);
+    free(w->delta.stale);
     sqlite3_finalize(w->meta);
     sqlite3_finalize(w->begin);
     sqlite3_finalize(w->commit);
@@ -608,509 +1022,12 @@ void recorder_close(js_recorder_t *w)
         int rc = sqlite3_wal_checkpoint_v2(w->db, NULL, SQLITE_CHECKPOINT_TRUNCATE, &nlog, &nckpt);
         /* only once every frame is in the main file: a checkpoint that failed (a full disk) leaves the
          * samples in -wal, where they stay readable */
-        if (rc == SQLITE_OK && nlog == nckpt)
-            sqlite3_exec(w->db, "PRAGMA journal_mode=DELETE", NULL, NULL, NULL);
+        if (rc == SQLITE_OK && nlog == nckpt) /* the checkpoint synced the data; the header needs no sync */
+            sqlite3_exec(w->db, "PRAGMA synchronous=OFF; PRAGMA journal_mode=DELETE", NULL, NULL, NULL);
         sqlite3_close(w->db);
     }
     free(w->ins);
+    free(w->created);
+    free(w->new_tables);
     free(w);
-}
-
-/* ---- reader ------------------------------------------------------------------------------------------ */
-
-typedef struct {
-    sqlite3_stmt *st; /* SELECT sample, cols... ORDER BY rowid */
-    int *map;         /* result column k+1 -> descriptor column index */
-    int nmap;
-    bool has_row; /* st is positioned on an unconsumed row */
-    bool done;
-    bool absent; /* the recording has no such table */
-} tab_reader_t;
-
-struct js_recording {
-    sqlite3 *db;
-    char shm_made[PATH_MAX]; /* a -shm file this reader had to create (removed at close), or "" */
-    char tmpdir[PATH_MAX];   /* a private copy of an unfinished recording in a read-only place, or "" */
-    size_t ntables;
-    const js_table_t *const *tables;
-    tab_reader_t *tr;
-    char **keys, **vals;
-    size_t nmeta;
-};
-
-static void set_err(char *err, size_t errlen, const char *path, const char *what)
-{
-    snprintf(err, errlen, "%s: %s", path, what);
-}
-
-static int read_meta(js_recording_t *r)
-{
-    sqlite3_stmt *st;
-    if (sqlite3_prepare_v2(r->db, "SELECT key, value FROM meta", -1, &st, NULL) != SQLITE_OK)
-        return -EINVAL;
-    int rc;
-    while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
-        char **k = realloc(r->keys, (r->nmeta + 1) * sizeof(*k));
-        char **v = k ? realloc(r->vals, (r->nmeta + 1) * sizeof(*v)) : NULL;
-        if (k)
-            r->keys = k;
-        if (!k || !v) {
-            sqlite3_finalize(st);
-            return -ENOMEM;
-        }
-        r->vals = v;
-        const char *kt = (const char *)sqlite3_column_text(st, 0);
-        const char *vt = (const char *)sqlite3_column_text(st, 1);
-        r->keys[r->nmeta] = strdup(kt ? kt : "");
-        r->vals[r->nmeta] = vt ? strdup(vt) : NULL;
-        r->nmeta++;
-    }
-    sqlite3_finalize(st);
-    return rc == SQLITE_DONE ? 0 : -EINVAL;
-}
-
-static int prepare_table(js_recording_t *r, size_t i)
-{
-    const js_table_t *t = r->tables[i];
-    tab_reader_t *tr = &r->tr[i];
-    char q[256];
-    snprintf(q, sizeof(q), "SELECT name FROM pragma_table_info('%s')", t->name); /* our own short names */
-    sqlite3_stmt *st;
-    if (sqlite3_prepare_v2(r->db, q, -1, &st, NULL) != SQLITE_OK)
-        return -EINVAL;
-    tr->map = calloc(t->ncols ? t->ncols : 1, sizeof(int));
-    if (!tr->map) {
-        sqlite3_finalize(st);
-        return -ENOMEM;
-    }
-    js_buf_t sql = {0};
-    int e = buf_append(&sql, "SELECT sample", 13);
-    bool any = false;
-    int rc;
-    while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
-        const char *name = (const char *)sqlite3_column_text(st, 0);
-        any = true;
-        int c = name ? table_column(t, name) : -1;
-        if (c < 0)
-            continue;
-        tr->map[tr->nmap++] = c;
-        e |= buf_printf(&sql, ", \"%s\"", name); /* a name found among our own columns */
-    }
-    sqlite3_finalize(st);
-    int ret = 0;
-    if (rc != SQLITE_DONE)
-        ret = -EINVAL;
-    else if (!any) /* table absent (a recording from an older or smaller build): always empty */
-        tr->done = tr->absent = true;
-    else if ((e |= buf_printf(&sql, " FROM %s ORDER BY rowid", t->name)))
-        ret = -ENOMEM;
-    else if (sqlite3_prepare_v2(r->db, sql.p, -1, &tr->st, NULL) != SQLITE_OK)
-        ret = -EINVAL;
-    buf_free(&sql);
-    return ret;
-}
-
-int recording_uri(char *buf, size_t cap, const char *path, const char *query)
-{
-    size_t n = 0;
-    const char *pre = path[0] == '/' ? "file:" : "file:./";
-    for (const char *p = pre; *p && n + 1 < cap; p++)
-        buf[n++] = *p;
-    for (const char *p = path; *p; p++) {
-        if (n + 4 >= cap)
-            return -ENAMETOOLONG;
-        if (*p == '%' || *p == '?' || *p == '#')
-            n += (size_t)snprintf(buf + n, cap - n, "%%%02X", (unsigned char)*p);
-        else
-            buf[n++] = *p;
-    }
-    int k = snprintf(buf + n, cap - n, "?%s", query);
-    return k < 0 || (size_t)k >= cap - n ? -ENAMETOOLONG : 0;
-}
-
-void recording_harden(sqlite3 *db)
-{
-    /* nothing a file brings runs: no trigger, no view (a recursive one never ends), no function of its
-     * schema; the file cannot be corrupted through this connection by a crafted statement */
-    sqlite3_db_config(db, SQLITE_DBCONFIG_DEFENSIVE, 1, NULL);
-    sqlite3_db_config(db, SQLITE_DBCONFIG_TRUSTED_SCHEMA, 0, NULL);
-    sqlite3_db_config(db, SQLITE_DBCONFIG_ENABLE_TRIGGER, 0, NULL);
-    sqlite3_db_config(db, SQLITE_DBCONFIG_ENABLE_VIEW, 0, NULL);
-    /* no value larger than the largest jobscope writes (a mark's data, a command line): 16 MiB */
-    sqlite3_limit(db, SQLITE_LIMIT_LENGTH, 16 << 20);
-    sqlite3_limit(db, SQLITE_LIMIT_EXPR_DEPTH, 100);
-    sqlite3_limit(db, SQLITE_LIMIT_ATTACHED, 2);
-}
-
-bool recording_is_tables(sqlite3 *db, const char *schema, char *err, size_t errlen, const char *path)
-{
-    char sql[200];
-    snprintf(sql, sizeof(sql),
-             "SELECT name, type FROM \"%s\".sqlite_master WHERE type != 'table' AND type != 'index'", schema);
-    sqlite3_stmt *st;
-    if (sqlite3_prepare_v2(db, sql, -1, &st, NULL) != SQLITE_OK) {
-        set_err(err, errlen, path, "not a readable jobscope recording (no schema)");
-        return false;
-    }
-    const js_table_t *const *all = registry_tables();
-    bool ok = true;
-    while (ok && sqlite3_step(st) == SQLITE_ROW) {
-        const char *name = (const char *)sqlite3_column_text(st, 0),
-                   *type = (const char *)sqlite3_column_text(st, 1);
-        bool ours = name && (!strcmp(name, "meta") || !strcmp(name, "columns") || !strcmp(name, "nodes") ||
-                             !strcmp(name, "node_meta"));
-        for (size_t i = 0; name && !ours && all[i]; i++)
-            ours = !strcmp(name, all[i]->name);
-        if (ours) {
-            char m[200];
-            snprintf(m, sizeof(m), "not a jobscope recording (%.64s is a %.16s, not a table)", name,
-                     type ? type : "?");
-            set_err(err, errlen, path, m);
-            ok = false;
-        }
-    }
-    sqlite3_finalize(st);
-    return ok;
-}
-
-bool recording_unfinished(const char *path)
-{
-    char hdr[21]; /* the header's first 20 bytes (fs_read_small keeps one for a NUL) */
-    ssize_t n = fs_read_small(AT_FDCWD, path, hdr, sizeof(hdr));
-    char walp[PATH_MAX];
-    struct stat ws;
-    return n == 20 && memcmp(hdr, "SQLite format 3", 16) == 0 && hdr[18] == 2 &&
-           side_path(walp, sizeof(walp), path, "-wal") == 0 && stat(walp, &ws) == 0 && ws.st_size > 0;
-}
-
-int recording_snapshot(const char *path, char *ret_dir, size_t dircap, char *ret_db, size_t dbcap)
-{
-    const char *tmp = getenv("TMPDIR");
-    char walp[PATH_MAX], walc[PATH_MAX];
-    ret_db[0] = '\0';
-    if (snprintf(ret_dir, dircap, "%s/jobscope-read-XXXXXX", tmp && *tmp ? tmp : "/tmp") >= (int)dircap ||
-        !mkdtemp(ret_dir)) {
-        ret_dir[0] = '\0';
-        return -EACCES;
-    }
-    int r = side_path(ret_db, dbcap, ret_dir, "/recording.db");
-    if (r == 0)
-        r = side_path(walc, sizeof(walc), ret_dir, "/recording.db-wal");
-    if (r == 0)
-        r = side_path(walp, sizeof(walp), path, "-wal");
-    if (r == 0)
-        r = fs_copy(path, ret_db, 0600, false);
-    if (r == 0)
-        r = fs_copy(walp, walc, 0600, false);
-    if (r < 0) {
-        recording_snapshot_remove(ret_dir);
-        ret_dir[0] = ret_db[0] = '\0';
-    }
-    return r;
-}
-
-void recording_snapshot_remove(const char *dir)
-{
-    if (!dir || !dir[0])
-        return;
-    char p[PATH_MAX];
-    static const char *const names[] = {"/recording.db", "/recording.db-wal", "/recording.db-shm",
-                                        "/recording.db-journal"};
-    for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)
-        if (side_path(p, sizeof(p), dir, names[i]) == 0)
-            unlink(p);
-    rmdir(dir);
-}
-
-/* open_private_copy: an unfinished recording (data in -wal) where the -shm index cannot be made: read a
- * private copy of the file and its -wal in a temporary directory instead. */
-static int open_private_copy(js_recording_t *r, const char *path)
-{
-    char dbc[PATH_MAX], uri[PATH_MAX * 3];
-    if (recording_snapshot(path, r->tmpdir, sizeof(r->tmpdir), dbc, sizeof(dbc)) < 0 ||
-        recording_uri(uri, sizeof(uri), dbc, "mode=ro") < 0)
-        return -EIO;
-    sqlite3_close(r->db);
-    r->db = NULL;
-    return sqlite3_open_v2(uri, &r->db, SQLITE_OPEN_READONLY | SQLITE_OPEN_URI | SQLITE_OPEN_NOMUTEX, NULL) ==
-                   SQLITE_OK
-               ? 0
-               : -EIO;
-}
-
-/* remove_private: undo what reading needed: a -shm this reader created, a private copy. */
-static void remove_private(js_recording_t *r)
-{
-    if (r->shm_made[0])
-        unlink(r->shm_made);
-    recording_snapshot_remove(r->tmpdir);
-}
-
-int recording_open(const char *path, js_recording_t **ret, char *err, size_t errlen)
-{
-    struct stat sb;
-    if (stat(path, &sb) < 0) {
-        int e = errno;
-        set_err(err, errlen, path, strerror(e));
-        return -e;
-    }
-    if (!S_ISREG(sb.st_mode)) {
-        set_err(err, errlen, path, "not a regular file");
-        return -EINVAL;
-    }
-    int fd = fs_open(AT_FDCWD, path);
-    unsigned char hdr[100] = {0};
-    ssize_t n = fd >= 0 ? sys_read(fd, hdr, sizeof(hdr)) : (errno = -fd, -1);
-    if (fd >= 0)
-        sys_close(fd);
-    if (n < 0) {
-        int e = errno;
-        set_err(err, errlen, path, strerror(e));
-        return -e;
-    }
-    if (n < 16 || memcmp(hdr, "SQLite format 3", 16) != 0) {
-        set_err(err, errlen, path, "not a jobscope recording (not an SQLite database)");
-        return -EINVAL;
-    }
-    char walp[PATH_MAX], shmp[PATH_MAX], uri[PATH_MAX * 3];
-    if (side_path(walp, sizeof(walp), path, "-wal") < 0 || side_path(shmp, sizeof(shmp), path, "-shm") < 0) {
-        set_err(err, errlen, path, "path too long");
-        return -ENAMETOOLONG;
-    }
-    /* A closed recording uses a rollback journal and is read as an immutable file: no lock, no side file,
-     * fine from a read-only place. One in WAL mode with data in its -wal is unfinished (being written, or
-     * its monitor was killed): it is read through the WAL, which needs the -shm index. */
-    struct stat ws;
-    bool wal_data = n >= 20 && hdr[18] == 2 && stat(walp, &ws) == 0 && ws.st_size > 0;
-    bool shm_existed = access(shmp, F_OK) == 0;
-    if (recording_uri(uri, sizeof(uri), path, wal_data ? "mode=ro" : "immutable=1") < 0) {
-        set_err(err, errlen, path, "path too long");
-        return -ENAMETOOLONG;
-    }
-    js_recording_t *r = calloc(1, sizeof(*r));
-    if (!r)
-        return -ENOMEM;
-    int rv = -EINVAL;
-    if (sqlite3_open_v2(uri, &r->db, SQLITE_OPEN_READONLY | SQLITE_OPEN_URI | SQLITE_OPEN_NOMUTEX, NULL) !=
-        SQLITE_OK) {
-        set_err(err, errlen, path, r->db ? sqlite3_errmsg(r->db) : "cannot open");
-        goto fail;
-    }
-    if (wal_data && !shm_existed)
-        snprintf(r->shm_made, sizeof(r->shm_made), "%s", shmp);
-    recording_harden(r->db);
-    if (!recording_is_tables(r->db, "main", err, errlen, path)) {
-        rv = -EINVAL;
-        goto fail;
-    }
-    rv = read_meta(r);
-    if (rv < 0 && wal_data && !r->tmpdir[0] && sqlite3_errcode(r->db) != SQLITE_CORRUPT &&
-        sqlite3_errcode(r->db) != SQLITE_NOTADB && open_private_copy(r, path) == 0) {
-        r->shm_made[0] = '\0';
-        recording_harden(r->db);
-        rv = recording_is_tables(r->db, "main", err, errlen, path) ? read_meta(r) : -EINVAL;
-    }
-    if (rv < 0) {
-        char m[256];
-        snprintf(m, sizeof(m), "not a readable jobscope recording (%s)", sqlite3_errmsg(r->db));
-        set_err(err, errlen, path, m);
-        goto fail;
-    }
-    const char *ver = recording_meta(r, "schema_version");
-    if (!ver) {
-        set_err(err, errlen, path, "not a jobscope recording (no schema_version)");
-        rv = -EINVAL;
-        goto fail;
-    }
-    if (atoi(ver) != JS_SCHEMA_VERSION) {
-        char m[128];
-        snprintf(m, sizeof(m), "recording schema version %s, this jobscope reads %d", ver, JS_SCHEMA_VERSION);
-        set_err(err, errlen, path, m);
-        rv = -EPROTO;
-        goto fail;
-    }
-    r->tables = registry_tables();
-    while (r->tables[r->ntables])
-        r->ntables++;
-    r->tr = calloc(r->ntables, sizeof(*r->tr));
-    if (!r->tr) {
-        rv = -ENOMEM;
-        goto fail;
-    }
-    for (size_t i = 0; i < r->ntables; i++) {
-        if ((rv = prepare_table(r, i)) < 0) {
-            char m[256];
-            snprintf(m, sizeof(m), "damaged recording (table %s: %s)", r->tables[i]->name,
-                     sqlite3_errmsg(r->db));
-            set_err(err, errlen, path, m);
-            goto fail;
-        }
-    }
-    if (r->tr[0].done) {
-        set_err(err, errlen, path, "damaged recording (no samples table)");
-        rv = -EINVAL;
-        goto fail;
-    }
-    *ret = r;
-    return 0;
-fail:
-    recording_close(r);
-    return rv;
-}
-
-bool recording_meta_at(const js_recording_t *r, size_t i, const char **ret_key, const char **ret_value)
-{
-    if (i >= r->nmeta)
-        return false;
-    *ret_key = r->keys[i];
-    *ret_value = r->vals[i];
-    return true;
-}
-
-bool recording_has_table(const js_recording_t *r, const js_table_t *t)
-{
-    for (size_t i = 0; i < r->ntables; i++)
-        if (r->tables[i] == t)
-            return !r->tr[i].absent;
-    return false;
-}
-
-const char *recording_meta(const js_recording_t *r, const char *key)
-{
-    for (size_t i = 0; i < r->nmeta; i++)
-        if (strcmp(r->keys[i], key) == 0)
-            return r->vals[i];
-    return NULL;
-}
-
-int64_t recording_meta_i64(const js_recording_t *r, const char *key, int64_t dflt)
-{
-    const char *v = recording_meta(r, key);
-    if (!v || !*v)
-        return dflt;
-    char *end;
-    long long x = strtoll(v, &end, 10);
-    return *end ? dflt : (int64_t)x;
-}
-
-double recording_meta_f64(const js_recording_t *r, const char *key, double dflt)
-{
-    const char *v = recording_meta(r, key);
-    if (!v || !*v)
-        return dflt;
-    char *end;
-    double x = strtod(v, &end);
-    return *end ? dflt : x;
-}
-
-/* step_table: advance to an unconsumed row. Returns 1 (row), 0 (end), -EIO (corrupt). */
-static int step_table(tab_reader_t *tr)
-{
-    if (tr->done)
-        return 0;
-    if (tr->has_row)
-        return 1;
-    int rc = sqlite3_step(tr->st);
-    if (rc == SQLITE_ROW) {
-        tr->has_row = true;
-        return 1;
-    }
-    tr->done = true;
-    return rc == SQLITE_DONE ? 0 : -EIO;
-}
-
-static int load_row(tab_reader_t *tr, js_rows_t *rows)
-{
-    js_value_t *v = rows_add(rows);
-    if (!v)
-        return -ENOMEM;
-    for (int k = 0; k < tr->nmap; k++) {
-        int c = tr->map[k];
-        int type = sqlite3_column_type(tr->st, k + 1);
-        if (type == SQLITE_NULL)
-            continue;
-        const js_column_t *col = &rows->table->cols[c];
-        switch (col->type) {
-        case JS_INT: {
-            int64_t x = sqlite3_column_int64(tr->st, k + 1);
-            /* a time or duration (a gauge in ns) no clock gives, from an edited file: missing, so that no
-             * difference of two of them can overflow (every one is in [0, 2^62]) */
-            if (col->kind == JS_GAUGE && !strcmp(col->unit, "ns") && (x < 0 || x > ((int64_t)1 << 62)))
-                break;
-            val_int(&v[c], x);
-            break;
-        }
-        case JS_REAL: {
-            double x = sqlite3_column_double(tr->st, k + 1);
-            if (isfinite(x)) /* SQLite stores no NaN; an infinity is no measurement */
-                val_real(&v[c], x);
-            break;
-        }
-        default: {
-            const char *s = (const char *)sqlite3_column_text(tr->st, k + 1);
-            int len = sqlite3_column_bytes(tr->st, k + 1);
-            if (s && rows_set_str(rows, &v[c], s, (size_t)len) < 0)
-                return -ENOMEM;
-        }
-        }
-    }
-    tr->has_row = false;
-    return 0;
-}
-
-int recording_next(js_recording_t *r, js_sample_t *s, int64_t *ret_seq, char *err, size_t errlen)
-{
-    sample_clear(s);
-    int k = step_table(&r->tr[0]);
-    if (k <= 0) {
-        if (k < 0)
-            snprintf(err, errlen, "damaged recording: %s", sqlite3_errmsg(r->db));
-        return k;
-    }
-    int64_t seq = sqlite3_column_int64(r->tr[0].st, 0);
-    int rv = load_row(&r->tr[0], &s->rows[0]);
-    for (size_t i = 1; i < r->ntables && rv == 0; i++) {
-        tab_reader_t *tr = &r->tr[i];
-        while ((k = step_table(tr)) == 1) {
-            int64_t rs = sqlite3_column_int64(tr->st, 0);
-            if (rs > seq)
-                break;
-            if (rs == seq) {
-                if ((rv = load_row(tr, &s->rows[i])) < 0)
-                    break;
-            } else {
-                tr->has_row = false; /* a row of a sample without a samples row: skip */
-            }
-        }
-        if (k < 0) {
-            snprintf(err, errlen, "damaged recording (table %s): %s", r->tables[i]->name,
-                     sqlite3_errmsg(r->db));
-            rv = k;
-        }
-    }
-    if (rv < 0)
-        return rv;
-    *ret_seq = seq;
-    return 1;
-}
-
-void recording_close(js_recording_t *r)
-{
-    if (!r)
-        return;
-    for (size_t i = 0; r->tr && i < r->ntables; i++) {
-        sqlite3_finalize(r->tr[i].st);
-        free(r->tr[i].map);
-    }
-    free(r->tr);
-    for (size_t i = 0; i < r->nmeta; i++) {
-        free(r->keys[i]);
-        free(r->vals[i]);
-    }
-    free(r->keys);
-    free(r->vals);
-    if (r->db)
-        sqlite3_close(r->db);
-    remove_private(r);
-    free(r);
 }

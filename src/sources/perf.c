@@ -34,7 +34,6 @@
 
 #include <linux/perf_event.h>
 
-#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdint.h>
@@ -161,8 +160,8 @@ typedef struct {
     unsigned opened, tried; /* targets */
 } ev_t;
 
-typedef enum { TG_TREE, TG_TASK, TG_CPU, TG_CGROUP, TG_UNCORE, TG__MAX } tg_kind_t;
-static const char *const tg_names[TG__MAX] = {"tree", "task", "cpu", "cgroup", NULL};
+typedef enum { TG_TREE, TG_TASK, TG_CPU, TG_CGROUP, TG_USER, TG_UNCORE, TG__MAX } tg_kind_t;
+static const char *const tg_names[TG__MAX] = {"tree", "task", "cpu", "cgroup", "user", NULL};
 
 /* One group opened on one target. */
 typedef struct {
@@ -171,7 +170,25 @@ typedef struct {
     uint16_t ev[GROUP_MAX];
     const char *label; /* target label (static or an ev_t's pmu) */
     int32_t id;
+    /* the last values read (a group whose read fails keeps them in the sums), and each member's row of the
+     * summed rows (AGG_NONE: not summed, its own row: per task) */
+    bool have;
+    uint64_t val[GROUP_MAX], en, run;
+    uint16_t slot[GROUP_MAX];
 } ginst_t;
+
+#define AGG_NONE UINT16_MAX
+#define AGG_UNSET (UINT16_MAX - 1)
+
+/* One summed row: an event over every counter set of one target kind (the tree's threads, the CPUs of a
+ * cgroup or of the node, the user's processes, one uncore PMU's sockets). */
+typedef struct {
+    uint16_t ev;
+    const char *label;
+    int32_t id; /* the sets' common id, else -1 */
+    bool have;  /* some set was read */
+    uint64_t count, en, run;
+} agg_t;
 
 typedef struct {
     ev_t *ev;
@@ -187,12 +204,19 @@ typedef struct {
     bool opened;    /* the open phase ran */
     bool user_only; /* EACCES seen: exclude_kernel from then on */
     int paranoid;   /* perf_event_paranoid, or INT32_MIN if unreadable */
-    char target_desc[160];
+    char target_desc[400];
     /* cgroup fallback: processes already counted (directly or through inheritance) and the cgroup dir */
     js_pidmap_t known;
     int cg_fd;      /* dup of the cgroup directory for rescans, or -1 */
     unsigned tasks; /* per-task counter sets opened */
     bool tasks_capped;
+    unsigned uncounted; /* attach on the root alone: processes of the tree at the attach it does not count */
+    /* per-task counter sets (attach --perf-per-task, watch --user without the user's cgroup, a v1 cgroup):
+     * the label and id of their rows; "task" and the TID only with --perf-per-task, else summed per event */
+    const char *task_label;
+    int32_t task_id;
+    agg_t *agg;
+    size_t nagg, aggcap;
     js_buf_t buf;
     uint64_t rbuf[3 + GROUP_MAX];
 } perf_state_t;
@@ -389,6 +413,7 @@ static int perf_init(const js_ctx_t *ctx, void **ret_state, char *why, size_t wh
         return -ENOMEM;
     st->cg_fd = -1;
     st->paranoid = INT32_MIN;
+    st->task_label = tg_names[TG_TASK];
     pidmap_init(&st->known, 1);
     char text[32];
     if (fs_read_small(ctx->root.proc, "sys/kernel/perf_event_paranoid", text, sizeof(text)) > 0) {
@@ -514,6 +539,7 @@ static void perf_fini(void *state)
         for (int k = 0; k < st->g[i].n; k++)
             sys_calls->close(st->g[i].fd[k]);
     free(st->g);
+    free(st->agg);
     free(st->ev);
     if (st->cg_fd >= 0)
         close(st->cg_fd);
@@ -616,6 +642,8 @@ static int open_target(perf_state_t *st, bool uncore, pid_t pid, int cpu, unsign
                     return r;
                 g->label = label;
                 g->id = id;
+                for (int m = 0; m < GROUP_MAX; m++)
+                    g->slot[m] = label == tg_names[TG_TASK] ? AGG_NONE : AGG_UNSET;
             }
             if (g->n == GROUP_MAX)
                 break;
@@ -678,7 +706,8 @@ static int open_uncore(perf_state_t *st, const js_ctx_t *ctx)
     return 0;
 }
 
-/* open_task: the counters on one task (thread) with inheritance. Returns 0 or -ENOMEM. */
+/* open_task: the counters on one task (thread) with inheritance, labelled st->task_label. Returns 0 or
+ * -ENOMEM. */
 static int open_task(perf_state_t *st, pid_t tid)
 {
     if (st->tasks >= MAX_TASKS) {
@@ -686,7 +715,8 @@ static int open_task(perf_state_t *st, pid_t tid)
         return 0;
     }
     st->tasks++;
-    return open_target(st, false, tid, -1, 0, true, false, tg_names[TG_TASK], tid);
+    bool own = st->task_label == tg_names[TG_TASK];
+    return open_target(st, false, tid, -1, 0, true, false, st->task_label, own ? tid : st->task_id);
 }
 
 /* open_process: every thread of `pid` (its task/ directory), then, if `children`, push its children to *q.
@@ -829,37 +859,152 @@ static int cgroup_rescan(perf_state_t *st, const js_ctx_t *ctx, bool first)
     return r;
 }
 
-int perf_open_cgroup(void *state, const js_ctx_t *ctx, int cgroup_dirfd)
+/* open_cgroup_cpus: the counters per online CPU with PERF_FLAG_PID_CGROUP on the cgroup directory
+ * `cgroup_dirfd`, after a probe with the first event that can be opened at all. Returns the number of CPUs,
+ * or a negative errno: the probe's (the kernel refuses cgroup counting there), or -ENOMEM. */
+static int open_cgroup_cpus(perf_state_t *st, const js_ctx_t *ctx, int cgroup_dirfd)
 {
-    perf_state_t *st = state;
     int cpus[1024];
     int n = online_cpus(ctx, cpus, 1024);
-    /* probe with the first event that can be opened at all */
     ev_t *probe = NULL;
     for (size_t i = 0; i < st->nev && !probe; i++)
         if (!st->ev[i].uncore && !st->ev[i].err)
             probe = &st->ev[i];
     int fd =
         probe ? open_one(st, probe, cgroup_dirfd, cpus[0], -1, PERF_FLAG_PID_CGROUP, false, false) : -ENOENT;
-    if (fd >= 0) {
-        sys_calls->close(fd);
+    if (fd < 0)
+        return fd;
+    sys_calls->close(fd);
+    for (int c = 0; c < n; c++) {
+        int r = open_target(st, false, cgroup_dirfd, cpus[c], PERF_FLAG_PID_CGROUP, false, false,
+                            tg_names[TG_CGROUP], cpus[c]);
+        if (r < 0)
+            return r;
+    }
+    return n;
+}
+
+int perf_open_cgroup(void *state, const js_ctx_t *ctx, int cgroup_dirfd)
+{
+    perf_state_t *st = state;
+    int n = open_cgroup_cpus(st, ctx, cgroup_dirfd);
+    if (n == -ENOMEM)
+        return n;
+    if (n >= 0) {
         snprintf(st->target_desc, sizeof(st->target_desc), "cgroup: per CPU (%d CPUs), PERF_FLAG_PID_CGROUP",
                  n);
-        for (int c = 0; c < n; c++) {
-            int r = open_target(st, false, cgroup_dirfd, cpus[c], PERF_FLAG_PID_CGROUP, false, false,
-                                tg_names[TG_CGROUP], cpus[c]);
-            if (r < 0)
-                return r;
-        }
         return 0;
     }
     /* no perf_event controller on that hierarchy (ENOENT/EBADF): per process of the cgroup */
     char e[32];
     snprintf(st->target_desc, sizeof(st->target_desc),
              "cgroup: per task of its processes, with inheritance (per-CPU cgroup counting refused: %s)",
-             errno_name(-fd, e, sizeof(e)));
+             errno_name(-n, e, sizeof(e)));
+    st->task_label = ctx->perf_per_task ? tg_names[TG_TASK] : tg_names[TG_CGROUP];
+    st->task_id = -1;
     st->cg_fd = fcntl(cgroup_dirfd, F_DUPFD_CLOEXEC, 3);
     return cgroup_rescan(st, ctx, true);
+}
+
+/* tree_pids: the attached tree now: the root and its descendants (children files of every thread), into the
+ * map `set` (value size 1). Returns how many, or -ENOMEM. */
+static long tree_pids(perf_state_t *st, const js_ctx_t *ctx, js_pidmap_t *set)
+{
+    int32_t *q = malloc(64 * sizeof(*q));
+    size_t nq = 0, cap = 64;
+    long n = 0;
+    if (!q)
+        return -ENOMEM;
+    q[nq++] = (int32_t)ctx->root_pid;
+    for (size_t i = 0; i < nq; i++) {
+        int isnew = 0;
+        if (q[i] == ctx->monitor_pid)
+            continue;
+        if (!pidmap_put(set, q[i], &isnew)) {
+            free(q);
+            return -ENOMEM;
+        }
+        if (!isnew)
+            continue;
+        n++;
+        char path[64];
+        snprintf(path, sizeof(path), "%d/task", (int)q[i]);
+        js_pid_iter_t it;
+        if (pid_iter_open(&it, ctx->root.proc, path) < 0)
+            continue;
+        int32_t tid;
+        while ((tid = pid_iter_next(&it)) > 0) {
+            uint64_t c;
+            snprintf(path, sizeof(path), "%d/task/%d/children", (int)q[i], (int)tid);
+            if (fs_read(ctx->root.proc, path, &st->buf) < 0)
+                continue;
+            for (const char *t = st->buf.p; parse_u64(&t, &c) == 0;) {
+                if (nq == cap) {
+                    int32_t *nqv = realloc(q, 2 * cap * sizeof(*q));
+                    if (!nqv) {
+                        pid_iter_close(&it);
+                        free(q);
+                        return -ENOMEM;
+                    }
+                    q = nqv;
+                    cap *= 2;
+                }
+                q[nq++] = (int32_t)c;
+            }
+        }
+        pid_iter_close(&it);
+    }
+    free(q);
+    return n;
+}
+
+/* open_tree_cgroup: attach: where the tree has a cgroup v2 of its own (the root's cgroup and those below it
+ * hold the tree's processes and nothing else: not this monitor, no other job), count that cgroup per CPU:
+ * every process of the tree, whenever it started, at a cost that does not grow with the tree. Returns 1 when
+ * opened, 0 when not (why in `why`), -ENOMEM. *ret_procs: the tree's processes now. */
+static int open_tree_cgroup(perf_state_t *st, const js_ctx_t *ctx, long *ret_procs, char *why, size_t whylen)
+{
+    js_pidmap_t set;
+    pidmap_init(&set, 1);
+    long n = tree_pids(st, ctx, &set);
+    *ret_procs = n > 0 ? n : 0;
+    js_cgroup_t *cg = NULL;
+    js_cg_pids_t pids = {0};
+    int r = 0;
+    char err[128] = "";
+    if (n < 0) {
+        r = (int)n;
+    } else if (cgroupfs_open_pid(&ctx->root, ctx->root_pid, &cg, err, sizeof(err)) < 0 || !cg) {
+        snprintf(why, whylen, "its cgroup is not known (%s)", err);
+    } else if (cg->m.unified < 0 || cg->dir[cg->m.unified] < 0) {
+        snprintf(why, whylen, "its cgroup is not on cgroup v2");
+    } else if (cgroupfs_pids(cg, true, &pids) < 0) {
+        snprintf(why, whylen, "its cgroup's processes cannot be listed");
+    } else {
+        int32_t other = 0;
+        for (size_t i = 0; i < pids.n && !other; i++)
+            if (!pidmap_get(&set, pids.pid[i]))
+                other = pids.pid[i];
+        if (other) {
+            snprintf(why, whylen, "its cgroup holds other processes too (PID %d%s)", (int)other,
+                     other == ctx->monitor_pid ? ": this monitor" : "");
+        } else {
+            int c = open_cgroup_cpus(st, ctx, cg->dir[cg->m.unified]);
+            if (c == -ENOMEM)
+                r = c;
+            else if (c < 0)
+                snprintf(why, whylen, "per-CPU cgroup counting refused (%s)", strerror(-c));
+            else {
+                snprintf(st->target_desc, sizeof(st->target_desc),
+                         "tree: its cgroup (nothing else in it), per CPU (%d CPUs), PERF_FLAG_PID_CGROUP", c);
+                r = 1;
+            }
+        }
+    }
+    cgroupfs_pids_free(&pids);
+    cgroupfs_free(cg);
+    pidmap_free(&set);
+    return r;
 }
 
 /* scope_cgroup_dirfd: a directory fd (borrowed) of the scope's cgroup, or -1. On cgroup v2 every directory
@@ -904,18 +1049,58 @@ static int open_scope(perf_state_t *st, const js_ctx_t *ctx)
                 ev_fail(&st->ev[i], -ENOSYS, "the cgroup's directory is not known to the perf source");
         }
     } else if (ctx->mode == JS_MODE_WATCH && ctx->scope.kind == JS_SCOPE_USER) {
-        snprintf(st->target_desc, sizeof(st->target_desc),
-                 "user: per task of the user's processes at the start, with inheritance");
-        r = open_user(st, ctx);
+        /* the user's cgroup (user-UID.slice) per CPU where it exists, else a counter set per task */
+        const js_cgroup_t *cg = ctx->scope.cgroup;
+        int c = !ctx->perf_per_task && cg && cg->m.unified >= 0 && cg->dir[cg->m.unified] >= 0
+                    ? open_cgroup_cpus(st, ctx, cg->dir[cg->m.unified])
+                    : -ENOENT;
+        if (c == -ENOMEM)
+            return c;
+        if (c >= 0) {
+            snprintf(st->target_desc, sizeof(st->target_desc),
+                     "user: the user's cgroup, per CPU (%d CPUs), PERF_FLAG_PID_CGROUP", c);
+        } else {
+            st->task_label = ctx->perf_per_task ? tg_names[TG_TASK] : tg_names[TG_USER];
+            st->task_id = (int32_t)ctx->scope.uid;
+            snprintf(st->target_desc, sizeof(st->target_desc),
+                     "user: per task of the user's processes at the start, with inheritance%s",
+                     ctx->perf_per_task ? ", a row per task (--perf-per-task)" : "");
+            r = open_user(st, ctx);
+        }
     } else if (ctx->root_pid <= 0) { /* jobscope job's slurmstepd roots: tasks come and go with the steps */
         snprintf(st->target_desc, sizeof(st->target_desc),
                  "none: the job's tasks under slurmstepd come and go");
         for (size_t i = 0; i < st->nev; i++)
             ev_fail(&st->ev[i], -ENOSYS, "not with slurmstepd roots (the job's cgroup has them)");
-    } else {
-        snprintf(st->target_desc, sizeof(st->target_desc),
-                 "tree: per task of the tree at attach time, with inheritance");
+    } else if (ctx->perf_per_task) {
+        st->task_label = tg_names[TG_TASK];
+        snprintf(
+            st->target_desc, sizeof(st->target_desc),
+            "tree: per task of the tree at attach time, with inheritance, a row per task (--perf-per-task)");
         r = open_tree(st, ctx);
+    } else {
+        /* the job, not each task: its own cgroup per CPU where it has one, else the root's threads with
+         * inheritance (what `perf stat -p` counts): the root and everything it starts from now on */
+        long procs = 0;
+        char why[160] = "";
+        r = open_tree_cgroup(st, ctx, &procs, why, sizeof(why));
+        if (r == 0) {
+            st->task_label = tg_names[TG_TREE];
+            st->task_id = (int32_t)ctx->root_pid;
+            int isnew;
+            if (!pidmap_put(&st->known, (int32_t)ctx->root_pid, &isnew))
+                return -ENOMEM;
+            r = open_process(st, ctx, ctx->root_pid, NULL, NULL, NULL, false);
+            if (r == -ESRCH)
+                r = 0;
+            st->uncounted = procs > 1 ? (unsigned)(procs - 1) : 0;
+            snprintf(
+                st->target_desc, sizeof(st->target_desc),
+                "tree: the root's threads with inheritance (the root and what it starts from the attach "
+                "on; not counted: the %u other processes the tree had then, which --perf-per-task counts; "
+                "no cgroup of its own: %.120s)",
+                st->uncounted, why);
+        }
     }
     if (r >= 0)
         r = open_uncore(st, ctx);
@@ -936,17 +1121,17 @@ static int perf_prepare_child(void *state, js_ctx_t *ctx, pid_t child)
 
 /* ---- collect ---- */
 
-static int emit(js_rows_t *out, const ev_t *e, const ginst_t *g, const uint64_t *val, const uint64_t *en,
-                const uint64_t *run)
+static int emit(js_rows_t *out, const ev_t *e, const char *label, int32_t id, const uint64_t *val,
+                const uint64_t *en, const uint64_t *run)
 {
     js_value_t *v = rows_add(out);
     if (!v)
         return -ENOMEM;
     if (rows_set_str(out, &v[PERFC_EVENT], e->name, strlen(e->name)) < 0 ||
         rows_set_str(out, &v[PERFC_KIND], kind_names[e->kind], strlen(kind_names[e->kind])) < 0 ||
-        rows_set_str(out, &v[PERFC_TARGET], g->label, strlen(g->label)) < 0)
+        rows_set_str(out, &v[PERFC_TARGET], label, strlen(label)) < 0)
         return -ENOMEM;
-    val_int(&v[PERFC_TARGET_ID], g->id);
+    val_int(&v[PERFC_TARGET_ID], id);
     if (val)
         val_int(&v[PERFC_COUNT], (int64_t)*val);
     if (en)
@@ -956,6 +1141,31 @@ static int emit(js_rows_t *out, const ev_t *e, const ginst_t *g, const uint64_t 
     return 0;
 }
 
+/* agg_slot: the summed row of event `ev` for target `label` (created), or AGG_NONE when out of memory. */
+static uint16_t agg_slot(perf_state_t *st, uint16_t ev, const char *label, int32_t id)
+{
+    for (size_t i = 0; i < st->nagg; i++)
+        if (st->agg[i].ev == ev && st->agg[i].label == label) {
+            if (st->agg[i].id != id)
+                st->agg[i].id = -1;
+            return (uint16_t)i;
+        }
+    if (st->nagg == st->aggcap) {
+        size_t cap = st->aggcap ? st->aggcap * 2 : 32;
+        agg_t *a = cap < AGG_UNSET ? realloc(st->agg, cap * sizeof(*a)) : NULL;
+        if (!a)
+            return AGG_NONE;
+        st->agg = a;
+        st->aggcap = cap;
+    }
+    st->agg[st->nagg] = (agg_t){.ev = ev, .label = label, .id = id};
+    return (uint16_t)st->nagg++;
+}
+
+/* perf_collect: one read() per group. A per-task group (--perf-per-task) gives one row per event; every other
+ * group is summed with the groups of the same target kind into one row per event (count, time enabled and
+ * time running each summed, as the kernel sums an inherited counter's copies), so the rows do not grow with
+ * the tasks or the CPUs counted. A group whose read fails keeps its last values in the sum. */
 static int perf_collect(void *state, js_ctx_t *ctx, js_rows_t *const *rows)
 {
     perf_state_t *st = state;
@@ -969,15 +1179,42 @@ static int perf_collect(void *state, js_ctx_t *ctx, js_rows_t *const *rows)
     } else if (st->cg_fd >= 0 && (r = cgroup_rescan(st, ctx, false)) < 0) {
         return r;
     }
+    for (size_t i = 0; i < st->nagg; i++) {
+        st->agg[i].have = false;
+        st->agg[i].count = st->agg[i].en = st->agg[i].run = 0;
+    }
     for (size_t i = 0; i < st->ng; i++) {
-        const ginst_t *g = &st->g[i];
+        ginst_t *g = &st->g[i];
         size_t want = (3 + (size_t)g->n) * sizeof(uint64_t);
         ssize_t n = sys_calls->read(g->fd[0], st->rbuf, want);
         bool ok = n == (ssize_t)want && st->rbuf[0] == (uint64_t)g->n;
-        for (int k = 0; k < g->n; k++)
-            if ((r = emit(rows[0], &st->ev[g->ev[k]], g, ok ? &st->rbuf[3 + k] : NULL,
-                          ok ? &st->rbuf[1] : NULL, ok ? &st->rbuf[2] : NULL)) < 0)
-                return r;
+        if (ok) {
+            g->have = true;
+            g->en = st->rbuf[1];
+            g->run = st->rbuf[2];
+            memcpy(g->val, &st->rbuf[3], (size_t)g->n * sizeof(uint64_t));
+        }
+        for (int k = 0; k < g->n; k++) {
+            if (g->slot[k] == AGG_UNSET)
+                g->slot[k] = agg_slot(st, g->ev[k], g->label, g->id);
+            if (g->slot[k] == AGG_NONE) {
+                if ((r = emit(rows[0], &st->ev[g->ev[k]], g->label, g->id, ok ? &st->rbuf[3 + k] : NULL,
+                              ok ? &st->rbuf[1] : NULL, ok ? &st->rbuf[2] : NULL)) < 0)
+                    return r;
+            } else if (g->have) {
+                agg_t *a = &st->agg[g->slot[k]];
+                a->have = true;
+                a->count += g->val[k];
+                a->en += g->en;
+                a->run += g->run;
+            }
+        }
+    }
+    for (size_t i = 0; i < st->nagg; i++) {
+        const agg_t *a = &st->agg[i];
+        if ((r = emit(rows[0], &st->ev[a->ev], a->label, a->id, a->have ? &a->count : NULL,
+                      a->have ? &a->en : NULL, a->have ? &a->run : NULL)) < 0)
+            return r;
     }
     return 0;
 }
@@ -1010,6 +1247,11 @@ static int perf_inventory(void *state, const js_ctx_t *ctx, js_rows_t *inv)
     else
         bad |= inventory_add(inv, "perf", "perf.libpfm", st->pfm_why) < 0;
     bad |= inventory_add(inv, "perf", "perf.target", st->target_desc) < 0;
+    bad |= inventory_add(inv, "perf", "perf.rows",
+                         ctx->perf_per_task ? "a row per task counted and per event (--perf-per-task); other "
+                                              "targets summed per event"
+                                            : "a row per event and target kind: counts and times summed over "
+                                              "the tasks or CPUs counted") < 0;
     bad |= inventory_addf(inv, "perf", "perf.user_only", "%d", st->user_only ? 1 : 0) < 0;
     if (st->tasks_capped)
         bad |= inventory_addf(inv, "perf", "perf.tasks_capped", "%u", MAX_TASKS) < 0;

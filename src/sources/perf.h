@@ -6,21 +6,27 @@
  *                  `enable_on_exec`: counting starts at exec and covers every descendant however short-lived
  *                  (the kernel adds an inherited counter's count to its parent's when the child exits, and a
  *                  read() sums the live children's counts in), one target `tree`;
- *   attach         one counter set per task (thread) of the tree at attach time, with `inherit` for what
- *                  they start later (targets `task`);
+ *   attach         the job, not each task: the tree's own cgroup v2 per CPU with PERF_FLAG_PID_CGROUP where
+ *                  it has one (nothing else in it, this monitor included; target `cgroup`), else the root's
+ *                  threads with `inherit` (`tree`: the root and what it starts from the attach on); with
+ *                  ctx->perf_per_task, one counter set per task (thread) of the tree at attach time, with
+ *                  `inherit` for what they start later (targets `task`);
  *   watch cgroup   per CPU with PERF_FLAG_PID_CGROUP when the cgroup is in a hierarchy with the perf_event
- *                  controller (targets `cgroup`, id = CPU), else per process of the cgroup (`task`);
- *   watch user     per task of the user's processes at the start, with `inherit` (`task`);
+ *                  controller (target `cgroup`), else per process of the cgroup;
+ *   watch user     the user's cgroup per CPU where it exists (`cgroup`), else per task of the user's
+ *                  processes at the start, with `inherit` (`user`; `task` with ctx->perf_per_task);
  *   watch node     per CPU, every task (`cpu`).
+ * The counter sets of one target kind (CPUs, threads, tasks) are summed into one row per event (count, time
+ * enabled, time running: as the kernel sums an inherited counter's copies); only `task` sets get a row each.
  * Memory-controller (uncore) events are per socket on one CPU of each (targets named after the kernel PMU).
  *
- * The table holds raw values as read: one row per (event, target) per sample with the count, time enabled and
- * time running (PERF_FORMAT_TOTAL_TIME_ENABLED|RUNNING), so the model can scale multiplexed counts and say
- * which fraction of the time was counted. Events are read in small groups (PERF_FORMAT_GROUP: one read() per
- * group and target per sample; members of a group are counted over the same time, so their ratios hold).
- * An event that cannot be counted (no such hardware event, forbidden by perf_event_paranoid, unknown to the
- * PMU libpfm4 found) is recorded once in the `inventory` table (`perf.EVENT.status` = `ok` or the errno name
- * and reason) and is absent from the samples; the rest goes on.
+ * The table holds raw values as read: one row per (event, target kind) per sample with the count, time
+ * enabled and time running (PERF_FORMAT_TOTAL_TIME_ENABLED|RUNNING), so the model can scale multiplexed
+ * counts and say which fraction of the time was counted. Events are read in small groups (PERF_FORMAT_GROUP:
+ * one read() per group and target per sample; members of a group are counted over the same time, so their
+ * ratios hold). An event that cannot be counted (no such hardware event, forbidden by perf_event_paranoid,
+ * unknown to the PMU libpfm4 found) is recorded once in the `inventory` table (`perf.EVENT.status` = `ok` or
+ * the errno name and reason) and is absent from the samples; the rest goes on.
  */
 #ifndef JOBSCOPE_SOURCES_PERF_H
 #define JOBSCOPE_SOURCES_PERF_H

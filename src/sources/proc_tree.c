@@ -8,10 +8,11 @@
  * count every sample through descriptors kept open between samples (pread from offset 0), status every
  * status_every samples, and cmdline when a process is first seen or its comm changes (exec). smaps_rollup
  * (USS/PSS) is read for every member at the same sample, never for some only, since a process's PSS changes
- * when another maps, forks or exits (see read_smaps_all for when). Processes are identified by (pid, start
- * time), so PID reuse is detected. It also records, once per sample, the rusage of everything the monitor has
- * reaped (RUSAGE_CHILDREN) and the I/O of reaped children (the monitor's whole-process io minus its own
- * thread's), which make the CPU and I/O totals exact for children that lived less than one interval.
+ * when another maps, forks or exits: every --uss-every (30 s by default, or every N samples) and on events
+ * (see read_smaps_all for when). Processes are identified by (pid, start time), so PID reuse is detected. It
+ * also records, once per sample, the rusage of everything the monitor has reaped (RUSAGE_CHILDREN) and the
+ * I/O of reaped children (the monitor's whole-process io minus its own thread's), which make the CPU and I/O
+ * totals exact for children that lived less than one interval.
  */
 #include "sources/proc_tree.h"
 
@@ -28,6 +29,7 @@
 #include <errno.h>
 #include <stddef.h>
 #include <fcntl.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -344,6 +346,7 @@ typedef struct {
     bool io_denied;
     bool kept;           /* its descriptors are kept open across samples (within the descriptor budget) */
     uint64_t rss_at_uss; /* bytes: RSS when smaps_rollup was last read (0: never) */
+    uint64_t rss_prev;   /* bytes: RSS at the last sample (smaps_moved) */
     uint64_t own_ticks;  /* node scope: utime+stime at the last sample, for the top-N choice */
     uint64_t own_stamp;  /* the sample own_ticks is from */
     bool info_done;    /* its proc_info row was written (the node scope writes rows for some samples only) */
@@ -403,7 +406,10 @@ typedef struct {
     int32_t (*pairs)[2];
     size_t npairs, pairs_cap;
     uint64_t stamp;
-    size_t nzombies; /* members of the current sample that have exited but are not reaped yet */
+    int64_t now_ns;     /* CLOCK_MONOTONIC at this sample's start (the node count cadence) */
+    int64_t counted_ns; /* node scope without --top: when the node's processes were last counted */
+    bool counted;       /* user and node scope: nprocs counted this sample */
+    size_t nzombies;    /* members of the current sample that have exited but are not reaped yet */
     /* run mode: the monitor's own children file and io files, kept open (it is one thread) */
     int fd_mon_children, fd_mon_io, fd_mon_thread_io;
     /* descriptor budget: processes whose files are kept open, and at most how many (from RLIMIT_NOFILE) */
@@ -419,10 +425,16 @@ typedef struct {
     size_t nstale, stale_cap;
     /* the BPF backend (docs/ARCHITECTURE.md, "Backends") */
     tasks_bpf_t *bpf;
-    bool bpf_refused;    /* it could not be opened (or failed): /proc from then on */
-    char bpf_why[256];   /* why, for the inventory */
-    const char *backend; /* this sample's: "procfs", "bpf-tasks", "bpf-cgroup" */
-    uint8_t *how;        /* tasks_bpf_set_pids' kinds, beside `queue` */
+    bool bpf_refused;  /* it could not be opened (or failed): /proc from then on */
+    char bpf_why[256]; /* why, for the inventory */
+    /* auto: /proc's CPU above what the BPF reader would have cost, summed over the samples so far; the reader
+     * is loaded once that passes the load's cost (bpf_pays) */
+    double bpf_saved_ns, bpf_last_saving_ns;
+    uint64_t bpf_loaded_at; /* the sample it was loaded at */
+    double bpf_load_cpu_ns; /* what the load cost (thread CPU) */
+    size_t fds_closed;      /* procfs descriptors closed when the reader took over */
+    const char *backend;    /* this sample's: "procfs", "bpf-tasks", "bpf-cgroup" */
+    uint8_t *how;           /* tasks_bpf_set_pids' kinds, beside `queue` */
     size_t how_cap;
     tasks_bpf_record_t *recs; /* node scope: this pass's records */
     size_t nrecs, recs_cap;
@@ -440,6 +452,7 @@ typedef struct {
     uint64_t smaps_hash; /* membership (pid, start) at the last full read, and its size */
     size_t smaps_n;
     bool smaps_once;       /* a full read was made */
+    int64_t smaps_last_ns; /* CLOCK_MONOTONIC of the last full read (--uss-every with a unit) */
     int64_t smaps_next_ns; /* CLOCK_MONOTONIC before which an event does not trigger another one (budget) */
 } tree_state_t;
 
@@ -448,12 +461,23 @@ static bool stepd_mode(const js_ctx_t *ctx)
     return ctx->scope.kind == JS_SCOPE_TREE && (ctx->scope.stepd_job || ctx->scope.stepd_pid > 0);
 }
 
-#define BPF_AUTO_MIN                                                                                         \
-    32 /* auto: load the BPF reader once the scope has this many processes (a load is ~0.3 s) */
+/* auto: what the BPF reader costs, for weighing it against /proc (docs/BENCHMARKS.md: one load 40-60 ms of
+ * CPU, a pass 0.3 us per process it reports plus 0.07 us per other process on the node in tasks mode, and the
+ * row) */
+#define BPF_LOAD_NS 60e6
+#define BPF_PASS_NS 5e3
+#define BPF_PER_PROC_NS 500.0
+#define BPF_PER_VISIT_NS 75.0
 
-#define KEPT_PER_PROC 5    /* stat, statm, io, children, fd directory */
-#define FD_RESERVE 256     /* descriptors left for everything else: the recording, other sources, reads */
-#define SMAPS_MOVED_DIV 10 /* a member's RSS moved by more than 1/10 of its value at the last read */
+/* node scope without --top: the node's processes are counted (a walk of /proc, about 3 us per process: most
+ * of watch --node's cost at 1 s) every this long, and at the closing sample */
+#define NODE_COUNT_NS 10000000000LL
+
+#define KEPT_PER_PROC 5       /* stat, statm, io, children, fd directory */
+#define FD_RESERVE 256        /* descriptors left for everything else: the recording, other sources, reads */
+#define SMAPS_MOVED_DIV 10    /* a member's RSS moved by more than 1/10 of its value at the last read */
+#define SMAPS_SETTLED_DIV 100 /* ... or it settled (moved by at most 1/100 since the last sample) */
+#define SMAPS_PLATEAU_DIV 50  /* ... more than 1/50 away from its value at the last read */
 #define SMAPS_MOVED_MIN                                                                                      \
     (1u << 20) /* ... and by more than 1 MiB: smaps_rollup is read again for every member */
 /* event-driven full reads use at most 1/SMAPS_BUDGET of one CPU (the next one no sooner than its cost times
@@ -611,7 +635,8 @@ static int pread_proc(tree_state_t *st, const js_ctx_t *ctx, pent_t *e, int *fd,
     return -EMFILE;
 }
 
-static bool bpf_wanted(tree_state_t *st, const js_ctx_t *ctx, bool live);
+static bool bpf_wanted(tree_state_t *st, js_ctx_t *ctx, bool live);
+static void bpf_opts_for(const js_ctx_t *ctx, tasks_bpf_opts_t *o);
 
 static int tree_init(const js_ctx_t *ctx, void **ret_state, char *why, size_t whylen)
 {
@@ -631,7 +656,8 @@ static int tree_init(const js_ctx_t *ctx, void **ret_state, char *why, size_t wh
         st->live = true;
     }
     if (ctx->backend == JS_BACKEND_BPF)
-        bpf_wanted(st, ctx, st->live); /* loaded now; a refusal falls back to /proc, its reason kept */
+        bpf_wanted(st, (js_ctx_t *)ctx,
+                   st->live); /* loaded now; a refusal falls back to /proc, its reason kept */
     /* children files need CONFIG_PROC_CHILDREN; probe on the root (or the monitor) */
     char path[64];
     pid_t probe = ctx->mode == JS_MODE_RUN || ctx->root_pid <= 0 ? ctx->monitor_pid : ctx->root_pid;
@@ -853,13 +879,21 @@ static void emit_info(tree_state_t *st, const js_ctx_t *ctx, pent_t *e, js_rows_
 }
 
 /* smaps_moved: whether member `e` asks for smaps_rollup of every member this sample: it is new or exec'd,
- * was never read, or its RSS moved (up or down) by more than a tenth and 1 MiB since its last read. */
-static bool smaps_moved(const pent_t *e, bool fresh, bool exec, uint64_t rss)
+ * was never read, or its RSS moved (up or down) by more than a tenth and 1 MiB since its last read; or its
+ * RSS settled (within 1% of the last sample's) at a level more than 1/50 and 1 MiB away from its last read:
+ * the plateau after a growth that began within a tenth of the last read (with --uss-every 30s no periodic
+ * read would catch it in a short run). Remembers `rss` for the next sample. */
+static bool smaps_moved(pent_t *e, bool fresh, bool exec, uint64_t rss)
 {
+    uint64_t prev = e->rss_prev;
+    e->rss_prev = rss;
     if (fresh || exec || !e->rss_at_uss)
         return true;
     uint64_t at = e->rss_at_uss, d = rss > at ? rss - at : at - rss;
-    return d > at / SMAPS_MOVED_DIV && d > SMAPS_MOVED_MIN;
+    if (d > at / SMAPS_MOVED_DIV && d > SMAPS_MOVED_MIN)
+        return true;
+    uint64_t step = rss > prev ? rss - prev : prev - rss;
+    return prev && step <= rss / SMAPS_SETTLED_DIV && d > at / SMAPS_PLATEAU_DIV && d > SMAPS_MOVED_MIN;
 }
 
 static uint64_t mix64(uint64_t x)
@@ -880,7 +914,8 @@ static int64_t thread_cpu_ns(void)
 
 /* read_smaps_all: smaps_rollup (USS, PSS, SwapPss) of every member of this sample (proc rows from `first`),
  * all at the same sample, so that their PSS add up (a page shared by k members counts 1/k in each). Read at
- * the first sample, every uss_every samples, at the closing sample, and, within a budget, when the membership
+ * the first sample, every --uss-every (ctx->uss_interval_ns since the last full read, or every uss_every
+ * samples), at the closing sample, and, within a budget, when the membership
  * changed (a fork shares the parent's pages with the child, an exit gives its share back), when a member
  * exec'd or its RSS moved by more than a tenth (smaps_moved), or when the sample is taken for phase marks
  * (ctx->for_marks). The budget: after a full read that cost c seconds of CPU, an event triggers the next one
@@ -899,7 +934,9 @@ static void read_smaps_all(tree_state_t *st, const js_ctx_t *ctx, js_rows_t *pro
     bool event = st->smaps_event || hash != st->smaps_hash || n != st->smaps_n || ctx->for_marks;
     st->smaps_event = false;
     int64_t now = now_ns(CLOCK_MONOTONIC);
-    bool due = !st->smaps_once || ctx->final || ctx->seq % ctx->uss_every == 0;
+    bool every = ctx->uss_interval_ns > 0 ? now - st->smaps_last_ns >= ctx->uss_interval_ns
+                                          : ctx->seq % ctx->uss_every == 0;
+    bool due = !st->smaps_once || ctx->final || every;
     if (!due && !(event && now >= st->smaps_next_ns))
         return;
     int64_t c0 = thread_cpu_ns();
@@ -928,6 +965,7 @@ static void read_smaps_all(tree_state_t *st, const js_ctx_t *ctx, js_rows_t *pro
         e->rss_at_uss = rss;
     }
     st->smaps_once = true;
+    st->smaps_last_ns = now;
     st->smaps_hash = hash;
     st->smaps_n = n;
     st->smaps_next_ns =
@@ -1524,12 +1562,80 @@ static void bpf_opts_for(const js_ctx_t *ctx, tasks_bpf_opts_t *o)
     }
 }
 
-/* bpf_wanted: whether to read this sample through the BPF reader, loading it when it pays: always with
- * --backend bpf; in auto mode for a tree or a cgroup once the scope has BPF_AUTO_MIN processes and, for a PID
- * filter, is a sizeable
- * share of the node's tasks (the filtered walk still visits every task on the node, 0.075 µs each, against
- * about 10 µs per process through /proc). A refusal is final for the run, its reason kept. */
-static bool bpf_wanted(tree_state_t *st, const js_ctx_t *ctx, bool live)
+/* bpf_cost_ns: what one pass of the BPF reader would cost for this sample's processes. */
+static double bpf_cost_ns(const tree_state_t *st, const js_ctx_t *ctx)
+{
+    tasks_bpf_opts_t o;
+    bpf_opts_for(ctx, &o);
+    size_t n =
+        ctx->scope.kind == JS_SCOPE_TREE || ctx->scope.kind == JS_SCOPE_CGROUP ? st->norder : st->nprocs;
+    double cost = BPF_PASS_NS + BPF_PER_PROC_NS * (double)n;
+    if (o.mode == TASKS_BPF_TASKS && o.filter) { /* the filtered walk visits every task of the node */
+        struct sysinfo si;
+        if (sysinfo(&si) == 0)
+            cost += BPF_PER_VISIT_NS * (double)si.procs;
+    }
+    return cost;
+}
+
+/* bpf_account: auto mode, after a sample read through /proc that cost `spent_ns` of CPU: add what the BPF
+ * reader would have saved. */
+static void bpf_account(tree_state_t *st, const js_ctx_t *ctx, double spent_ns)
+{
+    if (isnan(spent_ns))
+        return;
+    double saving = spent_ns - bpf_cost_ns(st, ctx);
+    st->bpf_last_saving_ns = saving > 0 ? saving : 0;
+    st->bpf_saved_ns += st->bpf_last_saving_ns;
+}
+
+/* bpf_pays: auto mode: whether loading the reader now pays within the run, its load counted. The run's length
+ * is not known in general, so the reader is loaded once /proc has cost, over the samples so far, as much more
+ * than the reader would have as the load costs: never more than twice the cheaper choice's cost, whatever the
+ * run's length (the rent-or-buy rule). When --duration says how many samples are left, at once if what they
+ * save at the last sample's rate pays for the load. */
+static bool bpf_pays(const tree_state_t *st, const js_ctx_t *ctx)
+{
+    if (st->bpf_saved_ns >= BPF_LOAD_NS)
+        return true;
+    if (ctx->end_mono_ns > 0 && ctx->interval_ns > 0 && st->bpf_last_saving_ns > 0) {
+        struct timespec ts;
+        clock_gettime(CLOCK_MONOTONIC, &ts);
+        double left = ((double)ctx->end_mono_ns - ((double)ts.tv_sec * 1e9 + (double)ts.tv_nsec)) /
+                      (double)ctx->interval_ns;
+        return left * st->bpf_last_saving_ns >= BPF_LOAD_NS;
+    }
+    return false;
+}
+
+/* fds_release: the BPF reader takes over: the descriptors /proc kept open are of no use to it, and closing
+ * them first means the reader never competes with them for the descriptor limit (with thousands of processes
+ * they can fill it). /proc reopens what it needs should the reader be refused or fail. */
+static void fds_release(tree_state_t *st)
+{
+    for (size_t i = 0; i < st->procs.cap; i++) {
+        pent_t *e;
+        if (!pidmap_at(&st->procs, i, (void **)&e) || !e->kept)
+            continue;
+        for (int k = 0; k < 5; k++) {
+            int fd = k == 0   ? e->fd_stat
+                     : k == 1 ? e->fd_statm
+                     : k == 2 ? e->fd_io
+                     : k == 3 ? e->fd_children
+                              : e->fd_fddir;
+            st->fds_closed += fd >= 0;
+        }
+        ent_close(e);
+        e->kept = false;
+        st->nkept--;
+    }
+}
+
+/* bpf_wanted: whether to read this sample through the BPF reader, loading it now if it is wanted: at once
+ * with --backend bpf; in auto mode for a tree or a cgroup when it pays within the run (bpf_pays), never for
+ * a user's or the node's processes (the walk of every task missed PID 1 on Linux 6.18). A refusal is final
+ * for the run, its reason kept for the inventory. */
+static bool bpf_wanted(tree_state_t *st, js_ctx_t *ctx, bool live)
 {
     if (st->bpf)
         return true;
@@ -1545,11 +1651,12 @@ static bool bpf_wanted(tree_state_t *st, const js_ctx_t *ctx, bool live)
         st->bpf_refused = ctx->backend == JS_BACKEND_BPF;
         return false;
     }
-    tasks_bpf_opts_t o;
-    bpf_opts_for(ctx, &o);
     if (ctx->backend == JS_BACKEND_AUTO) {
-        size_t n =
-            ctx->scope.kind == JS_SCOPE_TREE || ctx->scope.kind == JS_SCOPE_CGROUP ? st->norder : st->nprocs;
+        if (ctx->scope.kind == JS_SCOPE_NODE && !ctx->scope.top_n) {
+            snprintf(st->bpf_why, sizeof(st->bpf_why), "no per-process reads (watch --node without --top)");
+            st->bpf_refused = true;
+            return false;
+        }
         if (ctx->scope.kind == JS_SCOPE_NODE || ctx->scope.kind == JS_SCOPE_USER) {
             /* the walk of every task missed processes (the init process, PID 1, on Linux 6.18, and at
              * times another user's): a node's or a user's processes are read through /proc unless asked */
@@ -1558,26 +1665,32 @@ static bool bpf_wanted(tree_state_t *st, const js_ctx_t *ctx, bool live)
             st->bpf_refused = true;
             return false;
         }
-        if (n < BPF_AUTO_MIN)
+        if (!bpf_pays(st, ctx))
             return false;
-        if (o.mode == TASKS_BPF_TASKS && o.filter) {
-            struct sysinfo si;
-            if (sysinfo(&si) == 0 && (double)n * 10.0 < 8.0 + 0.075 * (double)si.procs)
-                return false;
-        }
     }
+    tasks_bpf_opts_t o;
+    bpf_opts_for(ctx, &o);
+    size_t n =
+        ctx->scope.kind == JS_SCOPE_TREE || ctx->scope.kind == JS_SCOPE_CGROUP ? st->norder : st->nprocs;
+    o.expect = n > UINT32_MAX / 2 ? UINT32_MAX / 2 : (uint32_t)n;
+    fds_release(st);
+    double c0 = (double)thread_cpu_ns();
     int r = tasks_bpf_open(&o, &st->bpf, st->bpf_why, sizeof(st->bpf_why));
+    st->bpf_load_cpu_ns = (double)thread_cpu_ns() - c0;
+    ctx->inventory_changed = true;
     if (r < 0) {
         st->bpf = NULL;
         st->bpf_refused = true; /* the reason stays in bpf_why (inventory and source_stats) */
         return false;
     }
+    st->bpf_loaded_at = ctx->seq;
     return true;
 }
 
 /* bpf_drop: the reader failed mid-run: /proc from now on, with the reason. */
-static void bpf_drop(tree_state_t *st, int r)
+static void bpf_drop(tree_state_t *st, js_ctx_t *ctx, int r)
 {
+    ctx->inventory_changed = true;
     snprintf(st->bpf_why, sizeof(st->bpf_why),
              "the BPF reader failed during the run (%s): /proc from then on", strerror(-r));
     tasks_bpf_close(st->bpf);
@@ -1749,6 +1862,7 @@ static int collect_bpf(tree_state_t *st, js_ctx_t *ctx, js_rows_t *proc, js_rows
             return r;
     }
     st->nqueue = 0;
+    uint64_t grows = bi.grows;
     if (ctx->scope.kind != JS_SCOPE_NODE) {
         r = tasks_bpf_read(st->bpf, bpf_member, &p);
         if (r == -ENOENT && cgroup_mode) { /* the cgroup was removed */
@@ -1757,6 +1871,8 @@ static int collect_bpf(tree_state_t *st, js_ctx_t *ctx, js_rows_t *proc, js_rows
         }
         if (r < 0)
             return r;
+        tasks_bpf_info(st->bpf, &bi);
+        ctx->inventory_changed |= bi.grows != grows; /* the array grew: its size in the inventory */
         st->norder = 0;
         for (size_t i = 0; i < st->nqueue; i++)
             if (push_pid(&st->order, &st->norder, &st->order_cap, st->queue[i]) < 0)
@@ -1771,6 +1887,8 @@ static int collect_bpf(tree_state_t *st, js_ctx_t *ctx, js_rows_t *proc, js_rows
     st->nrecs = 0;
     if ((r = tasks_bpf_read(st->bpf, bpf_keep, &p)) < 0)
         return r;
+    tasks_bpf_info(st->bpf, &bi);
+    ctx->inventory_changed |= bi.grows != grows;
     st->nprocs = st->nrecs;
     if (st->nrecs > st->cand_cap) {
         cand_t *c = realloc(st->cand, st->nrecs * sizeof(*c));
@@ -1851,8 +1969,13 @@ static int pick_top(tree_state_t *st, js_ctx_t *ctx, js_rows_t *proc, js_rows_t 
  * rows are written for the N that used the most CPU over the last interval and the N with the largest RSS. */
 static int collect_node(tree_state_t *st, js_ctx_t *ctx, js_rows_t *proc, js_rows_t *info)
 {
-    int r = list_pids(st, ctx);
     st->norder = 0;
+    if (!ctx->scope.top_n && st->counted_ns && st->now_ns - st->counted_ns < NODE_COUNT_NS && !ctx->final) {
+        st->counted = false; /* without --top the node's processes are only counted, now and then */
+        return 0;
+    }
+    int r = list_pids(st, ctx);
+    st->counted_ns = st->now_ns;
     if (r < 0 || !ctx->scope.top_n)
         return r;
     if (st->nqueue > st->cand_cap) {
@@ -1894,8 +2017,12 @@ static int tree_collect(void *state, js_ctx_t *ctx, js_rows_t *const *rows)
     int r = 0;
     const size_t first = proc->nrows;
     st->stamp++;
+    struct timespec now;
+    clock_gettime(CLOCK_MONOTONIC, &now);
+    st->now_ns = (int64_t)now.tv_sec * 1000000000 + now.tv_nsec;
     st->nqueue = 0;
     st->nzombies = 0;
+    st->counted = true;
     budget_update(st);
     st->unread = 0;
     bool root_alive = false;
@@ -1914,13 +2041,17 @@ static int tree_collect(void *state, js_ctx_t *ctx, js_rows_t *const *rows)
         if (r == 0)
             goto done;
         /* the reader failed: drop what it wrote and read this sample, and the next ones, from /proc */
-        bpf_drop(st, r);
+        bpf_drop(st, ctx, r);
         proc->nrows = proc_rows;
         info->nrows = info_rows;
         st->nzombies = 0;
         root_alive = false;
         st->backend = "procfs";
     }
+    /* auto, undecided: what /proc costs, against what the reader would (bpf_account); not at the first
+     * sample, whose opening of every process's files and command lines is no sample's cost */
+    bool weigh = ctx->backend == JS_BACKEND_AUTO && !st->bpf && !st->bpf_refused && st->live && ctx->seq > 0;
+    double c0 = weigh ? (double)thread_cpu_ns() : NAN;
     switch (ctx->scope.kind) {
     case JS_SCOPE_CGROUP:
         st->norder = 0;
@@ -1952,6 +2083,8 @@ static int tree_collect(void *state, js_ctx_t *ctx, js_rows_t *const *rows)
     }
     if (r < 0)
         return r;
+    if (weigh)
+        bpf_account(st, ctx, (double)thread_cpu_ns() - c0);
 done:
     read_smaps_all(st, ctx, proc, first);
     /* forget processes not seen this sample (collected first: deletion moves entries) */
@@ -1968,7 +2101,7 @@ done:
     if (!t)
         return -ENOMEM;
     val_int(&t[TREE_MEMBERS], (int64_t)st->norder);
-    if (ctx->scope.kind == JS_SCOPE_NODE || ctx->scope.kind == JS_SCOPE_USER)
+    if ((ctx->scope.kind == JS_SCOPE_NODE || ctx->scope.kind == JS_SCOPE_USER) && st->counted)
         val_int(&t[TREE_NODE_PROCS], (int64_t)st->nprocs);
     val_int(&t[TREE_ROOT_ALIVE], root_alive);
     const char *how = ctx->scope.kind == JS_SCOPE_CGROUP ? "cgroup.procs"
@@ -1985,6 +2118,8 @@ done:
     if (ctx->mode == JS_MODE_RUN)
         reaped_totals(st, ctx, t);
     emit_exits(ctx, exits); /* last: an interrupted sample keeps them queued for the next */
+    if (ctx->backend == JS_BACKEND_AUTO && !st->bpf && !st->bpf_refused && (ctx->seq & 1023) == 1023)
+        ctx->inventory_changed = true; /* what auto has weighed so far, now and then */
     ctx->live_members = st->norder - st->nzombies;
     /* stepd roots: the work on this node is over when the explicit slurmstepd is gone, or when the one step
      * watched has no slurmstepd left (after one was seen), and no member is left; a whole job (every step)
@@ -1996,7 +2131,8 @@ done:
     return 0;
 }
 
-/* tree_inventory: which backend reads the processes, and why not BPF when it is not. */
+/* tree_inventory: which backend reads the processes, and why not BPF when it is not; written at the first
+ * sample, when the backend changes, and at the closing sample (the last row of a key is the run's). */
 static int tree_inventory(void *state, const js_ctx_t *ctx, js_rows_t *inv)
 {
     tree_state_t *st = state;
@@ -2005,15 +2141,23 @@ static int tree_inventory(void *state, const js_ctx_t *ctx, js_rows_t *inv)
     if (r == 0 && st->bpf) {
         tasks_bpf_info_t bi;
         tasks_bpf_info(st->bpf, &bi);
-        r = inventory_addf(inv, "proc_tree", "backend.bpf", "loaded (%s mode; rss %s)", bi.mode,
-                           bi.rss_exact ? "exact" : "from the counters alone");
+        r = inventory_addf(inv, "proc_tree", "backend.bpf",
+                           "loaded at sample %llu (%s mode; rss %s): %llu load (%.1f ms of CPU), array of %u "
+                           "records grown %llu times; %zu procfs descriptors closed",
+                           (unsigned long long)st->bpf_loaded_at, bi.mode,
+                           bi.rss_exact ? "exact" : "from the counters alone", (unsigned long long)bi.loads,
+                           st->bpf_load_cpu_ns / 1e6, bi.capacity, (unsigned long long)bi.grows,
+                           st->fds_closed);
     } else if (r == 0 && st->bpf_refused) {
         r = inventory_addf(inv, "proc_tree", "backend.bpf", "refused: %s", st->bpf_why);
+    } else if (r == 0 && ctx->backend == JS_BACKEND_PROCFS) {
+        r = inventory_add(inv, "proc_tree", "backend.bpf", "not used (--backend procfs)");
     } else if (r == 0) {
-        r = inventory_add(inv, "proc_tree", "backend.bpf",
-                          ctx->backend == JS_BACKEND_PROCFS
-                              ? "not used (--backend procfs)"
-                              : "not loaded yet (auto: once the scope has 32 processes)");
+        r = inventory_addf(
+            inv, "proc_tree", "backend.bpf",
+            "not loaded (auto): /proc cost %.2f ms of CPU more than the BPF reader would have, "
+            "less than its load (%.0f ms)",
+            st->bpf_saved_ns / 1e6, BPF_LOAD_NS / 1e6);
     }
     return r;
 }

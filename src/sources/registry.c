@@ -6,6 +6,7 @@
 #include "sources/registry.h"
 
 #include "core/marks.h"
+#include "model/model.h"
 
 #include <string.h>
 
@@ -40,6 +41,9 @@ const js_table_t *const *registry_tables(void)
         all[n++] = &table_source_stats;
         all[n++] = &table_inventory;
         all[n++] = &table_marks; /* written by the monitor from the job's marks (core/marks.c) */
+        /* written by the recording from the model (model/model.h: stored aggregates, schema 2) */
+        all[n++] = &table_tree_totals;
+        all[n++] = &table_summary_state;
         for (size_t i = 0; js_sources[i]; i++)
             for (size_t j = 0; js_sources[i]->tables[j] && n < 63; j++)
                 all[n++] = js_sources[i]->tables[j];

@@ -8,6 +8,7 @@ import os
 import sqlite3
 import subprocess
 import time
+from pathlib import Path
 
 import pytest
 
@@ -153,9 +154,167 @@ def test_auto_backend_stays_on_proc_for_user_and_node(js):
     assert "bpf-tasks" in backends(js.path("b.db"))[0]
 
 
+def samples_in(rec):
+    try:
+        con = sqlite3.connect(f"file:{rec}?mode=ro", uri=True)
+        try:
+            return con.execute("SELECT COUNT(*) FROM samples").fetchone()[0]
+        finally:
+            con.close()
+    except sqlite3.Error:
+        return 0
+
+
 def test_auto_backend_leaves_small_runs_alone(js):
     """auto: a small tree never pays the reader's load (tenths of a second): /proc."""
     r = js.run(["sleep", "0.3"], interval="0.1s")
     used, inv = backends(r.recording)
     assert used == {"procfs"}, used
     assert "not loaded" in inv["backend.bpf"] or inv["backend.bpf"].startswith("refused"), inv
+
+
+# ---- issue 25: one load, auto when it pays, descriptors, the reason kept ---------------------------------
+
+TREE = Path(os.environ.get("JOBSCOPE_BUILD", Path(__file__).resolve().parents[2] / "build")) / "bench" / "tree"
+
+
+def last_inventory(rec, key):
+    """The run's value of a proc_tree inventory key: its last row (the inventory is written again when the
+    backend changes and at the closing sample), with the sample it was written at."""
+    con = sqlite3.connect(f"file:{rec}?mode=ro", uri=True)
+    try:
+        return con.execute("SELECT value, sample FROM inventory WHERE source = 'proc_tree' AND key = ? "
+                           "ORDER BY sample DESC, rowid DESC LIMIT 1", (key,)).fetchone()
+    finally:
+        con.close()
+
+
+class Tree:
+    """bench/tree: N idle processes (a root and N - 1 children in pause())."""
+
+    def __init__(self, n):
+        if not TREE.exists():
+            pytest.skip(f"{TREE} not built")
+        self.p = subprocess.Popen([str(TREE), str(n)], stdout=subprocess.PIPE, text=True)
+        self.pid = int(self.p.stdout.readline())
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.p.terminate()
+        self.p.wait(timeout=30)
+
+
+def attach_until(js, pid, name, cond, extra=(), timeout=60, env=None, prefix=()):
+    """attach to `pid` until cond(recording) holds (checked read-only from outside), then stop it."""
+    rec = js.path(f"{name}.db")
+    p = subprocess.Popen([*prefix, js.binary, "attach", "-q", "-i", "0.05", "-o", str(rec), *extra, str(pid)],
+                         stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+                         env=env, start_new_session=True)
+    try:
+        def ready():
+            try:
+                return cond(rec)
+            except sqlite3.Error:
+                return False
+        wait_for(ready, timeout, interval=0.2, what=f"{name}: the condition")
+    finally:
+        p.terminate()
+        _, err = p.communicate(timeout=60)
+    assert p.returncode == 0, err
+    return rec
+
+
+def used_bpf(rec):
+    con = sqlite3.connect(f"file:{rec}?mode=ro", uri=True)
+    try:
+        return con.execute("SELECT count(*) FROM tree WHERE backend LIKE 'bpf%'").fetchone()[0] >= 3
+    finally:
+        con.close()
+
+
+@needs_root
+def test_one_load_for_a_tree_larger_than_the_first_array(js):
+    """300 processes, more than the 256 records the output array starts with when nothing says how many to
+    expect (--backend bpf loads at the start): the array grows without a reload (it cost a second load of
+    0.6 s); with auto, the array is sized from the processes the scope has when it loads: one load, no
+    growth."""
+    if not bpf_built(js):
+        pytest.skip("the BPF reader is not available on this build or kernel")
+    with Tree(300) as t:
+        rec = attach_until(js, t.pid, "one", used_bpf, extra=["--backend", "bpf"])
+    value, _ = last_inventory(rec, "backend.bpf")
+    assert value.startswith("loaded at sample 0") and ": 1 load (" in value, value
+    assert int(value.split("array of ")[1].split()[0]) >= 300, value
+    with Tree(300) as t:
+        rec = attach_until(js, t.pid, "auto1", used_bpf)
+    value, _ = last_inventory(rec, "backend.bpf")
+    assert ": 1 load (" in value and "grown 0 times" in value, value
+    # a run whose tree grows past the array after the load: the array grows, the program is not loaded again
+    r = js.run([PYTHON, "-c", "import os, time\nfor _ in range(300):\n    if os.fork() == 0:\n        time.sleep(1.5)"
+                "\n        os._exit(0)\ntime.sleep(2)"], interval="0.2s", extra=["--backend", "bpf", "--cgroup", "off"])
+    assert r.returncode == 0, r.proc.stderr
+    value, _ = last_inventory(r.recording, "backend.bpf")
+    assert ": 1 load (" in value and "grown 0 times" not in value, value
+
+
+@needs_root
+def test_auto_loads_the_reader_once_it_pays(js):
+    """auto without --duration: /proc is used until what it cost beyond the reader reaches the load's cost,
+    then the reader is loaded once (the recording says when and why); with --duration, at once when the
+    samples left pay for it."""
+    if not bpf_built(js):
+        pytest.skip("the BPF reader is not available on this build or kernel")
+    with Tree(300) as t:
+        rec = attach_until(js, t.pid, "auto", used_bpf)
+        value, at = last_inventory(rec, "backend.bpf")
+        assert value.startswith("loaded at sample ") and ": 1 load (" in value, value
+        loaded_at = int(value.split()[3])
+        assert loaded_at >= 2, value  # not at the first samples: it had to pay first
+        first = sqlite3.connect(f"file:{rec}?mode=ro", uri=True).execute(
+            "SELECT value FROM inventory WHERE source = 'proc_tree' AND key = 'backend.bpf' ORDER BY sample "
+            "LIMIT 1").fetchone()[0]
+        assert first.startswith("not loaded (auto): /proc cost "), first
+        r = js("attach", "-q", "-i", "0.05", "--duration", "3s", "-o", js.path("d.db"), str(t.pid), timeout=60)
+        assert r.returncode == 0, r.stderr
+        value, _ = last_inventory(js.path("d.db"), "backend.bpf")
+        assert value.startswith("loaded at sample ") and int(value.split()[3]) <= 2, value
+    # one process for a second: never pays
+    r = js.run(["sleep", "1"], interval="0.05s")
+    value, _ = last_inventory(r.recording, "backend.bpf")
+    assert value.startswith("not loaded (auto)"), value
+
+
+@needs_root
+def test_auto_never_competes_with_procfs_for_descriptors(js):
+    """A descriptor limit that /proc's kept descriptors fill (the 5000-process case: 19,999 of 20,000 held,
+    and the load failed with EMFILE): the descriptors are closed when the reader takes over, the load
+    succeeds, and nothing goes unread."""
+    if not bpf_built(js):
+        pytest.skip("the BPF reader is not available on this build or kernel")
+    with Tree(400) as t:
+        rec = attach_until(js, t.pid, "fds", used_bpf, prefix=["prlimit", "--nofile=1256:1256"])
+    value, _ = last_inventory(rec, "backend.bpf")
+    assert value.startswith("loaded at sample ") and ": 1 load (" in value, value
+    closed = int(value.rsplit(";", 1)[1].split()[0])
+    assert closed >= 900, value  # 200 processes' five descriptors each, at least
+    con = sqlite3.connect(f"file:{rec}?mode=ro", uri=True)
+    assert con.execute("SELECT max(unread) FROM tree WHERE backend LIKE 'bpf%'").fetchone()[0] == 0
+
+
+@needs_root
+def test_auto_records_why_the_reader_failed(js):
+    """auto decides after the first sample; a load that fails then is recorded at that sample, not lost
+    (the inventory used to be written once, at the first sample)."""
+    if not bpf_built(js):
+        pytest.skip("the BPF reader is not available on this build or kernel")
+    env = dict(os.environ, JOBSCOPE_BPF_FAULT="load")
+    with Tree(300) as t:
+        rec = attach_until(js, t.pid, "fail", lambda rec: (last_inventory(rec, "backend.bpf") or ("", 0))[0]
+                           .startswith("refused"), env=env)
+    value, at = last_inventory(rec, "backend.bpf")
+    assert value.startswith("refused: BPF load failed: "), value
+    assert at > 0
+    used, _ = backends(rec)
+    assert used == {"procfs"}, used

@@ -241,8 +241,9 @@ def test_follow_finds_descendants(workload):
 
 @needs_bpf
 def test_more_processes_than_the_first_array():
-    """300 processes: more than the output array holds at first (256), so the pass reloads the object with
-    a larger array and runs again; every process is still reported once and matches /proc."""
+    """300 processes: more than the output array holds at first (256), so the pass puts a larger array in
+    place of the first and runs again, without loading the program again (one load, one verification);
+    every process is still reported once and matches /proc."""
     if not TREE.exists():
         pytest.skip(f"{TREE} not built")
     tree = subprocess.Popen([str(TREE), "300"], stdout=subprocess.PIPE, text=True)
@@ -253,6 +254,7 @@ def test_more_processes_than_the_first_array():
         assert len(pids) == 300
         line = passes(*pids)[0]
         assert line["info"]["grows"] >= 1 and line["info"]["capacity"] >= 300
+        assert line["info"]["loads"] == 1, line["info"]
         got = by_pid(line)
         assert sorted(got) == sorted(pids)
         for pid in pids:

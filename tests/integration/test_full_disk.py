@@ -15,10 +15,10 @@ from conftest import PYTHON, assert_no_crash
 
 @pytest.fixture
 def small_fs(tmp_path):
-    """A 1 MiB tmpfs (the schema alone takes about 200 KiB of WAL); skipped where mounting is not allowed."""
+    """A 384 KiB tmpfs (a few commits of the run below fill it); skipped where mounting is not allowed."""
     mnt = tmp_path / f"full-{uuid.uuid4().hex[:8]}"
     mnt.mkdir()
-    r = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=1m", "tmpfs", str(mnt)], capture_output=True)
+    r = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=384k", "tmpfs", str(mnt)], capture_output=True)
     if r.returncode != 0:
         pytest.skip(f"cannot mount a tmpfs here: {r.stderr.decode().strip()}")
     try:
@@ -30,9 +30,11 @@ def small_fs(tmp_path):
 def test_full_disk_keeps_job_and_summary(js, small_fs):
     rec = small_fs / "run.db"
     summary = js.path("full.summary.json")
-    # ~2 s of a few processes sampled at 10 ms: far more than 1 MiB of samples
-    cmd = [PYTHON, "-c", "import subprocess,time\n"
-           "ps=[subprocess.Popen(['sleep','2']) for _ in range(8)]\n"
+    # ~2 s of 8 processes that keep working, sampled at 10 ms: their rows change at every sample (a process's
+    # row is stored when it changes), far more than the file system holds
+    busy = "import time\nt = time.time()\nwhile time.time() - t < 2:\n    sum(range(2000))\n    time.sleep(0.003)"
+    cmd = [PYTHON, "-c", "import subprocess,sys\n"
+           f"ps=[subprocess.Popen([sys.executable, '-c', {busy!r}]) for _ in range(8)]\n"
            "[p.wait() for p in ps]\nraise SystemExit(3)"]
     proc = js("run", "-i", "10ms", "-o", rec, "--summary-json", summary, "--", *cmd, timeout=60)
     assert_no_crash(proc)

@@ -253,3 +253,37 @@ def test_unprivileged_run_counts_its_own_processes_or_says_why(jobscope_bin, wor
             assert task == pytest.approx(s["cpu"]["total_s"], rel=0.05, abs=0.02)
     finally:
         shutil.rmtree(d, ignore_errors=True)
+
+
+def test_attach_counts_the_job_not_each_task(js, jobscope_bin):
+    """Issue 25: attach to a tree of 100 processes: one row per event and sample (the root's counters with
+    inheritance, or the tree's own cgroup per CPU), not one per task (600 rows per sample, 72-74% of a
+    recording's bytes at N = 1000); --perf-per-task gives the per-task rows back."""
+    tree = Path(jobscope_bin).parent / "bench" / "tree"
+    if not tree.exists():
+        pytest.skip(f"{tree} not built")
+    p = subprocess.Popen([str(tree), "100"], stdout=subprocess.PIPE, text=True)
+    try:
+        pid = p.stdout.readline().strip()
+        rows = {}
+        for name, extra in (("job", []), ("each", ["--perf-per-task"])):
+            r = js("attach", "-q", "-i", "0.1", "--duration", "0.5s", "-o", js.path(f"{name}.db"), *extra, pid,
+                   timeout=120)
+            assert r.returncode == 0, r.stderr
+            with sqlite3.connect(js.path(f"{name}.db")) as c:
+                rows[name] = c.execute("SELECT max(n) FROM (SELECT count(*) n FROM perf GROUP BY sample)").fetchone()[0]
+                targets = {t for (t,) in c.execute("SELECT DISTINCT target FROM perf")}
+            inv = inventory(js.path(f"{name}.db"))
+            if name == "job":
+                assert targets <= {"tree", "cgroup"}, targets
+                assert "summed" in inv["perf.rows"], inv
+            else:
+                assert targets == {"task"}, targets
+                assert "--perf-per-task" in inv["perf.target"], inv
+    finally:
+        p.terminate()
+        p.wait(timeout=30)
+    n_events = rows["each"] // 100
+    assert n_events >= 1
+    assert rows["job"] == n_events, rows  # one row per event, whatever the tree's size
+    assert rows["each"] == 100 * n_events, rows

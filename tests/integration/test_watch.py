@@ -9,6 +9,7 @@ import resource
 import shutil
 import signal
 import subprocess
+import sqlite3
 import time
 from pathlib import Path
 
@@ -307,6 +308,21 @@ def test_watch_node_top(js):
     assert all(len(v) <= 10 for v in by_sample.values()), "more rows than top 5 by CPU + top 5 by memory"
     assert any(r["comm"] == "stress-ng-cpu" or (r["comm"] or "").startswith("stress-ng") for r in rows)
     assert s["processes"]["max_concurrent"] > 10  # the node's processes, not only the rows
+
+
+def test_watch_node_counts_every_10s(js):
+    """watch --node without --top walks /proc to count the node's processes at the first sample, every 10 s
+    and at the closing one (the walk was most of its cost at 1 s); the samples between carry the last count."""
+    r = js("watch", "--node", "-q", "-i", "0.2", "--duration", "1.2s", "-o", js.path("c.db"), timeout=30)
+    assert r.returncode == 0, r.stderr
+    with sqlite3.connect(js.path("c.db")) as db:
+        counts = db.execute("SELECT sample, node_processes FROM tree ORDER BY sample").fetchall()
+    assert len(counts) >= 5 and all(n is None for _, n in counts[1:-1]), counts
+    assert counts[0][1] > 10 and counts[-1][1] > 10, counts
+    rows = [json.loads(x) for x in js("export", "-f", "jsonl", "-s", "tree", js.path("c.db"),
+                                      check=True).stdout.splitlines()]
+    assert [x["processes"] for x in rows[:-1]] == [counts[0][1]] * (len(rows) - 1)  # the last count carried
+    assert summary(js, js.path("c.db"))["processes"]["max_concurrent"] > 10
 
 
 def test_watch_node_methods_describe_the_node(js):

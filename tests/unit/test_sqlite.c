@@ -19,6 +19,7 @@
 #include "sinks/recording.h"
 #include "sources/proc_tree.h"
 #include "sources/system.h"
+#include "model/model.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -297,7 +298,7 @@ static void test_roundtrip(void **state)
 
     js_recording_t *r = NULL;
     assert_int_equal(recording_open(f->path, &r, f->err, sizeof(f->err)), 0);
-    assert_string_equal(recording_meta(r, "schema_version"), "1");
+    assert_string_equal(recording_meta(r, "schema_version"), "2");
     assert_string_equal(recording_meta(r, "host"), "node2");
     assert_null(recording_meta(r, "gone"));
     assert_null(recording_meta(r, "never"));
@@ -678,6 +679,198 @@ static void test_row_counts(void **state)
     recording_close(r);
 }
 
+/* ---- schema 2: process rows only when they change ---- */
+
+typedef struct {
+    int32_t pid;
+    int64_t start;
+    int64_t first, last; /* samples it is a member at */
+    int64_t rss_step;    /* its RSS changes every rss_step samples (0: never) */
+} dproc_t;
+
+/* six processes: idle, changing now and then, leaving, a PID reused, one that exits (state Z) before it goes
+ */
+static const dproc_t dprocs[] = {
+    {100, 10, 0, 29, 0},  {101, 11, 0, 29, 7}, {102, 12, 0, 9, 1},
+    {102, 40, 10, 29, 0}, {103, 13, 5, 14, 0}, {104, 14, 3, 29, 3},
+};
+#define NDPROCS (sizeof(dprocs) / sizeof(dprocs[0]))
+
+static void dfill(js_sample_t *s, int64_t seq)
+{
+    sample_clear(s);
+    js_value_t *v = rows_add(sample_rows(s, &table_samples));
+    assert_non_null(v);
+    val_int(&v[0], 1000 + seq);
+    val_int(&v[1], 1795379900000000000LL + seq);
+    val_int(&v[3], 0);
+    val_int(&v[4], 0);
+    js_rows_t *proc = sample_rows(s, &table_proc);
+    for (size_t k = 0; k < NDPROCS; k++) {
+        const dproc_t *d = &dprocs[k];
+        if (seq < d->first || seq > d->last)
+            continue;
+        v = rows_add(proc);
+        assert_non_null(v);
+        val_int(&v[PROC_PID], d->pid);
+        val_int(&v[PROC_START_TICKS], d->start);
+        val_int(&v[PROC_PPID], 1);
+        val_int(&v[PROC_UTIME], d->rss_step ? (seq / d->rss_step) * 3 : 5);
+        val_int(&v[PROC_RSS], d->rss_step ? 4096 * (1 + seq / d->rss_step) : 8192);
+        if (d->pid == 101 && seq % 5 == 0) /* a value read at a cadence: missing in between */
+            val_int(&v[PROC_VCSW], 77);
+        bool zombie = d->pid == 103 && seq >= 12;
+        assert_int_equal(rows_set_str(proc, &v[PROC_STATE], zombie ? "Z" : "S", 1), 0);
+    }
+}
+
+static void dcheck(const js_sample_t *s, int64_t seq)
+{
+    const js_rows_t *proc = sample_rows(s, &table_proc);
+    size_t want = 0;
+    for (size_t k = 0; k < NDPROCS; k++) {
+        const dproc_t *d = &dprocs[k];
+        if (seq < d->first || seq > d->last)
+            continue;
+        want++;
+        const js_value_t *v = NULL;
+        for (size_t i = 0; i < proc->nrows && !v; i++) {
+            const js_value_t *x = rows_row(proc, i);
+            if (x[PROC_PID].i == d->pid && x[PROC_START_TICKS].i == d->start)
+                v = x;
+        }
+        assert_non_null(v);
+        assert_ival(v[PROC_PPID], 1);
+        assert_ival(v[PROC_UTIME], d->rss_step ? (seq / d->rss_step) * 3 : 5);
+        assert_ival(v[PROC_RSS], d->rss_step ? 4096 * (1 + seq / d->rss_step) : 8192);
+        if (d->pid == 101 && seq % 5 == 0)
+            assert_ival(v[PROC_VCSW], 77);
+        else
+            assert_missing(v[PROC_VCSW]);
+        assert_missing(v[PROC_STIME]);
+        assert_string_equal(rows_str(proc, &v[PROC_STATE]), d->pid == 103 && seq >= 12 ? "Z" : "S");
+    }
+    assert_int_equal(proc->nrows, want);
+}
+
+static int64_t count_sql(const char *path, const char *sql)
+{
+    sqlite3 *db;
+    assert_int_equal(sqlite3_open_v2(path, &db, SQLITE_OPEN_READONLY, NULL), SQLITE_OK);
+    sqlite3_stmt *st;
+    assert_int_equal(sqlite3_prepare_v2(db, sql, -1, &st, NULL), SQLITE_OK);
+    assert_int_equal(sqlite3_step(st), SQLITE_ROW);
+    int64_t n = sqlite3_column_int64(st, 0);
+    sqlite3_finalize(st);
+    sqlite3_close(db);
+    return n;
+}
+
+static void dread_all(fx_t *f, int64_t nsamples)
+{
+    js_recording_t *r = NULL;
+    assert_int_equal(recording_open(f->path, &r, f->err, sizeof(f->err)), 0);
+    js_sample_t s;
+    assert_int_equal(sample_init(&s), 0);
+    int64_t seq;
+    for (int64_t want = 0; want < nsamples; want++) {
+        assert_int_equal(recording_next(r, &s, &seq, f->err, sizeof(f->err)), 1);
+        assert_int_equal(seq, want);
+        dcheck(&s, want);
+    }
+    assert_int_equal(recording_next(r, &s, &seq, f->err, sizeof(f->err)), 0);
+    sample_free(&s);
+    recording_close(r);
+}
+
+/* A process's row is stored only when it changed (a value, or whether it has one); departures in proc_gone;
+ * the reader gives every sample's rows back whole, and so does the SQL view `proc`. */
+static void test_delta_storage(void **state)
+{
+    fx_t *f = *state;
+    js_recorder_t *w = NULL;
+    assert_int_equal(recorder_open(f->path, false, &w, f->err, sizeof(f->err)), 0);
+    js_sample_t s;
+    assert_int_equal(sample_init(&s), 0);
+    for (int64_t seq = 0; seq < 30; seq++) {
+        dfill(&s, seq);
+        assert_int_equal(recorder_write(w, seq, &s), 0);
+    }
+    sample_free(&s);
+    recorder_close(w);
+    dread_all(f, 30);
+    int64_t logical = 0;
+    for (size_t k = 0; k < NDPROCS; k++)
+        logical += dprocs[k].last - dprocs[k].first + 1;
+    int64_t stored = count_sql(f->path, "SELECT count(*) FROM proc_changes");
+    /* 100: 1 row; 101: RSS every 7 and VCSW present at 0,5,.. (and absent after): 15; 102 (first): 10; 102
+     * (second): 1; 103: 2 (it becomes a zombie); 104: 9 (from sample 3, RSS every 3) */
+    assert_int_equal(stored, 1 + 15 + 10 + 1 + 2 + 9);
+    assert_true(stored * 3 < logical);
+    assert_int_equal(count_sql(f->path, "SELECT count(*) FROM proc_gone"), 2); /* 102 (start 12) and 103 */
+    /* the view shows the whole table to SQL */
+    assert_int_equal(count_sql(f->path, "SELECT count(*) FROM proc"), logical);
+    assert_int_equal(count_sql(f->path, "SELECT count(*) FROM proc WHERE pid = 103 AND state = 'Z'"), 3);
+    assert_int_equal(count_sql(f->path, "SELECT sum(rss_bytes) FROM proc WHERE sample = 20"),
+                     8192 + 4096 * (1 + 20 / 7) + 8192 + 4096 * (1 + 20 / 3));
+}
+
+/* A failed write: the next sample writes every process again after a reset marker, and nothing the rolled
+ * back transaction held is taken for written. */
+static void test_delta_after_a_failed_write(void **state)
+{
+    fx_t *f = *state;
+    js_recorder_t *w = NULL;
+    assert_int_equal(recorder_open(f->path, false, &w, f->err, sizeof(f->err)), 0);
+    js_sample_t s;
+    assert_int_equal(sample_init(&s), 0);
+    for (int64_t seq = 0; seq < 30; seq++) {
+        dfill(&s, seq);
+        assert_int_equal(recorder_write(w, seq, &s), 0);
+        if (seq == 9 || seq == 14) { /* the same sample number again: refused, rolled back */
+            dfill(&s, seq + 1);
+            assert_true(recorder_write(w, seq, &s) < 0);
+        }
+    }
+    sample_free(&s);
+    recorder_close(w);
+    dread_all(f, 30);
+    assert_int_equal(count_sql(f->path, "SELECT count(*) FROM proc_gone WHERE pid = 0"), 2);
+    int64_t logical = 0;
+    for (size_t k = 0; k < NDPROCS; k++)
+        logical += dprocs[k].last - dprocs[k].first + 1;
+    assert_int_equal(count_sql(f->path, "SELECT count(*) FROM proc"), logical);
+}
+
+/* A recording of schema 1 (every process row stored) is still read: made here from a schema 2 one, its
+ * process table filled from the view. */
+static void test_schema_1_still_read(void **state)
+{
+    fx_t *f = *state;
+    write_recording(f, 3);
+    sqlite3 *db;
+    assert_int_equal(sqlite3_open(f->path, &db), SQLITE_OK);
+    assert_int_equal(
+        sqlite3_exec(
+            db,
+            "CREATE TABLE proc_full AS SELECT * FROM proc ORDER BY sample, pid;"
+            "DROP VIEW proc; ALTER TABLE proc_full RENAME TO proc;"
+            "DROP TABLE proc_changes; DROP TABLE IF EXISTS proc_gone; DROP TABLE IF EXISTS tree_totals;"
+            "DROP TABLE IF EXISTS summary_state; UPDATE meta SET value = '1' WHERE key = 'schema_version'",
+            NULL, NULL, NULL),
+        SQLITE_OK);
+    sqlite3_close(db);
+    assert_int_equal(read_all(f, 3, NULL), (int)(sizeof(seqs) / sizeof(seqs[0])));
+    js_recording_t *r = NULL;
+    assert_int_equal(recording_open(f->path, &r, f->err, sizeof(f->err)), 0);
+    assert_int_equal(recording_version(r), 1);
+    js_rows_t st;
+    rows_init(&st, &table_summary_state);
+    assert_int_equal(recording_stored_state(r, &st), 0); /* nothing stored: read in full */
+    rows_free(&st);
+    recording_close(r);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -691,6 +884,9 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_corrupt_pages, setup, teardown),
         cmocka_unit_test_setup_teardown(test_reader_while_writing, setup, teardown),
         cmocka_unit_test_setup_teardown(test_write_failure_rolls_back, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_delta_storage, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_delta_after_a_failed_write, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_schema_1_still_read, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -24,7 +24,8 @@ def ram_split(procs, root_pid):
     moment apart, so a process freeing memory between them (one exiting) would show its freed pages as
     shared: RSS - USS is capped at what can be shared, the resident file-backed and shmem pages (statm) plus
     twice its proportional share of shared pages (2 x (PSS - USS): anonymous pages shared after fork), both
-    consistent with one read. For a group (descendants, combined): private = the sum of the USS (each such
+    consistent with one read. PSS - USS is taken from the smaps_rollup read alone: a process growing between
+    the two reads has a USS above its RSS, and PSS less that RSS would count its growth as shared. For a group (descendants, combined): private = the sum of the USS (each such
     page belongs to one process: exact); shared = the larger of two lower bounds of the group's shared pages
     counted once: the largest single member's, and the group's proportional share, sum(PSS - USS) (a page
     shared by k processes, all in the group, counts k x 1/k = once). It is exact when the members' shared pages

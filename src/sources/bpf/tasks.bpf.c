@@ -18,7 +18,7 @@
  * and each pass cost an iterator descriptor, reads and copies.
  *
  * Each record carries the figures /proc derives its fields from, read the way fs/proc reads them:
- * - group sums over live threads (open-coded task iterator) plus what exited threads left in
+ * - group sums over live threads (signal->thread_head, as for_each_thread) plus what exited threads left in
  *   signal_struct: utime/stime/sum_exec_runtime (thread_group_cputime), min/maj faults (do_task_stat), I/O
  *   (do_io_accounting), context switches (getrusage); the leader's own context switches as /proc/PID/status
  *   shows them. A thread exiting during the walk moves its figures into signal_struct under stats_lock, so
@@ -65,8 +65,15 @@ extern void bpf_rcu_read_lock(void) __ksym;
 extern void bpf_rcu_read_unlock(void) __ksym;
 extern struct cgroup *bpf_cgroup_from_id(__u64 cgid) __ksym;
 extern void bpf_cgroup_release(struct cgroup *cgrp) __ksym;
-extern struct task_struct *bpf_task_acquire(struct task_struct *p) __ksym;
-extern void bpf_task_release(struct task_struct *p) __ksym;
+extern void *bpf_rdonly_cast(const void *obj, __u32 btf_id) __ksym;
+
+/* ro_task: an untrusted, read-only view of the task at `t` (a pointer or an address; loads through it are
+ * probe reads that read 0 where nothing is mapped). Reading a pointer field through a trusted pointer makes
+ * the verifier look up a "__safe_trusted" type by name in the whole vmlinux BTF (about 126,000 types) on
+ * every explored path; through this view it does not. Nothing here needs a trusted task: the threads of a
+ * process are walked on signal->thread_head, as for_each_thread() does under the RCU read lock. */
+#define ro_task(t)                                                                                           \
+    ((struct task_struct *)bpf_rdonly_cast((const void *)(t), bpf_core_type_id_kernel(struct task_struct)))
 
 #define PF_KTHREAD 0x00200000
 
@@ -94,14 +101,25 @@ struct {
     __type(value, __u8);
 } pid_filter SEC(".maps");
 
-/* the records of one pass, mapped by the loader */
-struct {
+/* the records of one pass: an array the loader maps, reached through `outs` so that the loader can put a
+ * larger one in its place without loading the program again (BPF_F_INNER_MAP: the array's size is not part of
+ * what the verifier checked) */
+struct out_map {
     __uint(type, BPF_MAP_TYPE_ARRAY);
-    __uint(map_flags, BPF_F_MMAPABLE);
+    __uint(map_flags, BPF_F_MMAPABLE | BPF_F_INNER_MAP);
     __uint(max_entries, 1024); /* the loader sets it */
     __type(key, __u32);
     __type(value, struct tasks_bpf_raw);
 } out SEC(".maps");
+
+struct {
+    __uint(type, BPF_MAP_TYPE_ARRAY_OF_MAPS);
+    __uint(max_entries, 1);
+    __type(key, __u32);
+    __array(values, struct out_map);
+} outs SEC(".maps") = {
+    .values = {[0] = &out},
+};
 
 /* per-CPU scratch: the fd-bitmap words being counted, and kernel addresses handed to the global functions.
  * An address loaded from a kernel structure is a pointer to the verifier and cannot be passed where a number
@@ -110,6 +128,7 @@ struct scratch {
     __u64 w[TASKS_BPF_FD_WORDS];
     __u64 ctr[4];  /* the mm counters' per-CPU pointers, in TASKS_BPF_RSS_* order */
     __u64 fd_bits; /* the open_fds bitmap */
+    __u64 task;    /* the process being visited (its leader's task_struct) */
 };
 
 struct {
@@ -216,7 +235,7 @@ static __always_inline void ns_init(void)
 {
     if (ns_state)
         return;
-    struct task_struct *cur = bpf_get_current_task_btf();
+    struct task_struct *cur = ro_task(bpf_get_current_task_btf());
     struct pid *p = cur->thread_pid;
     if (p) {
         __u32 level = p->level;
@@ -264,11 +283,23 @@ static __always_inline __u32 read_seq(struct signal_struct *sig)
     return *(volatile unsigned int *)&sig->stats_lock.seqcount.seqcount.sequence;
 }
 
-/* sum_group: the group sums (thread_group_cputime, do_task_stat, do_io_accounting, getrusage) into r.
- * Returns 1 if the stats_lock seqcount stayed even and unchanged across the walk. */
-static __always_inline int sum_group(struct tasks_bpf_raw *r, struct task_struct *task,
-                                     struct signal_struct *sig)
+#define THREADS_MAX (1 << 22) /* a bound for the verifier on the threads one walk visits (pid_max) */
+
+/* tb_sum_group: the group sums (thread_group_cputime, do_task_stat, do_io_accounting, getrusage) of the
+ * process whose leader is at sc->task, into r: signal_struct, then every live thread on signal->thread_head
+ * (for_each_thread, under the RCU read lock the caller holds). Returns 1 if the stats_lock seqcount stayed
+ * even and unchanged across the walk, else 0. A global function, verified once. */
+__noinline int tb_sum_group(struct tasks_bpf_raw *r, struct scratch *sc)
 {
+    if (!r || !sc)
+        return 0;
+    struct task_struct *task = ro_task(sc->task);
+    __u64 sig_addr = 0;
+    bpf_probe_read_kernel(&sig_addr, sizeof(sig_addr), &task->signal);
+    if (!sig_addr)
+        return 1;
+    struct signal_struct *sig =
+        bpf_rdonly_cast((void *)sig_addr, bpf_core_type_id_kernel(struct signal_struct));
     __u32 seq0 = read_seq(sig);
     asm volatile("" ::: "memory");
     r->utime = sig->utime;
@@ -291,10 +322,16 @@ static __always_inline int sum_group(struct tasks_bpf_raw *r, struct task_struct
     r->cmaj_flt = sig->cmaj_flt;
     r->threads_walked = 0;
 
-    struct bpf_iter_task it;
-    struct task_struct *t;
-    bpf_iter_task_new(&it, task, BPF_TASK_ITER_PROC_THREADS);
-    while ((t = bpf_iter_task_next(&it))) {
+    __u64 head = sig_addr + bpf_core_field_offset(struct signal_struct, thread_head);
+    __u64 node_off = bpf_core_field_offset(struct task_struct, thread_node);
+    __u64 next = 0;
+    bpf_probe_read_kernel(&next, sizeof(next), (void *)head); /* thread_head.next */
+    struct bpf_iter_num it;
+    bpf_iter_num_new(&it, 0, THREADS_MAX);
+    while (bpf_iter_num_next(&it)) {
+        if (next == head || next == 0)
+            break;
+        struct task_struct *t = ro_task(next - node_off);
         r->utime += t->utime;
         r->stime += t->stime;
         r->sum_exec += t->se.sum_exec_runtime;
@@ -310,8 +347,11 @@ static __always_inline int sum_group(struct tasks_bpf_raw *r, struct task_struct
         r->io[5] += t->ioac.write_bytes;
         r->io[6] += t->ioac.cancelled_write_bytes;
         r->threads_walked++;
+        __u64 cur = next;
+        next = 0;
+        bpf_probe_read_kernel(&next, sizeof(next), (void *)cur); /* thread_node.next */
     }
-    bpf_iter_task_destroy(&it);
+    bpf_iter_num_destroy(&it);
     asm volatile("" ::: "memory");
     __u32 seq1 = read_seq(sig);
     return !(seq0 & 1) && seq0 == seq1;
@@ -409,16 +449,62 @@ __noinline int tb_count_fds(struct tasks_bpf_raw *r, struct scratch *sc, __u32 w
     return 0;
 }
 
-/* emit: the record of the process whose leader is `task` (a trusted pointer), into the next slot of `out`.
- * Past the capacity only the count goes on, so the loader knows how much room the pass needed. */
-static __always_inline void emit(struct task_struct *task, __u32 flags)
+/* out_slot: record `idx` of the current output array, or NULL past its end. */
+static __always_inline struct tasks_bpf_raw *out_slot(__u32 idx)
 {
-    __u32 idx = stats.matched, zero = 0;
+    __u32 zero = 0;
+    void *o = bpf_map_lookup_elem(&outs, &zero);
+    return o ? bpf_map_lookup_elem(o, &idx) : NULL;
+}
+
+/* tb_visit: one process whose leader's task_struct is at sc->task: in tasks mode (`cgroup_walk` 0) apply the
+ * filter, then write its record into the next slot of the output array. Past the array's end only the count
+ * goes on, so the loader knows how much room the pass needed. The task is read through an untrusted view:
+ * nothing here needs a trusted pointer. A global function: the verifier checks it once, not once per path
+ * through the walks that call it. */
+__noinline int tb_visit(struct scratch *sc, __u32 cgroup_walk)
+{
+    if (!sc)
+        return 0;
+    struct task_struct *task = ro_task(sc->task);
+    __u32 flags = 0;
+    if (!cgroup_walk) {
+        if (task->pid == 0)
+            return 0; /* the idle task the walk starts from */
+        stats.visited++;
+        if (filter_on) {
+            __u32 key = tgid_nr(task);
+            if (!key)
+                return 0;
+            __u8 *f = bpf_map_lookup_elem(&pid_filter, &key);
+            if (f) {
+                if (!(*f & TASKS_BPF_F_MEMBER))
+                    return 0;
+                if (*f & TASKS_BPF_F_AUTO)
+                    flags |= TASKS_BPF_R_DISCOVERED;
+            } else {
+                if (!follow)
+                    return 0;
+                struct task_struct *parent = task->real_parent;
+                if (!parent)
+                    return 0;
+                __u32 pkey = tgid_nr(parent);
+                if (!pkey || !bpf_map_lookup_elem(&pid_filter, &pkey))
+                    return 0;
+                __u8 v = TASKS_BPF_F_MEMBER | TASKS_BPF_F_AUTO;
+                bpf_map_update_elem(&pid_filter, &key, &v, BPF_NOEXIST);
+                flags |= TASKS_BPF_R_DISCOVERED;
+            }
+        }
+    } else {
+        stats.visited++;
+    }
+
+    __u32 idx = stats.matched;
     stats.matched = idx + 1;
-    struct tasks_bpf_raw *r = bpf_map_lookup_elem(&out, &idx);
-    struct scratch *sc = bpf_map_lookup_elem(&scratch_map, &zero);
-    if (!r || !sc)
-        return;
+    struct tasks_bpf_raw *r = out_slot(idx);
+    if (!r)
+        return 0;
     __builtin_memset(r, 0, sizeof(*r));
     r->size = sizeof(*r);
     r->flags = flags;
@@ -442,25 +528,21 @@ static __always_inline void emit(struct task_struct *task, __u32 flags)
     r->nivcsw = task->nivcsw;
     const struct cred *cred = task->real_cred;
     r->uid = cred ? cred->uid.val : 0;
-    __builtin_memcpy(r->comm, task->comm, sizeof(r->comm)); /* two direct loads */
+    __builtin_memcpy(r->comm, task->comm, sizeof(r->comm)); /* two loads */
 
     struct signal_struct *sig = task->signal;
-    /* the thread iterator wants a trusted task; the walk hands out RCU pointers: take a reference */
-    struct task_struct *ref = bpf_task_acquire(task);
-    if (sig && ref) {
+    if (sig) {
         r->nr_threads = sig->nr_threads;
         r->prev_utime = sig->prev_cputime.utime;
         r->prev_stime = sig->prev_cputime.stime;
         /* a thread that exits during the walk moves its figures into signal_struct: walk once more */
         r->attempts = 1;
-        if (!sum_group(r, ref, sig)) {
+        if (!tb_sum_group(r, sc)) {
             r->attempts = 2;
-            if (!sum_group(r, ref, sig))
+            if (!tb_sum_group(r, sc))
                 r->flags |= TASKS_BPF_R_RACED;
         }
     }
-    if (ref)
-        bpf_task_release(ref);
 
     unsigned int tflags = task->flags;
     if (tflags & PF_KTHREAD)
@@ -479,40 +561,18 @@ static __always_inline void emit(struct task_struct *task, __u32 flags)
         tb_count_fds(r, sc, fdt->max_fds / 64);
     }
     stats.written++;
+    return 0;
 }
 
-/* visit_task: TASKS mode, one process (its leader): apply the filter, then emit. */
-static __always_inline void visit_task(struct task_struct *task)
+/* visit: hand `task` (a pointer from a walk) to tb_visit as a number, through the scratch map. */
+static __always_inline void visit(struct task_struct *task, __u32 cgroup_walk)
 {
-    if (task->pid == 0)
-        return; /* the idle task the walk starts from */
-    stats.visited++;
-    __u32 flags = 0;
-    if (filter_on) {
-        __u32 key = tgid_nr(task);
-        if (!key)
-            return;
-        __u8 *f = bpf_map_lookup_elem(&pid_filter, &key);
-        if (f) {
-            if (!(*f & TASKS_BPF_F_MEMBER))
-                return;
-            if (*f & TASKS_BPF_F_AUTO)
-                flags |= TASKS_BPF_R_DISCOVERED;
-        } else {
-            if (!follow)
-                return;
-            struct task_struct *parent = task->real_parent;
-            if (!parent)
-                return;
-            __u32 pkey = tgid_nr(parent);
-            if (!pkey || !bpf_map_lookup_elem(&pid_filter, &pkey))
-                return;
-            __u8 v = TASKS_BPF_F_MEMBER | TASKS_BPF_F_AUTO;
-            bpf_map_update_elem(&pid_filter, &key, &v, BPF_NOEXIST);
-            flags |= TASKS_BPF_R_DISCOVERED;
-        }
-    }
-    emit(task, flags);
+    __u32 zero = 0;
+    struct scratch *sc = bpf_map_lookup_elem(&scratch_map, &zero);
+    if (!sc)
+        return;
+    sc->task = (__u64)task;
+    tb_visit(sc, cgroup_walk);
 }
 
 /* walk_cgroup: CGROUP mode, every process of the cgroup with ID `id`. */
@@ -528,10 +588,8 @@ static __always_inline void walk_cgroup(__u64 id)
     struct bpf_iter_css_task it;
     struct task_struct *task;
     bpf_iter_css_task_new(&it, &cg->self, 1 /* CSS_TASK_ITER_PROCS: leaders only */);
-    while ((task = bpf_iter_css_task_next(&it))) {
-        stats.visited++;
-        emit(task, 0);
-    }
+    while ((task = bpf_iter_css_task_next(&it)))
+        visit(task, 1);
     bpf_iter_css_task_destroy(&it);
     bpf_cgroup_release(cg);
 }
@@ -553,7 +611,7 @@ int run(void *ctx)
         struct task_struct *task;
         bpf_iter_task_new(&it, NULL, BPF_TASK_ITER_ALL_PROCS);
         while ((task = bpf_iter_task_next(&it)))
-            visit_task(task);
+            visit(task, 0);
         bpf_iter_task_destroy(&it);
     } else if (cgroup_self_only) {
         walk_cgroup(cgroup_id);

@@ -3,9 +3,9 @@
  * Loader of the BPF task reader (see tasks_bpf.h): checks privileges, BTF and kernel support, loads the
  * skeleton generated from tasks.bpf.c with libbpf, maps its output array, runs the program once per pass
  * (BPF_PROG_RUN) and turns each raw record into the figures /proc shows (ticks, bytes, the state letter,
- * cputime_adjust()). When a pass reports more processes than the array holds, the object is loaded again with
- * a larger one and the pass repeated. Without JOBSCOPE_HAVE_BPF only the pure helpers are built and every
- * entry point reports -EOPNOTSUPP.
+ * cputime_adjust()). When a pass reports more processes than the array holds, a larger array takes its place
+ * in the program's array of maps (no reload) and the pass is repeated. Without JOBSCOPE_HAVE_BPF only the
+ * pure helpers are built and every entry point reports -EOPNOTSUPP.
  *
  * utime/stime: the kernel rescales tick-sampled times to the scheduler's runtime in cputime_adjust() and
  * stores the split it handed out in signal->prev_cputime, which keeps both monotonic. The BPF program cannot
@@ -163,11 +163,13 @@ void tasks_bpf_close(tasks_bpf_t *t)
 
 #include "core/pidmap.h"
 #include "sources/bpf/tasks_bpf_raw.h"
+#include "sys/fsroot.h"
 
 #include <bpf/bpf.h>
 #include <bpf/btf.h>
 #include <bpf/libbpf.h>
 #include <fcntl.h>
+#include <linux/btf.h>
 #include <linux/capability.h>
 #include <stdlib.h>
 #include <sys/mman.h>
@@ -184,7 +186,7 @@ void tasks_bpf_close(tasks_bpf_t *t)
 #pragma GCC diagnostic pop
 
 #define TB_CGROUP2_MAGIC 0x63677270 /* CGROUP2_SUPER_MAGIC */
-#define TB_MIN_CAP 256u             /* records the output array holds at first */
+#define TB_MIN_CAP 256u             /* records the output array holds at least */
 #define TB_MAX_CAP (1u << 22)       /* and at most */
 
 _Static_assert(sizeof(struct tasks_bpf_raw) % 8 == 0, "array values are laid out 8-byte aligned");
@@ -206,11 +208,12 @@ struct tasks_bpf {
     tasks_bpf_opts_t opts;
     uint64_t cgroup_id;
     int64_t pcpu_delta;
-    uint32_t cap;                    /* records `out` holds */
-    const struct tasks_bpf_raw *out; /* `out`, mapped read-only */
+    uint32_t cap;                    /* records the output array holds */
+    const struct tasks_bpf_raw *out; /* the output array, mapped read-only */
     size_t out_len;
+    int out_fd; /* the output array in use when it replaced the skeleton's, else -1 */
     long clk_tck, page;
-    uint64_t passes, runs, records, grows;
+    uint64_t passes, runs, records, grows, loads;
     tb_pid_t *pids; /* the filter as the map holds it, sorted by pid */
     size_t npids, pids_cap;
     js_pidmap_t procs; /* host pid -> tb_proc_t */
@@ -300,52 +303,181 @@ static int check_btf_file(int sys_fd, char *why, size_t whylen)
     return 0;
 }
 
-/* check_kernel: the iterators `mode` needs exist in the kernel's BTF; sets *ret_delta from .data..percpu. */
-static int check_kernel(tasks_bpf_mode_t mode, int64_t *ret_delta, char *why, size_t whylen)
+/* The kernel's BTF is scanned here by hand rather than parsed with libbpf's btf__load_vmlinux_btf(): libbpf
+ * parses it again for the load itself (CO-RE), and a full parse copies the 5 MB file twice and indexes its
+ * 126,000 types (10-20 ms of CPU), where the checks need a handful of names. The file is mapped where sysfs
+ * allows it (Linux >= 6.16), else read. */
+
+typedef struct {
+    const char *const *funcs; /* FUNC names that must exist */
+    size_t nfuncs;
+    const char *missing; /* the first of them not found, or NULL */
+    int64_t pcpu_delta;  /* offset of runqueues minus that of this_cpu_off in .data..percpu, or 0 */
+} btf_scan_t;
+
+/* btf_type_extra: bytes that follow the 12-byte struct btf_type of `kind` with `vlen` entries, or -1 for a
+ * kind this scanner does not know (the scan stops there). */
+static long btf_type_extra(unsigned kind, unsigned vlen)
 {
-    struct btf *btf = btf__load_vmlinux_btf();
-    if (!btf) {
-        int e = errno ? errno : ENOENT;
-        set_why(why, whylen, "cannot load the kernel's BTF: %s", strerror(e));
-        return -ENOENT;
+    switch (kind) {
+    case BTF_KIND_INT:
+    case BTF_KIND_VAR:
+    case 17: /* BTF_KIND_DECL_TAG */
+        return 4;
+    case BTF_KIND_ARRAY:
+        return 12;
+    case BTF_KIND_STRUCT:
+    case BTF_KIND_UNION:
+    case BTF_KIND_DATASEC:
+    case 19: /* BTF_KIND_ENUM64 */
+        return 12L * vlen;
+    case BTF_KIND_ENUM:
+    case BTF_KIND_FUNC_PROTO:
+        return 8L * vlen;
+    case BTF_KIND_PTR:
+    case BTF_KIND_FWD:
+    case BTF_KIND_TYPEDEF:
+    case BTF_KIND_VOLATILE:
+    case BTF_KIND_CONST:
+    case BTF_KIND_RESTRICT:
+    case BTF_KIND_FUNC:
+    case 16: /* BTF_KIND_FLOAT */
+    case 18: /* BTF_KIND_TYPE_TAG */
+        return 0;
+    default:
+        return -1;
     }
-    static const char *const need_task[] = {"bpf_iter_task_new", "bpf_iter_num_new", "bpf_rcu_read_lock",
-                                            NULL};
-    static const char *const need_cgroup[] = {"bpf_iter_task_new",
-                                              "bpf_iter_num_new",
-                                              "bpf_rcu_read_lock",
-                                              "bpf_iter_css_new",
-                                              "bpf_iter_css_task_new",
-                                              "bpf_cgroup_from_id",
-                                              NULL};
-    const char *const *need = mode == TASKS_BPF_CGROUP ? need_cgroup : need_task;
-    int r = 0;
-    for (size_t i = 0; need[i]; i++) {
-        if (btf__find_by_name_kind(btf, need[i], BTF_KIND_FUNC) < 0) {
-            set_why(why, whylen, "kernel lacks %s (Linux >= 6.7 needed)", need[i]);
-            r = -ENOSYS;
-            break;
-        }
-    }
-    int64_t off_rq = -1, off_tco = -1;
-    int sec = r == 0 ? btf__find_by_name_kind(btf, ".data..percpu", BTF_KIND_DATASEC) : -1;
-    if (sec > 0) {
-        const struct btf_type *t = btf__type_by_id(btf, (uint32_t)sec);
-        const struct btf_var_secinfo *v = btf_var_secinfos(t);
-        for (unsigned i = 0; i < btf_vlen(t); i++, v++) {
-            const struct btf_type *var = btf__type_by_id(btf, v->type);
-            const char *name = var ? btf__name_by_offset(btf, var->name_off) : NULL;
-            if (!name)
-                continue;
+}
+
+/* btf_scan: walk the raw BTF in `data` once: which of sc->funcs exist, and sc->pcpu_delta. Returns 0 or
+ * -EINVAL (not BTF, or damaged). */
+static int btf_scan(const unsigned char *data, size_t size, btf_scan_t *sc)
+{
+    struct btf_header h;
+    if (size < sizeof(h))
+        return -EINVAL;
+    memcpy(&h, data, sizeof(h));
+    if (h.magic != BTF_MAGIC || h.hdr_len < sizeof(h) || h.hdr_len > size ||
+        (uint64_t)h.hdr_len + h.type_off + h.type_len > size ||
+        (uint64_t)h.hdr_len + h.str_off + h.str_len > size)
+        return -EINVAL;
+    const unsigned char *types = data + h.hdr_len + h.type_off, *strs = data + h.hdr_len + h.str_off;
+    bool found[8] = {false};
+    uint32_t var_rq = 0, var_tco = 0;
+    size_t percpu_at = SIZE_MAX;
+    uint32_t id = 1;
+    for (size_t off = 0; off + sizeof(struct btf_type) <= h.type_len; id++) {
+        struct btf_type t;
+        memcpy(&t, types + off, sizeof(t));
+        unsigned kind = BTF_INFO_KIND(t.info), vlen = BTF_INFO_VLEN(t.info);
+        long extra = btf_type_extra(kind, vlen);
+        if (extra < 0 || off + sizeof(t) + (size_t)extra > h.type_len)
+            return -EINVAL;
+        const char *name = t.name_off < h.str_len ? (const char *)strs + t.name_off : "";
+        if (kind == BTF_KIND_FUNC) {
+            for (size_t i = 0; i < sc->nfuncs && i < 8; i++)
+                if (!found[i] && strcmp(name, sc->funcs[i]) == 0)
+                    found[i] = true;
+        } else if (kind == BTF_KIND_VAR) {
             if (strcmp(name, "runqueues") == 0)
-                off_rq = v->offset;
+                var_rq = id;
             else if (strcmp(name, "this_cpu_off") == 0)
-                off_tco = v->offset;
+                var_tco = id;
+        } else if (kind == BTF_KIND_DATASEC && strcmp(name, ".data..percpu") == 0) {
+            percpu_at = off;
+        }
+        off += sizeof(t) + (size_t)extra;
+    }
+    sc->missing = NULL;
+    for (size_t i = 0; i < sc->nfuncs && !sc->missing; i++)
+        if (i >= 8 || !found[i])
+            sc->missing = sc->funcs[i];
+    int64_t off_rq = -1, off_tco = -1;
+    if (percpu_at != SIZE_MAX && var_rq && var_tco) {
+        struct btf_type t;
+        memcpy(&t, types + percpu_at, sizeof(t));
+        const unsigned char *v = types + percpu_at + sizeof(t);
+        for (unsigned i = 0; i < BTF_INFO_VLEN(t.info); i++, v += sizeof(struct btf_var_secinfo)) {
+            struct btf_var_secinfo vs;
+            memcpy(&vs, v, sizeof(vs));
+            if (vs.type == var_rq)
+                off_rq = vs.offset;
+            else if (vs.type == var_tco)
+                off_tco = vs.offset;
         }
     }
-    *ret_delta = off_rq >= 0 && off_tco >= 0 ? off_rq - off_tco : 0;
-    btf__free(btf);
-    return r;
+    sc->pcpu_delta = off_rq >= 0 && off_tco >= 0 ? off_rq - off_tco : 0;
+    return 0;
+}
+
+/* check_kernel: the kfuncs `mode` needs exist in the kernel's BTF (kernel/btf/vmlinux under the sysfs root
+ * `sys_fd`, or libbpf's own location when -1); sets *ret_delta from .data..percpu. */
+static int check_kernel(tasks_bpf_mode_t mode, int sys_fd, int64_t *ret_delta, char *why, size_t whylen)
+{
+    static const char *const need_task[] = {"bpf_iter_task_new", "bpf_iter_num_new", "bpf_rcu_read_lock",
+                                            "bpf_rdonly_cast"};
+    static const char *const need_cgroup[] = {
+        "bpf_iter_task_new", "bpf_iter_num_new",      "bpf_rcu_read_lock", "bpf_rdonly_cast",
+        "bpf_iter_css_new",  "bpf_iter_css_task_new", "bpf_cgroup_from_id"};
+    btf_scan_t sc = {.funcs = mode == TASKS_BPF_CGROUP ? need_cgroup : need_task,
+                     .nfuncs = mode == TASKS_BPF_CGROUP ? sizeof(need_cgroup) / sizeof(need_cgroup[0])
+                                                        : sizeof(need_task) / sizeof(need_task[0])};
+    int fd = sys_fd >= 0 ? fs_open(sys_fd, "kernel/btf/vmlinux") : -1; /* a regular file, never blocks */
+    struct stat st;
+    int r = -ENOENT;
+    if (fd >= 0 && fstat(fd, &st) == 0 && st.st_size > 0) {
+        size_t size = (size_t)st.st_size;
+        void *m = mmap(NULL, size, PROT_READ, MAP_PRIVATE, fd, 0);
+        if (m != MAP_FAILED) {
+            r = btf_scan(m, size, &sc);
+            munmap(m, size);
+        } else {
+            unsigned char *buf = malloc(size);
+            size_t got = 0;
+            ssize_t n = 1;
+            while (buf && got < size && (n = pread(fd, buf + got, size - got, (off_t)got)) > 0)
+                got += (size_t)n;
+            r = buf && got == size ? btf_scan(buf, size, &sc) : buf ? -EIO : -ENOMEM;
+            free(buf);
+        }
+    }
+    if (fd >= 0)
+        close(fd);
+    if (fd < 0 || r < 0) { /* no sysfs root given, or its file is unusable: libbpf's full parse */
+        struct btf *btf = btf__load_vmlinux_btf();
+        if (!btf) {
+            int e = errno ? errno : ENOENT;
+            set_why(why, whylen, "cannot load the kernel's BTF: %s", strerror(e));
+            return -ENOENT;
+        }
+        sc.missing = NULL;
+        for (size_t i = 0; i < sc.nfuncs && !sc.missing; i++)
+            if (btf__find_by_name_kind(btf, sc.funcs[i], BTF_KIND_FUNC) < 0)
+                sc.missing = sc.funcs[i];
+        int64_t off_rq = -1, off_tco = -1;
+        int sec = !sc.missing ? btf__find_by_name_kind(btf, ".data..percpu", BTF_KIND_DATASEC) : -1;
+        if (sec > 0) {
+            const struct btf_type *t = btf__type_by_id(btf, (uint32_t)sec);
+            const struct btf_var_secinfo *v = btf_var_secinfos(t);
+            for (unsigned i = 0; i < btf_vlen(t); i++, v++) {
+                const struct btf_type *var = btf__type_by_id(btf, v->type);
+                const char *name = var ? btf__name_by_offset(btf, var->name_off) : NULL;
+                if (name && strcmp(name, "runqueues") == 0)
+                    off_rq = v->offset;
+                else if (name && strcmp(name, "this_cpu_off") == 0)
+                    off_tco = v->offset;
+            }
+        }
+        sc.pcpu_delta = off_rq >= 0 && off_tco >= 0 ? off_rq - off_tco : 0;
+        btf__free(btf);
+    }
+    if (sc.missing) {
+        set_why(why, whylen, "kernel lacks %s (Linux >= 6.7 needed)", sc.missing);
+        *ret_delta = 0;
+        return -ENOSYS;
+    }
+    *ret_delta = sc.pcpu_delta;
+    return 0;
 }
 
 int tasks_bpf_available(tasks_bpf_mode_t mode, int sys_fd, char *why, size_t whylen)
@@ -359,7 +491,7 @@ int tasks_bpf_available(tasks_bpf_mode_t mode, int sys_fd, char *why, size_t why
         r = check_btf_file(sys_fd, why, whylen);
     int64_t delta;
     if (r == 0)
-        r = check_kernel(mode, &delta, why, whylen);
+        r = check_kernel(mode, sys_fd, &delta, why, whylen);
     return r;
 }
 
@@ -371,6 +503,9 @@ static void unload(tasks_bpf_t *t)
     if (t->out)
         munmap((void *)t->out, t->out_len);
     t->out = NULL;
+    if (t->out_fd >= 0)
+        close(t->out_fd);
+    t->out_fd = -1;
     tasks_skel__destroy(t->skel);
     t->skel = NULL;
 }
@@ -422,6 +557,7 @@ static int load(tasks_bpf_t *t, char *why, size_t whylen)
     r = tasks_skel__load(t->skel);
     if (r < 0)
         goto fail;
+    t->loads++;
     what = "map";
     size_t page = (size_t)t->page;
     t->out_len = ((size_t)t->cap * sizeof(struct tasks_bpf_raw) + page - 1) / page * page;
@@ -475,7 +611,7 @@ int tasks_bpf_open(const tasks_bpf_opts_t *opts, tasks_bpf_t **ret, char *why, s
         r = check_btf_file(opts->sys_fd, why, whylen);
     int64_t delta = 0;
     if (r == 0)
-        r = check_kernel(opts->mode, &delta, why, whylen);
+        r = check_kernel(opts->mode, opts->sys_fd, &delta, why, whylen);
     uint64_t cgid = opts->cgroup_id;
     if (r == 0 && opts->mode == TASKS_BPF_CGROUP && opts->cgroup_fd >= 0)
         r = cgroup_id_of(opts->cgroup_fd, &cgid, why, whylen);
@@ -490,7 +626,11 @@ int tasks_bpf_open(const tasks_bpf_opts_t *opts, tasks_bpf_t **ret, char *why, s
     t->opts = *opts;
     t->cgroup_id = cgid;
     t->pcpu_delta = delta;
-    t->cap = TB_MIN_CAP;
+    t->out_fd = -1;
+    /* room for the processes the caller expects and a quarter more: growing later needs no reload, but
+     * costs the pass that found the array too small */
+    uint64_t want = (uint64_t)opts->expect + opts->expect / 4;
+    t->cap = want < TB_MIN_CAP ? TB_MIN_CAP : want > TB_MAX_CAP ? TB_MAX_CAP : (uint32_t)want;
     pidmap_init(&t->procs, sizeof(tb_proc_t));
     t->clk_tck = sysconf(_SC_CLK_TCK);
     if (t->clk_tck <= 0)
@@ -721,17 +861,9 @@ static void forget(tasks_bpf_t *t, uint64_t pass)
     }
 }
 
-/* refill: write the whole shadow filter into a freshly loaded map. */
-static int refill(tasks_bpf_t *t)
-{
-    int fd = bpf_map__fd(t->skel->maps.pid_filter);
-    for (size_t i = 0; i < t->npids; i++)
-        if (bpf_map_update_elem(fd, &t->pids[i].pid, &t->pids[i].how, BPF_ANY) < 0)
-            return -errno;
-    return 0;
-}
-
-/* grow: load the object again with room for `need` records (and a quarter more), the filter copied over. */
+/* grow: room for `need` records (and a quarter more): a new output array takes the old one's place in `outs`
+ * (the program finds it there at its next run: nothing is loaded or verified again). Returns 0, -E2BIG (over
+ * TB_MAX_CAP), or the error of creating, mapping or installing the array (the old one stays in use then). */
 static int grow(tasks_bpf_t *t, uint64_t need)
 {
     uint32_t cap = t->cap;
@@ -739,14 +871,35 @@ static int grow(tasks_bpf_t *t, uint64_t need)
         cap *= 2;
     if (cap < need)
         return -E2BIG;
-    unload(t);
-    t->cap = cap;
-    char why[256];
-    int r = load(t, why, sizeof(why));
-    if (r < 0)
+    struct bpf_map_create_opts mo = {.sz = sizeof(mo), .map_flags = BPF_F_MMAPABLE | BPF_F_INNER_MAP};
+    int fd =
+        bpf_map_create(BPF_MAP_TYPE_ARRAY, "out", sizeof(uint32_t), sizeof(struct tasks_bpf_raw), cap, &mo);
+    if (fd < 0)
+        return -errno;
+    size_t page = (size_t)t->page;
+    size_t len = ((size_t)cap * sizeof(struct tasks_bpf_raw) + page - 1) / page * page;
+    void *m = mmap(NULL, len, PROT_READ, MAP_SHARED, fd, 0);
+    uint32_t zero = 0;
+    int r = 0;
+    if (m == MAP_FAILED)
+        r = -errno;
+    else if (bpf_map_update_elem(bpf_map__fd(t->skel->maps.outs), &zero, &fd, BPF_ANY) < 0)
+        r = -errno;
+    if (r < 0) {
+        if (m != MAP_FAILED)
+            munmap(m, len);
+        close(fd);
         return r;
+    }
+    munmap((void *)t->out, t->out_len);
+    if (t->out_fd >= 0)
+        close(t->out_fd);
+    t->out = m;
+    t->out_len = len;
+    t->out_fd = fd;
+    t->cap = cap;
     t->grows++;
-    return refill(t);
+    return 0;
 }
 
 int tasks_bpf_read(tasks_bpf_t *t, tasks_bpf_record_cb cb, void *arg)
@@ -754,7 +907,7 @@ int tasks_bpf_read(tasks_bpf_t *t, tasks_bpf_record_cb cb, void *arg)
     if (!t || !cb)
         return -EINVAL;
     if (!t->skel)
-        return -ENODEV; /* a reload failed */
+        return -ENODEV;
     uint64_t n = 0;
     for (int attempt = 0;; attempt++) {
         LIBBPF_OPTS(bpf_test_run_opts, ro);
@@ -771,7 +924,7 @@ int tasks_bpf_read(tasks_bpf_t *t, tasks_bpf_record_cb cb, void *arg)
             return -E2BIG;
         int r = grow(t, n);
         if (r < 0)
-            return r == -E2BIG ? r : -ENODEV;
+            return r;
     }
     int r = 0;
     for (uint64_t i = 0; i < n && r == 0; i++) {
@@ -811,6 +964,7 @@ void tasks_bpf_info(const tasks_bpf_t *t, tasks_bpf_info_t *ret)
     ret->runs = t->runs;
     ret->records = t->records;
     ret->grows = t->grows;
+    ret->loads = t->loads;
     ret->capacity = t->cap;
     ret->filter_size = (uint32_t)t->npids;
     if (!t->skel)

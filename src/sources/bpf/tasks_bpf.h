@@ -48,6 +48,7 @@ typedef struct {
     bool filter;       /* report only what tasks_bpf_set_pids() selects (else every process) */
     bool follow;       /* with filter: also report (and add) processes whose parent is selected */
     uint32_t max_pids; /* filter capacity; 0 means 65536 */
+    uint32_t expect;   /* processes a pass is expected to report (the output array is sized for it) */
 } tasks_bpf_opts_t;
 
 /* tasks_bpf_opts_init: defaults (TASKS mode, no filter, sys_fd -1, cgroup_fd -1). */
@@ -108,7 +109,8 @@ typedef struct {
     uint64_t passes;      /* tasks_bpf_read() calls that completed */
     uint64_t runs;        /* program runs (a pass that outgrew the output array runs again) */
     uint64_t records;     /* records handed to callbacks, all passes */
-    uint64_t grows;       /* reloads with a larger output array */
+    uint64_t grows;       /* output arrays replaced by a larger one (no reload) */
+    uint64_t loads;       /* loads of the program (verifications): 1 */
     uint32_t capacity;    /* records the output array holds */
     uint64_t visited;     /* processes the last pass looked at (tasks mode: every one on the machine) */
     uint64_t cgroups;     /* cgroups the last pass walked (cgroup mode) */
@@ -141,9 +143,10 @@ int tasks_bpf_set_pids(tasks_bpf_t *t, const int32_t *pids, const uint8_t *how, 
 
 /* tasks_bpf_read: one pass: `cb` once per process, in the walk's order (TASKS: creation order, parents before
  * children; CGROUP: cgroup by cgroup, pre-order). A pass that finds more processes than the output array
- * holds loads the object again with a larger one (tenths of a second) and runs again. Returns 0, -ENOENT
- * (CGROUP: the cgroup was removed; no callback), -ENODEV (that reload failed: close and fall back), -E2BIG
- * (more than 4 M processes), the run's negative errno, or the first negative return of `cb`. */
+ * holds puts a larger array in its place (the program is not loaded again) and runs again. Returns 0,
+ * -ENOENT (CGROUP: the cgroup was removed; no callback), -ENODEV (closed after a failure), -E2BIG (more than
+ * 4 M processes), the error of making the larger array, the run's negative errno, or the first negative
+ * return of `cb`. */
 int tasks_bpf_read(tasks_bpf_t *t, tasks_bpf_record_cb cb, void *arg);
 
 /* tasks_bpf_info: fill *ret (strings are static). */
