@@ -933,6 +933,14 @@ static double inv_num(const rnode_t *n, const char *key)
     return NAN;
 }
 
+/* job_pressure: the mean share of the run some task of the job's cgroup stalled: the cgroup view's column,
+ * else the summary's total over the wall time; NAN without a cgroup that reports pressure. */
+static double job_pressure(const rnode_t *n, const char *col, const char *total, double wall_s)
+{
+    double v = series_mean(n, "cgroup", col);
+    return isfinite(v) ? v : wall_s > 0 ? snum(n, total) / wall_s : NAN;
+}
+
 /* node_facts: one node's facts. */
 static void node_facts(const rnode_t *n, js_facts_t *f)
 {
@@ -978,6 +986,13 @@ static void node_facts(const rnode_t *n, js_facts_t *f)
     f->psi_io_full_mean = series_mean(n, "system", "psi_io_full_fraction");
     f->psi_mem_some_mean = series_mean(n, "system", "psi_memory_some_fraction");
     f->iowait_mean = series_mean(n, "system", "iowait_fraction");
+    f->psi_cpu_some_job_mean =
+        job_pressure(n, "psi_cpu_some_fraction", "cgroup.pressure.cpu_some_s", f->wall_s);
+    f->psi_io_some_job_mean = job_pressure(n, "psi_io_some_fraction", "cgroup.pressure.io_some_s", f->wall_s);
+    f->psi_cpu_some_host_mean = series_mean(n, "system", "psi_cpu_some_fraction");
+    f->host_busy_mean =
+        1 - series_mean(n, "system", "idle_fraction") - series_mean(n, "system", "iowait_fraction");
+    f->steal_mean = series_mean(n, "system", "steal_fraction");
     gpu_facts(n, f, false);
     f->mon_cpu_s = snum(n, "monitor.cpu_s");
 }
@@ -1050,6 +1065,11 @@ const js_facts_t *report_facts(js_report_t *r)
             f->psi_io_full_mean = nan_max(f->psi_io_full_mean, g->psi_io_full_mean);
             f->psi_mem_some_mean = nan_max(f->psi_mem_some_mean, g->psi_mem_some_mean);
             f->iowait_mean = nan_max(f->iowait_mean, g->iowait_mean);
+            f->psi_io_some_job_mean = nan_max(f->psi_io_some_job_mean, g->psi_io_some_job_mean);
+            f->psi_cpu_some_job_mean = nan_max(f->psi_cpu_some_job_mean, g->psi_cpu_some_job_mean);
+            f->psi_cpu_some_host_mean = nan_max(f->psi_cpu_some_host_mean, g->psi_cpu_some_host_mean);
+            f->host_busy_mean = nan_max(f->host_busy_mean, g->host_busy_mean);
+            f->steal_mean = nan_max(f->steal_mean, g->steal_mean);
             f->mon_cpu_s = nan_sum(f->mon_cpu_s, g->mon_cpu_s);
             gpu_facts(n, f, true);
         }
