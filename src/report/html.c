@@ -293,7 +293,9 @@ static int cell(js_html_t *h, const js_cell_t *c, const char *unit)
 
 int html_header(js_html_t *h, const char *title, const char *subtitle, const js_kv_t *facts, size_t nfacts)
 {
-    html_raw(h, "<header>\n<h1>");
+    html_raw(h, "<header>\n<h1 title=\""); /* the whole title on hover: the screen shows three lines */
+    html_text(h, title);
+    html_raw(h, "\">");
     html_text(h, title);
     html_raw(h, "</h1>\n");
     if (subtitle) {

@@ -16,6 +16,7 @@
 
 #include "config.h"
 #include "core/json.h"
+#include "report/first.h"
 #include "report/html.h"
 #include "report/svg.h"
 #include "report/units.h"
@@ -2527,6 +2528,20 @@ static void nodes_section(page_t *pg)
     free(src);
 }
 
+/* first_section: the first screen (first.c) from the facts and every node's summary. */
+static void first_section(const js_report_t *r, js_html_t *h, const js_facts_t *f)
+{
+    const js_summary_table_t **sums = calloc(r->nnodes, sizeof(*sums));
+    if (!sums) {
+        h->err = h->err ? h->err : -ENOMEM;
+        return;
+    }
+    for (size_t i = 0; i < r->nnodes; i++)
+        sums[i] = r->nodes[i].sum;
+    first_screen(h, f, sums, r->nnodes);
+    free(sums);
+}
+
 int report_html(js_report_t *r, js_buf_t *out)
 {
     return report_html_docs(r, out, NULL);
@@ -2549,6 +2564,7 @@ int report_html_docs(js_report_t *r, js_buf_t *out, js_svgdocs_t *docs)
     snprintf(title, sizeof(title), "jobscope report: %s", n0->run.job ? n0->run.job : command_text(n0));
     html_begin(&h, title);
     page_header(&pg);
+    first_section(r, &h, f);
     advice_section(&pg, f);
 
     html_section_begin(&h, "summary", r->nnodes > 1 ? "Summary per node and for the job" : "Summary");

@@ -696,7 +696,7 @@ static void t_render_page(void **state)
     assert_null(strstr(page, " src="));
     /* escaped everywhere; no raw control byte */
     assert_non_null(strstr(page, "<title>t &lt;itle&gt; &amp; co</title>"));
-    assert_non_null(strstr(page, "<h1>title &lt;x&gt;</h1>"));
+    assert_non_null(strstr(page, "<h1 title=\"title &lt;x&gt;\">title &lt;x&gt;</h1>"));
     assert_non_null(strstr(page, ">setup &lt;1&gt;</text>"));
     assert_non_null(strstr(page, "x&lt;/td&gt;"));
     assert_non_null(strstr(page, "a &lt;b&gt; &amp; c" FFFD));

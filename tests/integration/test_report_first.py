@@ -1,0 +1,80 @@
+# SPDX-License-Identifier: MIT
+"""The report's first screen in headless Chromium (issue 24), on a real recording of a job
+with two named phases (`jobscope mark`): a CPU phase and a memory phase.
+
+- At 1400 x 900: the "At a glance" section (where the time went, memory, totals) lies wholly inside the first
+  900 px, without scrolling, and its phase table names the phases (not unix timestamps), with the figures the
+  summary has for them.
+
+With JOBSCOPE_DOCS_SHOTS=1 the first test writes docs/report-first.png (the first screen docs/REPORT.md shows).
+"""
+import base64
+import json
+import os
+
+import pytest
+
+import chromium
+from conftest import PYTHON, REPO, WORKLOADS, Jobscope
+
+BURN = str(WORKLOADS / "burn.py")
+SHOTS = os.environ.get("JOBSCOPE_DOCS_SHOTS") == "1"
+GROW = ("import time\n"
+        "b = bytearray(200 * 1024 * 1024)\n"
+        "for k in range(0, len(b), 4096): b[k] = 1\n"
+        "time.sleep(1.0)\n")
+
+BOX = ("(sel => { const r = document.querySelector(sel).getBoundingClientRect();"
+       " return {top: r.top, bottom: r.bottom, left: r.left, right: r.right}; })")
+
+
+@pytest.fixture(scope="module")
+def phased(jobscope_bin, tmp_path_factory):
+    js = Jobscope(jobscope_bin, tmp_path_factory.mktemp("first"))
+    script = (f"set -e; {jobscope_bin} mark begin compute; {PYTHON} {BURN} 0.8 & {PYTHON} {BURN} 0.8 & wait; "
+              f"{jobscope_bin} mark end compute; {jobscope_bin} mark begin 'load data'; {PYTHON} -c '{GROW}'; "
+              f"{jobscope_bin} mark end 'load data'")
+    r = js.run(["sh", "-c", script], interval="0.2s", name="phased")
+    assert r.returncode == 0, r.proc.stderr
+    p = js("report", r.recording)
+    assert p.returncode == 0, p.stderr
+    return r, js.path("phased.html")
+
+
+@pytest.fixture(scope="module")
+def browser(tmp_path_factory):
+    if not chromium.available():
+        pytest.skip(f"{chromium.CHROMIUM} not installed")
+    b = chromium.Browser(tmp_path_factory.mktemp("chromium"))
+    yield b
+    b.close()
+
+
+def test_first_screen_visible_without_scrolling(phased, browser):
+    r, page_path = phased
+    page = browser.page(1400, 900)
+    page.load(page_path.as_uri())
+    assert page.evaluate("window.scrollY") == 0
+    box = page.evaluate(BOX + "('#first .glance')")
+    assert 0 <= box["top"] and box["bottom"] <= 900, box
+    for card in ("#first-time", "#first-memory", "#first-totals"):
+        b = page.evaluate(BOX + f"('{card}')")
+        assert b["bottom"] <= 900 and b["right"] <= 1400, (card, b)
+    # the phases by name, with their figures; the peak memory of the memory phase above 200 MiB
+    rows = page.evaluate("[...document.querySelectorAll('#first-phases tbody tr')]"
+                         ".map(tr => [...tr.children].map(c => c.textContent))")
+    names = [row[0] for row in rows]
+    assert names[:2] == ["compute", "load data"], rows
+    phases = {p["name"]: p for p in r.summary["phases"]["phases"]}
+    assert phases["load data"]["peak_bytes"] >= 200 * 1024 * 1024
+    assert "MiB" in rows[1][4], rows
+    assert page.evaluate("document.querySelector('#first-peak dd').textContent").endswith("iB")
+    text = page.evaluate("document.querySelector('#first').textContent")
+    assert "Where the time went" in text and "request" in text, text
+    if SHOTS:
+        shot = page.send("Page.captureScreenshot",
+                         {"format": "png", "clip": {"x": 0, "y": 0, "width": 1400, "height": 900, "scale": 1}})
+        (REPO / "docs" / "report-first.png").write_bytes(base64.b64decode(shot["data"]))
+    page.collect()
+    assert page.errors == [] and page.requests == []
+
