@@ -10,7 +10,6 @@ on the page (`data-rule` on each piece of advice), and a starved job is never to
 Both burn a fixed CPU time (workloads/burn.py), so the load on the machine changes how long they take, not
 what they do; the neighbours make the host busy whatever else runs.
 """
-import json
 import os
 import re
 import subprocess

@@ -1,15 +1,16 @@
 # SPDX-License-Identifier: MIT
-"""The report's first screen in headless Chromium (issue 24), on a real recording of a job
+"""The report's first screen and its phone layout in headless Chromium (issue 24), on a real recording of a job
 with two named phases (`jobscope mark`): a CPU phase and a memory phase.
 
 - At 1400 x 900: the "At a glance" section (where the time went, memory, totals) lies wholly inside the first
   900 px, without scrolling, and its phase table names the phases (not unix timestamps), with the figures the
   summary has for them.
+- At 390 px: nothing overflows horizontally (the document is no wider than the viewport); wide tables scroll
+  inside themselves.
 
 With JOBSCOPE_DOCS_SHOTS=1 the first test writes docs/report-first.png (the first screen docs/REPORT.md shows).
 """
 import base64
-import json
 import os
 
 import pytest
@@ -78,3 +79,24 @@ def test_first_screen_visible_without_scrolling(phased, browser):
     page.collect()
     assert page.errors == [] and page.requests == []
 
+
+def test_phone_width_has_no_horizontal_overflow(phased, browser):
+    _, page_path = phased
+    page = browser.page(390, 844)
+    page.load(page_path.as_uri())
+    width = page.evaluate("({doc: document.documentElement.scrollWidth, body: document.body.scrollWidth,"
+                          " inner: window.innerWidth})")
+    assert width["inner"] == 390, width
+    assert width["doc"] <= 390 and width["body"] <= 390, width
+    # no element sticks out of the viewport on the right (scrolling boxes clip their own content)
+    wide = page.evaluate("[...document.querySelectorAll('body *')].filter(e => {"
+                         " const r = e.getBoundingClientRect(); if (r.width === 0) return false;"
+                         " for (let p = e.parentElement; p; p = p.parentElement)"
+                         "   if (getComputedStyle(p).overflowX !== 'visible') return false;"
+                         " return r.right > 390.5; }).slice(0, 5).map(e => e.tagName + '.' + e.className"
+                         " + ' ' + Math.round(e.getBoundingClientRect().right))")
+    assert wide == [], wide
+    box = page.evaluate(BOX + "('#first .glance')")
+    assert box["right"] <= 390, box
+    page.collect()
+    assert page.errors == [], page.errors
