@@ -5,6 +5,7 @@ with two named phases (`jobscope mark`): a CPU phase and a memory phase.
 - At 1400 x 900: the "At a glance" section (where the time went, memory, totals) lies wholly inside the first
   900 px, without scrolling, and its phase table names the phases (not unix timestamps), with the figures the
   summary has for them.
+- Printed: charts two to a row, the details and the inventory in two columns.
 - At 390 px: nothing overflows horizontally (the document is no wider than the viewport); wide tables scroll
   inside themselves.
 
@@ -98,5 +99,28 @@ def test_phone_width_has_no_horizontal_overflow(phased, browser):
     assert wide == [], wide
     box = page.evaluate(BOX + "('#first .glance')")
     assert box["right"] <= 390, box
+    page.collect()
+    assert page.errors == [], page.errors
+
+
+def test_print_layout_is_compact(phased, browser):
+    """Printed (A4), the charts sit two to a row and the long key/value sections take two columns: the printed
+    page is much shorter than the screen's."""
+    _, page_path = phased
+    page = browser.page(1280, 900)
+    page.load(page_path.as_uri())
+    page.send("Emulation.setEmulatedMedia", {"media": "print"})
+    page.send("Emulation.setDeviceMetricsOverride", {"width": 703, "height": 1000, "deviceScaleFactor": 1,
+                                                     "mobile": False})  # A4 less 12 mm margins, in CSS px
+    tops = page.evaluate("[...document.querySelectorAll('#sec-cpu figure.chart')]"
+                         ".map(f => Math.round(f.getBoundingClientRect().top))")
+    assert len(tops) >= 2 and tops[0] == tops[1], tops  # side by side
+    cols = page.evaluate("['details', 'inventory'].map(id => getComputedStyle(document.getElementById(id))"
+                         ".columnCount)")
+    assert cols == ["2", "2"], cols
+    height_print = page.evaluate("document.documentElement.scrollHeight")
+    page.send("Emulation.setEmulatedMedia", {"media": "screen"})
+    height_screen = page.evaluate("document.documentElement.scrollHeight")
+    assert height_print < 0.75 * height_screen, (height_print, height_screen)
     page.collect()
     assert page.errors == [], page.errors
