@@ -1739,7 +1739,7 @@ static size_t tops_bars(const rnode_t *n, const char *path, bool cpu, js_bar_t *
 {
     const js_figure_t *tops = fig_get(sroot(n), path);
     size_t k = 0;
-    for (size_t i = 0; i < fig_count(tops) && k < JS_TOP_N; i++) {
+    for (size_t i = 0; i < fig_count(tops) && k < JS_TOP_CPU_MAX; i++) {
         const js_figure_t *t = fig_kid(tops, i);
         char b1[48];
         int64_t procs = fig_int(t, "processes", 0);
@@ -1753,22 +1753,31 @@ static size_t tops_bars(const rnode_t *n, const char *path, bool cpu, js_bar_t *
         bars[k] = (js_bar_t){comm ? comm : "", fig_num(t, cpu ? "cpu_s" : "peak_rss_bytes"), notes[k]};
         k++;
     }
+    int64_t others = fig_int(sroot(n), "top.others_commands", 0);
+    if (cpu && k && others > 0) { /* the rest, so that the bars account for all the CPU sampling saw */
+        snprintf(notes[k], 128, "%lld other command%s", (long long)others, others == 1 ? "" : "s");
+        bars[k] = (js_bar_t){"others", snum(n, "top.others_cpu_s"), notes[k]};
+        k++;
+    }
     return k;
 }
 
 static int emit_tops(page_t *pg, const rnode_t *n)
 {
-    js_bar_t bars[JS_TOP_N];
-    char notes[JS_TOP_N][128];
+    js_bar_t bars[JS_TOP_CPU_MAX + 1];
+    char notes[JS_TOP_CPU_MAX + 1][128];
     char id[64];
     size_t nb = tops_bars(n, "top.by_cpu", true, bars, notes);
     if (nb > 0) {
         snprintf(id, sizeof(id), "%stop-cpu", pg->idp);
-        svg_bar_chart(pg->h, &(js_bars_t){.id = id,
-                                          .title = "Top commands by CPU time (processes sampling saw)",
-                                          .unit = "s",
-                                          .bars = bars,
-                                          .nbars = nb});
+        svg_bar_chart(
+            pg->h, &(js_bars_t){
+                       .id = id,
+                       .title = "Top commands by CPU time (processes sampling saw; those covering 90% of it, "
+                                "then the others)",
+                       .unit = "s",
+                       .bars = bars,
+                       .nbars = nb});
     }
     nb = tops_bars(n, "top.by_memory", false, bars, notes);
     if (nb > 0) {
