@@ -2,7 +2,7 @@
  *
  * The report's first screen (see first.h): three cards (where the time went, memory, totals) and the phases
  * by name, from the facts and the summary tables alone. A figure that was not recorded says so; none is
- * shown as zero.
+ * shown as zero. Also compare's phases: two runs' phases matched by name.
  */
 #include "report/first.h"
 
@@ -272,5 +272,79 @@ int first_screen(js_html_t *h, const js_facts_t *f, const js_summary_table_t *co
     html_raw(h, "</div>\n");
     if (nsums)
         phases_table(h, root(sums[0]), big);
+    return html_section_end(h);
+}
+
+/* phase_of: the phase named `name` in the phases array `phs`, or NULL. */
+static const js_figure_t *phase_of(const js_figure_t *phs, const char *name)
+{
+    for (size_t i = 0; i < fig_count(phs); i++) {
+        const char *n = fig_text(fig_kid(phs, i), "name");
+        if (n && strcmp(n, name) == 0)
+            return fig_kid(phs, i);
+    }
+    return NULL;
+}
+
+#define CMP_COLS 8
+
+static void compare_row(const js_figure_t *pa, const js_figure_t *pb, const char *name, js_cell_t *c,
+                        char (*txt)[64])
+{
+    const js_figure_t *sa = fig_get(pa, "self"), *sb = fig_get(pb, "self");
+    double ca = fig_num(sa, "cpu_s"), cb = fig_num(sb, "cpu_s");
+    c[0] = cell_text(name);
+    c[1] = cell_text(first_duration(txt[0], 64, fig_num(sa, "wall_s")));
+    c[2] = cell_text(first_duration(txt[1], 64, fig_num(sb, "wall_s")));
+    c[3] = cell_text(first_duration(txt[2], 64, ca));
+    c[4] = cell_text(first_duration(txt[3], 64, cb));
+    double v[3] = {ca > 0 && isfinite(cb) ? cb / ca : NAN, fig_num(pa, "peak_bytes"),
+                   fig_num(pb, "peak_bytes")};
+    for (int k = 0; k < 3; k++)
+        c[5 + k] = isfinite(v[k]) ? cell_real(v[k]) : cell_missing();
+}
+
+int first_compare_phases(js_html_t *h, const js_summary_table_t *a, const js_summary_table_t *b,
+                         const char *label_a, const char *label_b)
+{
+    const js_figure_t *pa = fig_get(root(a), "phases.phases"), *pb = fig_get(root(b), "phases.phases");
+    size_t na = fig_count(pa), nb = fig_count(pb);
+    if (!na && !nb)
+        return h->err;
+    char name[CMP_COLS][96];
+    snprintf(name[1], sizeof(name[1]), "wall %s", label_a);
+    snprintf(name[2], sizeof(name[2]), "wall %s", label_b);
+    snprintf(name[3], sizeof(name[3]), "CPU %s", label_a);
+    snprintf(name[4], sizeof(name[4]), "CPU %s", label_b);
+    snprintf(name[6], sizeof(name[6]), "peak memory %s", label_a);
+    snprintf(name[7], sizeof(name[7]), "peak memory %s", label_b);
+    const js_col_t cols[CMP_COLS] = {{"phase", NULL},    {name[1], NULL},   {name[2], NULL},
+                                     {name[3], NULL},    {name[4], NULL},   {"CPU B / A", NULL},
+                                     {name[6], "bytes"}, {name[7], "bytes"}};
+    js_cell_t cells[FIRST_CMP_MAX_PHASES * CMP_COLS];
+    char txt[FIRST_CMP_MAX_PHASES][4][64];
+    size_t rows = 0, left = 0;
+    for (size_t i = 0; i < na + nb; i++) { /* A's phases in A's order, then B's that A lacks */
+        const js_figure_t *p = i < na ? fig_kid(pa, i) : fig_kid(pb, i - na);
+        const char *n = fig_text(p, "name");
+        if (!n || (i >= na && phase_of(pa, n)))
+            continue;
+        if (rows == FIRST_CMP_MAX_PHASES) {
+            left++;
+            continue;
+        }
+        compare_row(i < na ? p : NULL, i < na ? phase_of(pb, n) : p, n, &cells[rows * CMP_COLS], txt[rows]);
+        rows++;
+    }
+    html_section_begin(h, "phases", "Phases of each run");
+    html_raw(h, "<div class=\"scroll\">");
+    html_table(h, NULL, cols, CMP_COLS, cells, rows);
+    html_raw(h, "</div>\n");
+    if (left) {
+        char note[96];
+        snprintf(note, sizeof(note), "%zu more phases are not listed (each run's summary lists them all).",
+                 left);
+        html_para(h, note);
+    }
     return html_section_end(h);
 }

@@ -5,6 +5,7 @@
  * headline and what to request with headroom, the totals in units a person reads for the run's size
  * (core-hours and kWh for long or multi-node jobs), and a table of the phases by name. It reads the advice's
  * facts (advice.h) and the nodes' summary tables (model/figure.h), nothing else; docs/REPORT.md shows it.
+ * Also `compare`'s table of the two runs' phases, matched by name.
  */
 #ifndef JOBSCOPE_FIRST_H
 #define JOBSCOPE_FIRST_H
@@ -31,5 +32,14 @@ char *first_duration(char *buf, size_t cap, double s);
  * nodes (sums[i] may be NULL: that node's figures are missing; phases are the first node's). Returns h->err.
  */
 int first_screen(js_html_t *h, const js_facts_t *f, const js_summary_table_t *const *sums, size_t nsums);
+
+/* At most this many phases are compared; the rest are counted. */
+#define FIRST_CMP_MAX_PHASES 24
+
+/* first_compare_phases: compare's section "Phases of each run" (id "phases"): the phases of run A (summary
+ * `a`) and run B matched by name, A's first in A's order, then those only B has: wall and CPU of each, CPU
+ * B / A, peak memory of each. Nothing when neither run has phases. Returns h->err. */
+int first_compare_phases(js_html_t *h, const js_summary_table_t *a, const js_summary_table_t *b,
+                         const char *label_a, const char *label_b);
 
 #endif

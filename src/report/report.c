@@ -2846,6 +2846,7 @@ int report_compare_html(js_report_t *a, js_report_t *b, const char *label_a, con
         html_raw(&h, "</tbody></table>\n");
     }
     html_section_end(&h);
+    first_compare_phases(&h, na->sum, nb->sum, label_a, label_b);
 
     /* each run's advice */
     html_section_begin(&h, "advice", "Advice for each run");

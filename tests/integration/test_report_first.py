@@ -13,6 +13,7 @@ With JOBSCOPE_DOCS_SHOTS=1 the first test writes docs/report-first.png (the firs
 """
 import base64
 import os
+import re
 
 import pytest
 
@@ -124,3 +125,23 @@ def test_print_layout_is_compact(phased, browser):
     assert height_print < 0.75 * height_screen, (height_print, height_screen)
     page.collect()
     assert page.errors == [], page.errors
+
+
+
+def test_compare_shows_phases(phased, jobscope_bin, tmp_path):
+    """`compare` lists both runs' phases by name, side by side (here a run with itself)."""
+    r, _ = phased
+    js = Jobscope(jobscope_bin, tmp_path)
+    out = tmp_path / "cmp.html"
+    p = js("compare", r.recording, r.recording, "-o", out)
+    assert p.returncode == 0, p.stderr
+    text = out.read_text(encoding="utf-8")
+    sec = text[text.index('id="phases"'):]
+    sec = sec[:sec.index("</section>")]
+    rows = re.findall(r"<tr>(.*?)</tr>", sec, re.S)
+    cells = [[re.sub(r"<[^>]+>", "", c) for c in re.findall(r"<t[hd][^>]*>(.*?)</t[hd]>", row, re.S)]
+             for row in rows[1:]]
+    assert [c[0] for c in cells] == ["compute", "load data"], cells
+    for c in cells:  # a run with itself: each of A's figures equals B's
+        assert c[1] == c[2] and c[3] == c[4] and c[6] == c[7], c
+        assert c[5] in ("1", "\u2014"), c  # CPU B / A (missing where the phase used no CPU)

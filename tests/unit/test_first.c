@@ -148,12 +148,49 @@ static void t_short_run(void **state)
     figure_free(s);
 }
 
+/* compare: phases matched by name, A's order first, then B's own; CPU B / A */
+static void t_compare_phases(void **state)
+{
+    (void)state;
+    js_summary_table_t *a = figure_new(), *b = figure_new(), *none = figure_new();
+    add_phase(figure_root(a), "load", 60, 30, GiB);
+    add_phase(figure_root(a), "train", 600, 1200, 4 * GiB);
+    add_phase(figure_root(b), "train", 300, 1800, 5 * GiB);
+    add_phase(figure_root(b), "eval", 30, 15, GiB);
+    js_buf_t buf = {0};
+    js_html_t h = {.buf = &buf};
+    assert_int_equal(first_compare_phases(&h, a, b, "A", "B"), 0);
+    const char *page = buf.p;
+    assert_non_null(strstr(page, "id=\"phases\""));
+    const char *load = strstr(page, ">load<"), *train = strstr(page, ">train<"),
+               *eval = strstr(page, ">eval<");
+    assert_non_null(load);
+    assert_non_null(train);
+    assert_non_null(eval);
+    assert_true(load < train && train < eval);
+    assert_non_null(strstr(train, ">10:00<")); /* A's wall */
+    assert_non_null(strstr(train, ">5:00<"));  /* B's */
+    assert_non_null(strstr(train, ">1.5<"));   /* CPU B / A: 1800 / 1200 */
+    assert_non_null(strstr(load, "\u2014"));   /* load: B has none */
+    buf_free(&buf);
+    /* neither run has phases: nothing */
+    js_buf_t empty = {0};
+    js_html_t he = {.buf = &empty};
+    assert_int_equal(first_compare_phases(&he, none, none, "A", "B"), 0);
+    assert_int_equal(empty.len, 0);
+    buf_free(&empty);
+    figure_free(a);
+    figure_free(b);
+    figure_free(none);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(t_request),
         cmocka_unit_test(t_long_job),
         cmocka_unit_test(t_short_run),
+        cmocka_unit_test(t_compare_phases),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
