@@ -136,10 +136,10 @@ int main(int argc, char **argv)
     html_section_begin(&h, "sec-advice", "Advice");
     const js_advice_t adv[] = {
         {ADVICE_CRIT, "Memory came within 2% of the limit: raise --mem to 16 GiB.",
-         "kernel peak 11.7 GiB of 12 GiB", "peak above 95% of the limit"},
+         "kernel peak 11.7 GiB of 12 GiB", "peak above 95% of the limit", NULL},
         {ADVICE_WARN, "Request 6 cores instead of 8.", "95th percentile 5.9 cores",
-         "p95 below 75% of the cores"},
-        {ADVICE_INFO, "GPU 3 idles 40% of the time <see below>.", NULL, NULL},
+         "p95 below 75% of the cores", NULL},
+        {ADVICE_INFO, "GPU 3 idles 40% of the time <see below>.", NULL, NULL, NULL},
     };
     html_advice(&h, adv, 3);
     html_section_end(&h);

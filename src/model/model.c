@@ -558,12 +558,16 @@ const js_proc_point_t *model_procs(const js_model_t *m, size_t *ret_n)
     return m->pp;
 }
 
-/* top_lists: the command names that used the most CPU and memory (JS_TOP_N each). */
+/* top_lists: the command names that used the most memory (JS_TOP_N) and CPU (JS_TOP_N, then more until
+ * they cover JS_TOP_CPU_SHARE of the CPU sampling saw, at most JS_TOP_CPU_MAX; the rest as "others"). */
 static void top_lists(const js_model_t *m, js_summary_t *ret)
 {
+    ret->others_cpu_s = NAN;
+    ret->others_commands = 0;
     double *cpu = calloc(m->ncomms ? m->ncomms : 1, sizeof(*cpu));
     if (!cpu)
         return;
+    double total = 0, covered = 0;
     for (size_t i = 0; i < m->ncomms; i++)
         cpu[i] = m->comms[i].cpu_gone;
     for (size_t i = 0; i < m->procs.cap; i++) {
@@ -571,18 +575,22 @@ static void top_lists(const js_model_t *m, js_summary_t *ret)
         if (pidmap_at(&m->procs, i, (void **)&e) && e->comm_ix)
             cpu[e->comm_ix - 1] += mproc_own_used_as(e);
     }
+    for (size_t i = 0; i < m->ncomms; i++)
+        total += cpu[i] > 0 ? cpu[i] : 0;
     bool used_cpu[COMMS_MAX] = {false}, used_rss[COMMS_MAX] = {false};
-    for (int k = 0; k < JS_TOP_N; k++) {
+    for (int k = 0; k < JS_TOP_CPU_MAX; k++) {
         size_t bc = SIZE_MAX, br = SIZE_MAX;
+        bool more_cpu = k < JS_TOP_N || covered < JS_TOP_CPU_SHARE * total;
         for (size_t i = 0; i < m->ncomms; i++) {
-            if (!used_cpu[i] && cpu[i] > 0 && (bc == SIZE_MAX || cpu[i] > cpu[bc]))
+            if (more_cpu && !used_cpu[i] && cpu[i] > 0 && (bc == SIZE_MAX || cpu[i] > cpu[bc]))
                 bc = i;
-            if (!used_rss[i] && m->comms[i].peak_rss > 0 &&
+            if (k < JS_TOP_N && !used_rss[i] && m->comms[i].peak_rss > 0 &&
                 (br == SIZE_MAX || m->comms[i].peak_rss > m->comms[br].peak_rss))
                 br = i;
         }
         if (bc != SIZE_MAX) {
             used_cpu[bc] = true;
+            covered += cpu[bc];
             js_top_t *t = &ret->top_cpu[ret->ntop_cpu++];
             snprintf(t->comm, sizeof(t->comm), "%s", m->comms[bc].comm);
             t->cpu_s = cpu[bc];
@@ -598,6 +606,11 @@ static void top_lists(const js_model_t *m, js_summary_t *ret)
             t->procs = m->comms[br].procs;
         }
     }
+    for (size_t i = 0; i < m->ncomms; i++)
+        if (!used_cpu[i] && cpu[i] > 0)
+            ret->others_commands++;
+    if (ret->ntop_cpu)
+        ret->others_cpu_s = total - covered > 0 ? total - covered : 0;
     free(cpu);
 }
 

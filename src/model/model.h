@@ -93,7 +93,11 @@ typedef struct {
     int64_t procs;   /* processes seen with this name */
 } js_top_t;
 
-#define JS_TOP_N 5
+#define JS_TOP_N 5 /* commands by memory; by CPU, at least these */
+/* By CPU: more commands, until they cover JS_TOP_CPU_SHARE of the CPU sampling saw (at most JS_TOP_CPU_MAX);
+ * the rest are counted as "others". */
+#define JS_TOP_CPU_MAX 20
+#define JS_TOP_CPU_SHARE 0.9
 
 typedef struct {
     double user_s, system_s, total_s, sampled_s, mean_cores, max_cores, efficiency, cores_available;
@@ -126,8 +130,10 @@ typedef struct {
                            * (SA_NOCLDWAIT or SIGCHLD ignored), 0 if none */
     char autoreap_comm[64];
     double autoreap_cpu_s; /* what sampling saw of such children, added to the totals */
-    js_top_t top_cpu[JS_TOP_N], top_rss[JS_TOP_N];
+    js_top_t top_cpu[JS_TOP_CPU_MAX], top_rss[JS_TOP_N];
     int ntop_cpu, ntop_rss;
+    double others_cpu_s;       /* CPU of the commands not in top_cpu (sampled, as top_cpu); NAN: none seen */
+    int64_t others_commands;   /* how many commands that is */
     double unattributed_cpu_s; /* exact total minus what the processes sampling saw used (short-lived ones) */
     double unattributed_floor_s; /* what clock-tick truncation alone can leave unattributed (1 tick each of
                                   * utime and stime per process seen): a figure below it says nothing */

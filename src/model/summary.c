@@ -226,6 +226,8 @@ static void put_rest(js_figure_t *r, const js_summary_t *s)
 {
     put_tops(r, "top.by_cpu", s->top_cpu, s->ntop_cpu);
     put_tops(r, "top.by_memory", s->top_rss, s->ntop_rss);
+    fig_put_num(r, "top.others_cpu_s", "s", s->others_cpu_s);
+    fig_put_int(r, "top.others_commands", "count", s->others_commands);
     fig_how(fig_put_num(r, "top.unattributed_cpu_s", "s", s->unattributed_cpu_s), "method",
             "per command name, from the processes sampling saw (own CPU while monitored, as last seen: a "
             "process older than the monitoring counts from its first row; largest RSS of one process); "
@@ -306,7 +308,8 @@ static int text_tops(js_buf_t *b, const js_figure_t *tops, bool cpu)
 {
     int err = 0;
     char a[64];
-    for (size_t i = 0; i < fig_count(tops); i++) {
+    size_t n = fig_count(tops), shown = n < JS_TOP_N ? n : JS_TOP_N;
+    for (size_t i = 0; i < shown; i++) {
         const js_figure_t *t = fig_kid(tops, i);
         if (i)
             err |= buf_append(b, ", ", 2);
@@ -319,6 +322,8 @@ static int text_tops(js_buf_t *b, const js_figure_t *tops, bool cpu)
         if (procs > 1)
             err |= buf_printf(b, " (%lld processes)", (long long)procs);
     }
+    if (n > shown)
+        err |= buf_printf(b, ", %zu more", n - shown);
     return err;
 }
 

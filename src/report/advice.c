@@ -15,6 +15,12 @@
 
 #define GiB (1024.0 * 1024 * 1024)
 #define GPU_IDLE 0.05 /* the gpu-idle rule's threshold, the gpu-low rule's floor */
+/* Waiting for CPU (the cpu-starved and cpu-throttled rules; docs/REPORT.md lists them). */
+#define CPU_PSI 0.2   /* CPU pressure (some), mean share of the run: job, or host when the job has none */
+#define HOST_BUSY 0.9 /* the host's busy share that makes its pressure the job's */
+#define STEAL 0.1     /* steal: the hypervisor ran other guests on the node's CPUs */
+#define THROTTLED 0.1 /* share of the cgroup's quota periods throttled */
+#define SERIAL 1.2    /* peak cores below this: one core at a time */
 
 void facts_init(js_facts_t *f)
 {
@@ -31,6 +37,11 @@ void facts_init(js_facts_t *f)
                             &f->efficiency,
                             &f->unattributed_cpu_s,
                             &f->throttled_fraction,
+                            &f->psi_cpu_some_job_mean,
+                            &f->psi_cpu_some_host_mean,
+                            &f->host_busy_mean,
+                            &f->steal_mean,
+                            &f->psi_io_some_job_mean,
                             &f->peak_rss,
                             &f->peak_rss_kernel,
                             &f->mem_peak,
@@ -90,40 +101,151 @@ static int r_incomplete(const js_rule_t *r, const js_facts_t *f, js_advice_item_
     return 1;
 }
 
-static int r_cpu_efficiency(const js_rule_t *r, const js_facts_t *f, js_advice_item_t *out)
+/* the causes of a wait for CPU, each past its threshold */
+static bool by_job_psi(const js_facts_t *f)
 {
-    if (!ok(f->efficiency) || !ok(f->cores_available) || f->cores_available < 2 ||
-        f->efficiency >= r->limit || !ok(f->wall_s) ||
-        f->wall_s < 10 * (ok(f->interval_s) ? f->interval_s : 1))
-        return 0;
-    double want = ok(f->p95_cores) ? ceil(f->p95_cores - 0.05) : ceil(f->mean_cores);
-    if (want < 1)
-        want = 1;
-    out->severity = f->efficiency < r->limit / 2 ? ADVICE_WARN : ADVICE_INFO;
-    if (ok(f->max_cores) && f->max_cores < 1.2)
+    return ok(f->psi_cpu_some_job_mean) && f->psi_cpu_some_job_mean > CPU_PSI;
+}
+
+static bool by_host(const js_facts_t *f)
+{
+    return !ok(f->psi_cpu_some_job_mean) && ok(f->psi_cpu_some_host_mean) &&
+           f->psi_cpu_some_host_mean > CPU_PSI && ok(f->host_busy_mean) && f->host_busy_mean >= HOST_BUSY;
+}
+
+static bool by_steal(const js_facts_t *f)
+{
+    return ok(f->steal_mean) && f->steal_mean > STEAL;
+}
+
+static bool by_quota(const js_facts_t *f)
+{
+    return ok(f->throttled_fraction) && f->throttled_fraction > THROTTLED;
+}
+
+bool advice_cpu_starved(const js_facts_t *f)
+{
+    return by_job_psi(f) || by_host(f) || by_steal(f) || by_quota(f);
+}
+
+/* cpu_wait_evidence: the figures the CPU rules read, those recorded, as one clause. */
+static void cpu_wait_evidence(const js_facts_t *f, char *buf, size_t cap)
+{
+    size_t len = 0;
+    buf[0] = '\0';
+#define ADD(...)                                                                                             \
+    do {                                                                                                     \
+        int k_ = snprintf(buf + len, cap - len, __VA_ARGS__);                                                \
+        if (k_ > 0 && (size_t)k_ < cap - len)                                                                \
+            len += (size_t)k_;                                                                               \
+    } while (0)
+    bool job = ok(f->psi_cpu_some_job_mean), host = ok(f->psi_cpu_some_host_mean);
+    if (job || host) {
+        ADD("CPU pressure (some)");
+        if (job)
+            ADD(" job %s", H(f->psi_cpu_some_job_mean, "fraction"));
+        if (host)
+            ADD("%s host %s", job ? "," : "", H(f->psi_cpu_some_host_mean, "fraction"));
+        ADD(" of the time");
+    } else {
+        ADD("CPU pressure not recorded");
+    }
+    if (ok(f->host_busy_mean))
+        ADD("; host busy %s", H(f->host_busy_mean, "fraction"));
+    if (ok(f->steal_mean))
+        ADD("; steal %s", H(f->steal_mean, "fraction"));
+    if (ok(f->throttled_fraction))
+        ADD("; throttled in %s of the quota periods", H(f->throttled_fraction, "fraction"));
+#undef ADD
+}
+
+static int r_cpu_starved(const js_rule_t *r, const js_facts_t *f, js_advice_item_t *out)
+{
+    (void)r;
+    if ((!by_job_psi(f) && !by_host(f) && !by_steal(f)) || (by_quota(f) && !by_steal(f)))
+        return 0; /* a quota explains the wait: cpu-throttled says so */
+    out->severity = ADVICE_WARN;
+    bool full = ok(f->efficiency) && f->efficiency >= HOST_BUSY;
+    if (by_steal(f))
         SAY(sentence,
-            "The job ran serially: it never kept more than %s busy of the %s available. Request 1 core, "
-            "or make it run in parallel (threads, processes, MPI ranks).",
-            H(f->max_cores, "cores"), H(f->cores_available, "cores"));
+            "The job waited for CPU: the hypervisor gave the node's CPUs to other guests (steal). Its low "
+            "core use is not a reason to request fewer cores; run it on a node that is not oversubscribed.");
+    else if (full)
+        SAY(sentence,
+            "The job waited for CPU with every core it was given busy: it had more runnable threads than "
+            "cores. Request more cores, or run fewer threads or processes.");
+    else if (ok(f->host_busy_mean) && f->host_busy_mean >= HOST_BUSY)
+        SAY(sentence,
+            "The job waited for CPU while the host was busy: other work took the cores it could have used, "
+            "so its low core use is not a reason to request fewer. Run it on a less loaded node, or with its "
+            "cores reserved (an exclusive allocation).");
     else
         SAY(sentence,
-            "The job kept %s busy on average, of the %s it was given. Request %s, or check that its "
-            "parallel settings (threads, ranks) match the allocation.",
-            H(f->mean_cores, "cores"), H(f->cores_available, "cores"), H(want, "cores"));
-    SAY(evidence, "CPU efficiency %s (CPU time %s over %s of wall time); peak %s, 95th percentile %s",
-        H(f->efficiency, "fraction"), H(f->cpu_s, "s"), T(f->wall_s), H(f->max_cores, "cores"),
-        H(f->p95_cores, "cores"));
+            "The job waited for CPU: its tasks were runnable with no core free for them, so its low core use "
+            "is not a reason to request fewer. Check what else ran on its cores (the host's CPU charts) and "
+            "its CPU binding.");
+    char w[300];
+    cpu_wait_evidence(f, w, sizeof(w));
+    SAY(evidence, "%s; mean %s in use of %s available", w, H(f->mean_cores, "cores"),
+        H(f->cores_available, "cores"));
     return 1;
 }
 
 static int r_cpu_throttled(const js_rule_t *r, const js_facts_t *f, js_advice_item_t *out)
 {
-    if (!ok(f->throttled_fraction) || f->throttled_fraction <= r->limit)
+    (void)r;
+    if (!by_quota(f))
         return 0;
     out->severity = ADVICE_WARN;
     SAY(sentence,
         "The CPU quota of the job's cgroup held it back: request more cores, or run fewer threads.");
-    SAY(evidence, "throttled in %s of the scheduler periods", H(f->throttled_fraction, "fraction"));
+    char w[300];
+    cpu_wait_evidence(f, w, sizeof(w));
+    SAY(evidence, "%s; mean %s in use", w, H(f->mean_cores, "cores"));
+    return 1;
+}
+
+/* long_enough: a run long enough (10 intervals) with 2 or more cores, whose core use can be judged */
+static bool judged(const js_facts_t *f)
+{
+    return ok(f->cores_available) && f->cores_available >= 2 && ok(f->wall_s) &&
+           f->wall_s >= 10 * (ok(f->interval_s) ? f->interval_s : 1) && !advice_cpu_starved(f);
+}
+
+static int r_cpu_serial(const js_rule_t *r, const js_facts_t *f, js_advice_item_t *out)
+{
+    if (!judged(f) || !ok(f->max_cores) || f->max_cores >= r->limit)
+        return 0;
+    out->severity = ok(f->efficiency) && f->efficiency >= 0.25 ? ADVICE_INFO : ADVICE_WARN;
+    SAY(sentence,
+        "The job ran serially: it never kept more than %s busy of the %s available. Request 1 core, or make "
+        "it run in parallel (threads, processes, MPI ranks).",
+        H(f->max_cores, "cores"), H(f->cores_available, "cores"));
+    char w[300];
+    cpu_wait_evidence(f, w, sizeof(w));
+    SAY(evidence, "peak %s, mean %s (CPU time %s over %s of wall time); %s", H(f->max_cores, "cores"),
+        H(f->mean_cores, "cores"), H(f->cpu_s, "s"), T(f->wall_s), w);
+    return 1;
+}
+
+static int r_cpu_over(const js_rule_t *r, const js_facts_t *f, js_advice_item_t *out)
+{
+    if (!judged(f) || !ok(f->efficiency) || f->efficiency >= r->limit ||
+        (ok(f->max_cores) && f->max_cores < SERIAL))
+        return 0;
+    double want = ok(f->p95_cores) ? ceil(f->p95_cores - 0.05) : ceil(f->mean_cores);
+    if (want < 1)
+        want = 1;
+    out->severity = f->efficiency < r->limit / 2 ? ADVICE_WARN : ADVICE_INFO;
+    SAY(sentence,
+        "The job kept %s busy on average, of the %s it was given, and did not wait for CPU. Request %s, or "
+        "check that its parallel settings (threads, ranks) match the allocation.",
+        H(f->mean_cores, "cores"), H(f->cores_available, "cores"), H(want, "cores"));
+    char w[300];
+    cpu_wait_evidence(f, w, sizeof(w));
+    SAY(evidence, "CPU efficiency %s (CPU time %s over %s of wall time); peak %s, 95th percentile %s; %s",
+        H(f->efficiency, "fraction"), H(f->cpu_s, "s"), T(f->wall_s), H(f->max_cores, "cores"),
+        H(f->p95_cores, "cores"), w);
     return 1;
 }
 
@@ -203,14 +325,18 @@ static int r_swap(const js_rule_t *r, const js_facts_t *f, js_advice_item_t *out
 
 static int r_io_pressure(const js_rule_t *r, const js_facts_t *f, js_advice_item_t *out)
 {
-    double v = ok(f->psi_io_some_mean) ? f->psi_io_some_mean : f->iowait_mean;
+    double v = ok(f->psi_io_some_job_mean) ? f->psi_io_some_job_mean
+               : ok(f->psi_io_some_mean)   ? f->psi_io_some_mean
+                                           : f->iowait_mean;
     if (!ok(v) || v <= r->limit)
         return 0;
     out->severity = ADVICE_WARN;
     SAY(sentence,
         "Tasks waited for storage a large part of the time: the job is I/O bound. Use local or faster "
         "storage, larger reads and writes, or fewer files.");
-    SAY(evidence, "I/O pressure (some) %s of the time, full %s; CPU iowait %s (host-wide)",
+    bool job = ok(f->psi_io_some_job_mean);
+    SAY(evidence, "I/O pressure (some) %s%s%s %s of the time, full %s (host); CPU iowait %s (host-wide)",
+        job ? "job " : "", job ? H(f->psi_io_some_job_mean, "fraction") : "", job ? ", host" : "host",
         H(f->psi_io_some_mean, "fraction"), H(f->psi_io_full_mean, "fraction"),
         H(f->iowait_mean, "fraction"));
     return 1;
@@ -344,17 +470,27 @@ const js_rule_t advice_rules[] = {
     {"incomplete", 0, NULL, "the recording has no closing metadata", r_incomplete},
     {"oom-kill", 0, "count", "any OOM kill in the job's cgroup (more than %s)", r_oom},
     {"memory-near-limit", 0.9, "fraction", "memory peak at or above %s of the limit", r_mem_near_limit},
-    {"cpu-efficiency", 0.5, "fraction",
-     "mean cores in use below %s of the cores available (2 or more cores, runs "
-     "of 10 intervals or more)",
-     r_cpu_efficiency},
-    {"cpu-throttled", 0.1, "fraction", "throttled in more than %s of the quota periods", r_cpu_throttled},
+    {"cpu-starved", CPU_PSI, "fraction",
+     "CPU pressure (some) of the job's cgroup above %s on average; without one, the host's above it with the "
+     "host 90%% busy or more; or steal above 10%% (a throttling quota: cpu-throttled instead)",
+     r_cpu_starved},
+    {"cpu-throttled", THROTTLED, "fraction", "throttled in more than %s of the cgroup's quota periods",
+     r_cpu_throttled},
+    {"cpu-serial", SERIAL, "cores",
+     "peak cores in use below %s with 2 or more cores available (10 intervals or more), and no wait for CPU "
+     "(cpu-starved and cpu-throttled silent)",
+     r_cpu_serial},
+    {"cpu-over-allocated", 0.5, "fraction",
+     "mean cores in use below %s of the cores available (2 or more cores, 10 intervals or more), a peak of "
+     "1.2 cores or more, and no wait for CPU (cpu-starved and cpu-throttled silent)",
+     r_cpu_over},
     {"memory-far-below", 0.25, "fraction", "memory peak below %s of the limit, and more than 1 GiB unused",
      r_mem_far_below},
     {"memory-host", 0.8, "fraction", "without a limit: peak RSS at or above %s of the node's memory",
      r_mem_host},
     {"swap", 0, "bytes", "swap use above %s, or memory pressure (some) above 5%% on average", r_swap},
-    {"io-pressure", 0.1, "fraction", "I/O pressure (some), or iowait without PSI, above %s on average",
+    {"io-pressure", 0.1, "fraction",
+     "I/O pressure (some) of the job's cgroup, else of the host, else iowait, above %s on average",
      r_io_pressure},
     {"gpu-idle", GPU_IDLE, "fraction", "a GPU's mean utilisation below %s", r_gpu_idle},
     {"gpu-low", 0.5, "fraction", "a GPU's mean utilisation between 5%% and %s", r_gpu_low},
@@ -400,5 +536,6 @@ js_advice_t advice_view(const js_advice_item_t *it)
     return (js_advice_t){.severity = it->severity,
                          .sentence = it->sentence,
                          .evidence = it->evidence[0] ? it->evidence : NULL,
-                         .threshold = it->threshold[0] ? it->threshold : NULL};
+                         .threshold = it->threshold[0] ? it->threshold : NULL,
+                         .rule = it->rule};
 }

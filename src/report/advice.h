@@ -34,6 +34,9 @@ typedef struct {
     double cpu_s, mean_cores, max_cores, p95_cores, efficiency; /* efficiency = mean / available */
     double unattributed_cpu_s; /* CPU of processes sampling never saw (short-lived) */
     double throttled_fraction; /* cgroup: throttled periods / periods */
+    /* waiting for CPU: the share of the interval some task of the job's cgroup (job) or of the host waited
+     * for a CPU (PSI cpu some, mean over the run); the host's busy share (1 - idle - iowait) and steal */
+    double psi_cpu_some_job_mean, psi_cpu_some_host_mean, host_busy_mean, steal_mean;
     /* memory */
     double peak_rss, peak_rss_kernel; /* the memory headline (summary peak_bytes); largest single process
                                        * (kernel high-water mark) */
@@ -45,6 +48,7 @@ typedef struct {
     double oom_kills;      /* cgroup OOM kills */
     /* I/O and pressure (host PSI and iowait: the share of the interval tasks waited) */
     double psi_io_some_mean, psi_io_full_mean, psi_mem_some_mean, iowait_mean;
+    double psi_io_some_job_mean; /* the job's cgroup: I/O pressure (some), NAN without one */
     /* GPUs */
     size_t ngpus;
     char gpu_name[JS_FACTS_MAX_GPUS][32];
@@ -62,7 +66,7 @@ void facts_init(js_facts_t *f);
 
 /* One piece of advice produced by a rule; the texts live in the item. */
 typedef struct {
-    const char *rule; /* the rule's id ("cpu-efficiency") */
+    const char *rule; /* the rule's id ("cpu-starved") */
     js_severity_t severity;
     char sentence[512];
     char evidence[512];
@@ -87,6 +91,11 @@ extern const size_t advice_nrules;
 /* advice_eval: run every rule on `f`; write the advice of the rules that fire into out[0..cap), most severe
  * first, in table order within a severity. Returns how many were written. */
 size_t advice_eval(const js_facts_t *f, js_advice_item_t *out, size_t cap);
+
+/* advice_cpu_starved: whether the job waited for CPU (the cpu-starved or cpu-throttled rule's facts: job or
+ * host CPU pressure, steal, quota throttling past their thresholds); the rules that judge an allocation too
+ * large (cpu-over-allocated, cpu-serial) stay silent then. */
+bool advice_cpu_starved(const js_facts_t *f);
 
 /* advice_view: the js_advice_t (html.h) of an item, its strings borrowed from the item. */
 js_advice_t advice_view(const js_advice_item_t *it);

@@ -293,7 +293,9 @@ static int cell(js_html_t *h, const js_cell_t *c, const char *unit)
 
 int html_header(js_html_t *h, const char *title, const char *subtitle, const js_kv_t *facts, size_t nfacts)
 {
-    html_raw(h, "<header>\n<h1>");
+    html_raw(h, "<header>\n<h1 title=\""); /* the whole title on hover: the screen shows three lines */
+    html_text(h, title);
+    html_raw(h, "\">");
     html_text(h, title);
     html_raw(h, "</h1>\n");
     if (subtitle) {
@@ -387,13 +389,25 @@ int html_advice(js_html_t *h, const js_advice_t *a, size_t n)
     html_raw(h, "<ul class=\"adv\">\n");
     for (size_t i = 0; i < n; i++) {
         js_severity_t s = a[i].severity < ADVICE_MAX ? a[i].severity : ADVICE_INFO;
-        html_printf(h, "<li class=\"%s\"><span class=\"sev\">%s</span>", cls[s], word[s]);
+        html_printf(h, "<li class=\"%s\"", cls[s]);
+        if (a[i].rule) {
+            html_raw(h, " data-rule=\"");
+            html_text(h, a[i].rule);
+            html_raw(h, "\"");
+        }
+        html_printf(h, "><span class=\"sev\">%s</span>", word[s]);
         html_text(h, a[i].sentence);
         if (a[i].evidence || a[i].threshold) {
             html_raw(h, "<div class=\"evd\">");
             html_text(h, a[i].evidence);
             if (a[i].threshold) {
-                html_raw(h, a[i].evidence ? " <span class=\"thr\">(rule: " : "<span class=\"thr\">(rule: ");
+                html_raw(h, a[i].evidence ? " <span class=\"thr\">(rule" : "<span class=\"thr\">(rule");
+                if (a[i].rule) {
+                    html_raw(h, " <code>");
+                    html_text(h, a[i].rule);
+                    html_raw(h, "</code>");
+                }
+                html_raw(h, ": ");
                 html_text(h, a[i].threshold);
                 html_raw(h, ")</span>");
             }

@@ -71,6 +71,7 @@ typedef struct {
     const char *sentence;  /* "Request 2 cores instead of 8." */
     const char *evidence;  /* "Peak use 1.9 cores, 95th percentile 1.4 cores." (NULL: none) */
     const char *threshold; /* "peak below 50% of the cores available" (NULL: none) */
+    const char *rule;      /* the rule's id, shown with the threshold ("cpu-starved"; NULL: none) */
 } js_advice_t;
 
 /* html_begin: the document head (title escaped, inline CSS, CSP) and the opening of the body.

@@ -16,6 +16,7 @@
 
 #include "config.h"
 #include "core/json.h"
+#include "report/first.h"
 #include "report/html.h"
 #include "report/svg.h"
 #include "report/units.h"
@@ -933,6 +934,14 @@ static double inv_num(const rnode_t *n, const char *key)
     return NAN;
 }
 
+/* job_pressure: the mean share of the run some task of the job's cgroup stalled: the cgroup view's column,
+ * else the summary's total over the wall time; NAN without a cgroup that reports pressure. */
+static double job_pressure(const rnode_t *n, const char *col, const char *total, double wall_s)
+{
+    double v = series_mean(n, "cgroup", col);
+    return isfinite(v) ? v : wall_s > 0 ? snum(n, total) / wall_s : NAN;
+}
+
 /* node_facts: one node's facts. */
 static void node_facts(const rnode_t *n, js_facts_t *f)
 {
@@ -978,6 +987,13 @@ static void node_facts(const rnode_t *n, js_facts_t *f)
     f->psi_io_full_mean = series_mean(n, "system", "psi_io_full_fraction");
     f->psi_mem_some_mean = series_mean(n, "system", "psi_memory_some_fraction");
     f->iowait_mean = series_mean(n, "system", "iowait_fraction");
+    f->psi_cpu_some_job_mean =
+        job_pressure(n, "psi_cpu_some_fraction", "cgroup.pressure.cpu_some_s", f->wall_s);
+    f->psi_io_some_job_mean = job_pressure(n, "psi_io_some_fraction", "cgroup.pressure.io_some_s", f->wall_s);
+    f->psi_cpu_some_host_mean = series_mean(n, "system", "psi_cpu_some_fraction");
+    f->host_busy_mean =
+        1 - series_mean(n, "system", "idle_fraction") - series_mean(n, "system", "iowait_fraction");
+    f->steal_mean = series_mean(n, "system", "steal_fraction");
     gpu_facts(n, f, false);
     f->mon_cpu_s = snum(n, "monitor.cpu_s");
 }
@@ -1050,6 +1066,11 @@ const js_facts_t *report_facts(js_report_t *r)
             f->psi_io_full_mean = nan_max(f->psi_io_full_mean, g->psi_io_full_mean);
             f->psi_mem_some_mean = nan_max(f->psi_mem_some_mean, g->psi_mem_some_mean);
             f->iowait_mean = nan_max(f->iowait_mean, g->iowait_mean);
+            f->psi_io_some_job_mean = nan_max(f->psi_io_some_job_mean, g->psi_io_some_job_mean);
+            f->psi_cpu_some_job_mean = nan_max(f->psi_cpu_some_job_mean, g->psi_cpu_some_job_mean);
+            f->psi_cpu_some_host_mean = nan_max(f->psi_cpu_some_host_mean, g->psi_cpu_some_host_mean);
+            f->host_busy_mean = nan_max(f->host_busy_mean, g->host_busy_mean);
+            f->steal_mean = nan_max(f->steal_mean, g->steal_mean);
             f->mon_cpu_s = nan_sum(f->mon_cpu_s, g->mon_cpu_s);
             gpu_facts(n, f, true);
         }
@@ -1718,7 +1739,7 @@ static size_t tops_bars(const rnode_t *n, const char *path, bool cpu, js_bar_t *
 {
     const js_figure_t *tops = fig_get(sroot(n), path);
     size_t k = 0;
-    for (size_t i = 0; i < fig_count(tops) && k < JS_TOP_N; i++) {
+    for (size_t i = 0; i < fig_count(tops) && k < JS_TOP_CPU_MAX; i++) {
         const js_figure_t *t = fig_kid(tops, i);
         char b1[48];
         int64_t procs = fig_int(t, "processes", 0);
@@ -1732,22 +1753,31 @@ static size_t tops_bars(const rnode_t *n, const char *path, bool cpu, js_bar_t *
         bars[k] = (js_bar_t){comm ? comm : "", fig_num(t, cpu ? "cpu_s" : "peak_rss_bytes"), notes[k]};
         k++;
     }
+    int64_t others = fig_int(sroot(n), "top.others_commands", 0);
+    if (cpu && k && others > 0) { /* the rest, so that the bars account for all the CPU sampling saw */
+        snprintf(notes[k], 128, "%lld other command%s", (long long)others, others == 1 ? "" : "s");
+        bars[k] = (js_bar_t){"others", snum(n, "top.others_cpu_s"), notes[k]};
+        k++;
+    }
     return k;
 }
 
 static int emit_tops(page_t *pg, const rnode_t *n)
 {
-    js_bar_t bars[JS_TOP_N];
-    char notes[JS_TOP_N][128];
+    js_bar_t bars[JS_TOP_CPU_MAX + 1];
+    char notes[JS_TOP_CPU_MAX + 1][128];
     char id[64];
     size_t nb = tops_bars(n, "top.by_cpu", true, bars, notes);
     if (nb > 0) {
         snprintf(id, sizeof(id), "%stop-cpu", pg->idp);
-        svg_bar_chart(pg->h, &(js_bars_t){.id = id,
-                                          .title = "Top commands by CPU time (processes sampling saw)",
-                                          .unit = "s",
-                                          .bars = bars,
-                                          .nbars = nb});
+        svg_bar_chart(
+            pg->h, &(js_bars_t){
+                       .id = id,
+                       .title = "Top commands by CPU time (processes sampling saw; those covering 90% of it, "
+                                "then the others)",
+                       .unit = "s",
+                       .bars = bars,
+                       .nbars = nb});
     }
     nb = tops_bars(n, "top.by_memory", false, bars, notes);
     if (nb > 0) {
@@ -2507,6 +2537,20 @@ static void nodes_section(page_t *pg)
     free(src);
 }
 
+/* first_section: the first screen (first.c) from the facts and every node's summary. */
+static void first_section(const js_report_t *r, js_html_t *h, const js_facts_t *f)
+{
+    const js_summary_table_t **sums = calloc(r->nnodes, sizeof(*sums));
+    if (!sums) {
+        h->err = h->err ? h->err : -ENOMEM;
+        return;
+    }
+    for (size_t i = 0; i < r->nnodes; i++)
+        sums[i] = r->nodes[i].sum;
+    first_screen(h, f, sums, r->nnodes);
+    free(sums);
+}
+
 int report_html(js_report_t *r, js_buf_t *out)
 {
     return report_html_docs(r, out, NULL);
@@ -2529,6 +2573,7 @@ int report_html_docs(js_report_t *r, js_buf_t *out, js_svgdocs_t *docs)
     snprintf(title, sizeof(title), "jobscope report: %s", n0->run.job ? n0->run.job : command_text(n0));
     html_begin(&h, title);
     page_header(&pg);
+    first_section(r, &h, f);
     advice_section(&pg, f);
 
     html_section_begin(&h, "summary", r->nnodes > 1 ? "Summary per node and for the job" : "Summary");
@@ -2801,6 +2846,7 @@ int report_compare_html(js_report_t *a, js_report_t *b, const char *label_a, con
         html_raw(&h, "</tbody></table>\n");
     }
     html_section_end(&h);
+    first_compare_phases(&h, na->sum, nb->sum, label_a, label_b);
 
     /* each run's advice */
     html_section_begin(&h, "advice", "Advice for each run");

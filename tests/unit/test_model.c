@@ -19,6 +19,7 @@
 #include "sources/registry.h"
 
 #include <math.h>
+#include <stdio.h>
 #include <string.h>
 
 extern const js_table_t table_self;
@@ -606,6 +607,45 @@ static void test_attach_baseline(void **state)
     sample_free(&s);
 }
 
+/* The top list by CPU goes past JS_TOP_N until it covers 90% of the CPU sampling saw (at most
+ * JS_TOP_CPU_MAX commands); the rest are "others", counted. */
+static void top_cpu_covering(size_t ncomm, int want_top, int64_t want_others, double others_s)
+{
+    js_sample_t s;
+    sample_init(&s);
+    js_model_t *m = new_model(JS_MODE_RUN, 2);
+    fake_proc_t p[40];
+    char comm[32];
+    for (size_t i = 0; i < ncomm; i++)
+        p[i] = (fake_proc_t){(int32_t)(100 + i), 1, 500, 0, 0, 0, 0, 1000, -1, 0};
+    add_sample(&s, 1 * SEC, p, ncomm, 0, 0);
+    for (size_t i = 0; i < ncomm; i++) {
+        snprintf(comm, sizeof(comm), "c%zu", i);
+        add_info(&s, p[i].pid, 500, comm);
+    }
+    model_feed(m, 0, &s);
+    for (size_t i = 0; i < ncomm; i++)
+        p[i].ut = 100; /* 1 s each */
+    add_sample(&s, 2 * SEC, p, ncomm, 0, 0);
+    model_feed(m, 1, &s);
+    js_summary_t su;
+    model_summary(m, &su);
+    assert_int_equal(su.ntop_cpu, want_top);
+    assert_int_equal(su.ntop_rss, ncomm < JS_TOP_N ? (int)ncomm : JS_TOP_N);
+    assert_int_equal(su.others_commands, want_others);
+    assert_float_equal(su.others_cpu_s, others_s, 1e-9);
+    model_free(m);
+    sample_free(&s);
+}
+
+static void test_top_cpu_covers_90pct(void **state)
+{
+    (void)state;
+    top_cpu_covering(12, 11, 1, 1.0);   /* 11 of 12 equal commands cover 91.7% */
+    top_cpu_covering(30, 20, 10, 10.0); /* at most 20 listed */
+    top_cpu_covering(3, 3, 0, 0.0);     /* fewer than 5: all, nothing else */
+}
+
 /* The summary's top lists: per command name, CPU of its processes and their largest RSS. */
 static void test_top_lists(void **state)
 {
@@ -852,6 +892,7 @@ int main(void)
         cmocka_unit_test(test_short_closing_row),
         cmocka_unit_test(test_attach_baseline),
         cmocka_unit_test(test_top_lists),
+        cmocka_unit_test(test_top_cpu_covers_90pct),
         cmocka_unit_test(test_top_counts_the_window_only),
         cmocka_unit_test(test_unread_members),
         cmocka_unit_test(test_memory_headline),

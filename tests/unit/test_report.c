@@ -284,7 +284,103 @@ static js_facts_t base_facts(void)
     f.majflt = 0;
     f.unattributed_cpu_s = 10;
     f.mon_cpu_s = 3;
+    f.psi_cpu_some_job_mean = 0.01;
+    f.psi_cpu_some_host_mean = 0.05;
+    f.host_busy_mean = 0.6;
+    f.steal_mean = 0;
+    f.throttled_fraction = 0;
     return f;
+}
+
+/* A job that waited for CPU is never told to request fewer cores: the cause is named instead. */
+static void t_advice_starved(void **state)
+{
+    (void)state;
+    js_advice_item_t it;
+    /* the complaint of issue 24: a low core count on a saturated host, 60% of the time waiting */
+    js_facts_t f = base_facts();
+    f.mean_cores = 1;
+    f.p95_cores = f.max_cores = 1.9;
+    f.efficiency = 0.125;
+    f.psi_cpu_some_job_mean = 0.6;
+    f.psi_cpu_some_host_mean = 0.8;
+    f.host_busy_mean = 1;
+    assert_int_equal(fire(&f, "cpu-starved", &it), 1);
+    assert_int_equal(it.severity, ADVICE_WARN);
+    assert_non_null(strstr(it.sentence, "while the host was busy"));
+    assert_non_null(
+        strstr(it.evidence, "CPU pressure (some) job 60%, host 80% of the time; host busy 100%; steal 0%"));
+    assert_non_null(strstr(it.threshold, "above 20% on average"));
+    assert_int_equal(fire(&f, "cpu-over-allocated", NULL), 0);
+    assert_int_equal(fire(&f, "cpu-serial", NULL), 0);
+    js_advice_item_t items[32];
+    size_t n = advice_eval(&f, items, 32);
+    for (size_t i = 0; i < n; i++)
+        assert_null(strstr(items[i].sentence, "Request 1 core"));
+    /* at the threshold: silent; the allocation rule judges again */
+    f.psi_cpu_some_job_mean = 0.2;
+    assert_int_equal(fire(&f, "cpu-starved", NULL), 0);
+    assert_int_equal(fire(&f, "cpu-over-allocated", NULL), 1);
+    /* every core of its own busy and still waiting: more threads than cores */
+    f = base_facts();
+    f.mean_cores = 7.9;
+    f.efficiency = 7.9 / 8;
+    f.psi_cpu_some_job_mean = 0.5;
+    assert_int_equal(fire(&f, "cpu-starved", &it), 1);
+    assert_non_null(strstr(it.sentence, "more runnable threads than cores"));
+    /* no cgroup: the host's pressure counts only while the host was busy */
+    f = base_facts();
+    f.mean_cores = 2;
+    f.efficiency = 0.25;
+    f.psi_cpu_some_job_mean = NAN;
+    f.psi_cpu_some_host_mean = 0.5;
+    f.host_busy_mean = 0.95;
+    assert_int_equal(fire(&f, "cpu-starved", NULL), 1);
+    assert_int_equal(fire(&f, "cpu-over-allocated", NULL), 0);
+    f.host_busy_mean = 0.85;
+    assert_int_equal(fire(&f, "cpu-starved", NULL), 0);
+    assert_int_equal(fire(&f, "cpu-over-allocated", NULL), 1);
+    f.host_busy_mean = 0.95;
+    f.psi_cpu_some_job_mean = 0.05; /* the job's own pressure, when known, decides */
+    assert_int_equal(fire(&f, "cpu-starved", NULL), 0);
+    /* steal */
+    f = base_facts();
+    f.mean_cores = 2;
+    f.efficiency = 0.25;
+    f.steal_mean = 0.11;
+    assert_int_equal(fire(&f, "cpu-starved", &it), 1);
+    assert_non_null(strstr(it.sentence, "steal"));
+    assert_int_equal(fire(&f, "cpu-over-allocated", NULL), 0);
+    f.steal_mean = 0.1;
+    assert_int_equal(fire(&f, "cpu-starved", NULL), 0);
+    /* quota throttling: its own rule, and no advice to shrink the allocation */
+    f = base_facts();
+    f.mean_cores = 1;
+    f.max_cores = 1.1;
+    f.efficiency = 0.125;
+    f.throttled_fraction = 0.11;
+    assert_int_equal(fire(&f, "cpu-throttled", &it), 1);
+    assert_non_null(strstr(it.evidence, "throttled in 11% of the quota periods"));
+    assert_int_equal(fire(&f, "cpu-starved", NULL), 0);
+    assert_int_equal(fire(&f, "cpu-serial", NULL), 0);
+    assert_int_equal(fire(&f, "cpu-over-allocated", NULL), 0);
+    f.psi_cpu_some_job_mean = 0.9; /* the quota's throttling is the job's pressure: one rule, the quota's */
+    assert_int_equal(fire(&f, "cpu-starved", NULL), 0);
+    assert_int_equal(fire(&f, "cpu-throttled", NULL), 1);
+    f.psi_cpu_some_job_mean = 0.01;
+    assert_true(advice_cpu_starved(&f));
+    f.throttled_fraction = 0.1;
+    assert_false(advice_cpu_starved(&f));
+    assert_int_equal(fire(&f, "cpu-serial", NULL), 1);
+    /* I/O bound: the job's own pressure first */
+    f = base_facts();
+    f.psi_io_some_mean = 0.01;
+    f.psi_io_some_job_mean = 0.3;
+    assert_int_equal(fire(&f, "io-pressure", &it), 1);
+    assert_non_null(strstr(it.evidence, "I/O pressure (some) job 30%, host 1% of the time"));
+    f.psi_io_some_job_mean = 0.05;
+    f.psi_io_some_mean = 0.5; /* another job's I/O does not make this one I/O bound */
+    assert_int_equal(fire(&f, "io-pressure", NULL), 0);
 }
 
 static void t_advice_rules(void **state)
@@ -299,32 +395,49 @@ static void t_advice_rules(void **state)
     facts_init(&empty);
     assert_int_equal(advice_eval(&empty, items, 32), 0);
 
-    /* CPU efficiency: below 50% fires with the recommendation from the 95th percentile */
+    /* over-allocated: below 50% fires with the recommendation from the 95th percentile */
     f = base_facts();
     f.mean_cores = 2;
     f.efficiency = 0.25 - 1e-9;
     f.p95_cores = 2.6;
     f.max_cores = 3.1;
-    assert_int_equal(fire(&f, "cpu-efficiency", &it), 1);
+    assert_int_equal(fire(&f, "cpu-over-allocated", &it), 1);
     assert_int_equal(it.severity, ADVICE_WARN);
     assert_non_null(strstr(it.sentence, "Request 3 cores"));
     assert_non_null(strstr(it.evidence, "CPU efficiency 25%"));
+    assert_non_null(strstr(it.evidence, "CPU pressure (some) job 1%, host 5% of the time; host busy 60%"));
     assert_non_null(strstr(it.threshold, "below 50% of the cores available"));
+    assert_int_equal(fire(&f, "cpu-serial", NULL), 0);
+    assert_int_equal(fire(&f, "cpu-starved", NULL), 0);
     f.efficiency = 0.49;
-    assert_int_equal(fire(&f, "cpu-efficiency", &it), 1);
+    assert_int_equal(fire(&f, "cpu-over-allocated", &it), 1);
     assert_int_equal(it.severity, ADVICE_INFO);
     f.efficiency = 0.5;
-    assert_int_equal(fire(&f, "cpu-efficiency", NULL), 0);
+    assert_int_equal(fire(&f, "cpu-over-allocated", NULL), 0);
+    /* serial: one core busy of many */
     f.efficiency = 0.1;
-    f.max_cores = 1.05; /* serial */
-    assert_int_equal(fire(&f, "cpu-efficiency", &it), 1);
+    f.max_cores = 1.05;
+    assert_int_equal(fire(&f, "cpu-serial", &it), 1);
+    assert_int_equal(fire(&f, "cpu-over-allocated", NULL), 0);
     assert_non_null(strstr(it.sentence, "ran serially"));
+    assert_non_null(strstr(it.threshold, "below 1.2 cores"));
+    f.max_cores = 1.2;
+    assert_int_equal(fire(&f, "cpu-serial", NULL), 0);
+    f.max_cores = 1.05;
     f.cores_available = 1; /* one core: nothing to give back */
-    assert_int_equal(fire(&f, "cpu-efficiency", NULL), 0);
+    assert_int_equal(fire(&f, "cpu-serial", NULL), 0);
+    assert_int_equal(fire(&f, "cpu-over-allocated", NULL), 0);
     f.cores_available = 8;
     f.wall_s = 5; /* too short to judge */
-    assert_int_equal(fire(&f, "cpu-efficiency", NULL), 0);
+    assert_int_equal(fire(&f, "cpu-serial", NULL), 0);
 
+    /* pressure facts unknown (no PSI): the allocation rules still judge, and say so */
+    f = base_facts();
+    f.psi_cpu_some_job_mean = f.psi_cpu_some_host_mean = f.host_busy_mean = f.steal_mean = NAN;
+    f.mean_cores = f.p95_cores = f.max_cores = 2;
+    f.efficiency = 0.25;
+    assert_int_equal(fire(&f, "cpu-over-allocated", &it), 1);
+    assert_non_null(strstr(it.evidence, "CPU pressure not recorded; throttled in 0% of the quota periods"));
     /* memory near the limit, far below it, on the node without one, OOM kills */
     f = base_facts();
     f.mem_limit = 10 * GiB;
@@ -368,7 +481,7 @@ static void t_advice_rules(void **state)
     assert_int_equal(fire(&f, "swap", NULL), 0);
     f.psi_io_some_mean = 0.11;
     assert_int_equal(fire(&f, "io-pressure", &it), 1);
-    assert_non_null(strstr(it.evidence, "I/O pressure (some) 11%"));
+    assert_non_null(strstr(it.evidence, "I/O pressure (some) host 11% of the time"));
     f.psi_io_some_mean = 0.1;
     assert_int_equal(fire(&f, "io-pressure", NULL), 0);
     f.psi_io_some_mean = NAN;
@@ -1107,6 +1220,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(t_jtree),
         cmocka_unit_test(t_advice_rules),
+        cmocka_unit_test(t_advice_starved),
         cmocka_unit_test(t_extraction_golden),
         cmocka_unit_test(t_day_page),
         cmocka_unit_test(t_nodes),

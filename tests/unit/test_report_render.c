@@ -680,8 +680,8 @@ static void t_render_page(void **state)
                                cell_text("y"),      cell_missing(),  cell_real(0.5)};
     html_table(&h, "procs <top>", cols, 3, cells, 2);
     html_kv_table(&h, facts, 4);
-    const js_advice_t adv[] = {{ADVICE_WARN, "Use <fewer> cores.", "peak 2 & p95 1", "p95 < 50%"},
-                               {ADVICE_MAX, "odd severity", NULL, "rule only"}};
+    const js_advice_t adv[] = {{ADVICE_WARN, "Use <fewer> cores.", "peak 2 & p95 1", "p95 < 50%", NULL},
+                               {ADVICE_MAX, "odd severity", NULL, "rule only", NULL}};
     html_advice(&h, adv, 2);
     html_section_end(&h);
     assert_int_equal(html_end(&h), 0);
@@ -696,7 +696,7 @@ static void t_render_page(void **state)
     assert_null(strstr(page, " src="));
     /* escaped everywhere; no raw control byte */
     assert_non_null(strstr(page, "<title>t &lt;itle&gt; &amp; co</title>"));
-    assert_non_null(strstr(page, "<h1>title &lt;x&gt;</h1>"));
+    assert_non_null(strstr(page, "<h1 title=\"title &lt;x&gt;\">title &lt;x&gt;</h1>"));
     assert_non_null(strstr(page, ">setup &lt;1&gt;</text>"));
     assert_non_null(strstr(page, "x&lt;/td&gt;"));
     assert_non_null(strstr(page, "a &lt;b&gt; &amp; c" FFFD));
