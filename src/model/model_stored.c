@@ -175,7 +175,7 @@ const js_table_t table_summary_state = {
 /* The numeric fields of js_summary_t the tree model sets (summary_from_cgroup's are the parts' and are
  * recomputed). Bump SUMMARY_STATE_VERSION when the list changes meaning: a recording of another version is
  * then read in full. */
-#define SUMMARY_STATE_VERSION 2
+#define SUMMARY_STATE_VERSION 3
 enum { SF_D, SF_I64, SF_I32, SF_INT, SF_BOOL };
 #define SUO(f) offsetof(js_summary_t, f)
 static const struct {
@@ -224,6 +224,8 @@ static const struct {
     {"autoreap_cpu_s", SF_D, SUO(autoreap_cpu_s)},
     {"ntop_cpu", SF_INT, SUO(ntop_cpu)},
     {"ntop_rss", SF_INT, SUO(ntop_rss)},
+    {"others_cpu_s", SF_D, SUO(others_cpu_s)},
+    {"others_commands", SF_I64, SUO(others_commands)},
     {"unattributed_cpu_s", SF_D, SUO(unattributed_cpu_s)},
     {"unattributed_floor_s", SF_D, SUO(unattributed_floor_s)},
     {"taken", SF_I64, SUO(taken)},
@@ -246,7 +248,7 @@ static const struct {
 /* a field added to js_summary_t must be stored too (or recomputed from the parts): add it to sum_fields, bump
  * SUMMARY_STATE_VERSION, and tests/integration/test_stored.py checks the stored summary against a full read
  */
-_Static_assert(sizeof(js_summary_t) == 1560, "js_summary_t changed: update sum_fields (stored summary)");
+_Static_assert(sizeof(js_summary_t) == 2896, "js_summary_t changed: update sum_fields (stored summary)");
 #endif
 
 static int state_row(js_rows_t *out, const char *key, double num, const char *text)
@@ -365,9 +367,10 @@ int model_use_stored(js_model_t *m, const js_rows_t *state)
         char field[16];
         if (sscanf(key, "top_cpu.%d.%15s", &k, field) == 2 ||
             sscanf(key, "top_rss.%d.%15s", &k, field) == 2) {
-            if (k < 0 || k >= JS_TOP_N)
+            bool cpu = key[4] == 'c';
+            if (k < 0 || k >= (cpu ? JS_TOP_CPU_MAX : JS_TOP_N))
                 continue;
-            js_top_t *t = key[4] == 'c' ? &su.top_cpu[k] : &su.top_rss[k];
+            js_top_t *t = cpu ? &su.top_cpu[k] : &su.top_rss[k];
             if (!strcmp(field, "comm"))
                 snprintf(t->comm, sizeof(t->comm), "%s", text ? text : "");
             else if (!strcmp(field, "cpu_s"))
@@ -413,7 +416,7 @@ int model_use_stored(js_model_t *m, const js_rows_t *state)
     bool all = version == SUMMARY_STATE_VERSION;
     for (size_t f = 0; f < NSUM_FIELDS && all; f++)
         all = seen[f];
-    if (!all || su.ntop_cpu < 0 || su.ntop_cpu > JS_TOP_N || su.ntop_rss < 0 || su.ntop_rss > JS_TOP_N ||
+    if (!all || su.ntop_cpu < 0 || su.ntop_cpu > JS_TOP_CPU_MAX || su.ntop_rss < 0 || su.ntop_rss > JS_TOP_N ||
         (unsigned)su.scope >= JS_SCOPE_MAX) {
         free(reason);
         return -EINVAL;

@@ -143,6 +143,11 @@ def test_scancel_ends_a_running_job_and_its_tasks(cluster):
             rows = [pid for pid, step, localid in cluster.listpids(f"{jobid}.0", node) if localid == 0 and pid > 0]
             if not rows:
                 return None
+            try:  # forked by slurmstepd, not yet the task's command: look again
+                if Path(f"/proc/{rows[0]}/comm").read_text().strip() != "sleep":
+                    return None
+            except OSError:
+                return None
             pids[node] = rows[0]
         return pids
 

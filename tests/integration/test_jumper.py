@@ -420,7 +420,10 @@ while True:
 def _cell_with_outsider(level, burner, go, out, stop, start_it):
     """A cell that makes a process of the level but outside the kernel's tree burn 0.8 s, and prints the
     oracle: that process's CPU plus what the notebook client (the kernel's parent, also in the level) used."""
-    launch = (f"subprocess.run(['sh', '-c', sys.executable + ' {burner} - {out} {stop} 0.8 &'])\n" if start_it
+    # started by a shell that exits at once, the burner burns only once that shell is gone (a go file): it is
+    # then outside the kernel's tree whenever a sample comes, however late under load
+    launch = (f"subprocess.run(['sh', '-c', sys.executable + ' {burner} {out}.go {out} {stop} 0.8 &'])\n"
+              f"open('{out}.go', 'w').close()\n" if start_it
               else f"open('{go}', 'w').close()\n")
     return ("import json, os, subprocess, sys, time, psutil\nclient = psutil.Process(os.getppid())\n"
             "c0 = sum(client.cpu_times()[:2])\n" + launch +
