@@ -416,8 +416,8 @@ int model_use_stored(js_model_t *m, const js_rows_t *state)
     bool all = version == SUMMARY_STATE_VERSION;
     for (size_t f = 0; f < NSUM_FIELDS && all; f++)
         all = seen[f];
-    if (!all || su.ntop_cpu < 0 || su.ntop_cpu > JS_TOP_CPU_MAX || su.ntop_rss < 0 || su.ntop_rss > JS_TOP_N ||
-        (unsigned)su.scope >= JS_SCOPE_MAX) {
+    if (!all || su.ntop_cpu < 0 || su.ntop_cpu > JS_TOP_CPU_MAX || su.ntop_rss < 0 ||
+        su.ntop_rss > JS_TOP_N || (unsigned)su.scope >= JS_SCOPE_MAX) {
         free(reason);
         return -EINVAL;
     }
