@@ -47,6 +47,7 @@
 #include "sinks/tabsink.h"
 #include "sources/proc_tree.h"
 #include "sys/cgroupfs.h"
+#include "sys/fsroot.h"
 #include "sys/parse.h"
 #include "sources/registry.h"
 #include "core/util.h"
@@ -311,7 +312,7 @@ static bool monitor_target(const char *t)
 {
     static const char *const anon[] = {"anon_inode:[timerfd]", "anon_inode:[pidfd]",
                                        "anon_inode:[perf_event]", "anon_inode:bpf"};
-    if (!strcmp(t, "/proc") || !strncmp(t, "/proc/", 6) || !strcmp(t, "/sys") || !strncmp(t, "/sys/", 5))
+    if (fsroot_kernel_path(t))
         return true;
     for (size_t i = 0; i < sizeof(anon) / sizeof(anon[0]); i++)
         if (!strncmp(t, anon[i], strlen(anon[i])))

@@ -290,3 +290,14 @@ void pid_iter_close(js_pid_iter_t *it)
         closedir(it->d);
     it->d = NULL;
 }
+
+bool fsroot_kernel_path(const char *path)
+{
+    static const char *const roots[] = {PROCFS_DEFAULT, SYSFS_DEFAULT};
+    for (size_t i = 0; i < sizeof(roots) / sizeof(roots[0]); i++) {
+        size_t n = strlen(roots[i]);
+        if (!strncmp(path, roots[i], n) && (path[n] == '\0' || path[n] == '/'))
+            return true;
+    }
+    return false;
+}

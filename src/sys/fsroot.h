@@ -40,6 +40,10 @@ int fsroot_is_live(const js_fsroot_t *r);
  * is this process's PID as that procfs numbers it (0: not visible in it at all). */
 int fsroot_pidns_check(const js_fsroot_t *r, long *ret_pid_there);
 
+/* fsroot_kernel_path: whether absolute path `path` names the live procfs or sysfs mount or a file under it
+ * (as a descriptor's /proc/self/fd link reads). */
+bool fsroot_kernel_path(const char *path);
+
 /* fsroot_open_abs: open `abs_path`, an absolute kernel path read from the kernel itself (a mount point in
  * mountinfo), through the roots: a path under the procfs or sysfs default is opened relative to r->proc or
  * r->sys, so fixture trees work; any other absolute path only when `r` is the live procfs (else -ENOENT).
