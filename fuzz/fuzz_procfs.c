@@ -108,7 +108,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     }
     case 12: {
         int cpus[64];
-        int n = perf_parse_cpulist(t, cpus, 64);
+        int n = cpulist_parse_ints(t, cpus, 64);
         for (int i = 0; i < n && i < 64; i++)
             FUZZ_CHECK(cpus[i] >= 0);
         break;

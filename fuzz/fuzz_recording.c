@@ -75,7 +75,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         if (summary_json(&b, &info, &su, m) == 0)
             FUZZ_CHECK(b.p != NULL);
         b.len = 0;
-        summary_text(&b, &info, &su, m);
+        summary_text(&b, &info, &su, m, JS_SUMMARY_FULL);
+        b.len = 0;
+        summary_text(&b, &info, &su, m, JS_SUMMARY_SHORT);
         buf_free(&b);
         model_free(m);
         recording_close(r);

@@ -51,8 +51,8 @@ static void cpulist_saturated_number(void **state)
     free(many);
 }
 
-/* fuzz_procfs (same family, found by reading after the finding above): perf_parse_cpulist's count of many
- * 2^20-wide ranges could overflow its int; refused now. */
+/* fuzz_procfs (same family, found by reading after the finding above): perf_parse_cpulist's (now
+ * cpulist_parse_ints) count of many 2^20-wide ranges could overflow its int; refused now. */
 static void perf_cpulist_many_ranges(void **state)
 {
     (void)state;
