@@ -371,7 +371,10 @@ static void tree_levels(js_tree_point_t *pt, const live_sums_t *ls)
     size_t n_read = n > ls->uss_left_out ? n - ls->uss_left_out : 0;
     pt->uss = all_or_nan(ls->uss, ls->have_uss, n_read);
     pt->pss = all_or_nan(ls->pss, ls->have_pss, n_read);
-    pt->pss_read = n_read > 0 && ls->pss_read == n_read;
+    /* a PSS sum is a measurement when every readable member was read at this sample and one of them is alive;
+     * a sum of 0 beside a resident RSS is members exiting between their statm and smaps_rollup reads, not a
+     * measurement (every peak taken from `pss_read` points inherits this rule: model.c, part_cgroup.c) */
+    pt->pss_read = n_read > 0 && ls->pss_read == n_read && ls->live > 0 && !(pt->pss == 0 && pt->rss > 0);
     pt->fds = all_or_nan(ls->opt[OPT_FDS], ls->opt_have[OPT_FDS], n);
     pt->members = (double)n;
     pt->threads = ls->threads;
@@ -407,9 +410,8 @@ static void summary_add(js_model_t *m, const js_sample_t *s, const js_value_t *s
     su->peak_rss_main = fmax_nan(su->peak_rss_main, any ? pt->rss_main : NAN);
     su->peak_rss_desc = fmax_nan(su->peak_rss_desc, any ? pt->rss_desc : NAN);
     su->peak_swap = fmax_nan(su->peak_swap, levels ? pt->swap : NAN);
-    /* the PSS peaks: sums measured at one sample, not the estimates between reads; a PSS sum of 0 beside a
-     * resident RSS is members exiting between their statm and smaps_rollup reads, not a measurement */
-    if (pt->pss_read && any && !(pt->pss == 0 && pt->rss > 0)) {
+    /* the PSS peaks: sums measured at one sample (`pss_read`), not the estimates between reads */
+    if (pt->pss_read) {
         su->pss_samples++;
         su->peak_pss = fmax_nan(su->peak_pss, pt->pss);
         su->peak_private = fmax_nan(su->peak_private, pt->uss);

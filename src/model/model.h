@@ -62,8 +62,9 @@ typedef struct {
     double rss;           /* sum of the members' RSS: a page shared by k members counts k times */
     double rss_main, rss_desc, shared, rss_anon, rss_file, rss_shmem, swap, hwm_max;
     /* USS (private pages) and PSS sums: each member's last smaps_rollup figures moved by its RSS change
-     * since; `pss_read`: every member's smaps_rollup was read at this sample (model.c, proc_tree's
-     * read_smaps_all) */
+     * since; `pss_read`: the PSS sum is a measurement of this sample: every readable member's smaps_rollup
+     * was read now (proc_tree's read_smaps_all), one member is alive, and the sum is not 0 beside a resident
+     * RSS (members exiting between their reads) */
     double uss, pss;
     bool pss_read;
     double members, threads, fds;
