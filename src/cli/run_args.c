@@ -18,6 +18,29 @@
 #define DEFAULT_USS_INTERVAL_NS 30000000000LL /* USS/PSS per process every 30 s, whatever the interval */
 #define DEFAULT_STATUS_EVERY 5
 
+/* option lines that several usage texts share (one text, one place) */
+#define HELP_INTERVAL                                                                                        \
+    "  -i, --interval DURATION  time between samples, 10ms..1h (default 1s); units ns us ms s m h, none = "  \
+    "s\n"
+#define HELP_OUTPUTS                                                                                         \
+    "  -o, --output FILE        recording to create (default ./jobscope-HOST-YYYYMMDDTHHMMSS.mmm.db, UTC)\n" \
+    "      --force              replace output files that exist (never through a symbolic link)\n"           \
+    "      --summary-json FILE  also write the summary as JSON to FILE\n"                                    \
+    "      --summary FILE       write the text summary to FILE instead of stderr\n"                          \
+    "      --summary short|full the text summary's form: short (default, about 12 lines: the figures to "    \
+    "read\n"                                                                                                 \
+    "                           at a glance) or full (every figure; ./full names a file called full)\n"
+#define HELP_REPORT                                                                                          \
+    "      --report[=FILE]      write the HTML report at the end (default: the recording with .html)\n"
+#define HELP_USS                                                                                             \
+    "      --uss-every T|N      read USS/PSS (smaps_rollup) at least every T (30s, 5m) or N samples; 0 =\n"  \
+    "                           never (default 30s)\n"                                                       \
+    "      --status-every N     read /proc/PID/status every N samples (default 5)\n"
+#define HELP_REDACT                                                                                          \
+    "      --redact-cmdline REGEX  record command lines with every match of REGEX (POSIX extended) in an\n"  \
+    "                           argument replaced by *** (e.g. 'password=[^ ]*'; the environment is never\n" \
+    "                           recorded)\n"
+
 static const char run_usage[] =
     "Usage: jobscope run [OPTIONS] [--] COMMAND [ARG...]\n"
     "\n"
@@ -27,16 +50,7 @@ static const char run_usage[] =
     "summary\n"
     "is printed on stderr at the end.\n"
     "\n"
-    "Options:\n"
-    "  -i, --interval DURATION  time between samples, 10ms..1h (default 1s); units ns us ms s m h, none = s\n"
-    "  -o, --output FILE        recording to create (default ./jobscope-HOST-YYYYMMDDTHHMMSS.mmm.db, UTC)\n"
-    "      --force              replace output files that exist (never through a symbolic link)\n"
-    "      --summary-json FILE  also write the summary as JSON to FILE\n"
-    "      --summary FILE       write the text summary to FILE instead of stderr\n"
-    "      --summary short|full the text summary's form: short (default, about 12 lines: the figures to "
-    "read\n"
-    "                           at a glance) or full (every figure; ./full names a file called full)\n"
-    "      --report[=FILE]      write the HTML report at the end (default: the recording with .html)\n"
+    "Options:\n" HELP_INTERVAL HELP_OUTPUTS HELP_REPORT
     "                           and print its path on stderr (unless -q)\n"
     "  -q, --quiet              no summary on stderr\n"
     "      --status             show live figures in the terminal's title bar (never in COMMAND's output)\n"
@@ -53,10 +67,7 @@ static const char run_usage[] =
     "                           allowed: root, BTF, Linux >= 6.7), bpf, or procfs (default auto)\n"
     "      --gpus SPEC          GPUs to monitor: all, none, or indices / UUIDs (0,1 or GPU-6f4e...); "
     "default:\n"
-    "                           those COMMAND may use (CUDA_VISIBLE_DEVICES etc.), else all\n"
-    "      --redact-cmdline REGEX  record command lines with every match of REGEX (POSIX extended) in an\n"
-    "                           argument replaced by *** (e.g. 'password=[^ ]*'; the environment is never\n"
-    "                           recorded)\n"
+    "                           those COMMAND may use (CUDA_VISIBLE_DEVICES etc.), else all\n" HELP_REDACT
     "      --procfs DIR         read process data from DIR instead of the kernel's procfs "
     "(testing)\n" CLI_EXPORT_HELP "  -h, --help               show this help\n";
 
@@ -67,30 +78,15 @@ static const char attach_usage[] =
     "SIGHUP or SIGQUIT (then a closing sample is taken). CPU of members that exit is counted up to their\n"
     "last sample (not exact). A status line is shown on stderr when it is a terminal.\n"
     "\n"
-    "Options:\n"
-    "  -i, --interval DURATION  time between samples, 10ms..1h (default 1s); units ns us ms s m h, none = s\n"
-    "  -o, --output FILE        recording to create (default ./jobscope-HOST-YYYYMMDDTHHMMSS.mmm.db, UTC)\n"
-    "      --force              replace output files that exist (never through a symbolic link)\n"
-    "      --summary-json FILE  also write the summary as JSON to FILE\n"
-    "      --summary FILE       write the text summary to FILE instead of stderr\n"
-    "      --summary short|full the text summary's form: short (default, about 12 lines: the figures to "
-    "read\n"
-    "                           at a glance) or full (every figure; ./full names a file called full)\n"
-    "      --report[=FILE]      write the HTML report at the end (default: the recording with .html)\n"
-    "  -q, --quiet              no status line, no summary on stderr\n"
-    "      --uss-every T|N      read USS/PSS (smaps_rollup) at least every T (30s, 5m) or N samples; 0 =\n"
-    "                           never (default 30s)\n"
-    "      --status-every N     read /proc/PID/status every N samples (default 5)\n"
+    "Options:\n" HELP_INTERVAL HELP_OUTPUTS HELP_REPORT
+    "  -q, --quiet              no status line, no summary on stderr\n" HELP_USS
     "      --backend B          how processes are read: auto (the BPF task reader where it pays and is\n"
     "                           allowed: root, BTF, Linux >= 6.7), bpf, or procfs (default auto)\n"
     "      --perf-per-task      perf counters on every task of the tree, a row per task (default: the\n"
     "                           tree's own cgroup per CPU if it has one, else the root with inheritance:\n"
     "                           what it starts from the attach on, not the processes it had then)\n"
     "      --gpus SPEC          GPUs to monitor: all, none, or indices / UUIDs; default: those PID may use\n"
-    "                           (its CUDA_VISIBLE_DEVICES etc.), else all\n"
-    "      --redact-cmdline REGEX  record command lines with every match of REGEX (POSIX extended) in an\n"
-    "                           argument replaced by *** (e.g. 'password=[^ ]*'; the environment is never\n"
-    "                           recorded)\n"
+    "                           (its CUDA_VISIBLE_DEVICES etc.), else all\n" HELP_REDACT
     "      --procfs DIR         read process data from DIR instead of the kernel's procfs "
     "(testing)\n" CLI_EXPORT_HELP "  -h, --help               show this help\n";
 
@@ -112,28 +108,13 @@ static const char watch_usage[] =
     "                           the N with the largest RSS, at each sample (default 0: none)\n"
     "      --duration DURATION  stop after DURATION (units as for --interval)\n"
     "      --until-file FILE    stop when FILE appears, or, if it exists at the start, when it contains the\n"
-    "                           word FINISHED\n"
-    "  -i, --interval DURATION  time between samples, 10ms..1h (default 1s); units ns us ms s m h, none = s\n"
-    "  -o, --output FILE        recording to create (default ./jobscope-HOST-YYYYMMDDTHHMMSS.mmm.db, UTC)\n"
-    "      --force              replace output files that exist (never through a symbolic link)\n"
-    "      --summary-json FILE  also write the summary as JSON to FILE\n"
-    "      --summary FILE       write the text summary to FILE instead of stderr\n"
-    "      --summary short|full the text summary's form: short (default, about 12 lines: the figures to "
-    "read\n"
-    "                           at a glance) or full (every figure; ./full names a file called full)\n"
-    "      --report[=FILE]      write the HTML report at the end (default: the recording with .html)\n"
-    "  -q, --quiet              no status line, no summary on stderr\n"
-    "      --uss-every T|N      read USS/PSS (smaps_rollup) at least every T (30s, 5m) or N samples; 0 =\n"
-    "                           never (default 30s)\n"
-    "      --status-every N     read /proc/PID/status every N samples (default 5)\n"
+    "                           word FINISHED\n" HELP_INTERVAL HELP_OUTPUTS HELP_REPORT
+    "  -q, --quiet              no status line, no summary on stderr\n" HELP_USS
     "      --backend B          how processes are read: auto (for --cgroup the BPF task reader where it\n"
     "                           pays and is allowed: root, BTF, Linux >= 6.7; never for --user or\n"
     "                           --node), bpf, or procfs (default auto)\n"
     "      --perf-per-task      --user: perf counters on every task of the user's processes, a row per task\n"
-    "                           (default: the user's cgroup per CPU where it exists)\n"
-    "      --redact-cmdline REGEX  record command lines with every match of REGEX (POSIX extended) in an\n"
-    "                           argument replaced by *** (e.g. 'password=[^ ]*'; the environment is never\n"
-    "                           recorded)\n"
+    "                           (default: the user's cgroup per CPU where it exists)\n" HELP_REDACT
     "      --procfs DIR         read process data from DIR instead of the kernel's procfs (testing)\n"
     "      --gpus SPEC          GPUs to monitor: all (default), none, or indices / UUIDs\n"
     "      --sysfs DIR          read sysfs and cgroup data from DIR instead of the kernel's (testing)\n"
@@ -168,8 +149,7 @@ static const char job_usage[] =
     "  -d, --dir DIR            where the recordings go (default: the current directory)\n"
     "      --until-file FILE    stop when FILE appears, or, if it exists at the start, when it contains the\n"
     "                           word FINISHED\n"
-    "      --duration DURATION  stop after DURATION (units as for --interval)\n"
-    "  -i, --interval DURATION  time between samples, 10ms..1h (default 1s); units ns us ms s m h, none = s\n"
+    "      --duration DURATION  stop after DURATION (units as for --interval)\n" HELP_INTERVAL
     "      --job ID             the job (default: SLURM_JOB_ID, PBS_JOBID or OAR_JOB_ID)\n"
     "      --step STEP|all      SLURM: watch one step (0, 1, batch, ...) or every step (default all)\n"
     "      --node NAME          this node's name (default: SLURMD_NODENAME, the node file's, the host name)\n"
@@ -186,10 +166,7 @@ static const char job_usage[] =
     "      --summary FILE       write the node's text summary to FILE\n"
     "      --summary short|full the text summary's form: short (default) or full (./full names a file)\n"
     "      --report[=FILE]      write the node's HTML report at the end (default: DIR/JOBID-NODE.html)\n"
-    "  -q, --quiet              nothing on stderr but errors\n"
-    "      --uss-every T|N      read USS/PSS (smaps_rollup) at least every T (30s, 5m) or N samples; 0 =\n"
-    "                           never (default 30s)\n"
-    "      --status-every N     read /proc/PID/status every N samples (default 5)\n"
+    "  -q, --quiet              nothing on stderr but errors\n" HELP_USS
     "      --backend B          how processes are read: auto, bpf or procfs (default auto)\n"
     "      --gpus SPEC          GPUs to monitor: all (default), none, or indices / UUIDs\n"
     "      --procfs DIR         read process data from DIR instead of the kernel's procfs (testing)\n"
