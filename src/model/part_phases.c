@@ -34,6 +34,7 @@
 #include "model/model.h"
 
 #include "core/marks.h"
+#include "core/nameindex.h"
 #include "model/summary.h"
 #include "core/util.h"
 #include "model/figure.h"
@@ -101,6 +102,7 @@ typedef struct {
     bool outside_touched, any_outside;
     event_t *ev;
     size_t nev, evcap;
+    js_nameindex_t ph_ix, ev_ix; /* names -> positions in ph and ev (names come from the job: many) */
     sender_t *snd;
     size_t nsnd, sndcap;
     int64_t marks, begins, ends, events, unmatched;
@@ -128,13 +130,23 @@ static void acc_init(acc_t *a)
         a->c[k] = 0;
 }
 
+static const char *phase_name_at(const void *ctx, size_t i)
+{
+    return ((const phases_t *)ctx)->ph[i].name;
+}
+
+static const char *event_name_at(const void *ctx, size_t i)
+{
+    return ((const phases_t *)ctx)->ev[i].name;
+}
+
 static phase_t *phase_get(phases_t *p, const char *name, size_t *ret_ix)
 {
-    for (size_t i = 0; i < p->nph; i++)
-        if (strcmp(p->ph[i].name, name) == 0) {
-            *ret_ix = i;
-            return &p->ph[i];
-        }
+    long at = nameindex_find(&p->ph_ix, name, phase_name_at, p);
+    if (at >= 0) {
+        *ret_ix = (size_t)at;
+        return &p->ph[at];
+    }
     if (p->nph == p->cap) {
         size_t cap = p->cap ? p->cap * 2 : 16;
         phase_t *g = realloc(p->ph, cap * sizeof(*g));
@@ -153,15 +165,19 @@ static phase_t *phase_get(phases_t *p, const char *name, size_t *ret_ix)
     acc_init(&ph->incl);
     acc_init(&ph->self);
     ph->peak_mem = ph->peak_rss = ph->peak_gpu_mem = NAN;
+    if (nameindex_add(&p->ph_ix, ph->name, p->nph, phase_name_at, p) < 0) {
+        free(ph->name);
+        return NULL;
+    }
     *ret_ix = p->nph++;
     return ph;
 }
 
 static event_t *event_get(phases_t *p, const char *name)
 {
-    for (size_t i = 0; i < p->nev; i++)
-        if (strcmp(p->ev[i].name, name) == 0)
-            return &p->ev[i];
+    long at = nameindex_find(&p->ev_ix, name, event_name_at, p);
+    if (at >= 0)
+        return &p->ev[at];
     if (p->nev == p->evcap) {
         size_t cap = p->evcap ? p->evcap * 2 : 16;
         event_t *g = realloc(p->ev, cap * sizeof(*g));
@@ -174,6 +190,10 @@ static event_t *event_get(phases_t *p, const char *name)
     memset(e, 0, sizeof(*e));
     if (!(e->name = strdup(name)))
         return NULL;
+    if (nameindex_add(&p->ev_ix, e->name, p->nev, event_name_at, p) < 0) {
+        free(e->name);
+        return NULL;
+    }
     p->nev++;
     return e;
 }
@@ -818,6 +838,8 @@ static void phases_fini(void *state)
     free(p->ev);
     free(p->snd);
     free(p->mr);
+    nameindex_free(&p->ph_ix);
+    nameindex_free(&p->ev_ix);
     free(p);
 }
 

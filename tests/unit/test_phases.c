@@ -15,6 +15,7 @@
 #include "api/replay.h"
 #include "core/json.h"
 #include "core/marks.h"
+#include "core/nameindex.h"
 #include "core/sample.h"
 #include "model/model.h"
 #include "model/summary.h"
@@ -355,6 +356,39 @@ static void test_recording_roundtrip(void **state)
     rmdir(dir);
 }
 
+/* the name index the part finds its phase and event names with: 20,000 distinct names (the table grows
+ * many times), each found at its position, absent names not found, a name equal up to its last byte not
+ * confused */
+static const char *name_at(const void *ctx, size_t i)
+{
+    return ((char(*)[16])ctx)[i];
+}
+
+static void test_name_index(void **state)
+{
+    (void)state;
+    enum { N = 20000 };
+    char(*names)[16] = calloc(N, sizeof(*names));
+    assert_non_null(names);
+    js_nameindex_t x = {0};
+    assert_int_equal(nameindex_find(&x, "ev0", name_at, names), -1);
+    for (size_t i = 0; i < N; i++) {
+        snprintf(names[i], sizeof(names[i]), "ev%zu", i);
+        assert_int_equal(nameindex_find(&x, names[i], name_at, names), -1);
+        assert_int_equal(nameindex_add(&x, names[i], i, name_at, names), 0);
+    }
+    assert_int_equal(x.count, N);
+    assert_true(2 * x.count <= x.cap);
+    for (size_t i = 0; i < N; i++)
+        assert_int_equal(nameindex_find(&x, names[i], name_at, names), (long)i);
+    assert_int_equal(nameindex_find(&x, "ev20000", name_at, names), -1);
+    assert_int_equal(nameindex_find(&x, "ev1x", name_at, names), -1);
+    assert_int_equal(nameindex_find(&x, "", name_at, names), -1);
+    nameindex_free(&x);
+    assert_int_equal(nameindex_find(&x, "ev1", name_at, names), -1);
+    free(names);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -364,6 +398,7 @@ int main(void)
         cmocka_unit_test(test_same_phase_many_senders_and_unmatched),
         cmocka_unit_test(test_late_mark_and_short_phase_peak),
         cmocka_unit_test(test_recording_roundtrip),
+        cmocka_unit_test(test_name_index),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
