@@ -121,6 +121,11 @@ typedef struct {
     bool for_marks_resolved;
 } phases_t;
 
+/* A sample taken for marks counts as the scope at its last mark when it was taken within CUT_LATE_NS of it,
+ * or within a quarter of the time from the previous sample to the mark; later, it is spread over its interval
+ * (phases_feed). */
+#define CUT_LATE_NS 20000000 /* 20 ms */
+
 /* ---- helpers ---------------------------------------------------------------------------------------- */
 
 static void acc_init(acc_t *a)
@@ -426,9 +431,19 @@ static int phases_feed(void *state, const js_feed_t *f)
     int64_t cut = t;
     if (sv && p->for_marks_col >= 0 && sv[p->for_marks_col].present && sv[p->for_marks_col].i && mr &&
         mr->nrows) {
-        const js_value_t *last = rows_row(mr, mr->nrows - 1);
-        cut = last[MARK_T_MONO].present ? last[MARK_T_MONO].i : t;
-        cut = cut < p->prev_t ? p->prev_t : cut > t ? t : cut;
+        int64_t last = p->prev_t; /* the latest mark (senders' rows need not come in time order) */
+        for (size_t i = 0; i < mr->nrows; i++) {
+            const js_value_t *v = rows_row(mr, i);
+            int64_t tm = v[MARK_T_MONO].present ? v[MARK_T_MONO].i : t;
+            last = tm > last ? tm : last;
+        }
+        cut = last > t ? t : last;
+        /* a sample the monitor could not take at once (its budget for marks was spent, or a loaded machine
+         * delayed it) is not the scope at the mark: what ran after the mark would be given to the time
+         * before it (a phase's CPU to the stretch before its begin, at many cores over no time); such a
+         * sample is spread over its whole interval like any other */
+        if (t - cut > CUT_LATE_NS && t - cut > (cut - p->prev_t) / 4)
+            cut = t;
     }
     double span = (double)(cut - p->prev_t), given = 0;
     int64_t cursor = p->prev_t;

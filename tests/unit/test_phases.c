@@ -186,6 +186,36 @@ static void test_cut_at_marks(void **state)
     }
 }
 
+/* A sample taken for a mark but late (the monitor's budget for marks was spent, or the machine delayed it):
+ * a phase begun at 1.05 s whose sample came at 2 s, with 0.9 s of CPU meanwhile, is not given 0 s while the
+ * 0.05 s before its begin takes 0.9 s (18 cores over no time): the sample is spread over its interval. */
+static void test_late_sample_for_marks(void **state)
+{
+    (void)state;
+    static const fmark_t m1[] = {{1.05, "begin", "b", 0}};
+    const fmark_t *const marks[3] = {NULL, m1, NULL};
+    const size_t n[3] = {0, 1, 0};
+    static const double cpu[3] = {0, 0.9, 1.9};
+    js_sample_t s;
+    sample_init(&s);
+    js_model_t *m = run_model();
+    for (int k = 0; k < 3; k++) {
+        g_for_marks = k == 1;
+        sample(&s, k + 1, cpu[k], 100, 0, marks[k], n[k]);
+        assert_int_equal(model_feed(m, k, &s), 0);
+    }
+    g_for_marks = false;
+    js_view_t v;
+    const js_value_t *b = phase_row(m, "b", &v);
+    assert_non_null(b);
+    assert_float_equal(col(&v, b, "wall_s"), 1.95, 1e-6);
+    assert_float_equal(col(&v, b, "cpu_s"), 0.9 * 0.95 + 1.0, 1e-6);
+    const js_value_t *out = phase_row(m, "(outside)", &v);
+    assert_float_equal(col(&v, out, "cpu_s"), 0.9 * 0.05, 1e-6);
+    model_free(m);
+    sample_free(&s);
+}
+
 /* sum of self over phases + outside, for one column of the phases view */
 static double self_sum(js_model_t *m, const char *c_self, const char *c_out)
 {
@@ -399,6 +429,7 @@ int main(void)
         cmocka_unit_test(test_late_mark_and_short_phase_peak),
         cmocka_unit_test(test_recording_roundtrip),
         cmocka_unit_test(test_name_index),
+        cmocka_unit_test(test_late_sample_for_marks),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
