@@ -73,6 +73,8 @@ void report_free(js_report_t *r)
         free(r->bands.last[i].label);
         free(r->events.first[i].label);
         free(r->events.last[i].label);
+        free(r->events.first[i].data);
+        free(r->events.last[i].data);
     }
     for (size_t i = 0; i < r->nopen; i++)
         free(r->open[i].label);
@@ -131,16 +133,37 @@ static void density_add(rdensity_t *d, double t, bool phase)
     d->nphases += phase;
 }
 
-/* mlist_add: keep a mark if it is among the first or (so far) the last MARKS_DRAWN of its list. */
-static int mlist_add(rmlist_t *l, double t0, double t1, const char *label)
+/* data_copy: at most MARK_DATA_KEPT bytes of s, cut at a UTF-8 character boundary ("..." added). */
+static char *data_copy(const char *s)
 {
-    char *copy = xstrdup(label);
-    if (label && !copy)
+    size_t n = strlen(s);
+    if (n <= MARK_DATA_KEPT)
+        return strdup(s);
+    size_t k = MARK_DATA_KEPT - 3;
+    while (k > 0 && ((unsigned char)s[k] & 0xc0) == 0x80)
+        k--;
+    char *c = malloc(k + 4);
+    if (c) {
+        memcpy(c, s, k);
+        memcpy(c + k, "...", 4);
+    }
+    return c;
+}
+
+/* mlist_add: keep a mark if it is among the first or (so far) the last MARKS_DRAWN of its list. */
+static int mlist_add(rmlist_t *l, double t0, double t1, const char *label, const char *data)
+{
+    char *copy = xstrdup(label), *dcopy = data ? data_copy(data) : NULL;
+    if ((label && !copy) || (data && !dcopy)) {
+        free(copy);
+        free(dcopy);
         return -ENOMEM;
+    }
     rmark_t *m =
         l->total < MARKS_DRAWN ? &l->first[l->total] : &l->last[(l->total - MARKS_DRAWN) % MARKS_DRAWN];
     free(m->label);
-    *m = (rmark_t){.t0 = t0, .t1 = t1, .t = t0, .label = copy};
+    free(m->data);
+    *m = (rmark_t){.t0 = t0, .t1 = t1, .t = t0, .label = copy, .data = dcopy};
     l->total++;
     return 0;
 }
@@ -163,13 +186,58 @@ static const rmark_t *mlist_get(const rmlist_t *l, size_t i)
 int report_add_band(js_report_t *r, double t0, double t1, const char *label)
 {
     density_add(&r->density, t0, true);
-    return mlist_add(&r->bands, t0, t1, label);
+    return mlist_add(&r->bands, t0, t1, label, NULL);
 }
 
 int report_add_event(js_report_t *r, double t, const char *label)
 {
+    return report_add_event_data(r, t, label, NULL);
+}
+
+int report_add_event_data(js_report_t *r, double t, const char *label, const char *data)
+{
     density_add(&r->density, t, false);
-    return mlist_add(&r->events, t, t, label);
+    return mlist_add(&r->events, t, t, label, data);
+}
+
+void report_events_table(js_html_t *h, const js_report_t *r)
+{
+    size_t kept = mlist_kept(&r->events);
+    if (!kept)
+        return;
+    html_section_begin(h, "events", "Events");
+    html_raw(h, "<table class=\"tb events\">\n<thead><tr><th scope=\"col\">time from start</th>"
+                "<th scope=\"col\">name</th><th scope=\"col\">data</th></tr></thead>\n<tbody>\n");
+    for (size_t i = 0; i < kept; i++) {
+        const rmark_t *m = mlist_get(&r->events, i);
+        char when[48];
+        if (i == MARKS_DRAWN && r->events.total > kept)
+            html_printf(
+                h,
+                "<tr class=\"gap\"><td colspan=\"3\">\xe2\x80\xa6 %zu more events \xe2\x80\xa6</td></tr>\n",
+                r->events.total - kept);
+        html_raw(h, "<tr><td class=\"n\">");
+        html_text(h, units_time(when, sizeof(when), m->t, &(js_timeaxis_t){0}));
+        html_raw(h, "</td><td>");
+        html_text(h, m->label ? m->label : "");
+        html_raw(h, "</td><td class=\"x\">");
+        if (m->data)
+            html_text(h, m->data);
+        else
+            html_raw(h, "\xe2\x80\x94");
+        html_raw(h, "</td></tr>\n");
+    }
+    html_raw(h, "</tbody></table>\n");
+    if (r->events.total > kept) {
+        char note[200];
+        snprintf(
+            note, sizeof(note),
+            "%zu events in all: the first %d and the last %d are listed (and drawn); %zu are left out here "
+            "and counted in the strip along the top of every chart.",
+            r->events.total, MARKS_DRAWN, MARKS_DRAWN, r->events.total - kept);
+        html_para(h, note);
+    }
+    html_section_end(h);
 }
 
 /* marks_summarised: whether some marks are not drawn one by one (then the density strip is). */
@@ -198,7 +266,7 @@ int chart_marks(const js_report_t *r, bool none, js_band_t **ret_b, size_t *ret_
     }
     for (size_t i = 0; i < ne; i++) {
         const rmark_t *m = mlist_get(&r->events, i);
-        e[i] = (js_event_t){m->t, m->label};
+        e[i] = (js_event_t){m->t, m->label, m->data};
     }
     if (!none && marks_summarised(r)) {
         ch->density = r->density.bin;
@@ -533,7 +601,10 @@ int report_sample(js_report_t *r, size_t node, int64_t seq, int64_t t_mono_ns, i
  * of the data. Only the first node's marks are used: every rank of a job marks the same phases. */
 static int feed_marks(js_report_t *r, const js_table_t *t, const js_rows_t *rows, double now)
 {
-    int ct = table_column(t, "t_s"), ck = table_column(t, "kind"), cn = table_column(t, "name");
+    int ct = table_column(t, "t_s"), ck = table_column(t, "kind"), cn = table_column(t, "name"),
+        cd = table_column(t, "data");
+    if (cd >= 0 && t->cols[cd].type != JS_TEXT)
+        cd = -1;
     if (ck < 0 || t->cols[ck].type != JS_TEXT || (cn >= 0 && t->cols[cn].type != JS_TEXT) ||
         (ct >= 0 && t->cols[ct].type != JS_REAL))
         return 0;
@@ -563,7 +634,7 @@ static int feed_marks(js_report_t *r, const js_table_t *t, const js_rows_t *rows
                 free(m.label);
             }
         } else if (strcmp(kind, "event") == 0) {
-            rc = report_add_event(r, at, name);
+            rc = report_add_event_data(r, at, name, cd >= 0 && v[cd].present ? rows_str(rows, &v[cd]) : NULL);
         }
         if (rc < 0)
             return rc;
@@ -873,6 +944,7 @@ int report_html_docs(js_report_t *r, js_buf_t *out, js_svgdocs_t *docs)
         html_para(&h, note);
     }
     html_section_end(&h);
+    report_events_table(&h, r);
 
     if (r->nnodes > 1) {
         nodes_section(&pg);

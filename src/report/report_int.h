@@ -88,6 +88,7 @@ typedef struct {
 typedef struct {
     double t0, t1, t;
     char *label;
+    char *data; /* events: the JSON given with the mark (NULL: none), at most MARK_DATA_KEPT bytes kept */
 } rmark_t;
 
 /* Marks on the charts. A page's size must not grow with the run's length, nor with its number of marks:
@@ -97,6 +98,7 @@ typedef struct {
  * drawn. So 100,000 events cost what 200 do (docs/REPORT.md, bench/report_bench.py --events). */
 #define MARKS_DRAWN 50
 #define MARKS_BINS 256
+#define MARK_DATA_KEPT 1024 /* bytes of an event's data kept for its title and the events table */
 #define MARKS_OPEN_MAX 1024 /* phases begun and not ended yet, followed one by one (the rest are counted) */
 
 typedef struct {
@@ -141,6 +143,14 @@ typedef struct {
  * caller; none when `none`), and the density strip when marks were summarised. 0 or -ENOMEM. */
 int chart_marks(const js_report_t *r, bool none, js_band_t **ret_b, size_t *ret_nb, js_event_t **ret_e,
                 size_t *ret_ne, js_chart_t *ch);
+
+/* report_add_event_data: report_add_event() with the JSON `data` given with the mark (NULL: none; copied, cut
+ * to MARK_DATA_KEPT bytes at a character boundary). 0 or -ENOMEM. */
+int report_add_event_data(js_report_t *r, double t, const char *label, const char *data);
+
+/* report_events_table: the "Events" section: the kept events (the first and last MARKS_DRAWN) with their
+ * time from the start, name and data, and a line counting those left out. Nothing without events. */
+void report_events_table(js_html_t *h, const js_report_t *r);
 
 /* ---- report_facts.c: series lookups, statistics, facts ---- */
 

@@ -453,9 +453,37 @@ static void line_ranges(const js_chart_t *c, const ds_t *ds, geom_t *g, js_ticks
     g->vhi = tk->hi;
 }
 
+/* label_width: an upper estimate of `s`'s width in units at 11 px (DejaVu Sans: digits 0.64 em, '.' and ' '
+ * 0.32 em, letters up to 0.8 em). */
+static double label_width(const char *s)
+{
+    double w = 0;
+    for (; *s; s++) {
+        unsigned char c = (unsigned char)*s;
+        if ((c & 0xc0) == 0x80)
+            continue;
+        w += c == '.' || c == ' ' || c == '/' || c == 'i' ? 3.8 : c >= '0' && c <= '9' ? 7.1 : 8.4;
+    }
+    return w;
+}
+
 static void line_grid(js_html_t *h, const geom_t *g, const js_ticks_t *tk)
 {
-    html_raw(h, "<g class=\"grid\">");
+    /* the value labels sit right-aligned in the left margin: where the widest would not fit, all of them
+     * get a smaller font, so none is ever cut at the picture's left edge */
+    double widest = 0;
+    for (size_t i = 0; i < tk->n; i++) {
+        char label[64];
+        widest = fmax(widest,
+                      label_width(units_tick_label(label, sizeof(label), tk, tk->lo + (double)i * tk->step)));
+    }
+    double room = g->x0 - 8;
+    if (widest > room) {
+        html_raw(h, "<g class=\"grid\" style=\"font-size:");
+        html_num(h, fmax(6, 11 * room / widest), 3);
+        html_raw(h, "px\">");
+    } else
+        html_raw(h, "<g class=\"grid\">");
     for (size_t i = 0; i < tk->n; i++) {
         double v = tk->lo + (double)i * tk->step, y = gy(g, v);
         if (y < g->y0 - 0.05 || y > g->y1 + 0.05)
@@ -589,10 +617,22 @@ static void line_decorations(js_html_t *h, const js_chart_t *c, const geom_t *g)
         html_raw(h, e->t < g->tlo || e->t > g->thi ? "\" style=\"display:none" : "");
         html_raw(h, "\" transform=\"translate(");
         num(h, gx(g, e->t));
-        html_raw(h, " 0)\"><line x1=\"0\" x2=\"0\" y1=\"");
+        html_raw(h, " 0)\" tabindex=\"0\"><title>");
+        html_text(h, e->label ? e->label : "event");
+        html_raw(h, " at ");
+        html_text(h, units_time(label, sizeof(label), e->t, &c->time));
+        if (e->data) {
+            html_raw(h, ": ");
+            html_text(h, e->data);
+        }
+        html_raw(h, "</title><line x1=\"0\" x2=\"0\" y1=\"");
         num(h, g->y0);
         html_raw(h, "\" y2=\"");
         num(h, g->y1);
+        html_raw(h, "\"/><rect class=\"hit\" x=\"-4\" width=\"8\" y=\"");
+        num(h, g->y0);
+        html_raw(h, "\" height=\"");
+        num(h, g->y1 - g->y0);
         html_raw(h, "\"/>");
         if (e->label) {
             html_raw(h, "<text x=\"3\" y=\"");
