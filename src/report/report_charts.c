@@ -116,11 +116,45 @@ static bool col_match(const char *pat, const char *col)
     return strcmp(pat, col) == 0;
 }
 
-/* pretty_col: a legend name from a column name: the unit suffix and a matched prefix dropped, '_' as ' '. */
+/* human_words: a raw name ("rss_bytes" stripped to "rss", "psi_cpu_some", "task_clock") for a legend: '_' as
+ * ' ', abbreviations in capitals ("RSS", "PSI CPU some", "task clock"), in place. */
+static void human_words(char *buf, size_t cap)
+{
+    static const struct {
+        const char *raw, *human;
+    } words[] = {
+        {"rss", "RSS"},     {"uss", "USS"},    {"pss", "PSS"},        {"psi", "PSI"},      {"cpu", "CPU"},
+        {"gpu", "GPU"},     {"io", "I/O"},     {"ipc", "IPC"},        {"oom", "OOM"},      {"numa", "NUMA"},
+        {"irq", "IRQ"},     {"fp", "FP"},      {"cas", "CAS"},        {"hwm", "peak RSS"}, {"rx", "receive"},
+        {"tx", "transmit"}, {"mem", "memory"}, {"pids", "processes"}, {"dram", "DRAM"},    {"pkg", "package"},
+    };
+    char out[256] = "", word[64];
+    size_t len = 0;
+    for (const char *p = buf; *p;) {
+        size_t k = 0;
+        while (p[k] && p[k] != '_' && p[k] != ' ')
+            k++;
+        snprintf(word, sizeof(word), "%.*s", (int)(k < sizeof(word) - 1 ? k : sizeof(word) - 1), p);
+        const char *w = word;
+        for (size_t i = 0; i < sizeof(words) / sizeof(words[0]); i++)
+            if (strcmp(word, words[i].raw) == 0)
+                w = words[i].human;
+        int n = snprintf(out + len, sizeof(out) - len, "%s%s", len ? " " : "", w);
+        if (n > 0 && (size_t)n < sizeof(out) - len)
+            len += (size_t)n;
+        p += k;
+        while (*p == '_' || *p == ' ')
+            p++;
+    }
+    snprintf(buf, cap, "%s", out);
+}
+
+/* pretty_col: a legend name from a column name: the unit suffix and a matched prefix dropped, the words
+ * human_words() gives. */
 void pretty_col(const char *col, const char *prefix, char *buf, size_t cap)
 {
     static const char *const suffixes[] = {"_bytes_per_s", "_per_s", "_fraction", "_bytes", "_celsius",
-                                           "_mhz",         "_w",     "_j",        "_s"};
+                                           "_mhz",         "_w",     "_j",        "_s",     "_ns"};
     size_t skip = prefix && prefix[strlen(prefix) - 1] == '*' ? strlen(prefix) - 1 : 0;
     snprintf(buf, cap, "%s", col + (strlen(col) > skip ? skip : 0));
     size_t n = strlen(buf);
@@ -131,9 +165,7 @@ void pretty_col(const char *col, const char *prefix, char *buf, size_t cap)
             break;
         }
     }
-    for (char *p = buf; *p; p++)
-        if (*p == '_')
-            *p = ' ';
+    human_words(buf, cap);
 }
 
 /* curated_here: whether `view` is drawn by curated charts for these sources (a view jobscope knows, one of
@@ -423,6 +455,8 @@ static int emit_spec(page_t *pg, const cspec_t *c, const src_t *src, size_t nsrc
     list_free(l);
     return rc;
 }
+
+static void emit_perf_view(page_t *pg, const src_t *src, size_t nsrc);
 
 /* ---- generic charts of views jobscope does not know ---- */
 
@@ -745,7 +779,8 @@ void node_charts(page_t *pg, const src_t *src, size_t nsrc, bool with_tops)
                 continue;
             done[ndone++] = v->name;
             char title[160];
-            snprintf(title, sizeof(title), "View %s", v->name);
+            snprintf(title, sizeof(title),
+                     strcmp(v->name, "perf") == 0 ? "Perf counters (view %s)" : "View %s", v->name);
             snprintf(sid, sizeof(sid), "%ssec-v-%s", pg->idp, v->name);
             html_section_begin(h, sid, title);
             html_para(h, v->table->help);
@@ -756,7 +791,10 @@ void node_charts(page_t *pg, const src_t *src, size_t nsrc, bool with_tops)
                          REPORT_MAX_GROUPS);
                 html_para(h, note);
             }
-            emit_generic_view(pg, src, nsrc, v->name);
+            if (strcmp(v->name, "perf") == 0)
+                emit_perf_view(pg, src, nsrc);
+            else
+                emit_generic_view(pg, src, nsrc, v->name);
             html_section_end(h);
         }
 }
@@ -778,4 +816,162 @@ void nodes_section(page_t *pg)
             emit_spec(pg, &chart_specs[i], src, r->nnodes, true, "-nodes");
     html_section_end(pg->h);
     free(src);
+} /* ---- perf counters ---- */
+
+/* perf_kind: what a perf series of event `group` ("task_clock_ns sw") is drawn as: 1 CPU time (an event
+ * counting nanoseconds: its rate over 1e9 is cores), 0 a count (a rate per second). Its legend name in buf.
+ */
+static int perf_kind(const char *group, char *buf, size_t cap)
+{
+    char ev[128];
+    size_t k = strcspn(group, " ");
+    snprintf(ev, sizeof(ev), "%.*s", (int)(k < sizeof(ev) - 1 ? k : sizeof(ev) - 1), group);
+    size_t n = strlen(ev);
+    int ns = n > 3 && strcmp(ev + n - 3, "_ns") == 0;
+    if (ns)
+        ev[n - 3] = '\0';
+    snprintf(buf, cap, "%s", ev);
+    human_words(buf, cap);
+    return ns;
+}
+
+/* perf_chart: one chart of the perf view's column `col`: kind 1 the CPU-time events in cores, 0 the counts
+ * per second, -1 (col running_fraction) every event, drawn only where some counter was multiplexed. A
+ * series missing or zero throughout is not drawn; the zero ones are named in `zero` (cap bytes). */
+static void perf_chart(page_t *pg, const src_t *src, size_t nsrc, const char *col, int kind,
+                       const char *title, const char *unit, const char *idsuffix, char *zero, size_t cap)
+{
+    serieslist_t *l = calloc(1, sizeof(*l));
+    if (!l) {
+        pg->h->err = -ENOMEM;
+        return;
+    }
+    bool multiplexed = false;
+    size_t pos = 0;
+    for (size_t a = 0; a < nsrc; a++) {
+        const rnode_t *n = src[a].n;
+        for (size_t i = 0; i < n->ns && !l->err; i++) {
+            const rseries_t *rs = &n->s[i];
+            char name[128];
+            if (strcmp(rs->view, "perf") != 0 || strcmp(rs->col, col) != 0)
+                continue;
+            int k = perf_kind(rs->group, name, sizeof(name));
+            if (kind >= 0 && k != kind)
+                continue;
+            sstat_t st = sstat(n, rs);
+            if (!st.finite)
+                continue;
+            if (!st.nonzero) {
+                size_t len = strlen(zero);
+                if (len + strlen(name) + 3 < cap && !strstr(zero, name))
+                    snprintf(zero + len, cap - len, "%s%s", len ? ", " : "", name);
+                continue;
+            }
+            multiplexed |= st.min < 0.999;
+            const double *v = rs->v;
+            if (kind == 1) { /* ns per second over 1e9: cores */
+                double *c = malloc((n->n ? n->n : 1) * sizeof(*c));
+                if (!c || l->nown == 2 * MAX_CHART_SERIES) {
+                    free(c);
+                    l->err = c ? 0 : -ENOMEM;
+                    continue;
+                }
+                for (size_t j = 0; j < n->n; j++)
+                    c[j] = rs->v[j] / 1e9;
+                l->own[l->nown++] = c;
+                v = c;
+            }
+            add_series(l, n, v, name, src[a].label, src[a].dashed,
+                       (js_colour_t)(1 + pos++ % (JS_COLOUR_MAX - 1)), false);
+        }
+    }
+    if (l->n && !l->err && (kind >= 0 || multiplexed)) {
+        char id[96];
+        snprintf(id, sizeof(id), "%sperf-%s", pg->idp, idsuffix);
+        double t_min, t_max;
+        chart_time(src, nsrc, &t_min, &t_max);
+        js_band_t *bands = NULL;
+        js_event_t *events = NULL;
+        size_t nb = 0, ne = 0;
+        js_chart_t ch = {0};
+        if (chart_marks(pg->r, pg->compare, &bands, &nb, &events, &ne, &ch) < 0) {
+            list_free(l);
+            pg->h->err = -ENOMEM;
+            return;
+        }
+        js_hline_t hl[1];
+        char hlabel[1][200], vb[48];
+        size_t nh = 0;
+        if (kind == 1 && nsrc == 1 && src[0].n->cores_available > 0) {
+            snprintf(hlabel[0], sizeof(hlabel[0]), "cores available %s",
+                     units_format(vb, sizeof(vb), src[0].n->cores_available, "count"));
+            hl[nh++] = (js_hline_t){src[0].n->cores_available, hlabel[0], JS_VERMILLION};
+        }
+        ch.id = id;
+        ch.title = title;
+        ch.unit = unit;
+        ch.series = l->s;
+        ch.nseries = l->n;
+        ch.hlines = hl;
+        ch.nhlines = nh;
+        ch.bands = bands;
+        ch.nbands = nb;
+        ch.events = events;
+        ch.nevents = ne;
+        ch.t_min = t_min;
+        ch.t_max = t_max;
+        ch.v_max = kind < 0 ? 1 : 0;
+        ch.height = 200;
+        svg_line_chart(pg->h, &ch);
+        free(bands);
+        free(events);
+    }
+    if (l->err)
+        pg->h->err = l->err;
+    list_free(l);
+}
+
+/* emit_perf_view: the perf view's section: CPU time counted (events in ns) in cores, counts per second, the
+ * share of time counted where counters were multiplexed, and one line naming the counters that could not
+ * be opened (the summary's perf.missing) and those zero throughout. The raw columns (targets, counts per
+ * interval) are not drawn: a target count and a running fraction of 1 are constant lines. */
+static void emit_perf_view(page_t *pg, const src_t *src, size_t nsrc)
+{
+    char zero[512] = "", none[640] = "", line[1400];
+    perf_chart(pg, src, nsrc, "count_per_s", 1,
+               "CPU time counted by perf counters, in cores (time counted / wall time)", "cores", "time",
+               zero, sizeof(zero));
+    perf_chart(pg, src, nsrc, "count_per_s", 0, "Perf counters, events per second", "/s", "rate", zero,
+               sizeof(zero));
+    char unused[8] = "";
+    perf_chart(pg, src, nsrc, "running_fraction", -1,
+               "Share of time each perf counter was counted (below 100%: multiplexed, counts scaled)",
+               "fraction", "running", unused, 0);
+    const char *why = NULL;
+    for (size_t a = 0; a < nsrc; a++) {
+        const js_figure_t *miss = fig_get(sroot(src[a].n), "perf.missing");
+        for (size_t i = 0; i < fig_count(miss); i++) {
+            const js_figure_t *m = fig_kid(miss, i);
+            char name[128];
+            if (!m || !m->name)
+                continue;
+            perf_kind(m->name, name, sizeof(name));
+            size_t len = strlen(none);
+            if (!strstr(none, name) && len + strlen(name) + 3 < sizeof(none))
+                snprintf(none + len, sizeof(none) - len, "%s%s", len ? ", " : "", name);
+            if (!why && m->kind == FIG_TEXT && m->present)
+                why = m->text;
+        }
+    }
+    if (none[0]) {
+        snprintf(line, sizeof(line), "Counters unavailable on this machine, not drawn: %s%s%s%s.", none,
+                 why ? " (" : "", why ? why : "", why ? ")" : "");
+        html_raw(pg->h, "<p class=\"perf-none\">");
+        html_text(pg->h, line);
+        html_raw(pg->h, "</p>\n");
+    }
+    if (zero[0]) {
+        snprintf(line, sizeof(line), "Zero throughout, not drawn: %s.", zero);
+        html_para(pg->h, line);
+    }
 }

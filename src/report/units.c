@@ -234,7 +234,7 @@ char *units_tick_label(char *buf, size_t cap, const js_ticks_t *tk, double v)
         u.suffix = "";
         u.style = UNIT_TIGHT;
     }
-    return compose(buf, cap, num, &u, x == 0 && !u.suffix[0] ? 0 : tk->prefix);
+    return compose(buf, cap, num, &u, x == 0 && u.style != UNIT_GLUE ? 0 : tk->prefix);
 }
 
 static const double time_steps[] = {0.01, 0.02, 0.05, 0.1, 0.2, 0.5,  1,    2,    5,     10,    15,    30,

@@ -64,8 +64,8 @@ typedef struct {
 int units_ticks(double lo, double hi, unsigned target, const char *unit, js_ticks_t *ret);
 
 /* units_tick_label: the label of value `v` on the axis `tk`, short enough for the chart's left margin: "1.5
- * GiB", "40%", "2 cores", "0 GiB" (zero without decimals or prefix), "400M" (a unit units_lookup() does not
- * know, such as "events", is left to the chart's title). Returns buf. */
+ * GiB", "40%", "2 cores", "0 GiB", "0/s" (zero without decimals, or a prefix glued to a unit), "400M" (a unit
+ * units_lookup() does not know, such as "events", is left to the chart's title). Returns buf. */
 char *units_tick_label(char *buf, size_t cap, const js_ticks_t *tk, double v);
 
 typedef enum {
