@@ -615,6 +615,8 @@ static int emit_cpu_heatmap(page_t *pg, const rnode_t *n)
     }
     char id[64];
     snprintf(id, sizeof(id), "%scpu-heat", pg->idp);
+    double t_min, t_max; /* the time axis of the line charts above */
+    chart_time(&(src_t){.n = n}, 1, &t_min, &t_max);
     int rc =
         svg_heatmap(pg->h, &(js_heatmap_t){.id = id,
                                            .title = "Utilisation of each CPU of the host, CPUs \xc3\x97 time",
@@ -623,7 +625,9 @@ static int emit_cpu_heatmap(page_t *pg, const rnode_t *n)
                                            .nrows = k,
                                            .cols = n->n < 181 ? n->n : 181,
                                            .v_min = 0,
-                                           .v_max = 1});
+                                           .v_max = 1,
+                                           .t_min = t_min,
+                                           .t_max = t_max});
     free(rows);
     free(names);
     return rc;
@@ -657,6 +661,10 @@ static int emit_node_heatmap(page_t *pg)
     }
     char id[64];
     snprintf(id, sizeof(id), "%snode-heat", pg->idp);
+    double t_min = 0, t_max = 0; /* the time axis of the per-node charts beside it */
+    for (size_t i = 0; i < r->nnodes; i++)
+        if (r->nodes[i].n && r->nodes[i].t[r->nodes[i].n - 1] > t_max)
+            t_max = r->nodes[i].t[r->nodes[i].n - 1];
     int rc = k ? svg_heatmap(pg->h,
                              &(js_heatmap_t){.id = id,
                                              .title = frac ? "CPU use of each node (cores in use / cores "
@@ -667,7 +675,9 @@ static int emit_node_heatmap(page_t *pg)
                                              .nrows = k,
                                              .cols = maxn < 181 ? maxn : 181,
                                              .v_min = 0,
-                                             .v_max = frac ? 1 : 0})
+                                             .v_max = frac ? 1 : 0,
+                                             .t_min = t_min,
+                                             .t_max = t_max})
                : 0;
     for (size_t i = 0; i < r->nnodes; i++)
         free(vals[i]);

@@ -970,7 +970,15 @@ int svg_heatmap(js_html_t *h, const js_heatmap_t *c)
     double *cell = malloc(nrows * cols * sizeof(double));
     if (!cell)
         return h->err = -ENOMEM;
-    geom_t g = {.x0 = 130, .x1 = X1, .y0 = 6};
+    /* the line charts' plot box (X0 .. X1) so that a heat map lines up with the charts above it, unless a
+     * row label would not fit in their margin (10 px labels, cut at 20 characters) */
+    double widest = 0;
+    for (size_t r = 0; r < c->nrows; r++) {
+        char cut[96];
+        snprintf(cut, sizeof(cut), "%.20s", c->rows[r].name ? c->rows[r].name : "");
+        widest = fmax(widest, label_width(cut) * 10 / 11);
+    }
+    geom_t g = {.x0 = widest <= X0 - 8 ? X0 : 130, .x1 = X1, .y0 = 6};
     double rh = c->nrows <= 20 ? 18 : fmax(4, 360.0 / (double)c->nrows);
     g.y1 = g.y0 + rh * (double)nrows;
     if (c->t_max > c->t_min) {
