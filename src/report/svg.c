@@ -1017,18 +1017,7 @@ int svg_heatmap(js_html_t *h, const js_heatmap_t *c)
         html_text(h, units_format(b, sizeof(b), hi, c->unit));
         html_raw(h, " (light).");
     }
-    html_raw(h, "</desc>\n<g class=\"hy\">");
-    size_t every = rh >= 9 ? 1 : (size_t)ceil(9 / rh);
-    for (size_t r = 0; r < c->nrows; r += every) {
-        html_raw(h, "<text x=\"");
-        num(h, g.x0 - 6);
-        html_raw(h, "\" y=\"");
-        num(h, g.y0 + rh * ((double)r + 0.5) + 3.5);
-        html_raw(h, "\">");
-        html_text_max(h, c->rows[r].name, 20);
-        html_raw(h, "</text>");
-    }
-    html_raw(h, "</g>\n<g class=\"hm\">");
+    html_raw(h, "</desc>\n<g class=\"hm\">");
     for (size_t r = 0; r < c->nrows; r++) {
         double y = g.y0 + rh * (double)r;
         html_raw(h, "<rect class=\"na\" x=\"");
@@ -1059,6 +1048,19 @@ int svg_heatmap(js_html_t *h, const js_heatmap_t *c)
             k = e;
         }
         html_raw(h, "\n");
+    }
+    html_raw(h, "</g>\n");
+    /* the row labels after the cells: on a phone they move inside the map (report.css) */
+    html_raw(h, "<g class=\"hy\">");
+    size_t every = rh >= 9 ? 1 : (size_t)ceil(9 / rh);
+    for (size_t r = 0; r < c->nrows; r += every) {
+        html_raw(h, "<text x=\"");
+        num(h, g.x0 - 6);
+        html_raw(h, "\" y=\"");
+        num(h, g.y0 + rh * ((double)r + 0.5) + 3.5);
+        html_raw(h, "\">");
+        html_text_max(h, c->rows[r].name, 20);
+        html_raw(h, "</text>");
     }
     html_raw(h, "</g>\n");
     time_axis(h, g.tlo, g.thi, g.x0, g.x1, g.y1, (unsigned)((g.x1 - g.x0) / 90), &c->time);
