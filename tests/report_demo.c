@@ -115,9 +115,9 @@ int main(int argc, char **argv)
     const js_band_t phases[] = {{0, 3600 * scale, "setup"},
                                 {3600 * scale, 72000 * scale, "compute <main> & \"solve\""},
                                 {72000 * scale, end, "teardown"}};
-    const js_event_t events[] = {{20000 * scale, "checkpoint 1"},
-                                 {50000 * scale, "checkpoint 2"},
-                                 {71000 * scale, "OOM kill of 'helper'"}};
+    const js_event_t events[] = {{20000 * scale, "checkpoint 1", "{\"step\":20000}"},
+                                 {50000 * scale, "checkpoint 2", NULL},
+                                 {71000 * scale, "OOM kill of 'helper'", NULL}};
     js_buf_t b = {0};
     js_html_t h = {.buf = &b};
     html_begin(&h, "jobscope report: solver <demo> & friends");

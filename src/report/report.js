@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: MIT
  *
  * The report page's only script, inlined by html_end() (through the generated report_assets.h). It adds to
- * the static page: a tooltip with the nearest point of each visible series at the cursor, drag-to-zoom on the
+ * the static page: a tooltip with the nearest point of each visible series (and any event there, with its
+ * data) at the cursor or where a finger taps, drag-to-zoom on the
  * time axis (double-click or "reset zoom" to undo), legend toggles, and heat-map tooltips. It reads each chart's
  * data from the JSON block svg.c writes after the SVG and mirrors units.c (units_format, units_time_ticks,
  * units_time_label, units_time) so redrawn axes and tooltips read like the page. Without it the page is
@@ -200,7 +201,7 @@
     function leave() { cur.style.display = 'none'; hideTip(); }
     function reset() { T = full.slice(); redraw(); if (rz) rz.hidden = true; }
 
-    svg.addEventListener('mousemove', function (ev) {
+    function at(ev) {
       var p = svgPoint(svg, ev);
       if (!p) return;
       if (sel) {
@@ -223,9 +224,18 @@
       var cx = r1(X(ht));
       el('line', { x1: cx, x2: cx, y1: y0, y2: y1 }, cur);
       dots.forEach(function (q) { el('circle', { cx: q[0], cy: q[1], r: 3.5, fill: q[2] }, cur); });
+      /* events within a few units of the cursor (or the tap): their name, time and data */
+      svg.querySelectorAll('g.ev').forEach(function (g) {
+        var tt = g.querySelector('title');
+        if (tt && g.style.display !== 'none' && Math.abs(X(+g.getAttribute('data-t')) - p.x) <= 8)
+          rows.push([null, tt.textContent]);
+      });
       cur.style.display = '';
       showTip(ev, ttime(ht, d.ax), rows);
-    });
+    }
+    svg.addEventListener('mousemove', at);
+    svg.addEventListener('click', at);
+    svg.addEventListener('pointerup', function (ev) { if (ev.pointerType !== 'mouse') at(ev); }); /* a tap */
     svg.addEventListener('mouseleave', function () { if (!sel) leave(); });
     svg.addEventListener('mousedown', function (ev) {
       var p = svgPoint(svg, ev);
@@ -260,7 +270,7 @@
 
   function heat(fig, svg, d) {
     var x0 = d.box[0], y0 = d.box[1], x1 = d.box[2], y1 = d.box[3], nr = d.rows.length, nc = d.n;
-    svg.addEventListener('mousemove', function (ev) {
+    function at(ev) {
       var p = svgPoint(svg, ev);
       if (!p) return;
       var ri = Math.floor((p.y - y0) / (y1 - y0) * nr), ci = Math.floor((p.x - x0) / (x1 - x0) * nc);
@@ -268,7 +278,10 @@
       var w = (d.t[1] - d.t[0]) / nc, ta = d.t[0] + ci * w;
       showTip(ev, d.rows[ri], [[null, ttime(ta, d.ax) + ' \u2013 ' + ttime(ta + w, d.ax)],
         [null, (d.pk ? 'peak ' : 'mean ') + human(d.v[ri][ci], d.u)]]);
-    });
+    }
+    svg.addEventListener('mousemove', at);
+    svg.addEventListener('click', at);
+    svg.addEventListener('pointerup', function (ev) { if (ev.pointerType !== 'mouse') at(ev); });
     svg.addEventListener('mouseleave', hideTip);
   }
 

@@ -453,9 +453,37 @@ static void line_ranges(const js_chart_t *c, const ds_t *ds, geom_t *g, js_ticks
     g->vhi = tk->hi;
 }
 
+/* label_width: an upper estimate of `s`'s width in units at 11 px (DejaVu Sans: digits 0.64 em, '.' and ' '
+ * 0.32 em, letters up to 0.8 em). */
+static double label_width(const char *s)
+{
+    double w = 0;
+    for (; *s; s++) {
+        unsigned char c = (unsigned char)*s;
+        if ((c & 0xc0) == 0x80)
+            continue;
+        w += c == '.' || c == ' ' || c == '/' || c == 'i' ? 3.8 : c >= '0' && c <= '9' ? 7.1 : 8.4;
+    }
+    return w;
+}
+
 static void line_grid(js_html_t *h, const geom_t *g, const js_ticks_t *tk)
 {
-    html_raw(h, "<g class=\"grid\">");
+    /* the value labels sit right-aligned in the left margin: where the widest would not fit, all of them
+     * get a smaller font, so none is ever cut at the picture's left edge */
+    double widest = 0;
+    for (size_t i = 0; i < tk->n; i++) {
+        char label[64];
+        widest = fmax(widest,
+                      label_width(units_tick_label(label, sizeof(label), tk, tk->lo + (double)i * tk->step)));
+    }
+    double room = g->x0 - 8;
+    if (widest > room) {
+        html_raw(h, "<g class=\"grid\" style=\"font-size:");
+        html_num(h, fmax(6, 11 * room / widest), 3);
+        html_raw(h, "px\">");
+    } else
+        html_raw(h, "<g class=\"grid\">");
     for (size_t i = 0; i < tk->n; i++) {
         double v = tk->lo + (double)i * tk->step, y = gy(g, v);
         if (y < g->y0 - 0.05 || y > g->y1 + 0.05)
@@ -589,10 +617,22 @@ static void line_decorations(js_html_t *h, const js_chart_t *c, const geom_t *g)
         html_raw(h, e->t < g->tlo || e->t > g->thi ? "\" style=\"display:none" : "");
         html_raw(h, "\" transform=\"translate(");
         num(h, gx(g, e->t));
-        html_raw(h, " 0)\"><line x1=\"0\" x2=\"0\" y1=\"");
+        html_raw(h, " 0)\" tabindex=\"0\"><title>");
+        html_text(h, e->label ? e->label : "event");
+        html_raw(h, " at ");
+        html_text(h, units_time(label, sizeof(label), e->t, &c->time));
+        if (e->data) {
+            html_raw(h, ": ");
+            html_text(h, e->data);
+        }
+        html_raw(h, "</title><line x1=\"0\" x2=\"0\" y1=\"");
         num(h, g->y0);
         html_raw(h, "\" y2=\"");
         num(h, g->y1);
+        html_raw(h, "\"/><rect class=\"hit\" x=\"-4\" width=\"8\" y=\"");
+        num(h, g->y0);
+        html_raw(h, "\" height=\"");
+        num(h, g->y1 - g->y0);
         html_raw(h, "\"/>");
         if (e->label) {
             html_raw(h, "<text x=\"3\" y=\"");
@@ -930,7 +970,15 @@ int svg_heatmap(js_html_t *h, const js_heatmap_t *c)
     double *cell = malloc(nrows * cols * sizeof(double));
     if (!cell)
         return h->err = -ENOMEM;
-    geom_t g = {.x0 = 130, .x1 = X1, .y0 = 6};
+    /* the line charts' plot box (X0 .. X1) so that a heat map lines up with the charts above it, unless a
+     * row label would not fit in their margin (10 px labels, cut at 20 characters) */
+    double widest = 0;
+    for (size_t r = 0; r < c->nrows; r++) {
+        char cut[96];
+        snprintf(cut, sizeof(cut), "%.20s", c->rows[r].name ? c->rows[r].name : "");
+        widest = fmax(widest, label_width(cut) * 10 / 11);
+    }
+    geom_t g = {.x0 = widest <= X0 - 8 ? X0 : 130, .x1 = X1, .y0 = 6};
     double rh = c->nrows <= 20 ? 18 : fmax(4, 360.0 / (double)c->nrows);
     g.y1 = g.y0 + rh * (double)nrows;
     if (c->t_max > c->t_min) {
@@ -969,18 +1017,7 @@ int svg_heatmap(js_html_t *h, const js_heatmap_t *c)
         html_text(h, units_format(b, sizeof(b), hi, c->unit));
         html_raw(h, " (light).");
     }
-    html_raw(h, "</desc>\n<g class=\"hy\">");
-    size_t every = rh >= 9 ? 1 : (size_t)ceil(9 / rh);
-    for (size_t r = 0; r < c->nrows; r += every) {
-        html_raw(h, "<text x=\"");
-        num(h, g.x0 - 6);
-        html_raw(h, "\" y=\"");
-        num(h, g.y0 + rh * ((double)r + 0.5) + 3.5);
-        html_raw(h, "\">");
-        html_text_max(h, c->rows[r].name, 20);
-        html_raw(h, "</text>");
-    }
-    html_raw(h, "</g>\n<g class=\"hm\">");
+    html_raw(h, "</desc>\n<g class=\"hm\">");
     for (size_t r = 0; r < c->nrows; r++) {
         double y = g.y0 + rh * (double)r;
         html_raw(h, "<rect class=\"na\" x=\"");
@@ -1011,6 +1048,19 @@ int svg_heatmap(js_html_t *h, const js_heatmap_t *c)
             k = e;
         }
         html_raw(h, "\n");
+    }
+    html_raw(h, "</g>\n");
+    /* the row labels after the cells: on a phone they move inside the map (report.css) */
+    html_raw(h, "<g class=\"hy\">");
+    size_t every = rh >= 9 ? 1 : (size_t)ceil(9 / rh);
+    for (size_t r = 0; r < c->nrows; r += every) {
+        html_raw(h, "<text x=\"");
+        num(h, g.x0 - 6);
+        html_raw(h, "\" y=\"");
+        num(h, g.y0 + rh * ((double)r + 0.5) + 3.5);
+        html_raw(h, "\">");
+        html_text_max(h, c->rows[r].name, 20);
+        html_raw(h, "</text>");
     }
     html_raw(h, "</g>\n");
     time_axis(h, g.tlo, g.thi, g.x0, g.x1, g.y1, (unsigned)((g.x1 - g.x0) / 90), &c->time);

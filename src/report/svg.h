@@ -68,6 +68,7 @@ typedef struct {
 typedef struct {
     double t;
     const char *label; /* NULL: none */
+    const char *data;  /* what the event carries (its JSON), shown in its tooltip (<title>); NULL: none */
 } js_event_t;
 
 typedef struct {

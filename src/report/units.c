@@ -51,6 +51,14 @@ js_unit_t units_lookup(const char *unit)
     return u;
 }
 
+bool units_known(const char *unit)
+{
+    for (size_t i = 0; unit && i < sizeof(known_units) / sizeof(known_units[0]); i++)
+        if (strcmp(unit, known_units[i].name) == 0 || strcmp(unit, known_units[i].u.suffix) == 0)
+            return true;
+    return false;
+}
+
 /* fixed: |v| × 10^d must stay below 9e15 (the caller checks); d in 0..15. */
 static char *fixed(char *buf, size_t cap, double v, int d)
 {
@@ -185,12 +193,21 @@ int units_ticks(double lo, double hi, unsigned target, const char *unit, js_tick
         div *= u.base;
         k++;
     }
-    double slo = lo * u.mul / div, shi = hi * u.mul / div;
-    double raw = (shi - slo) / (double)(target - 1);
-    double mag = pow(10, floor(log10(raw)));
-    double norm = raw / mag;
-    double step = (norm <= 1.0001 ? 1 : norm <= 2.0001 ? 2 : norm <= 5.0001 ? 5 : 10) * mag;
-    double tlo = floor(slo / step + 1e-9) * step, thi = ceil(shi / step - 1e-9) * step;
+    double step, tlo, thi;
+    for (;;) {
+        double slo = lo * u.mul / div, shi = hi * u.mul / div;
+        double raw = (shi - slo) / (double)(target - 1);
+        double mag = pow(10, floor(log10(raw)));
+        double norm = raw / mag;
+        step = (norm <= 1.0001 ? 1 : norm <= 2.0001 ? 2 : norm <= 5.0001 ? 5 : 10) * mag;
+        tlo = floor(slo / step + 1e-9) * step;
+        thi = ceil(shi / step - 1e-9) * step;
+        /* rounding out may reach the next prefix (900 MiB up to "1000 MiB"): label in that one */
+        if (!u.base || fmax(fabs(tlo), fabs(thi)) < u.base - 1e-9 || k == NPREFIX - 1)
+            break;
+        div *= u.base;
+        k++;
+    }
     int decimals = step >= 1 ? 0 : (int)ceil(-log10(step) - 1e-9);
     *ret = (js_ticks_t){
         .lo = tlo * div / u.mul,
@@ -208,8 +225,16 @@ int units_ticks(double lo, double hi, unsigned target, const char *unit, js_tick
 char *units_tick_label(char *buf, size_t cap, const js_ticks_t *tk, double v)
 {
     char num[48];
-    units_fixed(num, sizeof(num), v * tk->u.mul / tk->div, tk->decimals);
-    return compose(buf, cap, num, &tk->u, tk->prefix);
+    double x = v * tk->u.mul / tk->div;
+    if (fabs(x) < tk->step * tk->u.mul / tk->div * 1e-6)
+        x = 0;
+    units_fixed(num, sizeof(num), x, x == 0 ? 0 : tk->decimals);
+    js_unit_t u = tk->u;
+    if (u.style == UNIT_WORD && !units_known(u.suffix)) { /* "400M", the word in the chart's title */
+        u.suffix = "";
+        u.style = UNIT_TIGHT;
+    }
+    return compose(buf, cap, num, &u, x == 0 && u.style != UNIT_GLUE ? 0 : tk->prefix);
 }
 
 static const double time_steps[] = {0.01, 0.02, 0.05, 0.1, 0.2, 0.5,  1,    2,    5,     10,    15,    30,

@@ -34,6 +34,9 @@ typedef struct {
  * suffix then borrows `unit`. NULL means "". Never fails. */
 js_unit_t units_lookup(const char *unit);
 
+/* units_known: whether `unit` is one units_lookup() knows (by name or by its displayed suffix). */
+bool units_known(const char *unit);
+
 /* units_fixed: `v` with exactly `decimals` (0..9) decimals, "-0" never written; "NaN" or "inf" when not
  * finite; falls back to shortest round-trip ("1e+300") beyond 9e15. Returns buf (always NUL-terminated). */
 char *units_fixed(char *buf, size_t cap, double v, int decimals);
@@ -60,7 +63,9 @@ typedef struct {
  * An empty or non-finite range becomes [0, 1] or [lo, lo + |lo|/10]. Returns 0 or -EINVAL (target < 2). */
 int units_ticks(double lo, double hi, unsigned target, const char *unit, js_ticks_t *ret);
 
-/* units_tick_label: the label of value `v` on the axis `tk` ("1.5 GiB"). Returns buf. */
+/* units_tick_label: the label of value `v` on the axis `tk`, short enough for the chart's left margin: "1.5
+ * GiB", "40%", "2 cores", "0 GiB", "0/s" (zero without decimals, or a prefix glued to a unit), "400M" (a unit
+ * units_lookup() does not know, such as "events", is left to the chart's title). Returns buf. */
 char *units_tick_label(char *buf, size_t cap, const js_ticks_t *tk, double v);
 
 typedef enum {

@@ -1090,6 +1090,19 @@ static void t_many_marks(void **state)
     assert_non_null(strstr(page,
                            "The run has 20000 phases and 100000 events: the charts draw the first and the "
                            "last 50 of each"));
+    /* the Events table is bounded the same way: 100 rows, one saying how many are left out between them */
+    char *tab = strstr(page, "<table class=\"tb events\">");
+    assert_non_null(tab);
+    char *tab_end = strstr(tab, "</table>");
+    assert_non_null(tab_end);
+    *tab_end = '\0';
+    assert_int_equal(count(tab, "<tr><td class=\"n\">"), 100);
+    assert_non_null(strstr(tab, "<td>ev49</td>"));
+    assert_non_null(strstr(tab, "<td>ev99950</td>"));
+    assert_null(strstr(tab, "<td>ev50</td>"));
+    assert_non_null(strstr(tab, "99900 more events"));
+    *tab_end = '<';
+    assert_non_null(strstr(page, "100000 events in all: the first 50 and the last 50 are listed"));
     free(page);
     /* below the bound: every mark drawn, no strip */
     marks_page_size(100, 100, &page);

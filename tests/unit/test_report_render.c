@@ -293,7 +293,7 @@ static void t_units_ticks(void **state)
     assert_true(tk.lo == 0);
     assert_true(tk.step == 0.5 * GiB);
     assert_int_equal(tk.n, 4);
-    assert_str(units_tick_label(b, sizeof(b), &tk, tk.lo), "0.0 GiB");
+    assert_str(units_tick_label(b, sizeof(b), &tk, tk.lo), "0 GiB");
     assert_str(units_tick_label(b, sizeof(b), &tk, tk.lo + 3 * tk.step), "1.5 GiB");
 
     assert_int_equal(units_ticks(0, 100, 6, "%", &tk), 0);
@@ -318,6 +318,61 @@ static void t_units_ticks(void **state)
     assert_int_equal(units_ticks(NAN, 1, 5, "W", &tk), 0);
     assert_true(tk.lo == 0 && tk.hi == 1);
     assert_int_equal(units_ticks(0, 1, 1, "W", &tk), -EINVAL);
+
+    /* issue 24: 400M events were labelled "400M events", cut to "0M" by the chart's margin */
+    assert_int_equal(units_ticks(0, 3.9e8, 5, "events", &tk), 0);
+    assert_str(units_tick_label(b, sizeof(b), &tk, 0), "0");
+    assert_str(units_tick_label(b, sizeof(b), &tk, 4e8), "400M");
+    /* rounding out to the next prefix: 0 .. 1G/s, not 0 .. 1000M/s; 1 GiB, not 1500 MiB */
+    assert_int_equal(units_ticks(0, 1010.0 * 1024 * 1024, 5, "bytes", &tk), 0);
+    assert_str(units_tick_label(b, sizeof(b), &tk, tk.hi), "1.0 GiB");
+    assert_int_equal(units_ticks(0, 9.2e8, 5, "/s", &tk), 0);
+    assert_str(units_tick_label(b, sizeof(b), &tk, tk.hi), "1.0G/s");
+}
+
+/* tick_value: the value a tick label stands for (number times its prefix), to check labels against data. */
+static double tick_value(const char *label)
+{
+    char *end;
+    double x = strtod(label, &end);
+    while (*end == ' ')
+        end++;
+    static const char si[] = "kMGTPE";
+    const char *p = *end ? strchr(si, *end == 'K' ? 'k' : *end) : NULL;
+    if (p)
+        x *= pow(end[1] == 'i' ? 1024 : 1000, (double)(p - si + 1));
+    return x;
+}
+
+/* Every magnitude, every unit kind: the ticks cover the data, their labels are distinct, short enough for
+ * the chart's margin (10 characters), and each reads back as the value it marks (to its decimals). */
+static void t_units_tick_labels(void **state)
+{
+    (void)state;
+    static const char *const units[] = {"events", "bytes", "bytes/s", "W", "", "/s", "Hz", "count", "J"};
+    static const double mant[] = {1, 1.7, 3.9, 9.2, 9.99};
+    for (size_t u = 0; u < sizeof(units) / sizeof(units[0]); u++)
+        for (int e = -2; e <= 17; e++)
+            for (size_t m = 0; m < sizeof(mant) / sizeof(mant[0]); m++) {
+                double hi = mant[m] * pow(10, e);
+                js_ticks_t tk;
+                assert_int_equal(units_ticks(0, hi, 5, units[u], &tk), 0);
+                assert_true(tk.lo <= 0 && tk.hi >= hi * (1 - 1e-12));
+                assert_true(tk.n >= 2 && tk.n <= 12);
+                char prev[64] = "";
+                for (size_t i = 0; i < tk.n; i++) {
+                    double v = tk.lo + (double)i * tk.step;
+                    char b[64];
+                    units_tick_label(b, sizeof(b), &tk, v);
+                    if (strlen(b) > 10 || strcmp(b, prev) == 0)
+                        fail_msg("%s [0, %g]: tick %zu label \"%s\" (previous \"%s\")", units[u], hi, i, b,
+                                 prev);
+                    double back = tick_value(b), tol = tk.step * 0.05 + fabs(v) * 1e-9;
+                    if (fabs(back - v) > tol)
+                        fail_msg("%s [0, %g]: tick %g labelled \"%s\" (reads %g)", units[u], hi, v, b, back);
+                    snprintf(prev, sizeof(prev), "%s", b);
+                }
+            }
 }
 
 static void tticks_are(double lo, double hi, unsigned target, const js_timeaxis_t *ax, double first,
@@ -634,7 +689,7 @@ static void t_render_page(void **state)
     const js_hline_t lim[] = {{4 * GiB, "memory limit", JS_VERMILLION}, {NAN, "ignored", 0}};
     const js_marker_t pk[] = {{50, 3.0 * GiB, NULL, 0}};
     const js_band_t ph[] = {{0, 100, "setup <1>"}, {100, 199, NULL}};
-    const js_event_t ev[] = {{150, "restart 'x'"}};
+    const js_event_t ev[] = {{150, "restart 'x'", "{\"epoch\":3,\"loss\":0.25}"}};
     js_buf_t b = {0};
     js_html_t h = {.buf = &b};
     html_begin(&h, "t <itle> & co");
@@ -716,6 +771,9 @@ static void t_render_page(void **state)
     assert_non_null(strstr(page, ">3 GiB</text>")); /* the marker's default label */
     assert_non_null(strstr(page, "<g class=\"ev\" data-t=\"150\""));
     assert_non_null(strstr(page, "restart &#39;x&#39;"));
+    /* the event's data in its tooltip (issue 24) */
+    assert_non_null(strstr(
+        page, "<title>restart &#39;x&#39; at 2:30: {&quot;epoch&quot;:3,&quot;loss&quot;:0.25}</title>"));
     assert_non_null(strstr(page, "<g class=\"band\" data-t0=\"0\" data-t1=\"100\">"));
     assert_non_null(strstr(page, "<script type=\"application/json\" class=\"cd\">{\"k\":\"line\""));
     assert_non_null(strstr(page, "\"n\":\"RSS \\u003ctree>\"")); /* '<' never raw inside a script */
@@ -761,10 +819,10 @@ int main(void)
         cmocka_unit_test(t_ds_passthrough), cmocka_unit_test(t_ds_golden),
         cmocka_unit_test(t_ds_gaps),        cmocka_unit_test(t_ds_errors),
         cmocka_unit_test(t_ds_day),         cmocka_unit_test(t_units_format),
-        cmocka_unit_test(t_units_ticks),    cmocka_unit_test(t_units_time),
-        cmocka_unit_test(t_units_locale),   cmocka_unit_test(t_escape),
-        cmocka_unit_test(t_sticky_error),   cmocka_unit_test(t_render_page),
-        cmocka_unit_test(t_time_axis_end),
+        cmocka_unit_test(t_units_ticks),    cmocka_unit_test(t_units_tick_labels),
+        cmocka_unit_test(t_units_time),     cmocka_unit_test(t_units_locale),
+        cmocka_unit_test(t_escape),         cmocka_unit_test(t_sticky_error),
+        cmocka_unit_test(t_render_page),    cmocka_unit_test(t_time_axis_end),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
