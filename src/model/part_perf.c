@@ -24,13 +24,19 @@
 #include "model/figure.h"
 #include "model/model.h"
 #include "model/part.h"
-#include "sources/perf.h"
+#include "core/sample.h"
 
 #include <errno.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+/* The perf source's table and the columns read of it, bound by name (sample_bind): no source header. The
+ * enum follows the name list. */
+enum { PC_EVENT, PC_KIND, PC_TARGET, PC_TARGET_ID, PC_COUNT, PC_ENABLED_NS, PC_RUNNING_NS, PC__MAX };
+static const char *const perf_col_names[PC__MAX] = {
+    "event", "kind", "target", "target_id", "count", "time_enabled_ns", "time_running_ns"};
 
 double perf_scale(uint64_t count, uint64_t enabled, uint64_t running)
 {
@@ -106,6 +112,9 @@ typedef struct {
     int64_t t_first, t_last;
     double dt_s; /* the last interval, NAN for the first sample */
     bool have_t;
+    const js_table_t *const *bound; /* the sample layout `tb` was bound against */
+    js_bind_t tb;                   /* the perf table, bound by name */
+    int pc[PC__MAX];                /* its columns' indices */
 } perf_part_t;
 
 static int perf_part_init(const js_model_cfg_t *cfg, void **ret_state)
@@ -230,9 +239,9 @@ static bool series_is(const perf_part_t *p, const series_t *s, const char *ev, c
 /* series_of: the series of `row` (row i of the sample), created if new. Returns its index or -ENOMEM. */
 static long series_of(perf_part_t *p, const js_rows_t *rows, size_t i, const js_value_t *row)
 {
-    const char *ev = row[PERFC_EVENT].present ? rows_str(rows, &row[PERFC_EVENT]) : "";
-    const char *target = row[PERFC_TARGET].present ? rows_str(rows, &row[PERFC_TARGET]) : "";
-    int64_t id = row[PERFC_TARGET_ID].present ? row[PERFC_TARGET_ID].i : -1;
+    const char *ev = row[p->pc[PC_EVENT]].present ? rows_str(rows, &row[p->pc[PC_EVENT]]) : "";
+    const char *target = row[p->pc[PC_TARGET]].present ? rows_str(rows, &row[p->pc[PC_TARGET]]) : "";
+    int64_t id = row[p->pc[PC_TARGET_ID]].present ? row[p->pc[PC_TARGET_ID]].i : -1;
     if (i < p->nhint && p->hint[i] < p->nse && series_is(p, &p->se[p->hint[i]], ev, target, id))
         return (long)p->hint[i];
     for (size_t k = 0; k < p->nse; k++)
@@ -242,8 +251,8 @@ static long series_of(perf_part_t *p, const js_rows_t *rows, size_t i, const js_
     pev_t *e = ev_get(p, ev, true, &err);
     if (!e)
         return err;
-    if (!e->kind[0] && row[PERFC_KIND].present)
-        snprintf(e->kind, sizeof(e->kind), "%s", rows_str(rows, &row[PERFC_KIND]));
+    if (!e->kind[0] && row[p->pc[PC_KIND]].present)
+        snprintf(e->kind, sizeof(e->kind), "%s", rows_str(rows, &row[p->pc[PC_KIND]]));
     if (p->nse == p->secap) {
         size_t cap = p->secap ? p->secap * 2 : 32;
         series_t *s = realloc(p->se, cap * sizeof(*s));
@@ -279,7 +288,15 @@ static int perf_part_feed(void *state, const js_feed_t *f)
         p->have_t = true;
     }
 
-    const js_rows_t *rows = sample_rows(f->s, &table_perf);
+    if (p->bound != f->s->tables) { /* once per layout */
+        p->tb = (js_bind_t){"perf", perf_col_names, PC__MAX, p->pc, -1};
+        sample_bind(f->s, &p->tb, 1);
+        p->bound = f->s->tables;
+    }
+    static const js_rows_t none = {0};
+    const js_rows_t *rows = sample_bound(f->s, &p->tb);
+    if (!rows)
+        rows = &none;
     for (size_t k = 0; k < p->nev; k++) {
         pev_t *e = &p->ev[k];
         e->targets = 0;
@@ -305,23 +322,24 @@ static int perf_part_feed(void *state, const js_feed_t *f)
         pev_t *e = &p->ev[s->ev];
         e->have_rows = true;
         uint64_t dc, den, drun;
-        if (!row[PERFC_COUNT].present || !row[PERFC_ENABLED_NS].present || !row[PERFC_RUNNING_NS].present) {
+        if (!row[p->pc[PC_COUNT]].present || !row[p->pc[PC_ENABLED_NS]].present ||
+            !row[p->pc[PC_RUNNING_NS]].present) {
             e->d = NAN; /* no value this sample: the interval of this event is incomplete */
             continue;
         }
         e->targets++;
-        if (counter_delta(&s->c, &row[PERFC_COUNT], 64, &dc) == 0 &&
-            counter_delta(&s->en, &row[PERFC_ENABLED_NS], 64, &den) == 0 &&
-            counter_delta(&s->run, &row[PERFC_RUNNING_NS], 64, &drun) == 0) {
+        if (counter_delta(&s->c, &row[p->pc[PC_COUNT]], 64, &dc) == 0 &&
+            counter_delta(&s->en, &row[p->pc[PC_ENABLED_NS]], 64, &den) == 0 &&
+            counter_delta(&s->run, &row[p->pc[PC_RUNNING_NS]], 64, &drun) == 0) {
             e->d += perf_scale(dc, den, drun);
             e->d_en += (double)den;
             e->d_run += (double)drun;
         } else {
             e->d = NAN; /* a reset: no interval */
         }
-        s->c = row[PERFC_COUNT];
-        s->en = row[PERFC_ENABLED_NS];
-        s->run = row[PERFC_RUNNING_NS];
+        s->c = row[p->pc[PC_COUNT]];
+        s->en = row[p->pc[PC_ENABLED_NS]];
+        s->run = row[p->pc[PC_RUNNING_NS]];
         s->est = perf_scale((uint64_t)s->c.i, (uint64_t)s->en.i, (uint64_t)s->run.i);
         if (s->run.i != s->en.i)
             e->scaled = true;

@@ -56,6 +56,13 @@ typedef struct {
     size_t nstale, stale_cap;
 } delta_t;
 
+/* The rows of one table held for the commit (see hold_rows). */
+typedef struct {
+    js_rows_t rows;
+    int64_t *seq; /* each row's sample */
+    size_t seqcap;
+} held_t;
+
 struct js_recorder {
     sqlite3 *db;
     size_t ntables;
@@ -76,9 +83,11 @@ struct js_recorder {
     uint64_t written; /* samples written (committed or not) */
     uint64_t lost;    /* samples written and then rolled back (a failed commit) */
     int64_t txn_start_ns;
+    held_t *held; /* [ntables]: rows written at the commit, every table's in one statement per chunk */
 };
 
 #define JS_COMMIT_MAX_NS 1000000000LL /* a commit at least every second: what a kill -9 can lose */
+#define JS_HELD_MAX 1024              /* rows of one table held before they are inserted at once */
 
 /* A sample's rows of one table are inserted by one multi-row statement per chunk: up to 16 rows in one
  * statement of exactly that many, more in chunks of 64 and 32 first (1000 rows take 17 statements). Fewer
@@ -535,8 +544,9 @@ int recorder_open(const char *path, bool overwrite, js_recorder_t **ret, char *e
     w->ins = calloc(w->ntables * JS_INS_SLOTS, sizeof(*w->ins));
     w->created = calloc(w->ntables, sizeof(*w->created));
     w->new_tables = calloc(w->ntables, sizeof(*w->new_tables));
+    w->held = calloc(w->ntables, sizeof(*w->held));
     int r = -EIO;
-    if (!w->ins || !w->created || !w->new_tables)
+    if (!w->ins || !w->created || !w->new_tables || !w->held)
         goto fail;
     int rc = sqlite3_open_v2(path, &w->db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOMUTEX, writer_vfs());
     if (rc != SQLITE_OK) {
@@ -552,8 +562,11 @@ int recorder_open(const char *path, bool overwrite, js_recorder_t **ret, char *e
      * nothing recorded); samples are then written with synchronous=NORMAL (a commit is durable at the next
      * checkpoint, the file never corrupt). The 11 syncs of start-up and close were 2.3-2.5 ms of `run --
      * true`. */
-    if ((r = exec(w->db, "PRAGMA synchronous=OFF; PRAGMA page_size=4096; PRAGMA journal_mode=WAL;"
-                         " PRAGMA wal_autocheckpoint=8192;")) < 0)
+    /* The file turns to WAL from no journal at all (journal_mode=OFF first: the file is new and holds
+     * nothing; the switch from the default mode wrote its header through a rollback journal, one more file
+     * created and removed); the schema is then its first WAL frames, written without a sync as before. */
+    if ((r = exec(w->db, "PRAGMA synchronous=OFF; PRAGMA page_size=4096; PRAGMA journal_mode=OFF;"
+                         " PRAGMA journal_mode=WAL; PRAGMA wal_autocheckpoint=8192;")) < 0)
         goto fail;
     if ((r = exec(w->db, "BEGIN")) < 0 || (r = create_schema(w)) < 0 || (r = exec(w->db, "COMMIT")) < 0 ||
         (r = exec(w->db, "PRAGMA synchronous=NORMAL")) < 0)
@@ -679,7 +692,7 @@ static void insert_prepare(js_recorder_t *w, size_t i, int k, sqlite3_stmt **slo
     buf_free(&sql);
 }
 
-/* bind_row: row `v` of `rows` as the parameters from `first` on (sample number, then the columns). */
+/* bind_row: row `v` of `rows` as the parameters from `first` on (sample number `seq`, then the columns). */
 static void bind_row(sqlite3_stmt *st, int first, int64_t seq, const js_rows_t *rows, const js_value_t *v)
 {
     const js_table_t *t = rows->table;
@@ -697,8 +710,19 @@ static void bind_row(sqlite3_stmt *st, int first, int64_t seq, const js_rows_t *
     }
 }
 
-/* insert_rows: every row of table i, in order, with as few statements as the chunk sizes allow. */
+static int insert_rows_seq(js_recorder_t *w, size_t i, int64_t seq, const int64_t *seqs,
+                           const js_rows_t *rows);
+
+/* insert_rows: every row of table i, all of sample `seq`, in order. */
 static int insert_rows(js_recorder_t *w, size_t i, int64_t seq, const js_rows_t *rows)
+{
+    return insert_rows_seq(w, i, seq, NULL, rows);
+}
+
+/* insert_rows_seq: every row of table i, in order, with as few statements as the chunk sizes allow; row k is
+ * of sample seqs[k] (of `seq` when seqs is NULL). */
+static int insert_rows_seq(js_recorder_t *w, size_t i, int64_t seq, const int64_t *seqs,
+                           const js_rows_t *rows)
 {
     if (!w->created[i]) {
         int r = create_table(w, i);
@@ -716,7 +740,8 @@ static int insert_rows(js_recorder_t *w, size_t i, int64_t seq, const js_rows_t 
         if (!st)
             return -EIO;
         for (int row = 0; row < slot_rows(c); row++)
-            bind_row(st, 1 + row * per_row, seq, rows, rows_row(rows, k + (size_t)row));
+            bind_row(st, 1 + row * per_row, seqs ? seqs[k + (size_t)row] : seq, rows,
+                     rows_row(rows, k + (size_t)row));
         int r = step_once(st);
         if (r < 0)
             return r;
@@ -872,6 +897,66 @@ static int64_t now_mono_ns(void)
     return (int64_t)ts.tv_sec * 1000000000LL + ts.tv_nsec;
 }
 
+/* ---- rows held for the commit ---- */
+
+/* A transaction holds up to a second of samples (recorder_set_batch). Their rows (every table's but the delta
+ * table's, whose rows are compared as they come) are held in memory and inserted just before the commit,
+ * each table's rows of all those samples by one multi-row statement per chunk, not one statement per table
+ * per sample: what is durable, and when, is unchanged (nothing of a transaction is in the file before its
+ * commit). A table's rows are inserted early when JS_HELD_MAX of them are held. */
+
+/* held_insert: insert the rows held of table i and forget them. 0 or a negative errno. */
+static int held_insert(js_recorder_t *w, size_t i)
+{
+    held_t *h = &w->held[i];
+    if (!h->rows.nrows)
+        return 0;
+    int r = insert_rows_seq(w, i, 0, h->seq, &h->rows);
+    rows_clear(&h->rows);
+    return r;
+}
+
+/* held_flush: insert every table's held rows (before a commit). 0 or the first negative errno. */
+static int held_flush(js_recorder_t *w)
+{
+    int r = 0;
+    for (size_t i = 0; i < w->ntables && r == 0; i++)
+        r = held_insert(w, i);
+    return r;
+}
+
+/* held_drop: forget every held row (the transaction is rolled back). */
+static void held_drop(js_recorder_t *w)
+{
+    for (size_t i = 0; w->held && i < w->ntables; i++)
+        rows_clear(&w->held[i].rows);
+}
+
+/* hold_rows: hold the rows of table i of sample `seq` for the commit. 0 or a negative errno. */
+static int hold_rows(js_recorder_t *w, size_t i, int64_t seq, const js_rows_t *rows)
+{
+    held_t *h = &w->held[i];
+    if (!h->rows.table)
+        rows_init(&h->rows, rows->table);
+    if (h->rows.nrows + rows->nrows > h->seqcap) {
+        size_t cap = h->seqcap ? h->seqcap : 16;
+        while (cap < h->rows.nrows + rows->nrows)
+            cap *= 2;
+        int64_t *n = realloc(h->seq, cap * sizeof(*n));
+        if (!n)
+            return -ENOMEM;
+        h->seq = n;
+        h->seqcap = cap;
+    }
+    for (size_t k = 0; k < rows->nrows; k++) {
+        h->seq[h->rows.nrows] = seq;
+        int r = copy_row(&h->rows, rows, rows_row(rows, k));
+        if (r < 0)
+            return r;
+    }
+    return h->rows.nrows >= JS_HELD_MAX ? held_insert(w, i) : 0;
+}
+
 /* txn_open: a transaction in progress, begun now if there is none. 0 or a negative errno. */
 static int txn_open(js_recorder_t *w)
 {
@@ -902,14 +987,14 @@ int recorder_write_model(js_recorder_t *w, int64_t seq, const js_sample_t *s, co
         if (i == w->delta.ix)
             r = delta_write(w, seq, &s->rows[i]);
         else if (s->rows[i].nrows)
-            r = insert_rows(w, i, seq, &s->rows[i]);
+            r = hold_rows(w, i, seq, &s->rows[i]);
     }
     /* the model's stored aggregates: the tree point, and at the closing sample its summary */
     if (r == 0 && m && w->totals_ix != SIZE_MAX) {
         rows_init(&w->mrows, &table_tree_totals);
         r = model_totals_row(m, &w->mrows);
         if (r == 0)
-            r = insert_rows(w, w->totals_ix, seq, &w->mrows);
+            r = hold_rows(w, w->totals_ix, seq, &w->mrows);
         else if (r == -ENODATA)
             r = 0;
         rows_free(&w->mrows);
@@ -918,7 +1003,7 @@ int recorder_write_model(js_recorder_t *w, int64_t seq, const js_sample_t *s, co
         rows_init(&w->mrows, &table_summary_state);
         r = model_state_rows(m, &w->mrows);
         if (r == 0)
-            r = insert_rows(w, w->state_ix, seq, &w->mrows);
+            r = hold_rows(w, w->state_ix, seq, &w->mrows);
         rows_free(&w->mrows);
     }
     /* a sample with inventory rows (the first, and where a source's facts changed) is committed at once:
@@ -930,7 +1015,9 @@ int recorder_write_model(js_recorder_t *w, int64_t seq, const js_sample_t *s, co
     w->written++;
     if (r == 0 &&
         (final || urgent || w->pending >= w->batch || now_mono_ns() - w->txn_start_ns >= JS_COMMIT_MAX_NS)) {
-        r = step_once(w->commit);
+        r = held_flush(w);
+        if (r == 0)
+            r = step_once(w->commit);
         if (r == 0) {
             w->in_txn = false;
             w->nnew = 0;
@@ -941,6 +1028,7 @@ int recorder_write_model(js_recorder_t *w, int64_t seq, const js_sample_t *s, co
             step_once(w->rollback);
         w->in_txn = false;
         w->lost += w->pending;
+        held_drop(w);
         forget_new_tables(w);
         w->delta.reset = true; /* what was rolled back is not what the next sample compares with */
     }
@@ -956,11 +1044,14 @@ int recorder_flush(js_recorder_t *w)
 {
     if (!w || !w->in_txn)
         return 0;
-    int r = step_once(w->commit);
+    int r = held_flush(w);
+    if (r == 0)
+        r = step_once(w->commit);
     if (r < 0) {
         if (!sqlite3_get_autocommit(w->db))
             step_once(w->rollback);
         w->lost += w->pending;
+        held_drop(w);
         forget_new_tables(w);
         w->delta.reset = true;
     }
@@ -1022,10 +1113,18 @@ void recorder_close(js_recorder_t *w)
         int rc = sqlite3_wal_checkpoint_v2(w->db, NULL, SQLITE_CHECKPOINT_TRUNCATE, &nlog, &nckpt);
         /* only once every frame is in the main file: a checkpoint that failed (a full disk) leaves the
          * samples in -wal, where they stay readable */
-        if (rc == SQLITE_OK && nlog == nckpt) /* the checkpoint synced the data; the header needs no sync */
-            sqlite3_exec(w->db, "PRAGMA synchronous=OFF; PRAGMA journal_mode=DELETE", NULL, NULL, NULL);
+        /* the checkpoint synced the data; the header's two bytes (WAL -> rollback) are written in place, with
+         * no sync and no journal (journal_mode=OFF: one page of a file whose content is durable; a rollback
+         * journal was one more file created and removed); readers open it in their default mode */
+        if (rc == SQLITE_OK && nlog == nckpt)
+            sqlite3_exec(w->db, "PRAGMA synchronous=OFF; PRAGMA journal_mode=OFF", NULL, NULL, NULL);
         sqlite3_close(w->db);
     }
+    for (size_t i = 0; w->held && i < w->ntables; i++) {
+        rows_free(&w->held[i].rows);
+        free(w->held[i].seq);
+    }
+    free(w->held);
     free(w->ins);
     free(w->created);
     free(w->new_tables);

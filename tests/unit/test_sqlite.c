@@ -651,6 +651,95 @@ static void test_write_failure_rolls_back(void **state)
     recording_close(r);
 }
 
+/* Below a 1 s interval a transaction holds several samples, their rows (every table's but the delta table's)
+ * held to the commit and inserted together: nothing is visible before the commit, everything after it, each
+ * row with its own sample number and in order; 400 samples of 3 system rows run past the 1,024 rows a table
+ * holds before inserting early. A failed commit (a duplicate sample number, found only when the held rows go
+ * in) loses the whole batch, counted, and the next batch is written whole. */
+static void test_batched_samples(void **state)
+{
+    fx_t *f = *state;
+    js_recorder_t *w = NULL;
+    assert_int_equal(recorder_open(f->path, false, &w, f->err, sizeof(f->err)), 0);
+    recorder_set_batch(w, 1000);
+    js_sample_t s, rs;
+    assert_int_equal(sample_init(&s), 0);
+    assert_int_equal(sample_init(&rs), 0);
+    for (int64_t k = 0; k < 400; k++) {
+        fill(&s, k, true, 3);
+        js_rows_t *sys = sample_rows(&s, &table_system);
+        for (int extra = 0; extra < 2; extra++) /* 3 system rows a sample: 1,200 held, past the limit */
+            assert_non_null(rows_add(sys));
+        assert_int_equal(recorder_write_model(w, k, &s, NULL, false), 0);
+    }
+    sqlite3 *db = NULL;
+    assert_int_equal(sqlite3_open_v2(f->path, &db, SQLITE_OPEN_READONLY, NULL), SQLITE_OK);
+    sqlite3_stmt *st = NULL;
+    assert_int_equal(sqlite3_prepare_v2(db, "SELECT count(*) FROM samples", -1, &st, NULL), SQLITE_OK);
+    assert_int_equal(sqlite3_step(st), SQLITE_ROW);
+    assert_int_equal(sqlite3_column_int(st, 0), 0); /* nothing before the commit (the samples table is new) */
+    sqlite3_finalize(st);
+    assert_int_equal(recorder_flush(w), 0);
+    assert_int_equal(sqlite3_prepare_v2(db,
+                                        "SELECT count(*), count(DISTINCT sample), min(sample), max(sample), "
+                                        "sum(sample) FROM system",
+                                        -1, &st, NULL),
+                     SQLITE_OK);
+    assert_int_equal(sqlite3_step(st), SQLITE_ROW);
+    assert_int_equal(sqlite3_column_int(st, 0), 1200);
+    assert_int_equal(sqlite3_column_int(st, 1), 400);
+    assert_int_equal(sqlite3_column_int(st, 2), 0);
+    assert_int_equal(sqlite3_column_int(st, 3), 399);
+    assert_int_equal(sqlite3_column_int64(st, 4), 3 * (399 * 400 / 2));
+    sqlite3_finalize(st);
+    /* in rowid order, sample order */
+    assert_int_equal(
+        sqlite3_prepare_v2(db,
+                           "SELECT count(*) FROM (SELECT sample, lag(sample) OVER (ORDER BY rowid) "
+                           "AS p FROM system) WHERE p > sample",
+                           -1, &st, NULL),
+        SQLITE_OK);
+    assert_int_equal(sqlite3_step(st), SQLITE_ROW);
+    assert_int_equal(sqlite3_column_int(st, 0), 0);
+    sqlite3_finalize(st);
+    sqlite3_close(db);
+
+    /* a batch whose commit fails: sample 399 again */
+    for (int64_t k = 399; k < 402; k++) {
+        fill(&s, k, true, 3);
+        assert_int_equal(recorder_write_model(w, k, &s, NULL, false), 0);
+    }
+    assert_true(recorder_flush(w) < 0);
+    assert_int_equal(recorder_lost(w), 3);
+    for (int64_t k = 400; k < 402; k++) {
+        fill(&s, k, true, 3);
+        assert_int_equal(recorder_write_model(w, k, &s, NULL, k == 401), 0);
+    }
+    recorder_close(w);
+
+    js_recording_t *r = NULL;
+    assert_int_equal(recording_open(f->path, &r, f->err, sizeof(f->err)), 0);
+    int64_t seq;
+    for (int64_t want = 0; want < 402; want++) {
+        assert_int_equal(recording_next(r, &rs, &seq, f->err, sizeof(f->err)), 1);
+        assert_int_equal(seq, want);
+        if (want >= 400) {
+            check(&rs, want, 3);
+            continue;
+        }
+        const js_rows_t *sys = sample_rows(&rs, &table_system), *proc = sample_rows(&rs, &table_proc);
+        assert_int_equal(sys->nrows, 3); /* the first one filled, the two added missing */
+        assert_true(rows_row(sys, 0)[SYSTEM_LOAD1].d == 0.1 * (double)want);
+        assert_false(rows_row(sys, 1)[SYSTEM_LOAD1].present);
+        assert_int_equal(proc->nrows, 3);
+        assert_ival(rows_row(proc, 2)[PROC_PID], 102);
+    }
+    assert_int_equal(recording_next(r, &rs, &seq, f->err, sizeof(f->err)), 0);
+    recording_close(r);
+    sample_free(&s);
+    sample_free(&rs);
+}
+
 /* Rows of one table go in multi-row statements of 1..16, 32 and 64 rows: every count from 0 to 150 (each way
  * to split it) must come back whole and in order. */
 static void test_row_counts(void **state)
@@ -884,6 +973,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_corrupt_pages, setup, teardown),
         cmocka_unit_test_setup_teardown(test_reader_while_writing, setup, teardown),
         cmocka_unit_test_setup_teardown(test_write_failure_rolls_back, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_batched_samples, setup, teardown),
         cmocka_unit_test_setup_teardown(test_delta_storage, setup, teardown),
         cmocka_unit_test_setup_teardown(test_delta_after_a_failed_write, setup, teardown),
         cmocka_unit_test_setup_teardown(test_schema_1_still_read, setup, teardown),
