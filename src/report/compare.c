@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: MIT
  *
  * The page comparing two runs (report_compare_html, report.h): both runs' facts side by side, a table of
- * differences with ratios, the phases of each, each run's advice, and the same charts overlaid on a common
- * time axis from each run's start (B dashed). It reads the report builder only through compare_int.h.
+ * differences with ratios, the phases of each, the events of each side by side (bounded: the first and last
+ * CMP_EVENTS_KEPT of each run), each run's advice, and the same charts overlaid on a common time axis from
+ * each run's start (B dashed). It reads the report builder only through compare_int.h.
  */
 #include "report/compare_int.h"
 
@@ -16,6 +17,141 @@
 #include <string.h>
 
 #define MAX_ADVICE 32
+#define EVENT_DATA_SHOWN                                                                                     \
+    160 /* bytes of an event's JSON data shown in the table; longer data is cut with "…" */
+
+/* ---- events ---- */
+
+static void event_free(cmp_event_t *e)
+{
+    free(e->name);
+    free(e->data);
+    *e = (cmp_event_t){0};
+}
+
+int cmp_events_add(cmp_events_t *l, double t, const char *name, const char *data)
+{
+    size_t k = l->total++;
+    cmp_event_t *e = k < CMP_EVENTS_KEPT ? &l->first[k] : &l->last[(k - CMP_EVENTS_KEPT) % CMP_EVENTS_KEPT];
+    event_free(e);
+    e->t = t;
+    e->name = name ? strdup(name) : NULL;
+    e->data = data ? strdup(data) : NULL;
+    if ((name && !e->name) || (data && !e->data)) {
+        event_free(e);
+        return -ENOMEM;
+    }
+    return 0;
+}
+
+void cmp_events_free(cmp_events_t *l)
+{
+    if (!l)
+        return;
+    for (size_t i = 0; i < CMP_EVENTS_KEPT; i++) {
+        event_free(&l->first[i]);
+        event_free(&l->last[i]);
+    }
+    l->total = 0;
+}
+
+/* events_kept: the number of events `l` keeps; event_at: the i-th of them in order of arrival, and in
+ * *ret_index its number among all the run's events (from 0). */
+static size_t events_kept(const cmp_events_t *l)
+{
+    return l->total < 2 * CMP_EVENTS_KEPT ? l->total : 2 * CMP_EVENTS_KEPT;
+}
+
+static const cmp_event_t *event_at(const cmp_events_t *l, size_t i, size_t *ret_index)
+{
+    if (i < CMP_EVENTS_KEPT) {
+        *ret_index = i;
+        return &l->first[i];
+    }
+    size_t nlast = events_kept(l) - CMP_EVENTS_KEPT, abs = l->total - nlast + (i - CMP_EVENTS_KEPT);
+    *ret_index = abs;
+    return &l->last[(abs - CMP_EVENTS_KEPT) % CMP_EVENTS_KEPT];
+}
+
+/* event_cells: one run's cells of a row of the events table: its i-th kept event (none past the last),
+ * with a row saying how many were left out before the kept last ones. */
+static void event_cells(js_html_t *h, const cmp_events_t *l, size_t row)
+{
+    size_t kept = events_kept(l), skipped = l->total - kept;
+    bool gap = skipped > 0;
+    if (gap && row == CMP_EVENTS_KEPT) {
+        html_printf(h, "<td colspan=\"4\" class=\"note\">\xe2\x80\xa6 %zu more event%s \xe2\x80\xa6</td>",
+                    skipped, skipped == 1 ? "" : "s");
+        return;
+    }
+    size_t i = gap && row > CMP_EVENTS_KEPT ? row - 1 : row, index;
+    if (i >= kept) {
+        html_raw(h, "<td></td><td></td><td></td><td></td>");
+        return;
+    }
+    const cmp_event_t *e = event_at(l, i, &index);
+    char tb[48];
+    html_printf(h, "<td class=\"n\">%zu</td><td class=\"n\">", index + 1);
+    html_text(h, units_time(tb, sizeof(tb), e->t, &(js_timeaxis_t){0}));
+    html_raw(h, "</td><td>");
+    html_text(h, e->name ? e->name : "");
+    html_raw(h, "</td><td class=\"x\">");
+    if (e->data && strlen(e->data) > EVENT_DATA_SHOWN) {
+        char cut[EVENT_DATA_SHOWN + 1];
+        size_t n = EVENT_DATA_SHOWN;
+        while (n > 0 && ((unsigned char)e->data[n] & 0xC0) == 0x80)
+            n--; /* not inside a UTF-8 sequence */
+        memcpy(cut, e->data, n);
+        cut[n] = '\0';
+        html_text(h, cut);
+        html_raw(h, "\xe2\x80\xa6");
+    } else if (e->data) {
+        html_text(h, e->data);
+    }
+    html_raw(h, "</td>");
+}
+
+/* compare_events: the section "Events of each run" (id "events") when either run has events: a row per
+ * event, A's i-th beside B's i-th (its number, time from its run's start, name, data), the first and the last
+ * CMP_EVENTS_KEPT of each. */
+static void compare_events(js_html_t *h, const js_report_t *a, const js_report_t *b, const char *label_a,
+                           const char *label_b)
+{
+    const cmp_events_t *l[2] = {report_cmp_events(a), report_cmp_events(b)};
+    if (!l[0]->total && !l[1]->total)
+        return;
+    html_section_begin(h, "events", "Events of each run");
+    html_printf(
+        h,
+        "<p>%zu event%s in A, %zu in B (marks of kind event: `jobscope mark event NAME --data JSON`), "
+        "each with its time from its run's start",
+        l[0]->total, l[0]->total == 1 ? "" : "s", l[1]->total);
+    if (l[0]->total > 2 * CMP_EVENTS_KEPT || l[1]->total > 2 * CMP_EVENTS_KEPT)
+        html_printf(h, "; of a run with more than %d, the first and the last %d are listed",
+                    2 * CMP_EVENTS_KEPT, CMP_EVENTS_KEPT);
+    html_raw(h, ".</p>\n<table class=\"tb events\">\n<thead><tr><th scope=\"colgroup\" colspan=\"4\">");
+    html_text(h, label_a);
+    html_raw(h, " (A)</th><th scope=\"colgroup\" colspan=\"4\">");
+    html_text(h, label_b);
+    html_raw(h, " (B)</th></tr>\n<tr>");
+    for (int k = 0; k < 2; k++)
+        html_raw(h, "<th scope=\"col\">#</th><th scope=\"col\">time</th><th scope=\"col\">event</th><th "
+                    "scope=\"col\">data</th>");
+    html_raw(h, "</tr></thead>\n<tbody>\n");
+    size_t rows = 0;
+    for (int k = 0; k < 2; k++) {
+        size_t n = events_kept(l[k]) + (l[k]->total > events_kept(l[k]));
+        rows = n > rows ? n : rows;
+    }
+    for (size_t row = 0; row < rows; row++) {
+        html_raw(h, "<tr>");
+        for (int k = 0; k < 2; k++)
+            event_cells(h, l[k], row);
+        html_raw(h, "</tr>\n");
+    }
+    html_raw(h, "</tbody></table>\n");
+    html_section_end(h);
+}
 
 static js_cell_t num_or_missing(double v)
 {
@@ -252,6 +388,7 @@ int report_compare_html(js_report_t *a, js_report_t *b, const char *label_a, con
     compare_header(&h, a, b, title, label_a, label_b);
     compare_differences(&h, a, b, fa, fb);
     first_compare_phases(&h, report_summary(a, 0), report_summary(b, 0), label_a, label_b);
+    compare_events(&h, a, b, label_a, label_b);
     compare_advice(&h, fa, fb, label_a, label_b);
     report_cmp_charts(&h, a, b, fa, label_a, label_b);
     free(fa);

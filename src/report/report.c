@@ -126,6 +126,7 @@ struct js_report {
     rnode_t *nodes;
     size_t nnodes;
     rmlist_t bands, events;
+    cmp_events_t cmp_events; /* the events with their data, for compare's table (compare.c) */
     rdensity_t density;
     rmark_t *open; /* phases begun (from the marks view) and not ended yet, at most MARKS_OPEN_MAX */
     size_t nopen;
@@ -185,6 +186,7 @@ void report_free(js_report_t *r)
     for (size_t i = 0; i < r->nopen; i++)
         free(r->open[i].label);
     free(r->open);
+    cmp_events_free(&r->cmp_events);
     free(r->facts);
     free(r);
 }
@@ -642,9 +644,12 @@ int report_sample(js_report_t *r, size_t node, int64_t seq, int64_t t_mono_ns, i
 static int feed_marks(js_report_t *r, const js_table_t *t, const js_rows_t *rows, double now)
 {
     int ct = table_column(t, "t_s"), ck = table_column(t, "kind"), cn = table_column(t, "name");
+    int cd = table_column(t, "data");
     if (ck < 0 || t->cols[ck].type != JS_TEXT || (cn >= 0 && t->cols[cn].type != JS_TEXT) ||
         (ct >= 0 && t->cols[ct].type != JS_REAL))
         return 0;
+    if (cd >= 0 && t->cols[cd].type != JS_TEXT)
+        cd = -1;
     for (size_t i = 0; rows && i < rows->nrows; i++) {
         const js_value_t *v = rows_row(rows, i);
         if (!v[ck].present)
@@ -672,6 +677,9 @@ static int feed_marks(js_report_t *r, const js_table_t *t, const js_rows_t *rows
             }
         } else if (strcmp(kind, "event") == 0) {
             rc = report_add_event(r, at, name);
+            if (rc == 0)
+                rc = cmp_events_add(&r->cmp_events, at, name,
+                                    cd >= 0 && v[cd].present ? rows_str(rows, &v[cd]) : NULL);
         }
         if (rc < 0)
             return rc;
@@ -2662,6 +2670,11 @@ void report_cmp_run(const js_report_t *r, cmp_run_t *ret)
     units_time(ret->duration, sizeof(ret->duration), snum(n, "wall_time_s"), &(js_timeaxis_t){0});
     if (n->info.state && strcmp(n->info.state, "complete") != 0)
         data_end_text(n, ret->note, sizeof(ret->note));
+}
+
+const cmp_events_t *report_cmp_events(const js_report_t *r)
+{
+    return &r->cmp_events;
 }
 
 const js_figure_t *report_cmp_root(const js_report_t *r)
