@@ -89,3 +89,55 @@ def test_starved_by_quota(js):
     assert "cpu-throttled" in rules, text
     assert "cpu-starved" not in rules, text  # one cause, the quota's
     no_fewer_cores(rules, text)
+
+
+# ---- the allocation rules, and memory and GPU, on real recordings ----------------------------------------
+# Each job runs in a cgroup of its own (`--cgroup auto`, root), whose pressure gives the job's demand for
+# cores (cores in use + CPU pressure some, per sample): one thread stays at or below 1 core however long it
+# waits, several runnable threads go above it however little they run, so the verdicts hold under any load.
+
+OVER_JOB = ("import subprocess, sys, time\n"
+            f"ps = [subprocess.Popen([sys.executable, {BURN!r}, '0.15']) for _ in range(4)]\n"
+            "rc = max(p.wait() for p in ps)\n"
+            "time.sleep(8)\n"
+            "sys.exit(rc)\n")
+
+
+def own_cgroup(r):
+    if "cgroup" not in r.summary:
+        pytest.skip(f"the run got no cgroup of its own: {r.proc.stderr.strip()}")
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="making a cgroup needs root here")
+def test_serial(js):
+    """One thread burning 2 s of CPU on an allocation of every CPU of the host (2 or more): `cpu-serial`, and
+    none of the rules that would ask for more cores or blame the neighbours."""
+    if (os.cpu_count() or 1) < 2:
+        pytest.skip("one CPU: no allocation of 2 cores")
+    r = js.run([PYTHON, BURN, "2"], interval="0.2s", extra=["--cgroup", "auto"], name="serial")
+    assert r.returncode == 0, r.proc.stderr
+    own_cgroup(r)
+    cpu = r.summary["cpu"]
+    assert cpu["cores_available"] >= 2 and cpu["max_cores"] < 1.2, cpu
+    rules, text = advice_rules(js, r.recording)
+    assert "cpu-serial" in rules, text
+    assert "Request 1 core" in text, text
+    for other in ("cpu-starved", "cpu-throttled", "cpu-over-allocated"):
+        assert other not in rules, text
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="making a cgroup needs root here")
+def test_over_allocated(js):
+    """Four threads burn 0.15 s each at once, then the job sleeps 8 s: on 2 or more cores it used a small
+    share of them (mean well under half) though it could run in parallel: `cpu-over-allocated`, not serial."""
+    if (os.cpu_count() or 1) < 2:
+        pytest.skip("one CPU: no allocation of 2 cores")
+    r = js.run([PYTHON, "-c", OVER_JOB], interval="0.1s", extra=["--cgroup", "auto"], name="over")
+    assert r.returncode == 0, r.proc.stderr
+    own_cgroup(r)
+    cpu = r.summary["cpu"]
+    assert cpu["mean_cores"] < 0.25 * cpu["cores_available"], cpu
+    rules, text = advice_rules(js, r.recording)
+    assert "cpu-over-allocated" in rules, text
+    for other in ("cpu-serial", "cpu-starved", "cpu-throttled"):
+        assert other not in rules, text

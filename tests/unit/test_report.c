@@ -554,6 +554,65 @@ static void t_advice_rules(void **state)
 
 /* ---- extraction and the 24 h page ---- */
 
+/* The job's demand (cores in use + its CPU pressure, per sample) decides serial against parallel whatever the
+ * load: one thread waiting on a saturated host is serial (and not told it was starved), several threads held
+ * to under a core are not. */
+static void t_advice_demand(void **state)
+{
+    (void)state;
+    js_advice_item_t it;
+    /* one thread on a saturated host: waited 60% of the time, ran 0.4 cores; demand 1 core */
+    js_facts_t f = base_facts();
+    f.mean_cores = 0.4;
+    f.max_cores = 0.6;
+    f.p95_cores = 0.55;
+    f.efficiency = 0.05;
+    f.psi_cpu_some_job_mean = 0.6;
+    f.host_busy_mean = 1;
+    f.peak_demand_cores = 1.02;
+    assert_int_equal(fire(&f, "cpu-serial", &it), 1);
+    assert_non_null(strstr(it.sentence, "Request 1 core"));
+    assert_non_null(strstr(it.sentence, "It also waited for CPU (60% of the time)"));
+    assert_non_null(strstr(it.evidence, "demand (cores in use + waiting) at most 1.02 cores"));
+    assert_int_equal(fire(&f, "cpu-starved", NULL), 0);
+    assert_int_equal(fire(&f, "cpu-over-allocated", NULL), 0);
+    /* at the threshold: several threads wanted cores; starved, and no advice to request fewer */
+    f.peak_demand_cores = 1.2;
+    assert_int_equal(fire(&f, "cpu-serial", NULL), 0);
+    assert_int_equal(fire(&f, "cpu-starved", NULL), 1);
+    assert_int_equal(fire(&f, "cpu-over-allocated", NULL), 0);
+    /* without the job's pressure: the old rule (a job that waited is not judged) */
+    f.peak_demand_cores = NAN;
+    f.psi_cpu_some_job_mean = NAN;
+    f.psi_cpu_some_host_mean = 0.6;
+    assert_int_equal(fire(&f, "cpu-serial", NULL), 0);
+    assert_int_equal(fire(&f, "cpu-starved", NULL), 1);
+    /* a quota: cpu-throttled, whatever the demand */
+    f = base_facts();
+    f.mean_cores = 0.1;
+    f.max_cores = 0.1;
+    f.efficiency = 0.0125;
+    f.throttled_fraction = 0.9;
+    f.peak_demand_cores = 1;
+    assert_int_equal(fire(&f, "cpu-serial", NULL), 0);
+    assert_int_equal(fire(&f, "cpu-throttled", NULL), 1);
+    /* a parallel burst held under 1.2 cores by the load, then idle: over-allocated, not serial */
+    f = base_facts();
+    f.mean_cores = 0.1;
+    f.max_cores = 0.7;
+    f.p95_cores = 0.5;
+    f.efficiency = 0.0125;
+    f.psi_cpu_some_job_mean = 0.1;
+    f.peak_demand_cores = 1.7;
+    assert_int_equal(fire(&f, "cpu-over-allocated", &it), 1);
+    assert_non_null(strstr(it.threshold, "a peak demand"));
+    assert_int_equal(fire(&f, "cpu-serial", NULL), 0);
+    assert_int_equal(fire(&f, "cpu-starved", NULL), 0);
+    f.peak_demand_cores = 1.1; /* its demand stayed at one core: serial instead */
+    assert_int_equal(fire(&f, "cpu-over-allocated", NULL), 0);
+    assert_int_equal(fire(&f, "cpu-serial", NULL), 1);
+}
+
 static void t_extraction_golden(void **state)
 {
     (void)state;
@@ -1221,6 +1280,7 @@ int main(void)
         cmocka_unit_test(t_jtree),
         cmocka_unit_test(t_advice_rules),
         cmocka_unit_test(t_advice_starved),
+        cmocka_unit_test(t_advice_demand),
         cmocka_unit_test(t_extraction_golden),
         cmocka_unit_test(t_day_page),
         cmocka_unit_test(t_nodes),
