@@ -1191,6 +1191,78 @@ static void t_compare(void **state)
     report_free(b);
 }
 
+/* compare's events: each run's events with their data, A's i-th beside B's i-th, the first and last 25 of a
+ * run with more, long data cut at a character boundary. */
+static const js_column_t mark_data_cols[] = {
+    {"t_s", "s", JS_REAL, JS_GAUGE, 0, "when"},
+    {"kind", "text", JS_TEXT, JS_LABEL, 0, "begin, end or event"},
+    {"name", "text", JS_TEXT, JS_LABEL, 0, "name"},
+    {"data", "json", JS_TEXT, JS_GAUGE, 0, "JSON given with the mark"},
+};
+static const js_table_t mark_data_view = {"marks", "marks", 4, mark_data_cols};
+
+static void feed_events(js_report_t *r, const char *name, size_t n, const char *long_data)
+{
+    js_rows_t rows;
+    rows_init(&rows, &mark_data_view);
+    for (size_t i = 0; i < n; i++) {
+        char data[64];
+        snprintf(data, sizeof(data), "{\"i\": %zu}", i + 1);
+        const char *d = long_data && i == 0 ? long_data : data;
+        js_value_t *v = rows_add(&rows);
+        val_real(&v[0], 10.0 * (double)(i + 1));
+        assert_int_equal(rows_set_str(&rows, &v[1], "event", 5), 0);
+        assert_int_equal(rows_set_str(&rows, &v[2], name, strlen(name)), 0);
+        assert_int_equal(rows_set_str(&rows, &v[3], d, strlen(d)), 0);
+    }
+    assert_int_equal(report_view(r, 0, &mark_data_view, &rows), 0);
+    rows_free(&rows);
+}
+
+static void t_compare_events(void **state)
+{
+    (void)state;
+    js_report_t *a = report_new(), *b = report_new();
+    synth_cfg_t ca = {.hours = 0.1}, cb = {.hours = 0.1};
+    build_node(a, &ca, "node001", "complete", NULL);
+    build_node(b, &cb, "node002", "complete", NULL);
+    js_buf_t out = {0};
+    assert_int_equal(report_compare_html(a, b, "A", "B", &out), 0);
+    assert_null(strstr(out.p, "id=\"events\"")); /* no events: no section */
+    buf_free(&out);
+    char big[400];
+    memset(big, 'x', sizeof(big));
+    memcpy(big, "\"", 1);
+    memcpy(big + 159, "\xc3\xa9", 2); /* a two-byte character across the cut at 160 bytes */
+    big[sizeof(big) - 2] = '"';
+    big[sizeof(big) - 1] = '\0';
+    feed_events(a, "epoch", 3, big);
+    feed_events(b, "step", 60, NULL);
+    assert_int_equal(report_compare_html(a, b, "A", "B", &out), 0);
+    const char *sec = strstr(out.p, "id=\"events\"");
+    assert_non_null(sec);
+    assert_non_null(strstr(sec, "3 events in A, 60 in B"));
+    assert_non_null(strstr(sec, "the first and the last 25 are listed"));
+    /* A's second event beside B's second */
+    assert_non_null(
+        strstr(sec, "<td class=\"n\">2</td><td class=\"n\">20 s</td><td>epoch</td><td class=\"x\">"
+                    "{&quot;i&quot;: 2}</td><td class=\"n\">2</td><td class=\"n\">20 s</td><td>step</td>"));
+    /* the long data: cut before the character, with an ellipsis */
+    char cut[200];
+    snprintf(cut, sizeof(cut), "<td class=\"x\">&quot;%.*s\xe2\x80\xa6</td>", 158, big + 1);
+    assert_non_null(strstr(sec, cut));
+    /* B: 1..25, then the 10 left out, then 36..60; nothing of B's 26th to 35th */
+    assert_non_null(strstr(sec, "\xe2\x80\xa6 10 more events \xe2\x80\xa6"));
+    assert_non_null(strstr(sec, "{&quot;i&quot;: 25}"));
+    assert_null(strstr(sec, "{&quot;i&quot;: 26}"));
+    assert_null(strstr(sec, "{&quot;i&quot;: 35}"));
+    assert_non_null(strstr(sec, "{&quot;i&quot;: 36}"));
+    assert_non_null(strstr(sec, "{&quot;i&quot;: 60}"));
+    buf_free(&out);
+    report_free(a);
+    report_free(b);
+}
+
 /* ---- one summary, every view ---- */
 
 /* The report's tables, its facts and compare's differences show the figures of the node's summary table:
@@ -1288,6 +1360,7 @@ int main(void)
         cmocka_unit_test(t_incomplete_and_phases),
         cmocka_unit_test(t_marks),
         cmocka_unit_test(t_compare),
+        cmocka_unit_test(t_compare_events),
         cmocka_unit_test(t_one_summary_every_view),
         cmocka_unit_test(t_jtree_mark_data),
         cmocka_unit_test(t_many_marks),
