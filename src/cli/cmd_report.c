@@ -44,8 +44,9 @@ static const char compare_usage[] =
     "Usage: jobscope compare [-o FILE] [--force] A B\n"
     "\n"
     "Compare two recordings on one page: their facts side by side, a table of differences (wall time,\n"
-    "CPU, peak memory, I/O, energy, GPU) with B - A and B / A, each run's advice, and the same charts\n"
-    "overlaid on a common time axis from each run's start (B dashed).\n"
+    "CPU, peak memory, I/O, energy, GPU) with B - A and B / A, the phases of each by name, their events\n"
+    "side by side (time, name, data; the first and last 25 of each), each run's advice, and the same\n"
+    "charts overlaid on a common time axis from each run's start (B dashed).\n"
     "  -o, --output FILE  the page (default: A-vs-B.html next to A, from the files' names without .db)\n"
     "      --force        replace FILE if it exists\n"
     "  -h, --help         show this help\n";

@@ -41,6 +41,7 @@ void facts_init(js_facts_t *f)
                             &f->psi_cpu_some_host_mean,
                             &f->host_busy_mean,
                             &f->steal_mean,
+                            &f->peak_demand_cores,
                             &f->psi_io_some_job_mean,
                             &f->peak_rss,
                             &f->peak_rss_kernel,
@@ -159,11 +160,22 @@ static void cpu_wait_evidence(const js_facts_t *f, char *buf, size_t cap)
 #undef ADD
 }
 
+/* serial_demand: the job never had more than one core's worth of runnable work: at no sample did its cgroup's
+ * cores in use plus its CPU pressure (some) reach SERIAL, so a wait it had was its one thread's (cpu-serial
+ * says so, and cpu-starved stays silent: more cores would not have helped it) */
+static bool serial_demand(const js_facts_t *f)
+{
+    return ok(f->peak_demand_cores) && f->peak_demand_cores < SERIAL &&
+           (!ok(f->max_cores) || f->max_cores < SERIAL);
+}
+
 static int r_cpu_starved(const js_rule_t *r, const js_facts_t *f, js_advice_item_t *out)
 {
     (void)r;
     if ((!by_job_psi(f) && !by_host(f) && !by_steal(f)) || (by_quota(f) && !by_steal(f)))
         return 0; /* a quota explains the wait: cpu-throttled says so */
+    if (serial_demand(f) && ok(f->cores_available) && f->cores_available >= 2)
+        return 0; /* one thread waited: cpu-serial */
     out->severity = ADVICE_WARN;
     bool full = ok(f->efficiency) && f->efficiency >= HOST_BUSY;
     if (by_steal(f))
@@ -206,32 +218,48 @@ static int r_cpu_throttled(const js_rule_t *r, const js_facts_t *f, js_advice_it
 }
 
 /* long_enough: a run long enough (10 intervals) with 2 or more cores, whose core use can be judged */
-static bool judged(const js_facts_t *f)
+static bool long_enough(const js_facts_t *f)
 {
     return ok(f->cores_available) && f->cores_available >= 2 && ok(f->wall_s) &&
-           f->wall_s >= 10 * (ok(f->interval_s) ? f->interval_s : 1) && !advice_cpu_starved(f);
+           f->wall_s >= 10 * (ok(f->interval_s) ? f->interval_s : 1);
 }
 
 static int r_cpu_serial(const js_rule_t *r, const js_facts_t *f, js_advice_item_t *out)
 {
-    if (!judged(f) || !ok(f->max_cores) || f->max_cores >= r->limit)
+    if (!long_enough(f) || by_quota(f) || !ok(f->max_cores) || f->max_cores >= r->limit)
+        return 0;
+    /* with the job's demand known it decides, whatever the load; without it, only a job that did not wait */
+    if (ok(f->peak_demand_cores) ? !serial_demand(f) : advice_cpu_starved(f))
         return 0;
     out->severity = ok(f->efficiency) && f->efficiency >= 0.25 ? ADVICE_INFO : ADVICE_WARN;
+    char waited[200] = "";
+    if (advice_cpu_starved(f))
+        snprintf(
+            waited, sizeof(waited),
+            " It also waited for CPU (%s of the time): other work shared its core, which more cores would "
+            "not have changed.",
+            H(ok(f->psi_cpu_some_job_mean) ? f->psi_cpu_some_job_mean : f->steal_mean, "fraction"));
     SAY(sentence,
         "The job ran serially: it never kept more than %s busy of the %s available. Request 1 core, or make "
-        "it run in parallel (threads, processes, MPI ranks).",
-        H(f->max_cores, "cores"), H(f->cores_available, "cores"));
-    char w[300];
+        "it run in parallel (threads, processes, MPI ranks).%s",
+        H(f->max_cores, "cores"), H(f->cores_available, "cores"), waited);
+    char w[300], d[80] = "";
     cpu_wait_evidence(f, w, sizeof(w));
-    SAY(evidence, "peak %s, mean %s (CPU time %s over %s of wall time); %s", H(f->max_cores, "cores"),
-        H(f->mean_cores, "cores"), H(f->cpu_s, "s"), T(f->wall_s), w);
+    if (ok(f->peak_demand_cores))
+        snprintf(d, sizeof(d), ", demand (cores in use + waiting) at most %s",
+                 H(f->peak_demand_cores, "cores"));
+    SAY(evidence, "peak %s, mean %s (CPU time %s over %s of wall time)%s; %s", H(f->max_cores, "cores"),
+        H(f->mean_cores, "cores"), H(f->cpu_s, "s"), T(f->wall_s), d, w);
     return 1;
 }
 
 static int r_cpu_over(const js_rule_t *r, const js_facts_t *f, js_advice_item_t *out)
 {
-    if (!judged(f) || !ok(f->efficiency) || f->efficiency >= r->limit ||
-        (ok(f->max_cores) && f->max_cores < SERIAL))
+    /* parallel: the demand (when known), else the cores in use, reached SERIAL at some sample */
+    bool parallel =
+        ok(f->peak_demand_cores) ? !serial_demand(f) : !(ok(f->max_cores) && f->max_cores < SERIAL);
+    if (!long_enough(f) || advice_cpu_starved(f) || !ok(f->efficiency) || f->efficiency >= r->limit ||
+        !parallel)
         return 0;
     double want = ok(f->p95_cores) ? ceil(f->p95_cores - 0.05) : ceil(f->mean_cores);
     if (want < 1)
@@ -472,17 +500,21 @@ const js_rule_t advice_rules[] = {
     {"memory-near-limit", 0.9, "fraction", "memory peak at or above %s of the limit", r_mem_near_limit},
     {"cpu-starved", CPU_PSI, "fraction",
      "CPU pressure (some) of the job's cgroup above %s on average; without one, the host's above it with the "
-     "host 90%% busy or more; or steal above 10%% (a throttling quota: cpu-throttled instead)",
+     "host 90%% busy or more; or steal above 10%% (a throttling quota: cpu-throttled instead; a job whose "
+     "demand stayed below 1.2 cores: cpu-serial instead)",
      r_cpu_starved},
     {"cpu-throttled", THROTTLED, "fraction", "throttled in more than %s of the cgroup's quota periods",
      r_cpu_throttled},
     {"cpu-serial", SERIAL, "cores",
-     "peak cores in use below %s with 2 or more cores available (10 intervals or more), and no wait for CPU "
-     "(cpu-starved and cpu-throttled silent)",
+     "peak cores in use below %s with 2 or more cores available (10 intervals or more), not throttled; with "
+     "the job's cgroup pressure, its peak demand (cores in use + CPU pressure some, per sample) below it "
+     "too, "
+     "whatever the load; without, no wait for CPU (cpu-starved silent)",
      r_cpu_serial},
     {"cpu-over-allocated", 0.5, "fraction",
-     "mean cores in use below %s of the cores available (2 or more cores, 10 intervals or more), a peak of "
-     "1.2 cores or more, and no wait for CPU (cpu-starved and cpu-throttled silent)",
+     "mean cores in use below %s of the cores available (2 or more cores, 10 intervals or more), a peak "
+     "demand (cores in use + CPU pressure some; without the job's pressure, cores in use) of 1.2 cores or "
+     "more, and no wait for CPU (cpu-starved and cpu-throttled silent)",
      r_cpu_over},
     {"memory-far-below", 0.25, "fraction", "memory peak below %s of the limit, and more than 1 GiB unused",
      r_mem_far_below},

@@ -37,6 +37,10 @@ typedef struct {
     /* waiting for CPU: the share of the interval some task of the job's cgroup (job) or of the host waited
      * for a CPU (PSI cpu some, mean over the run); the host's busy share (1 - idle - iowait) and steal */
     double psi_cpu_some_job_mean, psi_cpu_some_host_mean, host_busy_mean, steal_mean;
+    /* the job's demand for cores: the largest, over the samples, of its cgroup's cores in use plus its CPU
+     * pressure (some), what it would have run had it not waited; a job of one thread stays at or below 1
+     * core whatever the load (NAN without a cgroup that reports pressure) */
+    double peak_demand_cores;
     /* memory */
     double peak_rss, peak_rss_kernel; /* the memory headline (summary peak_bytes); largest single process
                                        * (kernel high-water mark) */
@@ -70,7 +74,7 @@ typedef struct {
     js_severity_t severity;
     char sentence[512];
     char evidence[512];
-    char threshold[256];
+    char threshold[512];
 } js_advice_item_t;
 
 /* A rule: its id, its threshold (one number, in the rule's own unit) and the text that shows it to the reader

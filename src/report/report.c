@@ -12,6 +12,7 @@
 
 #include "config.h"
 #include "core/json.h"
+#include "report/compare_int.h"
 #include "report/first.h"
 #include "report/html.h"
 #include "report/report_int.h"
@@ -79,6 +80,7 @@ void report_free(js_report_t *r)
     for (size_t i = 0; i < r->nopen; i++)
         free(r->open[i].label);
     free(r->open);
+    cmp_events_free(&r->cmp_events);
     free(r->facts);
     free(r);
 }
@@ -635,6 +637,9 @@ static int feed_marks(js_report_t *r, const js_table_t *t, const js_rows_t *rows
             }
         } else if (strcmp(kind, "event") == 0) {
             rc = report_add_event_data(r, at, name, cd >= 0 && v[cd].present ? rows_str(rows, &v[cd]) : NULL);
+            if (rc == 0)
+                rc = cmp_events_add(&r->cmp_events, at, name,
+                                    cd >= 0 && v[cd].present ? rows_str(rows, &v[cd]) : NULL);
         }
         if (rc < 0)
             return rc;
@@ -994,232 +999,45 @@ int report_html_docs(js_report_t *r, js_buf_t *out, js_svgdocs_t *docs)
     return html_end(&h);
 }
 
-/* ---- compare
- * ------------------------------------------------------------------------------------------------ */
+/* ---- for compare.c (compare_int.h) -------------------------------------------------------------------- */
 
-static void diff_row(js_cell_t *c, const char *what, double a, double b, const char *unit,
-                     const char **ret_unit)
+void report_cmp_run(const js_report_t *r, cmp_run_t *ret)
 {
-    (void)unit;
-    c[0] = cell_text(what);
-    c[1] = num_or_missing(a);
-    c[2] = num_or_missing(b);
-    c[3] = isfinite(a) && isfinite(b) ? cell_real(b - a) : cell_missing();
-    c[4] = isfinite(a) && isfinite(b) && a != 0 ? cell_real(b / a) : cell_missing();
-    *ret_unit = unit;
+    const rnode_t *n = &r->nodes[0];
+    memset(ret, 0, sizeof(*ret));
+    ret->command = command_text(n);
+    ret->host = n->info.host;
+    ret->state = n->info.state;
+    ret->file = n->info.recording;
+    fmt_when(ret->start, sizeof(ret->start),
+             n->run.start_unix_ns > 0 ? n->run.start_unix_ns : n->first_unix_ns);
+    exit_text(n, ret->exit, sizeof(ret->exit));
+    units_format(ret->interval, sizeof(ret->interval), snum(n, "samples.interval_s"), "s");
+    units_time(ret->duration, sizeof(ret->duration), snum(n, "wall_time_s"), &(js_timeaxis_t){0});
+    if (n->info.state && strcmp(n->info.state, "complete") != 0)
+        data_end_text(n, ret->note, sizeof(ret->note));
 }
 
-int report_compare_html(js_report_t *a, js_report_t *b, const char *label_a, const char *label_b,
-                        js_buf_t *out)
+const cmp_events_t *report_cmp_events(const js_report_t *r)
 {
-    if (!a->nnodes || !b->nnodes || !a->nodes[0].finished || !b->nodes[0].finished)
-        return -EINVAL;
-    const js_facts_t *fa0 = report_facts(a), *fb0 = report_facts(b);
-    if (!fa0 || !fb0)
-        return -ENOMEM;
-    js_facts_t *fa = malloc(sizeof(*fa)), *fb = malloc(sizeof(*fb));
-    if (!fa || !fb) {
-        free(fa);
-        free(fb);
-        return -ENOMEM;
-    }
-    *fa = *fa0;
-    *fb = *fb0;
-    const rnode_t *na = &a->nodes[0], *nb = &b->nodes[0];
-    label_a = label_a ? label_a : "A";
-    label_b = label_b ? label_b : "B";
-    js_html_t h = {.buf = out};
-    page_t pg = {.h = &h, .r = a, .idp = "", .facts = fa, .compare = true};
-    char title[512];
-    snprintf(title, sizeof(title), "jobscope comparison: %s against %s", label_a, label_b);
-    html_begin(&h, title);
+    return &r->cmp_events;
+}
 
-    /* header: both runs side by side */
-    html_raw(&h, "<header>\n<h1>");
-    html_text(&h, title);
-    html_raw(&h, "</h1>\n<p class=\"sub\">");
-    html_text(&h, "Two runs on a common time axis, each from its own start; B is drawn dashed.");
-    html_raw(&h, "</p>\n</header>\n");
-    {
-        const rnode_t *nn[2] = {na, nb};
-        char start[2][48], exitb[2][160], ival[2][48], dur[2][48];
-        for (int k = 0; k < 2; k++) {
-            fmt_when(start[k], sizeof(start[0]),
-                     nn[k]->run.start_unix_ns > 0 ? nn[k]->run.start_unix_ns : nn[k]->first_unix_ns);
-            exit_text(nn[k], exitb[k], sizeof(exitb[0]));
-            units_format(ival[k], sizeof(ival[0]), snum(nn[k], "samples.interval_s"), "s");
-            units_time(dur[k], sizeof(dur[0]), snum(nn[k], "wall_time_s"), &(js_timeaxis_t){0});
-        }
-        const struct {
-            const char *what, *a, *b;
-            bool code; /* command lines and paths: monospace, wrapped anywhere */
-        } rows[] = {
-            {"command", command_text(na), command_text(nb), true},
-            {"host", na->info.host, nb->info.host, false},
-            {"start", start[0], start[1], false},
-            {"duration", dur[0], dur[1], false},
-            {"exit status", exitb[0], exitb[1], false},
-            {"recording", na->info.state, nb->info.state, false},
-            {"interval", ival[0], ival[1], false},
-            {"file", na->info.recording, nb->info.recording, true},
-        };
-        html_raw(&h, "<table class=\"tb runs\">\n<thead><tr><th></th><th scope=\"col\">");
-        html_text(&h, label_a);
-        html_raw(&h, " (A)</th><th scope=\"col\">");
-        html_text(&h, label_b);
-        html_raw(&h, " (B)</th></tr></thead>\n<tbody>\n");
-        for (size_t i = 0; i < sizeof(rows) / sizeof(rows[0]); i++) {
-            html_raw(&h, "<tr><th scope=\"row\">");
-            html_text(&h, rows[i].what);
-            for (int k = 0; k < 2; k++) {
-                const char *v = k ? rows[i].b : rows[i].a;
-                html_raw(&h,
-                         rows[i].code ? "</th><td class=\"x\">" + (k ? 5 : 0) : "</th><td>" + (k ? 5 : 0));
-                if (v)
-                    html_text(&h, v);
-                else
-                    html_raw(&h, "\xe2\x80\x94");
-                html_raw(&h, "</td>");
-            }
-            html_raw(&h, "</tr>\n");
-        }
-        html_raw(&h, "</tbody></table>\n");
-    }
-    for (int k = 0; k < 2; k++) {
-        const rnode_t *x = k ? nb : na;
-        if (x->info.state && strcmp(x->info.state, "complete") != 0) {
-            char msg[640];
-            data_end_text(x, msg, sizeof(msg));
-            html_raw(&h, "<p class=\"note\">");
-            html_text(&h, k ? "B: " : "A: ");
-            html_text(&h, msg);
-            html_raw(&h, "</p>\n");
-        }
-    }
+const js_figure_t *report_cmp_root(const js_report_t *r)
+{
+    return r->nnodes ? sroot(&r->nodes[0]) : NULL;
+}
 
-    /* the differences */
-    html_section_begin(&h, "differences", "Differences");
-    {
-        js_col_t cols[] = {{"", NULL}, {"A", NULL}, {"B", NULL}, {"B \xe2\x88\x92 A", NULL}, {"B / A", NULL}};
-        enum { ROWS = 17 };
-        js_cell_t cells[ROWS * 5];
-        const char *units[ROWS];
-        size_t r = 0;
-        double ga = NAN, gb = NAN;
-        if (fa->ngpus) {
-            ga = 0;
-            for (size_t i = 0; i < fa->ngpus; i++)
-                ga += fa->gpu_util_mean[i] / (double)fa->ngpus;
-        }
-        if (fb->ngpus) {
-            gb = 0;
-            for (size_t i = 0; i < fb->ngpus; i++)
-                gb += fb->gpu_util_mean[i] / (double)fb->ngpus;
-        }
-        /* the summary's rows (a row's unit where `unit` is NULL), then what the advice's facts derive */
-        struct {
-            const char *what, *path, *unit;
-            double a, b;
-        } rows[] = {
-            {"wall time", "wall_time_s", "duration", NAN, NAN},
-            {"CPU time", "cpu.total_s", NULL, NAN, NAN},
-            {"mean cores in use", "cpu.mean_cores", NULL, NAN, NAN},
-            {"peak cores in use", "cpu.max_cores", NULL, NAN, NAN},
-            {"CPU efficiency", NULL, "fraction", fa->efficiency, fb->efficiency},
-            {"peak memory", "memory.peak_bytes", NULL, NAN, NAN},
-            {"peak RSS sum, sampled", "memory.peak_rss_sum_bytes", NULL, NAN, NAN},
-            {"peak RSS, kernel", "memory.peak_rss_kernel_bytes", NULL, NAN, NAN},
-            {"read from storage", "io.read_bytes", NULL, NAN, NAN},
-            {"written to storage", "io.write_bytes", NULL, NAN, NAN},
-            {"read through calls", "io.read_chars", NULL, NAN, NAN},
-            {"written through calls", "io.write_chars", NULL, NAN, NAN},
-            {"energy of the node (RAPL)", "energy.node_energy_j", NULL, NAN, NAN},
-            {"energy of the job (attributed)", "energy.attribution.scope_energy_j", NULL, NAN, NAN},
-            {"mean GPU utilisation", NULL, "fraction", ga, gb},
-            {"energy of the job's GPUs", "gpu.job.energy_j", NULL, NAN, NAN},
-            {"processes seen", "processes.total", "count", NAN, NAN},
-            {"samples", "samples.taken", "count", NAN, NAN},
-        };
-        for (size_t i = 0; i < sizeof(rows) / sizeof(rows[0]) && r < ROWS; i++) {
-            const char *unit = rows[i].unit;
-            if (rows[i].path) {
-                const js_figure_t *x = fig_get(sroot(na), rows[i].path),
-                                  *y = fig_get(sroot(nb), rows[i].path);
-                double scale = 1;
-                const char *u = row_unit(x ? x->unit : y ? y->unit : NULL, &scale);
-                rows[i].a = fig_value(x) * scale;
-                rows[i].b = fig_value(y) * scale;
-                if (!unit)
-                    unit = u;
-            }
-            if (!isfinite(rows[i].a) && !isfinite(rows[i].b))
-                continue;
-            diff_row(&cells[r * 5], rows[i].what, rows[i].a, rows[i].b, unit, &units[r]);
-            r++;
-        }
-        /* html_table takes one unit per column: write the rows one table-row at a time in the same table */
-        html_raw(&h, "<table class=\"tb diff\">\n<thead><tr>");
-        for (size_t c = 0; c < 5; c++) {
-            html_raw(&h, "<th scope=\"col\">");
-            html_text(&h, cols[c].name);
-            html_raw(&h, "</th>");
-        }
-        html_raw(&h, "</tr></thead>\n<tbody>\n");
-        for (size_t i = 0; i < r; i++) {
-            html_raw(&h, "<tr><th scope=\"row\">");
-            html_text(&h, cells[i * 5].s);
-            html_raw(&h, "</th>");
-            for (size_t c = 1; c < 5; c++) {
-                const js_cell_t *v = &cells[i * 5 + c];
-                html_raw(&h, "<td class=\"n\">");
-                if (v->type != CELL_REAL)
-                    html_raw(&h, "\xe2\x80\x94");
-                else if (c == 4)
-                    html_printf(&h, "%s\xc3\x97", units_sig((char[32]){0}, 32, round(v->d * 1000) / 1000, 4));
-                else {
-                    char tb[48];
-                    html_raw(&h, c == 3 && v->d > 0                                        ? "+"
-                                 : c == 3 && v->d < 0 && strcmp(units[i], "duration") == 0 ? "\xe2\x88\x92"
-                                                                                           : "");
-                    if (strcmp(units[i], "duration") == 0)
-                        html_text(&h, units_time(tb, sizeof(tb), fabs(v->d), &(js_timeaxis_t){0}));
-                    else if (c == 3 && v->d < 0) {
-                        html_raw(&h, "\xe2\x88\x92");
-                        html_value(&h, -v->d, units[i]);
-                    } else
-                        html_value(&h, v->d, units[i]);
-                }
-                html_raw(&h, "</td>");
-            }
-            html_raw(&h, "</tr>\n");
-        }
-        html_raw(&h, "</tbody></table>\n");
-    }
-    html_section_end(&h);
-    first_compare_phases(&h, na->sum, nb->sum, label_a, label_b);
+const char *report_cmp_row_unit(const char *unit, double *scale)
+{
+    return row_unit(unit, scale);
+}
 
-    /* each run's advice */
-    html_section_begin(&h, "advice", "Advice for each run");
-    js_advice_item_t *items = calloc(MAX_ADVICE, sizeof(*items));
-    if (!items)
-        h.err = -ENOMEM;
-    for (int k = 0; k < 2 && items; k++) {
-        js_advice_t view[MAX_ADVICE];
-        size_t n = advice_eval(k ? fb : fa, items, MAX_ADVICE);
-        h3(&h, k ? label_b : label_a);
-        for (size_t i = 0; i < n; i++)
-            view[i] = advice_view(&items[i]);
-        if (n)
-            html_advice(&h, view, n);
-        else
-            html_para(&h, "No rule fired.");
-    }
-    free(items);
-    html_section_end(&h);
-
-    src_t src[2] = {{.n = na, .label = label_a}, {.n = nb, .label = label_b, .dashed = true}};
+void report_cmp_charts(js_html_t *h, js_report_t *a, js_report_t *b, const js_facts_t *fa,
+                       const char *label_a, const char *label_b)
+{
+    page_t pg = {.h = h, .r = a, .idp = "", .facts = fa, .compare = true};
+    src_t src[2] = {{.n = &a->nodes[0], .label = label_a},
+                    {.n = &b->nodes[0], .label = label_b, .dashed = true}};
     node_charts(&pg, src, 2, false);
-    free(fa);
-    free(fb);
-    return html_end(&h);
 }

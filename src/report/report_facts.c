@@ -177,6 +177,19 @@ static double job_pressure(const rnode_t *n, const char *col, const char *total,
     return isfinite(v) ? v : wall_s > 0 ? snum(n, total) / wall_s : NAN;
 }
 
+/* peak_demand: the largest, over the samples, of the job cgroup's cores in use plus its CPU pressure (some):
+ * the cores its runnable work asked for; NAN without both series. */
+static double peak_demand(const rnode_t *n)
+{
+    const rseries_t *c = find_series(n, "cgroup", "cpu_cores", ""),
+                    *p = find_series(n, "cgroup", "psi_cpu_some_fraction", "");
+    double m = NAN;
+    for (size_t i = 0; c && p && i < n->n; i++)
+        if (isfinite(c->v[i]) && isfinite(p->v[i]) && !(c->v[i] + p->v[i] <= m))
+            m = c->v[i] + p->v[i];
+    return m;
+}
+
 /* node_facts: one node's facts. */
 void node_facts(const rnode_t *n, js_facts_t *f)
 {
@@ -229,6 +242,7 @@ void node_facts(const rnode_t *n, js_facts_t *f)
     f->host_busy_mean =
         1 - series_mean(n, "system", "idle_fraction") - series_mean(n, "system", "iowait_fraction");
     f->steal_mean = series_mean(n, "system", "steal_fraction");
+    f->peak_demand_cores = peak_demand(n);
     gpu_facts(n, f, false);
     f->mon_cpu_s = snum(n, "monitor.cpu_s");
 }
@@ -306,6 +320,7 @@ const js_facts_t *report_facts(js_report_t *r)
             f->psi_cpu_some_host_mean = nan_max(f->psi_cpu_some_host_mean, g->psi_cpu_some_host_mean);
             f->host_busy_mean = nan_max(f->host_busy_mean, g->host_busy_mean);
             f->steal_mean = nan_max(f->steal_mean, g->steal_mean);
+            f->peak_demand_cores = nan_sum(f->peak_demand_cores, g->peak_demand_cores);
             f->mon_cpu_s = nan_sum(f->mon_cpu_s, g->mon_cpu_s);
             gpu_facts(n, f, true);
         }

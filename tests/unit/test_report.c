@@ -554,6 +554,65 @@ static void t_advice_rules(void **state)
 
 /* ---- extraction and the 24 h page ---- */
 
+/* The job's demand (cores in use + its CPU pressure, per sample) decides serial against parallel whatever the
+ * load: one thread waiting on a saturated host is serial (and not told it was starved), several threads held
+ * to under a core are not. */
+static void t_advice_demand(void **state)
+{
+    (void)state;
+    js_advice_item_t it;
+    /* one thread on a saturated host: waited 60% of the time, ran 0.4 cores; demand 1 core */
+    js_facts_t f = base_facts();
+    f.mean_cores = 0.4;
+    f.max_cores = 0.6;
+    f.p95_cores = 0.55;
+    f.efficiency = 0.05;
+    f.psi_cpu_some_job_mean = 0.6;
+    f.host_busy_mean = 1;
+    f.peak_demand_cores = 1.02;
+    assert_int_equal(fire(&f, "cpu-serial", &it), 1);
+    assert_non_null(strstr(it.sentence, "Request 1 core"));
+    assert_non_null(strstr(it.sentence, "It also waited for CPU (60% of the time)"));
+    assert_non_null(strstr(it.evidence, "demand (cores in use + waiting) at most 1.02 cores"));
+    assert_int_equal(fire(&f, "cpu-starved", NULL), 0);
+    assert_int_equal(fire(&f, "cpu-over-allocated", NULL), 0);
+    /* at the threshold: several threads wanted cores; starved, and no advice to request fewer */
+    f.peak_demand_cores = 1.2;
+    assert_int_equal(fire(&f, "cpu-serial", NULL), 0);
+    assert_int_equal(fire(&f, "cpu-starved", NULL), 1);
+    assert_int_equal(fire(&f, "cpu-over-allocated", NULL), 0);
+    /* without the job's pressure: the old rule (a job that waited is not judged) */
+    f.peak_demand_cores = NAN;
+    f.psi_cpu_some_job_mean = NAN;
+    f.psi_cpu_some_host_mean = 0.6;
+    assert_int_equal(fire(&f, "cpu-serial", NULL), 0);
+    assert_int_equal(fire(&f, "cpu-starved", NULL), 1);
+    /* a quota: cpu-throttled, whatever the demand */
+    f = base_facts();
+    f.mean_cores = 0.1;
+    f.max_cores = 0.1;
+    f.efficiency = 0.0125;
+    f.throttled_fraction = 0.9;
+    f.peak_demand_cores = 1;
+    assert_int_equal(fire(&f, "cpu-serial", NULL), 0);
+    assert_int_equal(fire(&f, "cpu-throttled", NULL), 1);
+    /* a parallel burst held under 1.2 cores by the load, then idle: over-allocated, not serial */
+    f = base_facts();
+    f.mean_cores = 0.1;
+    f.max_cores = 0.7;
+    f.p95_cores = 0.5;
+    f.efficiency = 0.0125;
+    f.psi_cpu_some_job_mean = 0.1;
+    f.peak_demand_cores = 1.7;
+    assert_int_equal(fire(&f, "cpu-over-allocated", &it), 1);
+    assert_non_null(strstr(it.threshold, "a peak demand"));
+    assert_int_equal(fire(&f, "cpu-serial", NULL), 0);
+    assert_int_equal(fire(&f, "cpu-starved", NULL), 0);
+    f.peak_demand_cores = 1.1; /* its demand stayed at one core: serial instead */
+    assert_int_equal(fire(&f, "cpu-over-allocated", NULL), 0);
+    assert_int_equal(fire(&f, "cpu-serial", NULL), 1);
+}
+
 static void t_extraction_golden(void **state)
 {
     (void)state;
@@ -1145,6 +1204,78 @@ static void t_compare(void **state)
     report_free(b);
 }
 
+/* compare's events: each run's events with their data, A's i-th beside B's i-th, the first and last 25 of a
+ * run with more, long data cut at a character boundary. */
+static const js_column_t mark_data_cols[] = {
+    {"t_s", "s", JS_REAL, JS_GAUGE, 0, "when"},
+    {"kind", "text", JS_TEXT, JS_LABEL, 0, "begin, end or event"},
+    {"name", "text", JS_TEXT, JS_LABEL, 0, "name"},
+    {"data", "json", JS_TEXT, JS_GAUGE, 0, "JSON given with the mark"},
+};
+static const js_table_t mark_data_view = {"marks", "marks", 4, mark_data_cols};
+
+static void feed_events(js_report_t *r, const char *name, size_t n, const char *long_data)
+{
+    js_rows_t rows;
+    rows_init(&rows, &mark_data_view);
+    for (size_t i = 0; i < n; i++) {
+        char data[64];
+        snprintf(data, sizeof(data), "{\"i\": %zu}", i + 1);
+        const char *d = long_data && i == 0 ? long_data : data;
+        js_value_t *v = rows_add(&rows);
+        val_real(&v[0], 10.0 * (double)(i + 1));
+        assert_int_equal(rows_set_str(&rows, &v[1], "event", 5), 0);
+        assert_int_equal(rows_set_str(&rows, &v[2], name, strlen(name)), 0);
+        assert_int_equal(rows_set_str(&rows, &v[3], d, strlen(d)), 0);
+    }
+    assert_int_equal(report_view(r, 0, &mark_data_view, &rows), 0);
+    rows_free(&rows);
+}
+
+static void t_compare_events(void **state)
+{
+    (void)state;
+    js_report_t *a = report_new(), *b = report_new();
+    synth_cfg_t ca = {.hours = 0.1}, cb = {.hours = 0.1};
+    build_node(a, &ca, "node001", "complete", NULL);
+    build_node(b, &cb, "node002", "complete", NULL);
+    js_buf_t out = {0};
+    assert_int_equal(report_compare_html(a, b, "A", "B", &out), 0);
+    assert_null(strstr(out.p, "id=\"events\"")); /* no events: no section */
+    buf_free(&out);
+    char big[400];
+    memset(big, 'x', sizeof(big));
+    memcpy(big, "\"", 1);
+    memcpy(big + 159, "\xc3\xa9", 2); /* a two-byte character across the cut at 160 bytes */
+    big[sizeof(big) - 2] = '"';
+    big[sizeof(big) - 1] = '\0';
+    feed_events(a, "epoch", 3, big);
+    feed_events(b, "step", 60, NULL);
+    assert_int_equal(report_compare_html(a, b, "A", "B", &out), 0);
+    const char *sec = strstr(out.p, "id=\"events\"");
+    assert_non_null(sec);
+    assert_non_null(strstr(sec, "3 events in A, 60 in B"));
+    assert_non_null(strstr(sec, "the first and the last 25 are listed"));
+    /* A's second event beside B's second */
+    assert_non_null(
+        strstr(sec, "<td class=\"n\">2</td><td class=\"n\">20 s</td><td>epoch</td><td class=\"x\">"
+                    "{&quot;i&quot;: 2}</td><td class=\"n\">2</td><td class=\"n\">20 s</td><td>step</td>"));
+    /* the long data: cut before the character, with an ellipsis */
+    char cut[200];
+    snprintf(cut, sizeof(cut), "<td class=\"x\">&quot;%.*s\xe2\x80\xa6</td>", 158, big + 1);
+    assert_non_null(strstr(sec, cut));
+    /* B: 1..25, then the 10 left out, then 36..60; nothing of B's 26th to 35th */
+    assert_non_null(strstr(sec, "\xe2\x80\xa6 10 more events \xe2\x80\xa6"));
+    assert_non_null(strstr(sec, "{&quot;i&quot;: 25}"));
+    assert_null(strstr(sec, "{&quot;i&quot;: 26}"));
+    assert_null(strstr(sec, "{&quot;i&quot;: 35}"));
+    assert_non_null(strstr(sec, "{&quot;i&quot;: 36}"));
+    assert_non_null(strstr(sec, "{&quot;i&quot;: 60}"));
+    buf_free(&out);
+    report_free(a);
+    report_free(b);
+}
+
 /* ---- one summary, every view ---- */
 
 /* The report's tables, its facts and compare's differences show the figures of the node's summary table:
@@ -1234,6 +1365,7 @@ int main(void)
         cmocka_unit_test(t_jtree),
         cmocka_unit_test(t_advice_rules),
         cmocka_unit_test(t_advice_starved),
+        cmocka_unit_test(t_advice_demand),
         cmocka_unit_test(t_extraction_golden),
         cmocka_unit_test(t_day_page),
         cmocka_unit_test(t_nodes),
@@ -1241,6 +1373,7 @@ int main(void)
         cmocka_unit_test(t_incomplete_and_phases),
         cmocka_unit_test(t_marks),
         cmocka_unit_test(t_compare),
+        cmocka_unit_test(t_compare_events),
         cmocka_unit_test(t_one_summary_every_view),
         cmocka_unit_test(t_jtree_mark_data),
         cmocka_unit_test(t_many_marks),
