@@ -22,76 +22,41 @@
 
 /* ---- events ---- */
 
-static void event_free(cmp_event_t *e)
+/* shown_events: how many of the kept events of `r` the table lists (at most 2 * CMP_EVENTS_KEPT), and in
+ * *ret_total how many the run had; shown_event: the i-th listed, the first and the last CMP_EVENTS_KEPT of
+ * those the report kept. */
+static size_t shown_events(const js_report_t *r, size_t *ret_total)
 {
-    free(e->name);
-    free(e->data);
-    *e = (cmp_event_t){0};
+    size_t kept = report_cmp_events(r, ret_total);
+    return kept < 2 * CMP_EVENTS_KEPT ? kept : 2 * CMP_EVENTS_KEPT;
 }
 
-int cmp_events_add(cmp_events_t *l, double t, const char *name, const char *data)
+static void shown_event(const js_report_t *r, size_t i, cmp_event_t *ret)
 {
-    size_t k = l->total++;
-    cmp_event_t *e = k < CMP_EVENTS_KEPT ? &l->first[k] : &l->last[(k - CMP_EVENTS_KEPT) % CMP_EVENTS_KEPT];
-    event_free(e);
-    e->t = t;
-    e->name = name ? strdup(name) : NULL;
-    e->data = data ? strdup(data) : NULL;
-    if ((name && !e->name) || (data && !e->data)) {
-        event_free(e);
-        return -ENOMEM;
-    }
-    return 0;
-}
-
-void cmp_events_free(cmp_events_t *l)
-{
-    if (!l)
-        return;
-    for (size_t i = 0; i < CMP_EVENTS_KEPT; i++) {
-        event_free(&l->first[i]);
-        event_free(&l->last[i]);
-    }
-    l->total = 0;
-}
-
-/* events_kept: the number of events `l` keeps; event_at: the i-th of them in order of arrival, and in
- * *ret_index its number among all the run's events (from 0). */
-static size_t events_kept(const cmp_events_t *l)
-{
-    return l->total < 2 * CMP_EVENTS_KEPT ? l->total : 2 * CMP_EVENTS_KEPT;
-}
-
-static const cmp_event_t *event_at(const cmp_events_t *l, size_t i, size_t *ret_index)
-{
-    if (i < CMP_EVENTS_KEPT) {
-        *ret_index = i;
-        return &l->first[i];
-    }
-    size_t nlast = events_kept(l) - CMP_EVENTS_KEPT, abs = l->total - nlast + (i - CMP_EVENTS_KEPT);
-    *ret_index = abs;
-    return &l->last[(abs - CMP_EVENTS_KEPT) % CMP_EVENTS_KEPT];
+    size_t total, kept = report_cmp_events(r, &total), shown = shown_events(r, &total);
+    report_cmp_event(r, i < CMP_EVENTS_KEPT ? i : kept - (shown - i), ret);
 }
 
 /* event_cells: one run's cells of a row of the events table: its i-th kept event (none past the last),
  * with a row saying how many were left out before the kept last ones. */
-static void event_cells(js_html_t *h, const cmp_events_t *l, size_t row)
+static void event_cells(js_html_t *h, const js_report_t *r, size_t row)
 {
-    size_t kept = events_kept(l), skipped = l->total - kept;
+    size_t total, kept = shown_events(r, &total), skipped = total - kept;
     bool gap = skipped > 0;
     if (gap && row == CMP_EVENTS_KEPT) {
         html_printf(h, "<td colspan=\"4\" class=\"note\">\xe2\x80\xa6 %zu more event%s \xe2\x80\xa6</td>",
                     skipped, skipped == 1 ? "" : "s");
         return;
     }
-    size_t i = gap && row > CMP_EVENTS_KEPT ? row - 1 : row, index;
+    size_t i = gap && row > CMP_EVENTS_KEPT ? row - 1 : row;
     if (i >= kept) {
         html_raw(h, "<td></td><td></td><td></td><td></td>");
         return;
     }
-    const cmp_event_t *e = event_at(l, i, &index);
+    cmp_event_t ev, *e = &ev;
+    shown_event(r, i, e);
     char tb[48];
-    html_printf(h, "<td class=\"n\">%zu</td><td class=\"n\">", index + 1);
+    html_printf(h, "<td class=\"n\">%zu</td><td class=\"n\">", e->index + 1);
     html_text(h, units_time(tb, sizeof(tb), e->t, &(js_timeaxis_t){0}));
     html_raw(h, "</td><td>");
     html_text(h, e->name ? e->name : "");
@@ -117,16 +82,17 @@ static void event_cells(js_html_t *h, const cmp_events_t *l, size_t row)
 static void compare_events(js_html_t *h, const js_report_t *a, const js_report_t *b, const char *label_a,
                            const char *label_b)
 {
-    const cmp_events_t *l[2] = {report_cmp_events(a), report_cmp_events(b)};
-    if (!l[0]->total && !l[1]->total)
+    const js_report_t *run[2] = {a, b};
+    size_t total[2], shown[2] = {shown_events(a, &total[0]), shown_events(b, &total[1])};
+    if (!total[0] && !total[1])
         return;
     html_section_begin(h, "events", "Events of each run");
     html_printf(
         h,
         "<p>%zu event%s in A, %zu in B (marks of kind event: `jobscope mark event NAME --data JSON`), "
         "each with its time from its run's start",
-        l[0]->total, l[0]->total == 1 ? "" : "s", l[1]->total);
-    if (l[0]->total > 2 * CMP_EVENTS_KEPT || l[1]->total > 2 * CMP_EVENTS_KEPT)
+        total[0], total[0] == 1 ? "" : "s", total[1]);
+    if (total[0] > 2 * CMP_EVENTS_KEPT || total[1] > 2 * CMP_EVENTS_KEPT)
         html_printf(h, "; of a run with more than %d, the first and the last %d are listed",
                     2 * CMP_EVENTS_KEPT, CMP_EVENTS_KEPT);
     html_raw(h, ".</p>\n<table class=\"tb events\">\n<thead><tr><th scope=\"colgroup\" colspan=\"4\">");
@@ -140,13 +106,13 @@ static void compare_events(js_html_t *h, const js_report_t *a, const js_report_t
     html_raw(h, "</tr></thead>\n<tbody>\n");
     size_t rows = 0;
     for (int k = 0; k < 2; k++) {
-        size_t n = events_kept(l[k]) + (l[k]->total > events_kept(l[k]));
+        size_t n = shown[k] + (total[k] > shown[k]);
         rows = n > rows ? n : rows;
     }
     for (size_t row = 0; row < rows; row++) {
         html_raw(h, "<tr>");
         for (int k = 0; k < 2; k++)
-            event_cells(h, l[k], row);
+            event_cells(h, run[k], row);
         html_raw(h, "</tr>\n");
     }
     html_raw(h, "</tbody></table>\n");

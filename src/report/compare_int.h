@@ -2,8 +2,8 @@
  *
  * What compare.c (the page comparing two runs, report_compare_html) needs of the report builder's internals
  * (report.c), and nothing else: one run's header fields as text, its summary rows, the unit a summary row is
- * shown in, the charts of two runs overlaid, and the run's events (kept by report.c as it reads the marks,
- * held by compare.c's event list). Private to src/report/.
+ * shown in, the charts of two runs overlaid, and the run's events (kept by report.c as it reads the marks).
+ * Private to src/report/.
  */
 #ifndef JOBSCOPE_REPORT_COMPARE_INT_H
 #define JOBSCOPE_REPORT_COMPARE_INT_H
@@ -20,29 +20,23 @@ typedef struct {
     char note[640]; /* what the end of an unclosed recording means; "" when it is complete */
 } cmp_run_t;
 
-/* The events (marks of kind event) of a run for compare's table, bounded: the first and the last
- * CMP_EVENTS_KEPT, each with its time from the run's start, name and JSON data, and how many there were. */
+/* The events (marks of kind event) of a run for compare's table: the first and the last CMP_EVENTS_KEPT, read
+ * from the events the report keeps for its charts and its own table (report.c's event list, which keeps more
+ * of them), each with its time from the run's start, name and JSON data. */
 #define CMP_EVENTS_KEPT 25
 typedef struct {
-    double t;   /* seconds from the run's start */
-    char *name; /* NULL: none */
-    char *data; /* the JSON given with the event; NULL: none */
+    double t;         /* seconds from the run's start */
+    const char *name; /* NULL: none; owned by the report */
+    const char *data; /* the JSON given with the event (at most the report's kept bytes); NULL: none */
+    size_t index;     /* its number among all the run's events, from 0 */
 } cmp_event_t;
-typedef struct {
-    cmp_event_t first[CMP_EVENTS_KEPT],
-        last[CMP_EVENTS_KEPT]; /* last: a ring of the latest, once first is full */
-    size_t total;              /* events added */
-} cmp_events_t;
 
-/* cmp_events_add: count an event and keep it (name and data copied, either NULL) if it is among the first or,
- * so far, the last CMP_EVENTS_KEPT. 0 or -ENOMEM (then it is counted, not kept). */
-int cmp_events_add(cmp_events_t *l, double t, const char *name, const char *data);
+/* report_cmp_events: how many events `r` has kept (the return) and seen in all (*ret_total). */
+size_t report_cmp_events(const js_report_t *r, size_t *ret_total);
 
-/* cmp_events_free: free what `l` holds (not `l`); accepts NULL. */
-void cmp_events_free(cmp_events_t *l);
-
-/* report_cmp_events: the events of `r` (owned by `r`). */
-const cmp_events_t *report_cmp_events(const js_report_t *r);
+/* report_cmp_event: the kept event `j` (< report_cmp_events(r)) in order of arrival, into *ret (strings
+ * owned by `r`). */
+void report_cmp_event(const js_report_t *r, size_t j, cmp_event_t *ret);
 
 /* report_cmp_run: fill *ret from the first node of `r` (finished). */
 void report_cmp_run(const js_report_t *r, cmp_run_t *ret);

@@ -80,7 +80,6 @@ void report_free(js_report_t *r)
     for (size_t i = 0; i < r->nopen; i++)
         free(r->open[i].label);
     free(r->open);
-    cmp_events_free(&r->cmp_events);
     free(r->facts);
     free(r);
 }
@@ -637,9 +636,6 @@ static int feed_marks(js_report_t *r, const js_table_t *t, const js_rows_t *rows
             }
         } else if (strcmp(kind, "event") == 0) {
             rc = report_add_event_data(r, at, name, cd >= 0 && v[cd].present ? rows_str(rows, &v[cd]) : NULL);
-            if (rc == 0)
-                rc = cmp_events_add(&r->cmp_events, at, name,
-                                    cd >= 0 && v[cd].present ? rows_str(rows, &v[cd]) : NULL);
         }
         if (rc < 0)
             return rc;
@@ -1018,9 +1014,20 @@ void report_cmp_run(const js_report_t *r, cmp_run_t *ret)
         data_end_text(n, ret->note, sizeof(ret->note));
 }
 
-const cmp_events_t *report_cmp_events(const js_report_t *r)
+size_t report_cmp_events(const js_report_t *r, size_t *ret_total)
 {
-    return &r->cmp_events;
+    *ret_total = r->events.total;
+    return mlist_kept(&r->events);
+}
+
+void report_cmp_event(const js_report_t *r, size_t j, cmp_event_t *ret)
+{
+    const rmark_t *m = mlist_get(&r->events, j);
+    size_t kept = mlist_kept(&r->events);
+    *ret = (cmp_event_t){.t = m->t,
+                         .name = m->label,
+                         .data = m->data,
+                         .index = j < MARKS_DRAWN ? j : r->events.total - kept + j};
 }
 
 const js_figure_t *report_cmp_root(const js_report_t *r)

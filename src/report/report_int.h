@@ -9,7 +9,6 @@
 #ifndef JOBSCOPE_REPORT_INT_H
 #define JOBSCOPE_REPORT_INT_H
 
-#include "report/compare_int.h"
 #include "report/html.h"
 #include "report/report.h"
 #include "report/svg.h"
@@ -117,7 +116,6 @@ struct js_report {
     rnode_t *nodes;
     size_t nnodes;
     rmlist_t bands, events;
-    cmp_events_t cmp_events; /* the events with their data, for compare's table (compare.c) */
     rdensity_t density;
     rmark_t *open; /* phases begun (from the marks view) and not ended yet, at most MARKS_OPEN_MAX */
     size_t nopen;
