@@ -49,6 +49,7 @@ typedef struct {
     js_pidmap_t last;       /* pid -> delta_ent_t, js_value_t[ncols], char[ntext][DELTA_TEXT] */
     size_t vsize;
     int *tslot;   /* per column: its text slot in an entry (JS_TEXT columns), or -1 */
+    size_t nseen; /* entries of `last` stamped this sample */
     size_t ntext; /* text columns */
     uint64_t stamp;
     bool reset;    /* the next sample writes every row, after a reset marker */
@@ -811,6 +812,7 @@ static int delta_write(js_recorder_t *w, int64_t seq, const js_rows_t *rows)
     delta_t *d = &w->delta;
     int r = 0;
     d->stamp++;
+    d->nseen = 0;
     rows_clear(&d->out);
     if (d->reset) {
         pidmap_free(&d->last);
@@ -830,6 +832,7 @@ static int delta_write(js_recorder_t *w, int64_t seq, const js_rows_t *rows)
         delta_ent_t *e = pidmap_get(&d->last, pid);
         if (e && e->start != sv->i) { /* the PID names another process now */
             int64_t old = e->start;
+            d->nseen -= e->stamp == d->stamp;
             pidmap_del(&d->last, pid);
             if ((r = gone_row(w, seq, pid, &old)) < 0)
                 break;
@@ -844,11 +847,13 @@ static int delta_write(js_recorder_t *w, int64_t seq, const js_rows_t *rows)
             ent_store(d, e, rows, v);
             r = copy_row(&d->out, rows, v);
         }
+        d->nseen += e->stamp != d->stamp;
         e->stamp = d->stamp;
     }
-    /* departures (collected first: deletion moves entries) */
+    /* departures (collected first: deletion moves entries); none when every entry was seen, as with a steady
+     * membership: no walk over the table then */
     d->nstale = 0;
-    for (size_t i = 0; i < d->last.cap && r == 0; i++) {
+    for (size_t i = 0; d->nseen != d->last.count && i < d->last.cap && r == 0; i++) {
         delta_ent_t *e;
         int32_t pid = pidmap_at(&d->last, i, (void **)&e);
         if (!pid || e->stamp == d->stamp)

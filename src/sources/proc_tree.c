@@ -217,7 +217,16 @@ void ptree_ent_remove(tree_state_t *st, pent_t *e)
     ptree_ent_close(e);
     if (e->kept)
         st->nkept--;
+    if (e->seen == st->stamp)
+        st->nseen--;
     pidmap_del(&st->procs, e->pid);
+}
+
+void ptree_mark_seen(tree_state_t *st, pent_t *e)
+{
+    if (e->seen != st->stamp)
+        st->nseen++;
+    e->seen = st->stamp;
 }
 
 /* evict: out of descriptors: stop keeping the descriptors of up to `n` kept processes other than `keep`, so
@@ -711,7 +720,7 @@ static int visit_stat(tree_state_t *st, const js_ctx_t *ctx, int32_t pid, pent_t
             e->bad_reads = 0;
         else if (transient || (cut && ++e->bad_reads <= 3)) {
             st->unread++;
-            e->seen = st->stamp;
+            ptree_mark_seen(st, e);
             return 2;
         }
         /* gone, or the PID was reused by a new process: drop the old entry and retry once fresh (a kept
@@ -723,7 +732,7 @@ static int visit_stat(tree_state_t *st, const js_ctx_t *ctx, int32_t pid, pent_t
     }
     if (!e)
         return 0;
-    e->seen = st->stamp;
+    ptree_mark_seen(st, e);
     e->start = ps->starttime;
     *ret_e = e;
     *ret_fresh = fresh;
@@ -1079,7 +1088,8 @@ int ptree_pick_top(tree_state_t *st, js_ctx_t *ctx, js_rows_t *proc, js_rows_t *
             continue;
         int r;
         if (bpf) {
-            e->seen = st->stamp - 1; /* ptree_bpf_row writes a row once per sample */
+            st->nseen -= e->seen == st->stamp;
+            e->seen = st->stamp - 1; /* ptree_bpf_row writes a row once per sample (and marks it again) */
             r = ptree_bpf_row(st, ctx, &st->recs[c->idx], proc, info);
         } else {
             r = visit_row(st, ctx, e, &c->ps, c->fresh, proc, info);
@@ -1144,6 +1154,7 @@ static int tree_collect(void *state, js_ctx_t *ctx, js_rows_t *const *rows)
     int r = 0;
     const size_t first = proc->nrows;
     st->stamp++;
+    st->nseen = 0;
     struct timespec now;
     clock_gettime(CLOCK_MONOTONIC, &now);
     st->now_ns = (int64_t)now.tv_sec * 1000000000 + now.tv_nsec;
@@ -1214,9 +1225,10 @@ static int tree_collect(void *state, js_ctx_t *ctx, js_rows_t *const *rows)
         ptree_bpf_account(st, ctx, (double)ptree_thread_cpu_ns() - c0);
 done:
     read_smaps_all(st, ctx, proc, first);
-    /* forget processes not seen this sample (collected first: deletion moves entries) */
+    /* forget processes not seen this sample (collected first: deletion moves entries); none when every entry
+     * was seen, as with a steady membership: no walk over the table then */
     st->nqueue = 0;
-    for (size_t i = 0; i < st->procs.cap; i++) {
+    for (size_t i = 0; st->nseen != st->procs.count && i < st->procs.cap; i++) {
         pent_t *e;
         int32_t pid = pidmap_at(&st->procs, i, (void **)&e);
         if (pid && e->seen != st->stamp && ptree_push_pid(&st->queue, &st->nqueue, &st->queue_cap, pid) < 0)

@@ -190,7 +190,7 @@ int ptree_bpf_row(tree_state_t *st, js_ctx_t *ctx, const tasks_bpf_record_t *rec
     }
     if (e->seen == st->stamp)
         return 0;
-    e->seen = st->stamp;
+    ptree_mark_seen(st, e);
     if (rec->state == 'Z' || rec->state == 'X')
         st->nzombies++;
     js_value_t *v = rows_add(proc);
@@ -385,7 +385,7 @@ int ptree_collect_bpf(tree_state_t *st, js_ctx_t *ctx, js_rows_t *proc, js_rows_
         }
         e->own_ticks = own;
         e->own_stamp = st->stamp;
-        e->seen = st->stamp; /* known, whether it gets a row or not */
+        ptree_mark_seen(st, e); /* known, whether it gets a row or not */
         st->cand[st->ncand++] = (cand_t){.pid = rec->pid, .cpu = d, .rss = (int64_t)rec->rss_bytes, .idx = i};
     }
     return ptree_pick_top(st, ctx, proc, info, true);

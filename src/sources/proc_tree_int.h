@@ -105,6 +105,7 @@ typedef struct {
     js_cg_pids_t cgpids; /* cgroup scope: this sample's processes of the cgroup */
     int32_t *stale;      /* scratch: cache entries to forget */
     size_t nstale, stale_cap;
+    size_t nseen; /* entries of `procs` whose `seen` is this sample's (ptree_mark_seen, ptree_ent_remove) */
     /* the BPF backend (docs/ARCHITECTURE.md, "Backends") */
     tasks_bpf_t *bpf;
     bool bpf_refused;  /* it could not be opened (or failed): /proc from then on */
@@ -177,6 +178,9 @@ void ptree_ent_close(pent_t *e);
 pent_t *ptree_ent_insert(tree_state_t *st, int32_t pid);
 /* ptree_ent_remove: close `e`'s descriptors and delete it. Pointers to entries are invalidated. */
 void ptree_ent_remove(tree_state_t *st, pent_t *e);
+/* ptree_mark_seen: `e` is known this sample (its `seen` stamp set, st->nseen kept; use it for every change of
+ * `seen`, so that the sample's end can skip the walk for departures when every entry was seen). */
+void ptree_mark_seen(tree_state_t *st, pent_t *e);
 /* ptree_push_pid: append `pid` to the growing array *arr (*n used, *cap allocated). Returns 0 or -ENOMEM. */
 int ptree_push_pid(int32_t **arr, size_t *n, size_t *cap, int32_t pid);
 /* ptree_forget_unseen: delete from `m` every entry whose sample stamp (the uint64_t at `seen_off`) is not
