@@ -12,9 +12,12 @@
  * list of PIDs. Each method runs W warm-up passes then S measured passes back to back; the CPU time of the
  * process (CLOCK_PROCESS_CPUTIME_ID: the kernel work of the BPF program and of procfs counts, it runs in this
  * process's system calls) and the wall time of each pass are taken, and the median, 10th and 90th
- * percentiles are printed per pass and per process. Output: one JSON object per method on stdout.
+ * percentiles are printed per pass and per process. Output: one JSON object per method on stdout. With -i MS
+ * the passes are MS milliseconds apart, as in a sampling run at that interval: the kernel structures a pass
+ * reads are then cold again at each pass (back to back they stay in the caches, and a pass costs several
+ * times less than inside jobscope).
  *
- * usage: bpf_cost [-s S] [-w W] [--methods LIST] [--cgroup DIR] (--tree ROOT | PID...)
+ * usage: bpf_cost [-s S] [-w W] [-i MS] [--methods LIST] [--cgroup DIR] (--tree ROOT | PID...)
  *        LIST: comma-separated method names (default bpf-task,procfs,stat,schedstat, plus bpf-cgroup with
  *        --cgroup)
  */
@@ -102,6 +105,16 @@ static int64_t now_ns(clockid_t c)
     struct timespec ts;
     clock_gettime(c, &ts);
     return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+
+/* gap: sleep `ms` milliseconds before a pass (-i), as the sampler waits for its next deadline. */
+static void gap(long ms)
+{
+    if (ms <= 0)
+        return;
+    struct timespec ts = {ms / 1000, (ms % 1000) * 1000000L};
+    while (nanosleep(&ts, &ts) < 0 && errno == EINTR)
+        ;
 }
 
 static int cmp_i64(const void *a, const void *b)
@@ -197,7 +210,7 @@ static bool has_method(const char *list, const char *m)
 
 int main(int argc, char **argv)
 {
-    long samples = 30, warmup = 5;
+    long samples = 30, warmup = 5, gap_ms = 0;
     const char *cgroup = NULL, *methods = NULL;
     int32_t root = 0;
     pids_t p = {0};
@@ -208,6 +221,9 @@ int main(int argc, char **argv)
             i++;
         } else if (strcmp(a, "-w") == 0 && v) {
             warmup = strtol(v, NULL, 10);
+            i++;
+        } else if (strcmp(a, "-i") == 0 && v) {
+            gap_ms = strtol(v, NULL, 10);
             i++;
         } else if (strcmp(a, "--tree") == 0 && v) {
             root = (int32_t)atoi(v);
@@ -223,13 +239,14 @@ int main(int argc, char **argv)
                 return 1;
         } else {
             fprintf(stderr,
-                    "usage: bpf_cost [-s S] [-w W] [--methods LIST] [--cgroup DIR] (--tree ROOT | PID...)\n");
+                    "usage: bpf_cost [-s S] [-w W] [-i MS] [--methods LIST] [--cgroup DIR] (--tree ROOT | "
+                    "PID...)\n");
             return 2;
         }
     }
     if (root > 0 && discover(&p, root) < 0)
         return 1;
-    if (p.n == 0 || samples < 1 || warmup < 0) {
+    if (p.n == 0 || samples < 1 || warmup < 0 || gap_ms < 0) {
         fprintf(stderr, "bpf_cost: no processes\n");
         return 2;
     }
@@ -272,6 +289,7 @@ int main(int argc, char **argv)
             return 1;
         uint64_t items = 0;
         for (long k = 0; k < warmup + samples; k++) {
+            gap(gap_ms);
             counted = 0;
             int64_t c0 = now_ns(CLOCK_PROCESS_CPUTIME_ID), w0 = now_ns(CLOCK_MONOTONIC);
             r = tasks_bpf_read(t, count_cb, NULL);
@@ -314,6 +332,7 @@ int main(int argc, char **argv)
             return 1;
         uint64_t items = 0;
         for (long s = 0; s < warmup + samples; s++) {
+            gap(gap_ms);
             int64_t c0 = now_ns(CLOCK_PROCESS_CPUTIME_ID), w0 = now_ns(CLOCK_MONOTONIC);
             uint64_t ok = kept_pass(&k);
             int64_t w1 = now_ns(CLOCK_MONOTONIC), c1 = now_ns(CLOCK_PROCESS_CPUTIME_ID);

@@ -635,7 +635,9 @@ def main():
           "pass over the tree, back to back, per process (and per pass), median with p10–p90: the BPF reader in "
           "tasks mode (every task of the node walked, a PID filter) and cgroup mode (only the tree's cgroup), "
           "against a `pread` of kept-open stat + statm + io (what jobscope's procfs backend reads), and stat or "
-          "schedstat alone.")
+          "schedstat alone. Back to back the kernel's task, signal and mm structures stay in the caches (warm): "
+          "inside a sampling run at 100 ms each pass finds them cold, and the same pass costs several times more "
+          "(the bulk of the whole sample with the BPF backend, not the model or the recording).")
         w("")
         cases = list(dict.fromkeys(r["case"] for r in br["results"]))
         methods = list(dict.fromkeys(r["method"] for r in br["results"] if "error" not in r))

@@ -10,9 +10,17 @@
 #define KEY(m, i) (*(int32_t *)((m)->slots + (i) * (m)->stride))
 #define VAL(m, i) ((void *)((m)->slots + (i) * (m)->stride + 8))
 
+/* hash: PIDs in blocks of 16 consecutive ones, each block at a multiplicative hash of its number: consecutive
+ * PIDs (a job's processes, mostly forked in a row, and read in PID order by the BPF reader and /proc
+ * listings) sit in neighbouring slots, so a pass over them walks memory in order (one cache miss per block,
+ * not per PID), while the blocks spread over the table (a run of PIDs never forms one long probe cluster).
+ * The table has at least 64 slots, so a block never wraps. */
+#define BLOCK_BITS 4
+
 static size_t hash(int32_t pid, size_t mask)
 {
-    return ((uint32_t)pid * 2654435761u) & mask;
+    uint32_t u = (uint32_t)pid, b = (u >> BLOCK_BITS) * 2654435761u;
+    return (((size_t)b << BLOCK_BITS) | (u & ((1u << BLOCK_BITS) - 1))) & mask;
 }
 
 void pidmap_init(js_pidmap_t *m, size_t vsize)

@@ -171,6 +171,8 @@ struct js_model {
     model_cols_t col; /* the source tables read, bound by name (model_bind) */
     js_pidmap_t procs;
     uint64_t stamp;
+    uint64_t seen_stamp; /* the stamp `nseen` counts for */
+    size_t nseen;        /* entries of `procs` fed at that stamp (mproc_feed), each once */
     int64_t nfed;
     js_tree_point_t pt, prev;
     js_proc_point_t *pp;

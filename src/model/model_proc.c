@@ -345,8 +345,13 @@ int mproc_feed(js_model_t *m, const js_value_t *v, int64_t dt_ns, js_proc_point_
     int32_t pid = (int32_t)v[pc[CP_PID]].i;
     uint64_t start = (uint64_t)v[pc[CP_START_TICKS]].i;
     mproc_t *e = pidmap_get(&m->procs, pid);
+    if (m->seen_stamp != m->stamp) {
+        m->seen_stamp = m->stamp;
+        m->nseen = 0;
+    }
     if (e && e->start != start) { /* PID reused within one interval */
         mproc_t old = *e;
+        m->nseen -= old.stamp == m->stamp;
         pidmap_del(&m->procs, pid);
         vanish(m, &old);
         e = NULL;
@@ -378,6 +383,7 @@ int mproc_feed(js_model_t *m, const js_value_t *v, int64_t dt_ns, js_proc_point_
             io_now[k] = fmax(0, io_now[k] - m->mon_io[k]);
     }
     proc_rates(m, e, fresh, own, io_now, dt_ns, pp);
+    m->nseen += fresh || e->stamp != m->stamp;
     e->stamp = m->stamp;
     e->zombie = v[pc[CP_STATE]].present && m->last_proc_rows &&
                 rows_str(m->last_proc_rows, &v[pc[CP_STATE]])[0] == 'Z';
@@ -438,6 +444,10 @@ void mproc_embedded_self(js_model_t *m, const js_value_t *self)
 int mproc_forget_vanished(js_model_t *m)
 {
     size_t ngone = 0;
+    if (m->seen_stamp == m->stamp && m->nseen == m->procs.count)
+        return 0; /* every member was fed this sample: none has gone (no walk over the table) */
+    if (m->seen_stamp != m->stamp && !m->procs.count)
+        return 0;
     for (size_t i = 0; i < m->procs.cap; i++) {
         mproc_t *e;
         int32_t pid = pidmap_at(&m->procs, i, (void **)&e);

@@ -14,7 +14,7 @@
  * I/O of reaped children (the monitor's whole-process io minus its own thread's), which make the CPU and I/O
  * totals exact for children that lived less than one interval.
  */
-#include "sources/proc_tree.h"
+#include "sources/proc_tree_int.h"
 
 #include "core/batchenv.h"
 #include "core/json.h"
@@ -188,305 +188,7 @@ LEVEL_TWIN(table_level_job_stepd, "level_job_stepd",
            "level job without a cgroup: one row per sample and slurmstepd", STEPD__MAX, stepd_cols)
 #undef LEVEL_TWIN
 
-/* ---- parsers --------------------------------------------------------------------------------------- */
-
-int proc_parse_io(const char *text, js_pid_io_t *ret)
-{
-    static const char *const keys[7] = {
-        "rchar:", "wchar:", "syscr:", "syscw:", "read_bytes:", "write_bytes:", "cancelled_write_bytes:"};
-    ret->present = 0;
-    for (int i = 0; i < 7; i++)
-        if (kv_u64(text, keys[i], &ret->v[i]) == 0)
-            ret->present |= (uint8_t)(1u << i);
-    return ret->present ? 0 : -EINVAL;
-}
-
-int proc_parse_statm(const char *text, uint64_t *ret_resident, uint64_t *ret_shared)
-{
-    const char *p = text;
-    uint64_t size, res, shared;
-    if (parse_u64(&p, &size) < 0 || parse_u64(&p, &res) < 0 || parse_u64(&p, &shared) < 0)
-        return -EINVAL;
-    *ret_resident = res;
-    *ret_shared = shared;
-    return 0;
-}
-
-int proc_parse_status(const char *text, js_pid_status_t *ret)
-{
-    static const struct {
-        const char *key;
-        uint8_t len, bit, kb;
-    } keys[] = {
-        {"RssAnon:", 8, 0, 1},
-        {"RssFile:", 8, 1, 1},
-        {"RssShmem:", 9, 2, 1},
-        {"VmSwap:", 7, 3, 1},
-        {"VmHWM:", 6, 4, 1},
-        {"voluntary_ctxt_switches:", 24, 5, 0},
-        {"nonvoluntary_ctxt_switches:", 27, 6, 0},
-        {"Uid:", 4, 7, 0},
-    };
-    uint64_t *dst[8] = {&ret->rss_anon, &ret->rss_file, &ret->rss_shmem, &ret->swap,
-                        &ret->hwm,      &ret->vcsw,     &ret->ivcsw,     &ret->uid};
-    ret->present = 0;
-    /* one pass over the lines; only lines starting with R, V, v, n or U can match */
-    for (const char *line = text; line && *line;) {
-        char c = *line;
-        if (c == 'R' || c == 'V' || c == 'v' || c == 'n' || c == 'U') {
-            for (size_t i = 0; i < sizeof(keys) / sizeof(keys[0]); i++) {
-                if (keys[i].key[0] != c || strncmp(line, keys[i].key, keys[i].len) != 0)
-                    continue;
-                const char *v = line + keys[i].len;
-                uint64_t x;
-                if (parse_u64(&v, &x) == 0) {
-                    *dst[keys[i].bit] = keys[i].kb ? x * 1024 : x;
-                    ret->present |= (uint16_t)(1u << keys[i].bit);
-                }
-                break;
-            }
-        }
-        line = strchr(line, '\n');
-        if (line)
-            line++;
-    }
-    return 0;
-}
-
-int proc_parse_smaps_rollup(const char *text, js_pid_smaps_t *ret)
-{
-    uint64_t pc = 0, pd = 0, ph = 0;
-    memset(ret, 0, sizeof(*ret));
-    if (kv_u64(text, "Pss:", &ret->pss) < 0)
-        return -EINVAL;
-    kv_u64(text, "Rss:", &ret->rss);
-    kv_u64(text, "Private_Clean:", &pc);
-    kv_u64(text, "Private_Dirty:", &pd);
-    kv_u64(text, "Private_Hugetlb:", &ph);
-    kv_u64(text, "SwapPss:", &ret->swap_pss);
-    ret->rss *= 1024;
-    ret->pss *= 1024;
-    ret->swap_pss *= 1024;
-    ret->uss = (pc + pd + ph) * 1024;
-    ret->ok = true;
-    return 0;
-}
-
-int proc_cmdline_json(const char *raw, size_t len, js_buf_t *b)
-{
-    b->len = 0;
-    if (buf_append(b, "[", 1) < 0)
-        return -ENOMEM;
-    /* the kernel ends the last argument with a NUL; a process that rewrote its argv may not */
-    size_t i = 0;
-    bool first = true;
-    while (i < len) {
-        size_t j = i;
-        while (j < len && raw[j] != '\0')
-            j++;
-        if (!first && buf_append(b, ",", 1) < 0)
-            return -ENOMEM;
-        if (json_str(b, raw + i, j - i) < 0)
-            return -ENOMEM;
-        first = false;
-        i = j + 1;
-    }
-    return buf_append(b, "]", 1);
-}
-
-int proc_cmdline_redact(const regex_t *re, const char *raw, size_t len, js_buf_t *out)
-{
-    out->len = 0;
-    if (buf_reserve(out, len + 1) < 0)
-        return -ENOMEM;
-    js_buf_t arg = {0};
-    int r = 0;
-    for (size_t i = 0; i < len && r == 0;) {
-        size_t j = i;
-        while (j < len && raw[j] != '\0')
-            j++;
-        arg.len = 0;
-        if ((r = buf_append(&arg, raw + i, j - i)) < 0) /* NUL-terminated for regexec */
-            break;
-        if (!arg.p && (r = buf_append(&arg, "", 0)) < 0)
-            break;
-        const char *p = arg.p;
-        int flags = 0;
-        regmatch_t m;
-        while (r == 0 && *p && regexec(re, p, 1, &m, flags) == 0) {
-            if (m.rm_eo == m.rm_so) { /* an empty match: keep one character and look on */
-                r = buf_append(out, p, 1);
-                p++;
-            } else {
-                if ((r = buf_append(out, p, (size_t)m.rm_so)) == 0)
-                    r = buf_append(out, "***", 3);
-                p += m.rm_eo;
-            }
-            flags = REG_NOTBOL;
-        }
-        if (r == 0)
-            r = buf_append(out, p, strlen(p));
-        if (r == 0)
-            r = buf_append(out, "", 1) < 0 ? -ENOMEM : 0; /* the argument's NUL */
-        if (r == 0 && buf_reserve(out, out->len + 1) == 0)
-            out->p[out->len] = '\0';
-        i = j + 1;
-    }
-    buf_free(&arg);
-    return r < 0 ? -ENOMEM : 0;
-}
-
-/* ---- state ------------------------------------------------------------------------------------------ */
-
-typedef struct {
-    int32_t pid;
-    uint64_t start;
-    int fd_stat, fd_statm, fd_io, fd_children, fd_fddir; /* fd_fddir: O_PATH to /proc/<pid>/fd */
-    uint64_t seen;                                       /* sample stamp */
-    bool io_denied;
-    bool kept;           /* its descriptors are kept open across samples (within the descriptor budget) */
-    uint64_t rss_at_uss; /* bytes: RSS when smaps_rollup was last read (0: never) */
-    uint64_t rss_prev;   /* bytes: RSS at the last sample (smaps_moved) */
-    uint64_t own_ticks;  /* node scope: utime+stime at the last sample, for the top-N choice */
-    uint64_t own_stamp;  /* the sample own_ticks is from */
-    bool info_done;    /* its proc_info row was written (the node scope writes rows for some samples only) */
-    uint64_t image;    /* js_pid_stat_t.image when its proc_info row was written: another one is an exec */
-    uint8_t bad_reads; /* samples in a row whose stat did not parse */
-    char comm[64];
-} pent_t;
-
-/* user scope: what is known of a process's user, by PID (every process of the node, members or not) */
-typedef struct {
-    uint32_t ruid, euid; /* real UID (status), and the owner of /proc/PID (its effective UID) when read */
-    uint64_t seen;       /* sample stamp */
-} uent_t;
-
-/* node scope: a candidate for the top lists */
-typedef struct {
-    int32_t pid;
-    uint64_t cpu; /* ticks over the interval (first sight: since it started) */
-    int64_t rss;  /* pages (stat field 24) */
-    bool fresh, pick;
-    size_t idx; /* BPF backend: the record's index in tree_state_t.recs */
-    js_pid_stat_t ps;
-} cand_t;
-
-/* stepd roots: what is known of a process of the node, by PID (every process, slurmstepd or not) */
-typedef struct {
-    uint64_t seen; /* sample stamp */
-    int8_t ours;   /* 1: a slurmstepd of the job, a root; -1: any other process */
-    int8_t node;   /* its tasks run on this node: 1 yes, -1 no, 0 not known yet (no task to ask) */
-    uint8_t young; /* samples left during which it is looked at again: a process first seen may still exec
-                    * (slurmd forks, then the child execs slurmstepd, under the same PID) */
-    uint8_t asked; /* samples its task could not say (not exec'd yet: still root's, with slurmstepd's empty
-                    * environment) */
-    char step[24];
-} sent_t;
-
-#define STEPD_ASK_MAX 8 /* samples a slurmstepd's node may stay unknown before it is taken as this one's */
-#define STEPD_RECLASSIFY 16
-#define STEPD_YOUNG                                                                                          \
-    3 /* a process is classified again at its first samples (it may exec slurmstepd) */ /* every N samples   \
-                                                                                           every process is  \
-                                                                                           looked at again   \
-                                                                                           (a PID reused by  \
-                                                                                           a slurmstepd) */
-
-typedef struct {
-    js_pidmap_t procs; /* pid -> pent_t */
-    int32_t *order;    /* members of the last sample, parents first */
-    size_t norder, order_cap;
-    int32_t *queue;
-    size_t nqueue, queue_cap;
-    js_buf_t buf, buf2, cmd, redacted;
-    long page;
-    bool fd_by_stat; /* st_size of /proc/<pid>/fd is the fd count (Linux >= 6.2) */
-    bool scan;       /* no task/<tid>/children: discover by scanning /proc */
-    /* scan mode: (ppid, pid) pairs sorted by ppid */
-    int32_t (*pairs)[2];
-    size_t npairs, pairs_cap;
-    uint64_t stamp;
-    int64_t now_ns;     /* CLOCK_MONOTONIC at this sample's start (the node count cadence) */
-    int64_t counted_ns; /* node scope without --top: when the node's processes were last counted */
-    bool counted;       /* user and node scope: nprocs counted this sample */
-    size_t nzombies;    /* members of the current sample that have exited but are not reaped yet */
-    /* run mode: the monitor's own children file and io files, kept open (it is one thread) */
-    int fd_mon_children, fd_mon_io, fd_mon_thread_io;
-    /* descriptor budget: processes whose files are kept open, and at most how many (from RLIMIT_NOFILE) */
-    size_t nkept, keep_max;
-    bool keep_capped; /* the limit was hit once: keep_max stays where it was then */
-    size_t unread;    /* members of this sample that could not be read (no descriptor left, ...) */
-    js_pidmap_t uids; /* user scope: pid -> uent_t */
-    cand_t *cand;     /* node scope: this sample's processes */
-    size_t ncand, cand_cap;
-    size_t nprocs;       /* user and node scope: processes on the node this sample */
-    js_cg_pids_t cgpids; /* cgroup scope: this sample's processes of the cgroup */
-    int32_t *stale;      /* scratch: cache entries to forget */
-    size_t nstale, stale_cap;
-    /* the BPF backend (docs/ARCHITECTURE.md, "Backends") */
-    tasks_bpf_t *bpf;
-    bool bpf_refused;  /* it could not be opened (or failed): /proc from then on */
-    char bpf_why[256]; /* why, for the inventory */
-    /* auto: /proc's CPU above what the BPF reader would have cost, summed over the samples so far; the reader
-     * is loaded once that passes the load's cost (bpf_pays) */
-    double bpf_saved_ns, bpf_last_saving_ns;
-    uint64_t bpf_loaded_at; /* the sample it was loaded at */
-    double bpf_load_cpu_ns; /* what the load cost (thread CPU) */
-    size_t fds_closed;      /* procfs descriptors closed when the reader took over */
-    const char *backend;    /* this sample's: "procfs", "bpf-tasks", "bpf-cgroup" */
-    uint8_t *how;           /* tasks_bpf_set_pids' kinds, beside `queue` */
-    size_t how_cap;
-    tasks_bpf_record_t *recs; /* node scope: this pass's records */
-    size_t nrecs, recs_cap;
-    bool live; /* the procfs root is the running kernel's (the BPF reader reads that kernel) */
-    /* stepd roots (ctx->scope.stepd_job or stepd_pid) */
-    js_pidmap_t stepds; /* pid -> sent_t */
-    int32_t *roots;     /* this sample's live roots */
-    int32_t *tasks;     /* their children this sample (the monitor is woken when one exits) */
-    size_t ntasks, tasks_cap;
-    size_t nroots, roots_cap;
-    bool stepd_seen;      /* a root was seen once */
-    bool stepd_pid_alive; /* the explicit slurmstepd (stepd_pid) exists this sample */
-    /* smaps_rollup of every member at once (read_smaps_all) */
-    bool smaps_event;    /* this sample: a member is new, exec'd, or its RSS moved since its last read */
-    uint64_t smaps_hash; /* membership (pid, start) at the last full read, and its size */
-    size_t smaps_n;
-    bool smaps_once;       /* a full read was made */
-    int64_t smaps_last_ns; /* CLOCK_MONOTONIC of the last full read (--uss-every with a unit) */
-    int64_t smaps_next_ns; /* CLOCK_MONOTONIC before which an event does not trigger another one (budget) */
-} tree_state_t;
-
-static bool stepd_mode(const js_ctx_t *ctx)
-{
-    return ctx->scope.kind == JS_SCOPE_TREE && (ctx->scope.stepd_job || ctx->scope.stepd_pid > 0);
-}
-
-/* auto: what the BPF reader costs, for weighing it against /proc (docs/BENCHMARKS.md: one load 40-60 ms of
- * CPU, a pass 0.3 us per process it reports plus 0.07 us per other process on the node in tasks mode, and the
- * row) */
-#define BPF_LOAD_NS 60e6
-#define BPF_PASS_NS 5e3
-#define BPF_PER_PROC_NS 500.0
-#define BPF_PER_VISIT_NS 75.0
-
-/* node scope without --top: the node's processes are counted (a walk of /proc, about 3 us per process: most
- * of watch --node's cost at 1 s) every this long, and at the closing sample */
-#define NODE_COUNT_NS 10000000000LL
-
-#define KEPT_PER_PROC 5       /* stat, statm, io, children, fd directory */
-#define FD_RESERVE 256        /* descriptors left for everything else: the recording, other sources, reads */
-#define SMAPS_MOVED_DIV 10    /* a member's RSS moved by more than 1/10 of its value at the last read */
-#define SMAPS_SETTLED_DIV 100 /* ... or it settled (moved by at most 1/100 since the last sample) */
-#define SMAPS_PLATEAU_DIV 50  /* ... more than 1/50 away from its value at the last read */
-#define SMAPS_MOVED_MIN                                                                                      \
-    (1u << 20) /* ... and by more than 1 MiB: smaps_rollup is read again for every member */
-/* event-driven full reads use at most 1/SMAPS_BUDGET of one CPU (the next one no sooner than its cost times
- * that): a tenth where the PSS sum is the scope's memory headline, a hundredth where the scope has a cgroup
- * of its own (whose high-water mark is the headline) */
-#define SMAPS_BUDGET_PSS 10
-#define SMAPS_BUDGET_CGROUP 100
-
-static void ent_close(pent_t *e)
+void ptree_ent_close(pent_t *e)
 {
     int *fds[5] = {&e->fd_stat, &e->fd_statm, &e->fd_io, &e->fd_children, &e->fd_fddir};
     for (int i = 0; i < 5; i++) {
@@ -496,9 +198,10 @@ static void ent_close(pent_t *e)
     }
 }
 
-/* ent_insert: a new entry for `pid` (not present), descriptors closed. Pointers to entries are invalidated.
+/* ptree_ent_insert: a new entry for `pid` (not present), descriptors closed. Pointers to entries are
+ * invalidated.
  */
-static pent_t *ent_insert(tree_state_t *st, int32_t pid)
+pent_t *ptree_ent_insert(tree_state_t *st, int32_t pid)
 {
     pent_t *e = pidmap_put(&st->procs, pid, NULL);
     if (!e)
@@ -508,13 +211,22 @@ static pent_t *ent_insert(tree_state_t *st, int32_t pid)
     return e;
 }
 
-/* ent_remove: close `e`'s descriptors and delete it. Pointers to entries are invalidated. */
-static void ent_remove(tree_state_t *st, pent_t *e)
+/* ptree_ent_remove: close `e`'s descriptors and delete it. Pointers to entries are invalidated. */
+void ptree_ent_remove(tree_state_t *st, pent_t *e)
 {
-    ent_close(e);
+    ptree_ent_close(e);
     if (e->kept)
         st->nkept--;
+    if (e->seen == st->stamp)
+        st->nseen--;
     pidmap_del(&st->procs, e->pid);
+}
+
+void ptree_mark_seen(tree_state_t *st, pent_t *e)
+{
+    if (e->seen != st->stamp)
+        st->nseen++;
+    e->seen = st->stamp;
 }
 
 /* evict: out of descriptors: stop keeping the descriptors of up to `n` kept processes other than `keep`, so
@@ -526,7 +238,7 @@ static size_t evict(tree_state_t *st, const pent_t *keep, size_t n)
         pent_t *e;
         if (!pidmap_at(&st->procs, i, (void **)&e) || !e->kept || e == keep)
             continue;
-        ent_close(e);
+        ptree_ent_close(e);
         e->kept = false;
         st->nkept--;
         freed++;
@@ -546,7 +258,7 @@ static void budget_update(tree_state_t *st)
     st->keep_max = cur > FD_RESERVE ? (size_t)(cur - FD_RESERVE) / KEPT_PER_PROC : 0;
 }
 
-static int push_pid(int32_t **arr, size_t *n, size_t *cap, int32_t pid)
+int ptree_push_pid(int32_t **arr, size_t *n, size_t *cap, int32_t pid)
 {
     if (*n == *cap) {
         size_t c = *cap ? *cap * 2 : 64;
@@ -560,10 +272,10 @@ static int push_pid(int32_t **arr, size_t *n, size_t *cap, int32_t pid)
     return 0;
 }
 
-/* forget_unseen: delete from `m` every entry whose sample stamp (the uint64_t at `seen_off` in the entry) is
- * not this sample's: the processes gone since the last listing. Collected first, since deletion moves
- * entries. Returns 0 or -ENOMEM (nothing deleted then). */
-static int forget_unseen(tree_state_t *st, js_pidmap_t *m, size_t seen_off)
+/* ptree_forget_unseen: delete from `m` every entry whose sample stamp (the uint64_t at `seen_off` in the
+ * entry) is not this sample's: the processes gone since the last listing. Collected first, since deletion
+ * moves entries. Returns 0 or -ENOMEM (nothing deleted then). */
+int ptree_forget_unseen(tree_state_t *st, js_pidmap_t *m, size_t seen_off)
 {
     st->nstale = 0;
     for (size_t i = 0; i < m->cap; i++) {
@@ -573,7 +285,7 @@ static int forget_unseen(tree_state_t *st, js_pidmap_t *m, size_t seen_off)
         if (!pid)
             continue;
         memcpy(&seen, (const char *)e + seen_off, sizeof(seen));
-        if (seen != st->stamp && push_pid(&st->stale, &st->nstale, &st->stale_cap, pid) < 0)
+        if (seen != st->stamp && ptree_push_pid(&st->stale, &st->nstale, &st->stale_cap, pid) < 0)
             return -ENOMEM;
     }
     for (size_t i = 0; i < st->nstale; i++)
@@ -618,7 +330,7 @@ static int pread_proc(tree_state_t *st, const js_ctx_t *ctx, pent_t *e, int *fd,
         if (fd && e->kept) {
             r = kept_read(ctx->root.proc, fd, path, b, how);
             if (out_of_fds(r)) { /* this process's own kept descriptors are the first to go */
-                ent_close(e);
+                ptree_ent_close(e);
                 e->kept = false;
                 st->nkept--;
                 continue;
@@ -634,9 +346,6 @@ static int pread_proc(tree_state_t *st, const js_ctx_t *ctx, pent_t *e, int *fd,
     }
     return -EMFILE;
 }
-
-static bool bpf_wanted(tree_state_t *st, js_ctx_t *ctx, bool live);
-static void bpf_opts_for(const js_ctx_t *ctx, tasks_bpf_opts_t *o);
 
 static int tree_init(const js_ctx_t *ctx, void **ret_state, char *why, size_t whylen)
 {
@@ -656,8 +365,8 @@ static int tree_init(const js_ctx_t *ctx, void **ret_state, char *why, size_t wh
         st->live = true;
     }
     if (ctx->backend == JS_BACKEND_BPF)
-        bpf_wanted(st, (js_ctx_t *)ctx,
-                   st->live); /* loaded now; a refusal falls back to /proc, its reason kept */
+        ptree_bpf_wanted(st, (js_ctx_t *)ctx,
+                         st->live); /* loaded now; a refusal falls back to /proc, its reason kept */
     /* children files need CONFIG_PROC_CHILDREN; probe on the root (or the monitor) */
     char path[64];
     pid_t probe = ctx->mode == JS_MODE_RUN || ctx->root_pid <= 0 ? ctx->monitor_pid : ctx->root_pid;
@@ -678,7 +387,7 @@ static void tree_fini(void *state)
     for (size_t i = 0; i < st->procs.cap; i++) {
         pent_t *e;
         if (pidmap_at(&st->procs, i, (void **)&e))
-            ent_close(e);
+            ptree_ent_close(e);
     }
     pidmap_free(&st->procs);
     pidmap_free(&st->uids);
@@ -706,12 +415,13 @@ static void tree_fini(void *state)
 }
 
 /* enqueue_children_text: push every PID listed (space separated) in `text`. */
-static int enqueue_list(tree_state_t *st, const char *text)
+int ptree_enqueue_list(tree_state_t *st, const char *text)
 {
     const char *p = text;
     uint64_t v;
     while (parse_u64(&p, &v) == 0) {
-        if (v > 0 && v <= INT32_MAX && push_pid(&st->queue, &st->nqueue, &st->queue_cap, (int32_t)v) < 0)
+        if (v > 0 && v <= INT32_MAX &&
+            ptree_push_pid(&st->queue, &st->nqueue, &st->queue_cap, (int32_t)v) < 0)
             return -ENOMEM;
         while (*p == ' ' || *p == '\n')
             p++;
@@ -761,7 +471,7 @@ static int scan_build(tree_state_t *st, const js_ctx_t *ctx)
     return 0;
 }
 
-static int scan_children(tree_state_t *st, int32_t ppid)
+int ptree_scan_children(tree_state_t *st, int32_t ppid)
 {
     size_t lo = 0, hi = st->npairs;
     while (lo < hi) {
@@ -772,7 +482,7 @@ static int scan_children(tree_state_t *st, int32_t ppid)
             hi = mid;
     }
     for (; lo < st->npairs && st->pairs[lo][0] == ppid; lo++)
-        if (push_pid(&st->queue, &st->nqueue, &st->queue_cap, st->pairs[lo][1]) < 0)
+        if (ptree_push_pid(&st->queue, &st->nqueue, &st->queue_cap, st->pairs[lo][1]) < 0)
             return -ENOMEM;
     return 0;
 }
@@ -782,14 +492,14 @@ static int scan_children(tree_state_t *st, int32_t ppid)
 static int enqueue_children(tree_state_t *st, const js_ctx_t *ctx, pent_t *e, int64_t threads)
 {
     if (st->scan)
-        return scan_children(st, e->pid);
+        return ptree_scan_children(st, e->pid);
     char path[300];
     if (threads <= 1) {
         snprintf(path, sizeof(path), "%d/task/%d/children", (int)e->pid, (int)e->pid);
         int r = pread_proc(st, ctx, e, &e->fd_children, path, &st->buf2, READ_PAGED);
         if (out_of_fds(r))
             st->unread++; /* its children cannot be found this sample */
-        return r < 0 ? 0 : enqueue_list(st, st->buf2.p);
+        return r < 0 ? 0 : ptree_enqueue_list(st, st->buf2.p);
     }
     snprintf(path, sizeof(path), "%d/task", (int)e->pid);
     js_pid_iter_t it;
@@ -805,7 +515,7 @@ static int enqueue_children(tree_state_t *st, const js_ctx_t *ctx, pent_t *e, in
     while (r == 0 && (tid = pid_iter_next(&it))) {
         snprintf(path, sizeof(path), "%d/children", (int)tid);
         if (fs_read(pid_iter_fd(&it), path, &st->buf2) == 0)
-            r = enqueue_list(st, st->buf2.p);
+            r = ptree_enqueue_list(st, st->buf2.p);
     }
     pid_iter_close(&it);
     return r;
@@ -849,9 +559,9 @@ static int count_fds(tree_state_t *st, const js_ctx_t *ctx, pent_t *e, int64_t *
     return 0;
 }
 
-/* emit_info: the proc_info row for a new process or one that exec'd. */
-static void emit_info(tree_state_t *st, const js_ctx_t *ctx, pent_t *e, js_rows_t *info,
-                      const js_pid_stat_t *ps, const js_pid_status_t *pst)
+/* ptree_emit_info: the proc_info row for a new process or one that exec'd. */
+void ptree_emit_info(tree_state_t *st, const js_ctx_t *ctx, pent_t *e, js_rows_t *info,
+                     const js_pid_stat_t *ps, const js_pid_status_t *pst)
 {
     js_value_t *v = rows_add(info);
     if (!v)
@@ -878,12 +588,12 @@ static void emit_info(tree_state_t *st, const js_ctx_t *ctx, pent_t *e, js_rows_
         rows_set_str(info, &v[INFO_CMDLINE], st->cmd.p, st->cmd.len);
 }
 
-/* smaps_moved: whether member `e` asks for smaps_rollup of every member this sample: it is new or exec'd,
- * was never read, or its RSS moved (up or down) by more than a tenth and 1 MiB since its last read; or its
- * RSS settled (within 1% of the last sample's) at a level more than 1/50 and 1 MiB away from its last read:
- * the plateau after a growth that began within a tenth of the last read (with --uss-every 30s no periodic
- * read would catch it in a short run). Remembers `rss` for the next sample. */
-static bool smaps_moved(pent_t *e, bool fresh, bool exec, uint64_t rss)
+/* ptree_smaps_moved: whether member `e` asks for smaps_rollup of every member this sample: it is new or
+ * exec'd, was never read, or its RSS moved (up or down) by more than a tenth and 1 MiB since its last read;
+ * or its RSS settled (within 1% of the last sample's) at a level more than 1/50 and 1 MiB away from its last
+ * read: the plateau after a growth that began within a tenth of the last read (with --uss-every 30s no
+ * periodic read would catch it in a short run). Remembers `rss` for the next sample. */
+bool ptree_smaps_moved(pent_t *e, bool fresh, bool exec, uint64_t rss)
 {
     uint64_t prev = e->rss_prev;
     e->rss_prev = rss;
@@ -905,7 +615,7 @@ static uint64_t mix64(uint64_t x)
     return x ^ (x >> 33);
 }
 
-static int64_t thread_cpu_ns(void)
+int64_t ptree_thread_cpu_ns(void)
 {
     struct timespec ts;
     clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
@@ -917,9 +627,10 @@ static int64_t thread_cpu_ns(void)
  * the first sample, every --uss-every (ctx->uss_interval_ns since the last full read, or every uss_every
  * samples), at the closing sample, and, within a budget, when the membership
  * changed (a fork shares the parent's pages with the child, an exit gives its share back), when a member
- * exec'd or its RSS moved by more than a tenth (smaps_moved), or when the sample is taken for phase marks
- * (ctx->for_marks). The budget: after a full read that cost c seconds of CPU, an event triggers the next one
- * no sooner than SMAPS_BUDGET_* x c later (smaps_rollup walks the page tables: about 16 us per MiB resident).
+ * exec'd or its RSS moved by more than a tenth (ptree_smaps_moved), or when the sample is taken for phase
+ * marks (ctx->for_marks). The budget: after a full read that cost c seconds of CPU, an event triggers the
+ * next one no sooner than SMAPS_BUDGET_* x c later (smaps_rollup walks the page tables: about 16 us per MiB
+ * resident).
  */
 static void read_smaps_all(tree_state_t *st, const js_ctx_t *ctx, js_rows_t *proc, size_t first)
 {
@@ -939,7 +650,7 @@ static void read_smaps_all(tree_state_t *st, const js_ctx_t *ctx, js_rows_t *pro
     bool due = !st->smaps_once || ctx->final || every;
     if (!due && !(event && now >= st->smaps_next_ns))
         return;
-    int64_t c0 = thread_cpu_ns();
+    int64_t c0 = ptree_thread_cpu_ns();
     for (size_t i = first; i < proc->nrows; i++) {
         js_value_t *v = rows_row(proc, i);
         pent_t *e = pidmap_get(&st->procs, (int32_t)v[PROC_PID].i);
@@ -969,7 +680,7 @@ static void read_smaps_all(tree_state_t *st, const js_ctx_t *ctx, js_rows_t *pro
     st->smaps_hash = hash;
     st->smaps_n = n;
     st->smaps_next_ns =
-        now + (thread_cpu_ns() - c0) * (ctx->scope.cgroup ? SMAPS_BUDGET_CGROUP : SMAPS_BUDGET_PSS);
+        now + (ptree_thread_cpu_ns() - c0) * (ctx->scope.cgroup ? SMAPS_BUDGET_CGROUP : SMAPS_BUDGET_PSS);
 }
 
 /* visit_stat: find or make the entry of `pid` and read its stat into *ps. Returns 1 (read: *ret_e, *ps and
@@ -985,7 +696,7 @@ static int visit_stat(tree_state_t *st, const js_ctx_t *ctx, int32_t pid, pent_t
     bool fresh = false;
     for (int attempt = 0; attempt < 2; attempt++) {
         if (!e) {
-            e = ent_insert(st, pid);
+            e = ptree_ent_insert(st, pid);
             if (!e)
                 return -ENOMEM;
             fresh = true;
@@ -1009,19 +720,19 @@ static int visit_stat(tree_state_t *st, const js_ctx_t *ctx, int32_t pid, pent_t
             e->bad_reads = 0;
         else if (transient || (cut && ++e->bad_reads <= 3)) {
             st->unread++;
-            e->seen = st->stamp;
+            ptree_mark_seen(st, e);
             return 2;
         }
         /* gone, or the PID was reused by a new process: drop the old entry and retry once fresh (a kept
          * descriptor of the old process says ESRCH where the path may already name a new one) */
-        ent_remove(st, e);
+        ptree_ent_remove(st, e);
         e = NULL;
         if (fresh)
             return 0;
     }
     if (!e)
         return 0;
-    e->seen = st->stamp;
+    ptree_mark_seen(st, e);
     e->start = ps->starttime;
     *ret_e = e;
     *ret_fresh = fresh;
@@ -1129,10 +840,10 @@ static int visit_row(tree_state_t *st, js_ctx_t *ctx, pent_t *e, const js_pid_st
                     val_int(&v[PROC_RSS_ANON + i], (int64_t)f[i]);
         }
     }
-    if (smaps_moved(e, fresh, exec, rss))
+    if (ptree_smaps_moved(e, fresh, exec, rss))
         st->smaps_event = true;
     if (fresh || exec || !e->info_done) {
-        emit_info(st, ctx, e, info, ps, have_status ? &pst : NULL);
+        ptree_emit_info(st, ctx, e, info, ps, have_status ? &pst : NULL);
         snprintf(e->comm, sizeof(e->comm), "%s", ps->comm);
         e->info_done = true;
     }
@@ -1217,202 +928,6 @@ static void emit_exits(js_ctx_t *ctx, js_rows_t *exits)
     ctx->nreaped = 0;
 }
 
-/* stepd_classify: whether process `pid` is a slurmstepd of the job that is a root (1) or not (-1). */
-static int8_t stepd_classify(tree_state_t *st, const js_ctx_t *ctx, int32_t pid, sent_t *e)
-{
-    char path[64], text[1024];
-    snprintf(path, sizeof(path), "%d/stat", (int)pid);
-    js_pid_stat_t ps;
-    if (fs_read_small(ctx->root.proc, path, text, sizeof(text)) <= 0 || parse_pid_stat(text, &ps) < 0 ||
-        strcmp(ps.comm, "slurmstepd") != 0)
-        return -1;
-    snprintf(path, sizeof(path), "%d/cmdline", (int)pid);
-    ssize_t n = fs_read_small(ctx->root.proc, path, text, sizeof(text));
-    char job[64];
-    if (n <= 0 || stepd_parse_cmdline(text, (size_t)n, job, sizeof(job), e->step, sizeof(e->step)) < 0 ||
-        strcmp(job, ctx->scope.stepd_job) != 0)
-        return -1;
-    if (ctx->scope.stepd_step && strcmp(e->step, ctx->scope.stepd_step) != 0)
-        return -1;
-    if (ctx->scope.stepd_skip && strcmp(e->step, ctx->scope.stepd_skip) == 0)
-        return -1;
-    (void)st;
-    return 1;
-}
-
-/* stepd_node_of: whether the tasks of slurmstepd `pid` run on this node: the first task's SLURMD_NODENAME
- * (1 when it is this node's or cannot be read, -1 when it is another's, 0 while the slurmstepd has no task).
- */
-static int8_t stepd_node_of(tree_state_t *st, const js_ctx_t *ctx, int32_t pid)
-{
-    char path[96];
-    snprintf(path, sizeof(path), "%d/task", (int)pid);
-    js_pid_iter_t it;
-    if (pid_iter_open(&it, ctx->root.proc, path) < 0)
-        return 0;
-    uint64_t child = 0;
-    int32_t tid;
-    while (!child && (tid = pid_iter_next(&it))) {
-        snprintf(path, sizeof(path), "%d/children", (int)tid);
-        const char *p = st->buf2.p;
-        if (fs_read(pid_iter_fd(&it), path, &st->buf2) == 0 && (p = st->buf2.p) && parse_u64(&p, &child) < 0)
-            child = 0;
-    }
-    pid_iter_close(&it);
-    if (!child)
-        return 0;
-    snprintf(path, sizeof(path), "%llu/environ", (unsigned long long)child);
-    int r = fs_read(ctx->root.proc, path, &st->buf2);
-    if (r < 0)
-        return 0; /* gone, or not readable yet (a task is root's until slurmstepd drops to the job's user) */
-    static const char key[] = "SLURMD_NODENAME=";
-    for (size_t i = 0; i < st->buf2.len; i += strlen(st->buf2.p + i) + 1)
-        if (strncmp(st->buf2.p + i, key, sizeof(key) - 1) == 0)
-            return strcmp(st->buf2.p + i + sizeof(key) - 1, ctx->scope.stepd_node) == 0 ? 1 : -1;
-    return 0; /* not exec'd yet: slurmstepd's own (empty) environment */
-}
-
-/* stepd_root: read root `pid`'s stat into a row of `srows` and add it to this sample's roots, if it lives. */
-static int stepd_root(tree_state_t *st, const js_ctx_t *ctx, int32_t pid, const char *step, js_rows_t *srows)
-{
-    char path[64], text[1024];
-    snprintf(path, sizeof(path), "%d/stat", (int)pid);
-    js_pid_stat_t ps;
-    if (fs_read_small(ctx->root.proc, path, text, sizeof(text)) <= 0 || parse_pid_stat(text, &ps) < 0 ||
-        ps.state == 'Z' || ps.state == 'X')
-        return 0;
-    js_value_t *v = rows_add(srows);
-    if (!v || push_pid(&st->roots, &st->nroots, &st->roots_cap, pid) < 0)
-        return -ENOMEM;
-    val_int(&v[STEPD_PID], pid);
-    val_int(&v[STEPD_START_TICKS], (int64_t)ps.starttime);
-    if (step && rows_set_str(srows, &v[STEPD_STEP], step, strlen(step)) < 0)
-        return -ENOMEM;
-    val_int(&v[STEPD_CUTIME], (int64_t)ps.cutime);
-    val_int(&v[STEPD_CSTIME], (int64_t)ps.cstime);
-    val_int(&v[STEPD_UTIME], (int64_t)ps.utime);
-    val_int(&v[STEPD_STIME], (int64_t)ps.stime);
-    st->stepd_seen = true;
-    return 0;
-}
-
-/* stepd_refresh: this sample's slurmstepd roots (st->roots) and their rows: the explicit one, or every
- * slurmstepd of the job. A process is classified once when first listed (and again every STEPD_RECLASSIFY
- * samples, for a reused PID), so a sample costs one listing of the procfs root and a stat per root. */
-static int stepd_refresh(tree_state_t *st, const js_ctx_t *ctx, js_rows_t *srows)
-{
-    st->nroots = 0;
-    if (ctx->scope.stepd_pid > 0) {
-        int r = stepd_root(st, ctx, (int32_t)ctx->scope.stepd_pid, ctx->scope.stepd_step, srows);
-        st->stepd_pid_alive = st->nroots > 0;
-        return r;
-    }
-    js_pid_iter_t it;
-    int r = pid_iter_open(&it, ctx->root.proc, ".");
-    if (r < 0)
-        return r;
-    bool again = st->stamp % STEPD_RECLASSIFY == 0;
-    int32_t pid;
-    while (r == 0 && (pid = pid_iter_next(&it))) {
-        int fresh = 0;
-        sent_t *e = pidmap_put(&st->stepds, pid, &fresh);
-        if (!e) {
-            r = -ENOMEM;
-            break;
-        }
-        if (fresh)
-            e->young = STEPD_YOUNG;
-        if (fresh || again || e->ours == 0 || (e->young && e->ours != 1)) {
-            if (e->young)
-                e->young--;
-            e->ours = stepd_classify(st, ctx, pid, e);
-            e->node = ctx->scope.stepd_node && *ctx->scope.stepd_node ? 0 : 1;
-            e->asked = 0;
-        }
-        e->seen = st->stamp;
-        if (e->ours == 1 && e->node == 0) {
-            e->node = stepd_node_of(st, ctx, pid);
-            if (e->node == 0 && ++e->asked >= STEPD_ASK_MAX)
-                e->node = 1; /* its tasks never say (a setuid program): one host, one node */
-        }
-        if (e->ours == 1 && e->node == 1)
-            r = stepd_root(st, ctx, pid, e->step, srows);
-    }
-    pid_iter_close(&it);
-    if (r < 0)
-        return r;
-    /* forget processes gone since the last listing */
-    return forget_unseen(st, &st->stepds, offsetof(sent_t, seen));
-}
-
-/* drop_member: take `pid`'s row out of this sample's proc rows and members (it was reaped meanwhile). */
-static void drop_member(tree_state_t *st, js_rows_t *proc, int32_t pid)
-{
-    size_t nc = proc->table->ncols;
-    for (size_t i = 0; i < proc->nrows; i++)
-        if (rows_row(proc, i)[PROC_PID].present && rows_row(proc, i)[PROC_PID].i == pid) {
-            memmove(&proc->v[i * nc], &proc->v[(i + 1) * nc], (proc->nrows - i - 1) * nc * sizeof(*proc->v));
-            proc->nrows--;
-            break;
-        }
-    for (size_t i = 0; i < st->norder; i++)
-        if (st->order[i] == pid) {
-            memmove(&st->order[i], &st->order[i + 1], (st->norder - i - 1) * sizeof(*st->order));
-            st->norder--;
-            break;
-        }
-}
-
-/* stepd_settle: after the walk, read the roots' reaped CPU again. A slurmstepd that reaped a task while the
- * tree was walked has it in its cutime now: its row takes the new figures, and a task whose row was taken
- * before it was reaped (it is gone now) leaves this sample's rows, so that it is counted once, through its
- * slurmstepd, not also as a live member. */
-static void stepd_settle(tree_state_t *st, const js_ctx_t *ctx, js_rows_t *srows, js_rows_t *proc)
-{
-    bool changed = false;
-    for (size_t k = 0; k < srows->nrows; k++) {
-        js_value_t *v = rows_row(srows, k);
-        char path[64], text[1024];
-        snprintf(path, sizeof(path), "%d/stat", (int)v[STEPD_PID].i);
-        js_pid_stat_t ps;
-        if (fs_read_small(ctx->root.proc, path, text, sizeof(text)) <= 0 || parse_pid_stat(text, &ps) < 0 ||
-            (int64_t)ps.starttime != v[STEPD_START_TICKS].i)
-            continue; /* gone: its figures as read before the walk */
-        if ((int64_t)ps.cutime != v[STEPD_CUTIME].i || (int64_t)ps.cstime != v[STEPD_CSTIME].i) {
-            val_int(&v[STEPD_CUTIME], (int64_t)ps.cutime);
-            val_int(&v[STEPD_CSTIME], (int64_t)ps.cstime);
-            changed = true;
-        }
-    }
-    for (size_t i = 0; changed && i < st->ntasks; i++) {
-        char path[64], text[64];
-        snprintf(path, sizeof(path), "%d/stat", (int)st->tasks[i]);
-        if (fs_read_small(ctx->root.proc, path, text, sizeof(text)) <= 0)
-            drop_member(st, proc, st->tasks[i]);
-    }
-}
-
-/* stepd_children: every child of every thread of root `pid` (slurmstepd is multi-threaded). */
-static int stepd_children(tree_state_t *st, const js_ctx_t *ctx, int32_t pid)
-{
-    if (st->scan)
-        return scan_children(st, pid);
-    char path[64];
-    snprintf(path, sizeof(path), "%d/task", (int)pid);
-    js_pid_iter_t it;
-    int r = pid_iter_open(&it, ctx->root.proc, path);
-    if (r < 0)
-        return r == -ENOMEM ? r : 0; /* gone */
-    int32_t tid;
-    while (r == 0 && (tid = pid_iter_next(&it))) {
-        snprintf(path, sizeof(path), "%d/children", (int)tid);
-        if (fs_read(pid_iter_fd(&it), path, &st->buf2) == 0)
-            r = enqueue_list(st, st->buf2.p);
-    }
-    pid_iter_close(&it);
-    return r;
-}
-
 /* collect_tree: run and attach: the roots (run: every child of the monitor, a subreaper; the command or the
  * PID given), then last sample's members in their order, then the children of each member, breadth-first. */
 static int collect_tree(tree_state_t *st, js_ctx_t *ctx, js_rows_t *proc, js_rows_t *info, bool *root_alive)
@@ -1421,26 +936,26 @@ static int collect_tree(tree_state_t *st, js_ctx_t *ctx, js_rows_t *proc, js_row
         char path[64];
         snprintf(path, sizeof(path), "%d/task/%d/children", (int)ctx->monitor_pid, (int)ctx->monitor_pid);
         if (!st->scan && kept_read(ctx->root.proc, &st->fd_mon_children, path, &st->buf2, READ_PAGED) == 0 &&
-            enqueue_list(st, st->buf2.p) < 0)
+            ptree_enqueue_list(st, st->buf2.p) < 0)
             return -ENOMEM;
-        if (st->scan && scan_children(st, ctx->monitor_pid) < 0)
+        if (st->scan && ptree_scan_children(st, ctx->monitor_pid) < 0)
             return -ENOMEM;
     }
-    if (ctx->root_pid > 0 && push_pid(&st->queue, &st->nqueue, &st->queue_cap, ctx->root_pid) < 0)
+    if (ctx->root_pid > 0 && ptree_push_pid(&st->queue, &st->nqueue, &st->queue_cap, ctx->root_pid) < 0)
         return -ENOMEM;
     size_t first_task = st->nqueue;
     for (size_t i = 0; i < st->nroots; i++) /* stepd roots: their children are the tasks */
-        if (stepd_children(st, ctx, st->roots[i]) < 0)
+        if (ptree_stepd_children(st, ctx, st->roots[i]) < 0)
             return -ENOMEM;
     st->ntasks = 0;
     for (size_t i = first_task; i < st->nqueue; i++)
         if (st->queue[i] != ctx->monitor_pid &&
-            push_pid(&st->tasks, &st->ntasks, &st->tasks_cap, st->queue[i]) < 0)
+            ptree_push_pid(&st->tasks, &st->ntasks, &st->tasks_cap, st->queue[i]) < 0)
             return -ENOMEM;
     ctx->watch_pids = st->tasks;
     ctx->nwatch_pids = st->ntasks;
     for (size_t i = 0; i < st->norder; i++)
-        if (push_pid(&st->queue, &st->nqueue, &st->queue_cap, st->order[i]) < 0)
+        if (ptree_push_pid(&st->queue, &st->nqueue, &st->queue_cap, st->order[i]) < 0)
             return -ENOMEM;
     st->norder = 0;
     for (size_t qi = 0; qi < st->nqueue; qi++) {
@@ -1453,7 +968,7 @@ static int collect_tree(tree_state_t *st, js_ctx_t *ctx, js_rows_t *proc, js_row
         if (v < 0)
             return v;
         if (v >= 1) { /* 2: a member that could not be read this sample; it is tried again next sample */
-            if (push_pid(&st->order, &st->norder, &st->order_cap, pid) < 0)
+            if (ptree_push_pid(&st->order, &st->norder, &st->order_cap, pid) < 0)
                 return -ENOMEM;
             if (pid == ctx->root_pid)
                 *root_alive = true;
@@ -1475,7 +990,7 @@ static int collect_list(tree_state_t *st, js_ctx_t *ctx, const int32_t *pids, si
         int v = visit(st, ctx, pids[i], proc, info, false);
         if (v < 0)
             return v;
-        if (v >= 1 && push_pid(&st->order, &st->norder, &st->order_cap, pids[i]) < 0)
+        if (v >= 1 && ptree_push_pid(&st->order, &st->norder, &st->order_cap, pids[i]) < 0)
             return -ENOMEM;
     }
     return 0;
@@ -1491,7 +1006,7 @@ static int list_pids(tree_state_t *st, const js_ctx_t *ctx)
         return r;
     int32_t pid;
     while (r == 0 && (pid = pid_iter_next(&it)))
-        r = push_pid(&st->queue, &st->nqueue, &st->queue_cap, pid);
+        r = ptree_push_pid(&st->queue, &st->nqueue, &st->queue_cap, pid);
     pid_iter_close(&it);
     st->nprocs = st->nqueue;
     return r;
@@ -1534,389 +1049,10 @@ static int collect_user(tree_state_t *st, js_ctx_t *ctx, js_rows_t *proc, js_row
             st->queue[nmember++] = pid; /* compacted in place: the members, in /proc order */
     }
     /* forget the processes that are gone (collected first: deletion moves entries) */
-    if (forget_unseen(st, &st->uids, offsetof(uent_t, seen)) < 0)
+    if (ptree_forget_unseen(st, &st->uids, offsetof(uent_t, seen)) < 0)
         return -ENOMEM;
     st->nqueue = nmember;
     return collect_list(st, ctx, st->queue, nmember, proc, info);
-}
-/* ---- the BPF backend --------------------------------------------------------------------------------- */
-
-/* bpf_mode_for: the reader's mode for this scope: a cgroup with a v2 directory is walked alone (iter over its
- * css_tasks: only the job's processes are visited); a tree is read through a PID filter that follows
- * children; a user's or the node's processes are every process of the node. */
-static void bpf_opts_for(const js_ctx_t *ctx, tasks_bpf_opts_t *o)
-{
-    tasks_bpf_opts_init(o);
-    o->sys_fd = ctx->root.sys;
-    const js_cgroup_t *cg = ctx->scope.cgroup;
-    bool v2 = cg && cg->m.unified >= 0 && cg->dir[cg->m.unified] >= 0;
-    if (v2 && (ctx->scope.kind == JS_SCOPE_CGROUP || ctx->scope.kind == JS_SCOPE_TREE)) {
-        o->mode = TASKS_BPF_CGROUP;
-        o->cgroup_fd = cg->dir[cg->m.unified];
-    } else if (ctx->scope.kind == JS_SCOPE_TREE || ctx->scope.kind == JS_SCOPE_CGROUP) {
-        o->mode = TASKS_BPF_TASKS;
-        o->filter = true;
-        o->follow = ctx->scope.kind == JS_SCOPE_TREE;
-    } else {
-        o->mode = TASKS_BPF_TASKS; /* the node's every process; a user's are picked by their UID */
-    }
-}
-
-/* bpf_cost_ns: what one pass of the BPF reader would cost for this sample's processes. */
-static double bpf_cost_ns(const tree_state_t *st, const js_ctx_t *ctx)
-{
-    tasks_bpf_opts_t o;
-    bpf_opts_for(ctx, &o);
-    size_t n =
-        ctx->scope.kind == JS_SCOPE_TREE || ctx->scope.kind == JS_SCOPE_CGROUP ? st->norder : st->nprocs;
-    double cost = BPF_PASS_NS + BPF_PER_PROC_NS * (double)n;
-    if (o.mode == TASKS_BPF_TASKS && o.filter) { /* the filtered walk visits every task of the node */
-        struct sysinfo si;
-        if (sysinfo(&si) == 0)
-            cost += BPF_PER_VISIT_NS * (double)si.procs;
-    }
-    return cost;
-}
-
-/* bpf_account: auto mode, after a sample read through /proc that cost `spent_ns` of CPU: add what the BPF
- * reader would have saved. */
-static void bpf_account(tree_state_t *st, const js_ctx_t *ctx, double spent_ns)
-{
-    if (isnan(spent_ns))
-        return;
-    double saving = spent_ns - bpf_cost_ns(st, ctx);
-    st->bpf_last_saving_ns = saving > 0 ? saving : 0;
-    st->bpf_saved_ns += st->bpf_last_saving_ns;
-}
-
-/* bpf_pays: auto mode: whether loading the reader now pays within the run, its load counted. The run's length
- * is not known in general, so the reader is loaded once /proc has cost, over the samples so far, as much more
- * than the reader would have as the load costs: never more than twice the cheaper choice's cost, whatever the
- * run's length (the rent-or-buy rule). When --duration says how many samples are left, at once if what they
- * save at the last sample's rate pays for the load. */
-static bool bpf_pays(const tree_state_t *st, const js_ctx_t *ctx)
-{
-    if (st->bpf_saved_ns >= BPF_LOAD_NS)
-        return true;
-    if (ctx->end_mono_ns > 0 && ctx->interval_ns > 0 && st->bpf_last_saving_ns > 0) {
-        struct timespec ts;
-        clock_gettime(CLOCK_MONOTONIC, &ts);
-        double left = ((double)ctx->end_mono_ns - ((double)ts.tv_sec * 1e9 + (double)ts.tv_nsec)) /
-                      (double)ctx->interval_ns;
-        return left * st->bpf_last_saving_ns >= BPF_LOAD_NS;
-    }
-    return false;
-}
-
-/* fds_release: the BPF reader takes over: the descriptors /proc kept open are of no use to it, and closing
- * them first means the reader never competes with them for the descriptor limit (with thousands of processes
- * they can fill it). /proc reopens what it needs should the reader be refused or fail. */
-static void fds_release(tree_state_t *st)
-{
-    for (size_t i = 0; i < st->procs.cap; i++) {
-        pent_t *e;
-        if (!pidmap_at(&st->procs, i, (void **)&e) || !e->kept)
-            continue;
-        for (int k = 0; k < 5; k++) {
-            int fd = k == 0   ? e->fd_stat
-                     : k == 1 ? e->fd_statm
-                     : k == 2 ? e->fd_io
-                     : k == 3 ? e->fd_children
-                              : e->fd_fddir;
-            st->fds_closed += fd >= 0;
-        }
-        ent_close(e);
-        e->kept = false;
-        st->nkept--;
-    }
-}
-
-/* bpf_wanted: whether to read this sample through the BPF reader, loading it now if it is wanted: at once
- * with --backend bpf; in auto mode for a tree or a cgroup when it pays within the run (bpf_pays), never for
- * a user's or the node's processes (the walk of every task missed PID 1 on Linux 6.18). A refusal is final
- * for the run, its reason kept for the inventory. */
-static bool bpf_wanted(tree_state_t *st, js_ctx_t *ctx, bool live)
-{
-    if (st->bpf)
-        return true;
-    if (ctx->backend == JS_BACKEND_PROCFS || st->bpf_refused)
-        return false;
-    if (stepd_mode(ctx)) { /* the reader follows one root; these roots are found through /proc */
-        snprintf(st->bpf_why, sizeof(st->bpf_why), "not used with slurmstepd roots");
-        st->bpf_refused = true;
-        return false;
-    }
-    if (!live) {
-        snprintf(st->bpf_why, sizeof(st->bpf_why), "the procfs root is not the running kernel's");
-        st->bpf_refused = ctx->backend == JS_BACKEND_BPF;
-        return false;
-    }
-    if (ctx->backend == JS_BACKEND_AUTO) {
-        if (ctx->scope.kind == JS_SCOPE_NODE && !ctx->scope.top_n) {
-            snprintf(st->bpf_why, sizeof(st->bpf_why), "no per-process reads (watch --node without --top)");
-            st->bpf_refused = true;
-            return false;
-        }
-        if (ctx->scope.kind == JS_SCOPE_NODE || ctx->scope.kind == JS_SCOPE_USER) {
-            /* the walk of every task missed processes (the init process, PID 1, on Linux 6.18, and at
-             * times another user's): a node's or a user's processes are read through /proc unless asked */
-            snprintf(st->bpf_why, sizeof(st->bpf_why),
-                     "auto: not for a user's or the node's processes (--backend bpf to use it)");
-            st->bpf_refused = true;
-            return false;
-        }
-        if (!bpf_pays(st, ctx))
-            return false;
-    }
-    tasks_bpf_opts_t o;
-    bpf_opts_for(ctx, &o);
-    size_t n =
-        ctx->scope.kind == JS_SCOPE_TREE || ctx->scope.kind == JS_SCOPE_CGROUP ? st->norder : st->nprocs;
-    o.expect = n > UINT32_MAX / 2 ? UINT32_MAX / 2 : (uint32_t)n;
-    fds_release(st);
-    double c0 = (double)thread_cpu_ns();
-    int r = tasks_bpf_open(&o, &st->bpf, st->bpf_why, sizeof(st->bpf_why));
-    st->bpf_load_cpu_ns = (double)thread_cpu_ns() - c0;
-    ctx->inventory_changed = true;
-    if (r < 0) {
-        st->bpf = NULL;
-        st->bpf_refused = true; /* the reason stays in bpf_why (inventory and source_stats) */
-        return false;
-    }
-    st->bpf_loaded_at = ctx->seq;
-    return true;
-}
-
-/* bpf_drop: the reader failed mid-run: /proc from now on, with the reason. */
-static void bpf_drop(tree_state_t *st, js_ctx_t *ctx, int r)
-{
-    ctx->inventory_changed = true;
-    snprintf(st->bpf_why, sizeof(st->bpf_why),
-             "the BPF reader failed during the run (%s): /proc from then on", strerror(-r));
-    tasks_bpf_close(st->bpf);
-    st->bpf = NULL;
-    st->bpf_refused = true;
-}
-
-/* bpf_row: the proc row (and proc_info when new or exec'd) of one record; cmdline and smaps_rollup still from
- * /proc. Returns 0 or -ENOMEM. */
-static int bpf_row(tree_state_t *st, js_ctx_t *ctx, const tasks_bpf_record_t *rec, js_rows_t *proc,
-                   js_rows_t *info)
-{
-    pent_t *e = pidmap_get(&st->procs, rec->pid);
-    if (e && e->start != rec->start_ticks) { /* the PID names another process now */
-        ent_remove(st, e);
-        e = NULL;
-    }
-    bool fresh = !e;
-    if (!e) {
-        if (!(e = ent_insert(st, rec->pid)))
-            return -ENOMEM;
-        e->start = rec->start_ticks;
-    }
-    if (e->seen == st->stamp)
-        return 0;
-    e->seen = st->stamp;
-    if (rec->state == 'Z' || rec->state == 'X')
-        st->nzombies++;
-    js_value_t *v = rows_add(proc);
-    if (!v)
-        return -ENOMEM;
-    val_int(&v[PROC_PID], rec->pid);
-    val_int(&v[PROC_START_TICKS], (int64_t)rec->start_ticks);
-    val_int(&v[PROC_PPID], rec->ppid);
-    rows_set_str(proc, &v[PROC_STATE], &rec->state, 1);
-    val_int(&v[PROC_UTIME], (int64_t)rec->utime_ticks);
-    val_int(&v[PROC_STIME], (int64_t)rec->stime_ticks);
-    val_int(&v[PROC_CUTIME], (int64_t)rec->cutime_ticks);
-    val_int(&v[PROC_CSTIME], (int64_t)rec->cstime_ticks);
-    val_int(&v[PROC_CPU_NS], (int64_t)rec->cpu_ns);
-    val_int(&v[PROC_THREADS], rec->threads);
-    val_int(&v[PROC_MINFLT], (int64_t)rec->minflt);
-    val_int(&v[PROC_MAJFLT], (int64_t)rec->majflt);
-    val_int(&v[PROC_CMINFLT], (int64_t)rec->cminflt);
-    val_int(&v[PROC_CMAJFLT], (int64_t)rec->cmajflt);
-    val_int(&v[PROC_PROCESSOR], rec->processor);
-    uint64_t rss = rec->rss_bytes;
-    if (rec->flags & TASKS_BPF_HAS_MM) {
-        val_int(&v[PROC_VSIZE], (int64_t)rec->vsize_bytes);
-        val_int(&v[PROC_RSS], (int64_t)rec->rss_bytes);
-        val_int(&v[PROC_SHARED], (int64_t)rec->shared_bytes);
-        val_int(&v[PROC_RSS_ANON], (int64_t)rec->rss_anon_bytes);
-        val_int(&v[PROC_RSS_FILE], (int64_t)rec->rss_file_bytes);
-        val_int(&v[PROC_RSS_SHMEM], (int64_t)rec->rss_shmem_bytes);
-        val_int(&v[PROC_SWAP], (int64_t)rec->swap_bytes);
-        val_int(&v[PROC_HWM], (int64_t)rec->hwm_bytes);
-    } else {
-        val_int(&v[PROC_VSIZE], 0);
-        val_int(&v[PROC_RSS], 0);
-        rss = 0;
-    }
-    val_int(&v[PROC_VCSW], (int64_t)rec->vcsw);
-    val_int(&v[PROC_IVCSW], (int64_t)rec->ivcsw);
-    for (int i = 0; i < 7; i++)
-        val_int(&v[PROC_RCHAR + i], (int64_t)rec->io[i]);
-    val_int(&v[PROC_FDS], rec->fds);
-    if (ctx->host_fds && rec->pid == ctx->root_pid)
-        ctx->host_fds_now = ctx->host_fds(rec->fds);
-    bool exec = !fresh && strncmp(e->comm, rec->comm, sizeof(rec->comm)) != 0;
-    if (smaps_moved(e, fresh, exec, rss))
-        st->smaps_event = true;
-    if (fresh || exec || !e->info_done) {
-        js_pid_stat_t ps = {.pid = rec->pid, .ppid = rec->ppid, .starttime = rec->start_ticks};
-        snprintf(ps.comm, sizeof(ps.comm), "%s", rec->comm);
-        js_pid_status_t pst = {.uid = rec->uid, .present = 1u << 7};
-        emit_info(st, ctx, e, info, &ps, &pst);
-        snprintf(e->comm, sizeof(e->comm), "%s", rec->comm);
-        e->info_done = true;
-    }
-    return 0;
-}
-
-typedef struct {
-    tree_state_t *st;
-    js_ctx_t *ctx;
-    js_rows_t *proc, *info;
-    bool *root_alive;
-    size_t n; /* members found */
-} bpf_pass_t;
-
-/* bpf_member: a record of a member (tree, cgroup, user): its row, and it joins this sample's members (in
- * `queue`, copied into `order` once the pass succeeded). */
-static int bpf_member(const tasks_bpf_record_t *rec, void *arg)
-{
-    bpf_pass_t *p = arg;
-    tree_state_t *st = p->st;
-    if (rec->pid <= 0 || rec->pid == p->ctx->monitor_pid || (rec->flags & TASKS_BPF_KTHREAD))
-        return 0;
-    if (p->ctx->scope.kind == JS_SCOPE_USER && rec->uid != (uint32_t)p->ctx->scope.uid)
-        return 0;
-    int r = bpf_row(st, p->ctx, rec, p->proc, p->info);
-    if (r < 0)
-        return r;
-    if (rec->pid == p->ctx->root_pid)
-        *p->root_alive = true;
-    p->n++;
-    return push_pid(&st->queue, &st->nqueue, &st->queue_cap, rec->pid);
-}
-
-/* bpf_keep: node scope: every process's record, for the top lists. */
-static int bpf_keep(const tasks_bpf_record_t *rec, void *arg)
-{
-    bpf_pass_t *p = arg;
-    tree_state_t *st = p->st;
-    if (rec->pid <= 0 || rec->pid == p->ctx->monitor_pid || (rec->flags & TASKS_BPF_KTHREAD))
-        return 0;
-    if (st->nrecs == st->recs_cap) {
-        size_t cap = st->recs_cap ? st->recs_cap * 2 : 256;
-        tasks_bpf_record_t *r = realloc(st->recs, cap * sizeof(*r));
-        if (!r)
-            return -ENOMEM;
-        st->recs = r;
-        st->recs_cap = cap;
-    }
-    st->recs[st->nrecs++] = *rec;
-    return 0;
-}
-
-static int pick_top(tree_state_t *st, js_ctx_t *ctx, js_rows_t *proc, js_rows_t *info, bool bpf);
-
-/* collect_bpf: one sample through the BPF reader. Returns 0, -ENOMEM, or another negative errno when the
- * reader failed (the caller then drops it and reads /proc; nothing of this sample is kept). */
-static int collect_bpf(tree_state_t *st, js_ctx_t *ctx, js_rows_t *proc, js_rows_t *info, bool *root_alive)
-{
-    bpf_pass_t p = {.st = st, .ctx = ctx, .proc = proc, .info = info, .root_alive = root_alive};
-    tasks_bpf_info_t bi;
-    tasks_bpf_info(st->bpf, &bi);
-    bool cgroup_mode = strcmp(bi.mode, "cgroup") == 0;
-    st->backend = cgroup_mode ? "bpf-cgroup" : "bpf-tasks";
-    int r;
-    if (!cgroup_mode && (ctx->scope.kind == JS_SCOPE_TREE || ctx->scope.kind == JS_SCOPE_CGROUP)) {
-        /* the filter: last sample's members and the root (tree), or the cgroup's processes (a v1 cgroup) */
-        st->nqueue = 0;
-        if (ctx->scope.kind == JS_SCOPE_CGROUP) {
-            if ((r = cgroupfs_pids(ctx->scope.cgroup, true, &st->cgpids)) < 0)
-                return r == -ENOENT ? (ctx->scope_gone = true, 0) : r;
-            for (size_t i = 0; i < st->cgpids.n; i++)
-                if (push_pid(&st->queue, &st->nqueue, &st->queue_cap, st->cgpids.pid[i]) < 0)
-                    return -ENOMEM;
-        } else {
-            for (size_t i = 0; i < st->norder; i++)
-                if (push_pid(&st->queue, &st->nqueue, &st->queue_cap, st->order[i]) < 0)
-                    return -ENOMEM;
-            if (push_pid(&st->queue, &st->nqueue, &st->queue_cap, ctx->root_pid) < 0 ||
-                (ctx->mode == JS_MODE_RUN &&
-                 push_pid(&st->queue, &st->nqueue, &st->queue_cap, ctx->monitor_pid) < 0))
-                return -ENOMEM;
-        }
-        if (st->nqueue > st->how_cap) {
-            uint8_t *h = realloc(st->how, st->nqueue);
-            if (!h)
-                return -ENOMEM;
-            st->how = h;
-            st->how_cap = st->nqueue;
-        }
-        for (size_t i = 0; i < st->nqueue; i++) /* the monitor: only its children (orphans it adopted) */
-            st->how[i] = st->queue[i] == ctx->monitor_pid ? TASKS_BPF_PID_PARENT : TASKS_BPF_PID_MEMBER;
-        if ((r = tasks_bpf_set_pids(st->bpf, st->queue, st->how, st->nqueue)) < 0)
-            return r;
-    }
-    st->nqueue = 0;
-    uint64_t grows = bi.grows;
-    if (ctx->scope.kind != JS_SCOPE_NODE) {
-        r = tasks_bpf_read(st->bpf, bpf_member, &p);
-        if (r == -ENOENT && cgroup_mode) { /* the cgroup was removed */
-            ctx->scope_gone = true;
-            r = 0;
-        }
-        if (r < 0)
-            return r;
-        tasks_bpf_info(st->bpf, &bi);
-        ctx->inventory_changed |= bi.grows != grows; /* the array grew: its size in the inventory */
-        st->norder = 0;
-        for (size_t i = 0; i < st->nqueue; i++)
-            if (push_pid(&st->order, &st->norder, &st->order_cap, st->queue[i]) < 0)
-                return -ENOMEM;
-        if (ctx->scope.kind == JS_SCOPE_USER) {
-            tasks_bpf_info(st->bpf, &bi);
-            st->nprocs = (size_t)bi.visited;
-        }
-        return 0;
-    }
-    /* node: every record, then rows for the top N by CPU over the interval and by RSS */
-    st->nrecs = 0;
-    if ((r = tasks_bpf_read(st->bpf, bpf_keep, &p)) < 0)
-        return r;
-    tasks_bpf_info(st->bpf, &bi);
-    ctx->inventory_changed |= bi.grows != grows;
-    st->nprocs = st->nrecs;
-    if (st->nrecs > st->cand_cap) {
-        cand_t *c = realloc(st->cand, st->nrecs * sizeof(*c));
-        if (!c)
-            return -ENOMEM;
-        st->cand = c;
-        st->cand_cap = st->nrecs;
-    }
-    st->ncand = 0;
-    for (size_t i = 0; i < st->nrecs; i++) {
-        const tasks_bpf_record_t *rec = &st->recs[i];
-        pent_t *e = pidmap_get(&st->procs, rec->pid);
-        uint64_t own = rec->utime_ticks + rec->stime_ticks, d = own;
-        if (e && e->start == rec->start_ticks && e->own_stamp + 1 == st->stamp && own >= e->own_ticks)
-            d = own - e->own_ticks;
-        if (!e || e->start != rec->start_ticks) {
-            if (e)
-                ent_remove(st, e);
-            if (!(e = ent_insert(st, rec->pid)))
-                return -ENOMEM;
-            e->start = rec->start_ticks;
-        }
-        e->own_ticks = own;
-        e->own_stamp = st->stamp;
-        e->seen = st->stamp; /* known, whether it gets a row or not */
-        st->cand[st->ncand++] = (cand_t){.pid = rec->pid, .cpu = d, .rss = (int64_t)rec->rss_bytes, .idx = i};
-    }
-    return pick_top(st, ctx, proc, info, true);
 }
 
 static int cmp_cand_cpu(const void *a, const void *b)
@@ -1931,9 +1067,9 @@ static int cmp_cand_rss(const void *a, const void *b)
     return x->rss < y->rss ? 1 : x->rss > y->rss ? -1 : (x->pid > y->pid) - (x->pid < y->pid);
 }
 
-/* pick_top: the node scope's rows: the top N candidates by CPU over the interval and the top N by RSS, from
- * their stat (procfs) or their record (BPF). Returns 0 or -ENOMEM. */
-static int pick_top(tree_state_t *st, js_ctx_t *ctx, js_rows_t *proc, js_rows_t *info, bool bpf)
+/* ptree_pick_top: the node scope's rows: the top N candidates by CPU over the interval and the top N by RSS,
+ * from their stat (procfs) or their record (BPF). Returns 0 or -ENOMEM. */
+int ptree_pick_top(tree_state_t *st, js_ctx_t *ctx, js_rows_t *proc, js_rows_t *info, bool bpf)
 {
     size_t n = ctx->scope.top_n < st->ncand ? ctx->scope.top_n : st->ncand;
     for (size_t i = 0; i < st->ncand; i++)
@@ -1952,14 +1088,15 @@ static int pick_top(tree_state_t *st, js_ctx_t *ctx, js_rows_t *proc, js_rows_t 
             continue;
         int r;
         if (bpf) {
-            e->seen = st->stamp - 1; /* bpf_row writes a row once per sample */
-            r = bpf_row(st, ctx, &st->recs[c->idx], proc, info);
+            st->nseen -= e->seen == st->stamp;
+            e->seen = st->stamp - 1; /* ptree_bpf_row writes a row once per sample (and marks it again) */
+            r = ptree_bpf_row(st, ctx, &st->recs[c->idx], proc, info);
         } else {
             r = visit_row(st, ctx, e, &c->ps, c->fresh, proc, info);
         }
         if (r < 0)
             return r;
-        if (push_pid(&st->order, &st->norder, &st->order_cap, c->pid) < 0)
+        if (ptree_push_pid(&st->order, &st->norder, &st->order_cap, c->pid) < 0)
             return -ENOMEM;
     }
     return 0;
@@ -2007,7 +1144,7 @@ static int collect_node(tree_state_t *st, js_ctx_t *ctx, js_rows_t *proc, js_row
         c->pick = false;
         st->ncand++;
     }
-    return pick_top(st, ctx, proc, info, false);
+    return ptree_pick_top(st, ctx, proc, info, false);
 }
 
 static int tree_collect(void *state, js_ctx_t *ctx, js_rows_t *const *rows)
@@ -2017,6 +1154,7 @@ static int tree_collect(void *state, js_ctx_t *ctx, js_rows_t *const *rows)
     int r = 0;
     const size_t first = proc->nrows;
     st->stamp++;
+    st->nseen = 0;
     struct timespec now;
     clock_gettime(CLOCK_MONOTONIC, &now);
     st->now_ns = (int64_t)now.tv_sec * 1000000000 + now.tv_nsec;
@@ -2031,27 +1169,27 @@ static int tree_collect(void *state, js_ctx_t *ctx, js_rows_t *const *rows)
     bool have_boot = st->live && clock_gettime(CLOCK_BOOTTIME, &boot) == 0;
     /* auto: whether to switch to BPF is judged on the last sample's size (st->nprocs for a user or the node),
      * so the count is reset only after the check */
-    bool bpf = bpf_wanted(st, ctx, st->live);
+    bool bpf = ptree_bpf_wanted(st, ctx, st->live);
     st->nprocs = 0;
     if (bpf) {
         size_t proc_rows = proc->nrows, info_rows = info->nrows;
-        r = collect_bpf(st, ctx, proc, info, &root_alive);
+        r = ptree_collect_bpf(st, ctx, proc, info, &root_alive);
         if (r == -ENOMEM)
             return r;
         if (r == 0)
             goto done;
         /* the reader failed: drop what it wrote and read this sample, and the next ones, from /proc */
-        bpf_drop(st, ctx, r);
+        ptree_bpf_drop(st, ctx, r);
         proc->nrows = proc_rows;
         info->nrows = info_rows;
         st->nzombies = 0;
         root_alive = false;
         st->backend = "procfs";
     }
-    /* auto, undecided: what /proc costs, against what the reader would (bpf_account); not at the first
+    /* auto, undecided: what /proc costs, against what the reader would (ptree_bpf_account); not at the first
      * sample, whose opening of every process's files and command lines is no sample's cost */
     bool weigh = ctx->backend == JS_BACKEND_AUTO && !st->bpf && !st->bpf_refused && st->live && ctx->seq > 0;
-    double c0 = weigh ? (double)thread_cpu_ns() : NAN;
+    double c0 = weigh ? (double)ptree_thread_cpu_ns() : NAN;
     switch (ctx->scope.kind) {
     case JS_SCOPE_CGROUP:
         st->norder = 0;
@@ -2075,28 +1213,29 @@ static int tree_collect(void *state, js_ctx_t *ctx, js_rows_t *const *rows)
     default:
         if (st->scan && (r = scan_build(st, ctx)) < 0)
             return r;
-        if (stepd_mode(ctx) && (r = stepd_refresh(st, ctx, stepd)) < 0)
+        if (stepd_mode(ctx) && (r = ptree_stepd_refresh(st, ctx, stepd)) < 0)
             return r;
         r = collect_tree(st, ctx, proc, info, &root_alive);
         if (r == 0 && stepd_mode(ctx))
-            stepd_settle(st, ctx, stepd, proc);
+            ptree_stepd_settle(st, ctx, stepd, proc);
     }
     if (r < 0)
         return r;
     if (weigh)
-        bpf_account(st, ctx, (double)thread_cpu_ns() - c0);
+        ptree_bpf_account(st, ctx, (double)ptree_thread_cpu_ns() - c0);
 done:
     read_smaps_all(st, ctx, proc, first);
-    /* forget processes not seen this sample (collected first: deletion moves entries) */
+    /* forget processes not seen this sample (collected first: deletion moves entries); none when every entry
+     * was seen, as with a steady membership: no walk over the table then */
     st->nqueue = 0;
-    for (size_t i = 0; i < st->procs.cap; i++) {
+    for (size_t i = 0; st->nseen != st->procs.count && i < st->procs.cap; i++) {
         pent_t *e;
         int32_t pid = pidmap_at(&st->procs, i, (void **)&e);
-        if (pid && e->seen != st->stamp && push_pid(&st->queue, &st->nqueue, &st->queue_cap, pid) < 0)
+        if (pid && e->seen != st->stamp && ptree_push_pid(&st->queue, &st->nqueue, &st->queue_cap, pid) < 0)
             return -ENOMEM;
     }
     for (size_t i = 0; i < st->nqueue; i++)
-        ent_remove(st, pidmap_get(&st->procs, st->queue[i]));
+        ptree_ent_remove(st, pidmap_get(&st->procs, st->queue[i]));
     js_value_t *t = rows_add(tree);
     if (!t)
         return -ENOMEM;

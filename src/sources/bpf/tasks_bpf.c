@@ -217,6 +217,7 @@ struct tasks_bpf {
     tb_pid_t *pids; /* the filter as the map holds it, sorted by pid */
     size_t npids, pids_cap;
     js_pidmap_t procs; /* host pid -> tb_proc_t */
+    size_t seen;       /* entries of `procs` converted in the current pass (each counted once) */
 };
 
 /* ---- libbpf's messages: kept instead of printed (library code prints nothing) ---- */
@@ -783,6 +784,7 @@ static void convert(tasks_bpf_t *t, const struct tasks_bpf_raw *w, tasks_bpf_rec
     }
     tasks_bpf_cputime_adjust(w->sum_exec, w->utime, w->stime, pu, ps, &o->utime_ns, &o->stime_ns);
     if (p) {
+        t->seen += fresh || p->pass != t->passes + 1;
         p->start_ns = w->start_ns;
         p->prev_u = o->utime_ns;
         p->prev_s = o->stime_ns;
@@ -847,9 +849,12 @@ static void convert(tasks_bpf_t *t, const struct tasks_bpf_raw *w, tasks_bpf_rec
     o->flags = f;
 }
 
-/* forget: drop per-process state of processes not seen in the pass that just ended. */
+/* forget: drop per-process state of processes not seen in the pass that just ended; nothing to do (no walk)
+ * when every entry was seen in it. */
 static void forget(tasks_bpf_t *t, uint64_t pass)
 {
+    if (t->seen == t->procs.count)
+        return;
     for (size_t i = 0; i < t->procs.cap;) {
         tb_proc_t *p;
         int32_t pid = pidmap_at(&t->procs, i, (void **)&p);
@@ -927,6 +932,7 @@ int tasks_bpf_read(tasks_bpf_t *t, tasks_bpf_record_cb cb, void *arg)
             return r;
     }
     int r = 0;
+    t->seen = 0;
     for (uint64_t i = 0; i < n && r == 0; i++) {
         struct tasks_bpf_raw w;
         memcpy(&w, &t->out[i], sizeof(w));
