@@ -40,9 +40,11 @@ def cut_samples(hz):
     sample taken for marks to that sample (ms: median, 99th centile)"""
     s = json.load(open(f"{tmp}/rate-{hz}.json"))
     con = sqlite3.connect(f"file:{tmp}/rate-{hz}.db?mode=ro", uri=True)
+    # a recording gets its marks table with its first mark (tables are created when first written)
+    has_marks = con.execute("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'marks'").fetchone()
     lat = [(t - m) / 1e6 for t, m in con.execute(
         "SELECT s.t_mono_ns, (SELECT max(t_mono_ns) FROM marks k WHERE k.sample = s.sample) FROM samples s "
-        "WHERE s.for_marks = 1") if m is not None]
+        "WHERE s.for_marks = 1") if m is not None] if has_marks else []
     cut = con.execute("SELECT count(*) FROM samples WHERE for_marks = 1").fetchone()[0]
     con.close()
     lat.sort()
