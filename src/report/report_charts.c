@@ -341,6 +341,29 @@ static void chart_time(const src_t *src, size_t nsrc, double *t_min, double *t_m
             *t_max = src[a].n->t[src[a].n->n - 1];
 }
 
+/* line_chart: draw `ch` (id, title, unit, lines and value range set by the caller) with the series of `l`
+ * (still the caller's) over the time of the sources, with the report's phases and events unless the page is a
+ * comparison. Returns svg_line_chart's result, or -ENOMEM (also left in the page). */
+static int line_chart(page_t *pg, js_chart_t *ch, const src_t *src, size_t nsrc, const serieslist_t *l)
+{
+    js_band_t *bands = NULL;
+    js_event_t *events = NULL;
+    size_t nb = 0, ne = 0;
+    if (chart_marks(pg->r, pg->compare, &bands, &nb, &events, &ne, ch) < 0)
+        return pg->h->err = -ENOMEM;
+    chart_time(src, nsrc, &ch->t_min, &ch->t_max);
+    ch->series = l->s;
+    ch->nseries = l->n;
+    ch->bands = bands;
+    ch->nbands = nb;
+    ch->events = events;
+    ch->nevents = ne;
+    int rc = svg_line_chart(pg->h, ch);
+    free(bands);
+    free(events);
+    return rc;
+}
+
 static int emit_spec(page_t *pg, const cspec_t *c, const src_t *src, size_t nsrc, bool combined,
                      const char *id_suffix)
 {
@@ -416,42 +439,22 @@ static int emit_spec(page_t *pg, const cspec_t *c, const src_t *src, size_t nsrc
             }
         }
     }
-    js_band_t *bands = NULL;
-    js_event_t *events = NULL;
-    size_t nb = 0, ne = 0;
-    js_chart_t ch = {0};
-    if (chart_marks(pg->r, pg->compare, &bands, &nb, &events, &ne, &ch) < 0) {
-        list_free(l);
-        return pg->h->err = -ENOMEM;
-    }
     char id[96], title[256];
     snprintf(id, sizeof(id), "%s%s%s", pg->idp, c->id, id_suffix ? id_suffix : "");
     snprintf(title, sizeof(title), "%s", c->title);
     if (combined)
         snprintf(title, sizeof(title), "%s, per node", c->title);
-    double t_min, t_max;
-    chart_time(src, nsrc, &t_min, &t_max);
-    ch.id = id;
-    ch.title = title;
-    ch.unit = c->unit;
-    ch.series = l->s;
-    ch.nseries = l->n;
-    ch.hlines = hl;
-    ch.nhlines = nh;
-    ch.markers = mk;
-    ch.nmarkers = nm;
-    ch.bands = bands;
-    ch.nbands = nb;
-    ch.events = events;
-    ch.nevents = ne;
-    ch.t_min = t_min;
-    ch.t_max = t_max;
-    ch.v_min = 0;
-    ch.v_max = (c->flags & F_RANGE01) ? 1 : 0;
-    ch.height = c->height;
-    int rc = svg_line_chart(pg->h, &ch);
-    free(bands);
-    free(events);
+    js_chart_t ch = {.id = id,
+                     .title = title,
+                     .unit = c->unit,
+                     .hlines = hl,
+                     .nhlines = nh,
+                     .markers = mk,
+                     .nmarkers = nm,
+                     .v_min = 0,
+                     .v_max = (c->flags & F_RANGE01) ? 1 : 0,
+                     .height = c->height};
+    int rc = line_chart(pg, &ch, src, nsrc, l);
     list_free(l);
     return rc;
 }
@@ -520,16 +523,6 @@ static int emit_generic_view(page_t *pg, const src_t *src, size_t nsrc, const ch
             char id[96], title[160];
             snprintf(id, sizeof(id), "%sv-%s-%zu", pg->idp, view, u);
             snprintf(title, sizeof(title), "%s: %s", view, units[u][0] ? units[u] : "values");
-            double t_min, t_max;
-            chart_time(src, nsrc, &t_min, &t_max);
-            js_band_t *bands = NULL;
-            js_event_t *events = NULL;
-            size_t nb = 0, ne = 0;
-            js_chart_t ch = {0};
-            if (chart_marks(pg->r, pg->compare, &bands, &nb, &events, &ne, &ch) < 0) {
-                list_free(l);
-                return pg->h->err = -ENOMEM;
-            }
             bool frac = strcmp(units[u], "fraction") == 0;
             /* the allocation, where the unit is that of one: cores available, the cgroup's memory limit */
             js_hline_t hl[4];
@@ -554,24 +547,14 @@ static int emit_generic_view(page_t *pg, const src_t *src, size_t nsrc, const ch
                 snprintf(lab, sizeof(lab), "%s%s%s", who ? who : "", who ? ": " : "", plain);
                 nh = add_hline(hl, hlabel, nh, lim, lab, plain);
             }
-            ch.id = id;
-            ch.title = title;
-            ch.unit = units[u];
-            ch.series = l->s;
-            ch.nseries = l->n;
-            ch.hlines = hl;
-            ch.nhlines = nh;
-            ch.bands = bands;
-            ch.nbands = nb;
-            ch.events = events;
-            ch.nevents = ne;
-            ch.t_min = t_min;
-            ch.t_max = t_max;
-            ch.v_max = frac ? 1 : 0;
-            ch.height = 200;
-            svg_line_chart(pg->h, &ch);
-            free(bands);
-            free(events);
+            js_chart_t ch = {.id = id,
+                             .title = title,
+                             .unit = units[u],
+                             .hlines = hl,
+                             .nhlines = nh,
+                             .v_max = frac ? 1 : 0,
+                             .height = 200};
+            line_chart(pg, &ch, src, nsrc, l);
         }
         list_free(l);
     }
@@ -898,17 +881,6 @@ static void perf_chart(page_t *pg, const src_t *src, size_t nsrc, const char *co
     if (l->n && !l->err && (kind >= 0 || multiplexed)) {
         char id[96];
         snprintf(id, sizeof(id), "%sperf-%s", pg->idp, idsuffix);
-        double t_min, t_max;
-        chart_time(src, nsrc, &t_min, &t_max);
-        js_band_t *bands = NULL;
-        js_event_t *events = NULL;
-        size_t nb = 0, ne = 0;
-        js_chart_t ch = {0};
-        if (chart_marks(pg->r, pg->compare, &bands, &nb, &events, &ne, &ch) < 0) {
-            list_free(l);
-            pg->h->err = -ENOMEM;
-            return;
-        }
         js_hline_t hl[1];
         char hlabel[1][200], vb[48];
         size_t nh = 0;
@@ -917,24 +889,14 @@ static void perf_chart(page_t *pg, const src_t *src, size_t nsrc, const char *co
                      units_format(vb, sizeof(vb), src[0].n->cores_available, "count"));
             hl[nh++] = (js_hline_t){src[0].n->cores_available, hlabel[0], JS_VERMILLION};
         }
-        ch.id = id;
-        ch.title = title;
-        ch.unit = unit;
-        ch.series = l->s;
-        ch.nseries = l->n;
-        ch.hlines = hl;
-        ch.nhlines = nh;
-        ch.bands = bands;
-        ch.nbands = nb;
-        ch.events = events;
-        ch.nevents = ne;
-        ch.t_min = t_min;
-        ch.t_max = t_max;
-        ch.v_max = kind < 0 ? 1 : 0;
-        ch.height = 200;
-        svg_line_chart(pg->h, &ch);
-        free(bands);
-        free(events);
+        js_chart_t ch = {.id = id,
+                         .title = title,
+                         .unit = unit,
+                         .hlines = hl,
+                         .nhlines = nh,
+                         .v_max = kind < 0 ? 1 : 0,
+                         .height = 200};
+        line_chart(pg, &ch, src, nsrc, l);
     }
     if (l->err)
         pg->h->err = l->err;
