@@ -101,8 +101,13 @@ typedef struct {
     js_fsroot_t root;
     js_mode_t mode;
     js_scope_t scope;
-    pid_t monitor_pid;       /* this process: children's ppid in run mode (subreaper) */
-    pid_t root_pid;          /* the command (run) or the PID given (attach) */
+    pid_t monitor_pid; /* this process: children's ppid in run mode (subreaper) */
+    pid_t root_pid;    /* the command (run) or the PID given (attach) */
+    /* run mode with a cgroup made for the command: the hierarchies (bits 1u << index into scope.cgroup's) the
+     * command joined before exec (monitor_spawn), and 0 or the first -errno of joining; read by prepare_child
+     */
+    unsigned cg_joined;
+    int cg_join_rc;
     uint64_t seq;            /* sample number, from 0 */
     unsigned uss_every;      /* read smaps_rollup every N samples (0 = never) */
     int64_t uss_interval_ns; /* > 0: instead, every this long per process (the default: 30 s) */
@@ -184,7 +189,8 @@ typedef struct js_source {
     /* fini: free the state; accepts NULL. */
     void (*fini)(void *state);
     /* prepare_child: run mode only, may be NULL. The command has been forked and is held before exec, so
-     * nothing it runs escapes what is set up here (a cgroup to join, counters inherited by every descendant).
+     * nothing it runs escapes what is set up here (counters inherited by every descendant; the cgroup made
+     * for it the command joined itself: ctx->cg_joined).
      * Returns 0 or -errno: the source then records why and goes on without it; the command still starts. */
     int (*prepare_child)(void *state, js_ctx_t *ctx, pid_t child);
     /* inventory: may be NULL. Append what the source knows about the hardware and the allocation (rows of the

@@ -8,6 +8,7 @@
 #include "core/marks.h"
 #include "model/model.h"
 #include "sources/self.h"
+#include "sys/cgroupfs.h"
 #include "sys/fsroot.h"
 #include "sources/registry.h"
 
@@ -65,6 +66,58 @@ int monitor_add_sink(js_monitor_t *mon, const js_live_sink_t *sink, void *state)
     return 0;
 }
 
+/* The clone3 ABI subset used (linux/sched.h: struct clone_args, version 2 with `cgroup`, Linux 5.7). */
+struct js_clone_args {
+    uint64_t flags, pidfd, child_tid, parent_tid, exit_signal, stack, stack_size, tls, set_tid, set_tid_size,
+        cgroup;
+};
+#define JS_CLONE_INTO_CGROUP 0x200000000ULL
+
+/* fork_into: fork, the child placed by the kernel in the v2 cgroup directory `cgfd` when cgfd >= 0 and the
+ * kernel can (clone3, CLONE_INTO_CGROUP: no move afterwards, so no wait for the global threadgroup lock);
+ * *placed says whether it was. Otherwise (no v2 cgroup, a kernel before 5.7, a refusal) a plain fork(). The
+ * clone3 child runs nothing but async-signal-safe calls before exec (like a fork() child of a threaded
+ * process), so the glibc state fork() would refresh is not needed. Returns fork()'s value. */
+static pid_t fork_into(int cgfd, bool *placed)
+{
+    *placed = false;
+#ifdef SYS_clone3
+    if (cgfd >= 0) {
+        struct js_clone_args a = {
+            .flags = JS_CLONE_INTO_CGROUP, .exit_signal = SIGCHLD, .cgroup = (uint64_t)cgfd};
+        long r = syscall(SYS_clone3, &a, sizeof(a));
+        if (r >= 0) {
+            *placed = true;
+            return (pid_t)r;
+        }
+    }
+#else
+    (void)cgfd;
+#endif
+    return fork();
+}
+
+/* The child's word to the monitor before it waits for the go: the hierarchies it joined, the first error. */
+typedef struct {
+    unsigned joined;
+    int rc;
+} join_report_t;
+
+/* read_full: read exactly `n` bytes (EINTR retried). Returns n, fewer at EOF, or -1. */
+static ssize_t read_full(int fd, void *p, size_t n)
+{
+    size_t got = 0;
+    while (got < n) {
+        ssize_t r = read(fd, (char *)p + got, n - got);
+        if (r < 0 && errno == EINTR)
+            continue;
+        if (r <= 0)
+            return r < 0 && !got ? -1 : (ssize_t)got;
+        got += (size_t)r;
+    }
+    return (ssize_t)got;
+}
+
 int monitor_spawn(js_monitor_t *mon, char *const argv[])
 {
     int err_pipe[2], go_pipe[2];
@@ -76,9 +129,13 @@ int monitor_spawn(js_monitor_t *mon, char *const argv[])
         close(err_pipe[1]);
         return -e;
     }
+    const js_cgroup_t *cg = mon->ctx.scope.cgroup;
+    unsigned v2bit = 0;
+    int cgfd = cg ? cgroupfs_clone_dir(cg, &v2bit) : -1;
+    bool placed;
     mon->start_mono_ns = now_ns(CLOCK_MONOTONIC);
     mon->start_unix_ns = now_ns(CLOCK_REALTIME);
-    pid_t pid = fork();
+    pid_t pid = fork_into(cgfd, &placed);
     if (pid < 0) {
         int e = errno;
         close(err_pipe[0]);
@@ -90,6 +147,14 @@ int monitor_spawn(js_monitor_t *mon, char *const argv[])
     if (pid == 0) {
         close(err_pipe[0]);
         close(go_pipe[1]);
+        /* the cgroup made for the command: it moves itself, while it has one thread (cgroupfs_join_self) */
+        join_report_t jr = {0};
+        if (cg) {
+            unsigned skip = placed ? v2bit : 0;
+            jr.rc = cgroupfs_join_self(cg, skip, &jr.joined);
+            jr.joined |= skip;
+        }
+        ssize_t w = write(err_pipe[1], &jr, sizeof(jr));
         /* held until the sources have prepared us; EOF (the monitor died) also lets the command start */
         char go;
         while (read(go_pipe[0], &go, 1) < 0 && errno == EINTR)
@@ -100,7 +165,7 @@ int monitor_spawn(js_monitor_t *mon, char *const argv[])
         sigprocmask(SIG_SETMASK, &saved_mask, NULL);
         execvp(argv[0], argv);
         int e = errno;
-        ssize_t w = write(err_pipe[1], &e, sizeof(e));
+        w = write(err_pipe[1], &e, sizeof(e));
         (void)w;
         _exit(e == ENOENT ? 127 : 126);
     }
@@ -108,6 +173,11 @@ int monitor_spawn(js_monitor_t *mon, char *const argv[])
     close(go_pipe[0]);
     mon->child = pid;
     mon->ctx.root_pid = pid;
+    join_report_t jr;
+    if (read_full(err_pipe[0], &jr, sizeof(jr)) != (ssize_t)sizeof(jr))
+        jr = (join_report_t){.joined = 0, .rc = -ECHILD};
+    mon->ctx.cg_joined = jr.joined;
+    mon->ctx.cg_join_rc = jr.rc;
     if (mon->prepared)
         sampler_prepare_child(&mon->sampler, pid);
     ssize_t w;
@@ -116,10 +186,7 @@ int monitor_spawn(js_monitor_t *mon, char *const argv[])
     while (w < 0 && errno == EINTR);
     close(go_pipe[1]);
     int e = 0;
-    ssize_t n;
-    do
-        n = read(err_pipe[0], &e, sizeof(e));
-    while (n < 0 && errno == EINTR);
+    ssize_t n = read_full(err_pipe[0], &e, sizeof(e));
     close(err_pipe[0]);
     mon->exec_errno = n == (ssize_t)sizeof(e) ? e : 0;
     return 0;

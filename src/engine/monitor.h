@@ -99,10 +99,12 @@ int monitor_prepare(js_monitor_t *mon);
  * before it. Returns 0 or -ENOSPC (JS_SINKS_MAX reached). */
 int monitor_add_sink(js_monitor_t *mon, const js_live_sink_t *sink, void *state);
 
-/* monitor_spawn: fork the command; while it is held before exec, let every source prepare it
- * (sampler_prepare_child); then execvp `argv` with the caller's original signal mask and dispositions. Sets
- * mon->child and mon->start_*; when exec fails, mon->exec_errno is set and the child exits 127 (not found)
- * or 126. Requires monitor_prepare. Returns 0 or -errno (fork failed). */
+/* monitor_spawn: fork the command; the cgroup made for it (ctx.scope.cgroup) it joins before anything else,
+ * placed there by clone3 (v2) or moving itself (ctx.cg_joined, ctx.cg_join_rc say where it joined); while it
+ * is held before exec, let every source prepare it (sampler_prepare_child); then execvp `argv` with the
+ * caller's original signal mask and dispositions. Sets mon->child and mon->start_*; when exec fails,
+ * mon->exec_errno is set and the child exits 127 (not found) or 126. Requires monitor_prepare. Returns 0 or
+ * -errno (fork failed). */
 int monitor_spawn(js_monitor_t *mon, char *const argv[]);
 
 /* monitor_loop: sample until the scope ends (run: every descendant gone, or the command exits with

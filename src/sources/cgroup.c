@@ -552,9 +552,10 @@ static int cgroup_prepare_child(void *state, js_ctx_t *ctx, pid_t child)
     cgroup_state_t *st = state;
     if (!st->cg)
         return 0;
-    int rc = cgroupfs_attach(st->cg, child, &st->joined);
+    (void)child; /* it joined the cgroup itself, before exec (monitor_spawn) */
+    st->joined = ctx->cg_joined;
     open_files(st);
-    return rc;
+    return ctx->cg_join_rc;
 }
 
 /* rd: read file f into b. 0 or -errno (-ENOENT when it is not open). */

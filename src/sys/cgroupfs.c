@@ -939,16 +939,18 @@ int cgroupfs_create_run(const js_fsroot_t *r, pid_t monitor_pid, js_cgroup_t **r
     return 0;
 }
 
-int cgroupfs_attach(const js_cgroup_t *cg, pid_t pid, unsigned *ret_joined)
+int cgroupfs_join_self(const js_cgroup_t *cg, unsigned skip, unsigned *ret_joined)
 {
-    char s[24];
-    snprintf(s, sizeof(s), "%d\n", (int)pid);
     unsigned joined = 0;
     int rc = 0;
     for (size_t h = 0; cg && h < cg->m.n; h++) {
-        if (!cg->created[h] || cg->dir[h] < 0)
+        if (!cg->created[h] || cg->dir[h] < 0 || (skip & (1u << h)))
             continue;
-        int e = write_str(cg->dir[h], "cgroup.procs", s);
+        /* v1: `tasks` moves the writing thread alone, without the global threadgroup lock; the caller has
+         * one thread. A hierarchy without `tasks` (none known) falls back to cgroup.procs. */
+        int e = cg->m.h[h].version == 1 ? write_str(cg->dir[h], "tasks", "0\n") : -ENOENT;
+        if (e == -ENOENT)
+            e = write_str(cg->dir[h], "cgroup.procs", "0\n");
         if (e == 0)
             joined |= 1u << h;
         else if (!rc)
@@ -957,6 +959,19 @@ int cgroupfs_attach(const js_cgroup_t *cg, pid_t pid, unsigned *ret_joined)
     if (ret_joined)
         *ret_joined = joined;
     return rc;
+}
+
+int cgroupfs_clone_dir(const js_cgroup_t *cg, unsigned *ret_bit)
+{
+    for (size_t h = 0; cg && h < cg->m.n; h++)
+        if (cg->created[h] && cg->dir[h] >= 0 && cg->m.h[h].version == 2) {
+            if (ret_bit)
+                *ret_bit = 1u << h;
+            return cg->dir[h];
+        }
+    if (ret_bit)
+        *ret_bit = 0;
+    return -1;
 }
 
 /* dir_has_pids: whether hierarchy h's cgroup (or one below it) lists a process. */

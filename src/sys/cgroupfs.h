@@ -125,10 +125,20 @@ int cgroupfs_open_path(const js_fsroot_t *r, const char *path, js_cgroup_t **ret
  * On success *ret is new (cgroupfs_remove, then cgroupfs_free). */
 int cgroupfs_create_run(const js_fsroot_t *r, pid_t monitor_pid, js_cgroup_t **ret, char *why, size_t whylen);
 
-/* cgroupfs_attach: move process `pid` (all its threads) into every hierarchy the cgroup was created in, by
- * writing cgroup.procs. *ret_joined (may be NULL) gets the bits (1u << hierarchy index) where it succeeded.
- * Returns 0 when it joined everywhere, else the first -errno (and the hierarchies it joined stay joined). */
-int cgroupfs_attach(const js_cgroup_t *cg, pid_t pid, unsigned *ret_joined);
+/* cgroupfs_join_self: move the calling process into every hierarchy the cgroup was created in, except the
+ * hierarchies in `skip` (bits 1u << index: the v2 one where clone3 already placed it). For a command forked
+ * and held before exec, which has one thread: v1 writes "0" to `tasks`, which moves the writing thread alone
+ * and so skips the kernel's global threadgroup lock (writing a PID to cgroup.procs waits for an RCU grace
+ * period, 5-15 ms); v2 writes "0" to cgroup.procs (the lock: clone3 with CLONE_INTO_CGROUP avoids it).
+ * Allocates nothing: safe between fork and exec. *ret_joined (may be NULL) gets the bits where it succeeded.
+ * Returns 0 when it joined everywhere asked, else the first -errno (the hierarchies it joined stay joined).
+ */
+int cgroupfs_join_self(const js_cgroup_t *cg, unsigned skip, unsigned *ret_joined);
+
+/* cgroupfs_clone_dir: the directory descriptor of the v2 cgroup cgroupfs_create_run made (for clone3's
+ * CLONE_INTO_CGROUP; borrowed), and in *ret_bit (may be NULL) its hierarchy bit; -1 and 0 when there is none.
+ */
+int cgroupfs_clone_dir(const js_cgroup_t *cg, unsigned *ret_bit);
 
 /* A growing list of PIDs; zero-initialised, freed with cgroupfs_pids_free. */
 typedef struct {

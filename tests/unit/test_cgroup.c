@@ -608,6 +608,20 @@ static bool exists(const char *base, const char *rel)
     return access(path, F_OK) == 0;
 }
 
+/* file_is: whether file `rel` under `base` holds exactly `want`. */
+static bool file_is(const char *base, const char *rel, const char *want)
+{
+    char path[1024], got[256] = "";
+    snprintf(path, sizeof(path), "%s/%s", base, rel);
+    FILE *f = fopen(path, "r");
+    if (!f)
+        return false;
+    size_t n = fread(got, 1, sizeof(got) - 1, f);
+    fclose(f);
+    got[n] = '\0';
+    return strcmp(got, want) == 0;
+}
+
 static int rm_one(const char *path, const struct stat *st, int flag, struct FTW *ftw)
 {
     (void)st;
@@ -665,10 +679,42 @@ static void test_create_remove(void **state)
     assert_true(cs >= 0);
     assert_false(cg->created[cs]); /* kept as the monitor's, not removed at the end */
     assert_string_equal(cg->path[cs], "/");
-    /* attaching needs cgroup.procs, which a plain directory lacks: nothing joined, an error */
-    unsigned joined = 1;
-    assert_true(cgroupfs_attach(cg, 321, &joined) < 0);
+    /* the command joins itself: "0" into v1 `tasks` and v2 cgroup.procs of every created hierarchy, none in
+     * a skipped one (clone3 placed it there) nor in the hierarchy it was not created in. The kernel's files
+     * are made empty here; a hierarchy whose file is missing is an error, the others still joined. */
+    unsigned v2bit = 0, joined = 0;
+    int u = hier_of_mount(&cg->m, "/sys/fs/cgroup/unified");
+    int mem = cgroupfs_hier(cg, JS_CG_MEMORY);
+    assert_true(cgroupfs_clone_dir(cg, &v2bit) >= 0 && u >= 0);
+    assert_int_equal(v2bit, 1u << u);
+    assert_true(cgroupfs_join_self(cg, v2bit, &joined) < 0); /* no `tasks` file yet */
     assert_int_equal(joined, 0);
+    static const char *const files[] = {"sys/fs/cgroup/memory/sess/a/jobscope-321-2/tasks",
+                                        "sys/fs/cgroup/cpu,cpuset/jobscope-321-2/tasks",
+                                        "sys/fs/cgroup/unified/u/jobscope-321-2/cgroup.procs"};
+    mk(base, files[0], "");
+    assert_true(cgroupfs_join_self(cg, v2bit, &joined) < 0); /* memory joined, cpu,cpuset not */
+    assert_int_equal(joined, 1u << mem);
+    mk(base, files[1], "");
+    mk(base, files[2], "");
+    assert_int_equal(cgroupfs_join_self(cg, v2bit, &joined), 0);
+    unsigned want = 0;
+    for (size_t i = 0; i < cg->m.n; i++)
+        if (cg->created[i] && (int)i != u)
+            want |= 1u << i;
+    assert_int_equal(joined, want);
+    assert_true(file_is(base, files[0], "0\n"));
+    assert_true(file_is(base, files[1], "0\n"));
+    assert_true(file_is(base, files[2], "")); /* skipped */
+    assert_false(exists(base, "sys/fs/cgroup/cpuset2/tasks"));
+    assert_int_equal(cgroupfs_join_self(cg, 0, &joined), 0); /* nothing skipped: v2 through cgroup.procs */
+    assert_int_equal(joined, want | v2bit);
+    assert_true(file_is(base, files[2], "0\n"));
+    for (size_t i = 0; i < 3; i++) {
+        char path[1024];
+        snprintf(path, sizeof(path), "%s/%s", base, files[i]);
+        assert_int_equal(unlink(path), 0);
+    }
     assert_false(exists(base, "sys/fs/cgroup/memory/sess/a/jobscope-999-4"));
     assert_true(exists(base, "sys/fs/cgroup/memory/sess/a/jobscope-999-4x"));
     /* a cgroup the job made below ours goes too */
