@@ -49,8 +49,12 @@ CELLS = [
     "try:\n    get_ipython().run_line_magic('jobscope', 'start --level slurm')\nexcept Exception as e:\n"
     "    print('refused:', e)",                                                   # 14
     "%jobscope start 0.1 --level user --output lvl.db",                           # 15
-    "import subprocess, sys\nsubprocess.run(['sh', '-c', sys.executable + ' -c \"import time\\nt=time.process_time()"
-    "\\nwhile time.process_time()-t<0.4: pass\\ntime.sleep(0.6)\" &'])\ntime.sleep(0.8)",  # 16: an orphan
+    # 16: an orphan that burns 0.4 s of CPU, says so in a file, and lives on; the cell ends once it has burned
+    # (a loaded machine may give it its CPU late: waiting on the CPU it used, not on the clock)
+    "import subprocess, sys, os, time\nsubprocess.run(['sh', '-c', sys.executable + ' -c \"import time, sys"
+    "\\nt=time.process_time()\\nwhile time.process_time()-t<0.4: pass\\nopen(sys.argv[1], chr(119)).close()"
+    "\\ntime.sleep(3)\" orphan.burned &'])\nwhile not os.path.exists('orphan.burned'): time.sleep(0.02)\n"
+    "time.sleep(0.2)",
     "%jobscope report --level user\n%jobscope report --level process\n%jobscope stop",  # 17
 ]
 
