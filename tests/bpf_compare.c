@@ -15,6 +15,9 @@
  *   --available            only print tasks_bpf_available()
  *   --sysfs DIR            the sysfs root handed to the reader (its kernel/btf/vmlinux is checked)
  *   --passes K, --interval-ms MS   K passes, MS milliseconds apart (default 1 pass)
+ *   --kick PID --ack FILE --kick-every J   before every J-th pass (not the first), send SIGUSR1 to PID (0:
+ *                          none) and wait (up to 60 s) until FILE holds the number of kicks so far: a
+ * workload (or the test) that changes something between passes and says when it is done
  *
  * Output: {"available": {"rc", "errno", "why"}} or {"open": {...}} on failure (exit 3), else one line per
  * pass: {"pass": k, "info": {...}, "procs": [{"pid", "bpf": {...}, "proc": {...}}, ...]} where "proc" is null
@@ -29,6 +32,7 @@
 #include "sys/parse.h"
 
 #include <errno.h>
+#include <signal.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -216,6 +220,27 @@ static void usage(void)
             "[--passes K] [--interval-ms MS] [--sysfs DIR] [--available] [PID...]\n");
 }
 
+/* wait_kick: SIGUSR1 to `pid` (0: none; the test changes something itself), then until file `ack` holds the
+ * number `n` (60 s at most). */
+static bool wait_kick(pid_t pid, const char *ack, long n)
+{
+    if (pid > 0 && kill(pid, SIGUSR1) < 0)
+        return false;
+    for (int i = 0; i < 6000; i++) {
+        FILE *f = fopen(ack, "r");
+        long got = -1;
+        if (f) {
+            if (fscanf(f, "%ld", &got) != 1)
+                got = -1;
+            fclose(f);
+        }
+        if (got == n)
+            return true;
+        usleep(10000);
+    }
+    return false;
+}
+
 int main(int argc, char **argv)
 {
     tasks_bpf_opts_t opts;
@@ -223,7 +248,9 @@ int main(int argc, char **argv)
     opts.filter = true;
     const char *cgroup = NULL, *sysfs = NULL;
     bool available_only = false;
-    long passes = 1, interval_ms = 0;
+    long passes = 1, interval_ms = 0, kick_every = 1, kicks = 0;
+    pid_t kick = -1;
+    const char *ack = NULL;
     int32_t *pids = calloc((size_t)argc + 1, sizeof(*pids));
     uint8_t *how = calloc((size_t)argc + 1, sizeof(*how));
     size_t npids = 0;
@@ -252,6 +279,15 @@ int main(int argc, char **argv)
             i++;
         } else if (strcmp(a, "--interval-ms") == 0 && v) {
             interval_ms = strtol(v, NULL, 10);
+            i++;
+        } else if (strcmp(a, "--kick") == 0 && v) {
+            kick = (pid_t)strtol(v, NULL, 10);
+            i++;
+        } else if (strcmp(a, "--ack") == 0 && v) {
+            ack = v;
+            i++;
+        } else if (strcmp(a, "--kick-every") == 0 && v) {
+            kick_every = strtol(v, NULL, 10);
             i++;
         } else if (strcmp(a, "--parent") == 0 && v) {
             how[npids] = TASKS_BPF_PID_PARENT;
@@ -314,6 +350,12 @@ int main(int argc, char **argv)
     for (long k = 0; k < passes; k++) {
         if (k && interval_ms > 0)
             usleep((useconds_t)interval_ms * 1000);
+        if (k && kick >= 0 && ack && kick_every > 0 && k % kick_every == 0 &&
+            !wait_kick(kick, ack, ++kicks)) {
+            fprintf(stderr, "bpf_compare: no ack %ld from %d in %s\n", kicks, (int)kick, ack);
+            rc = 1;
+            goto out;
+        }
         recs.n = 0;
         r = tasks_bpf_read(t, collect, &recs);
         if (r < 0) {
@@ -325,12 +367,12 @@ int main(int argc, char **argv)
         tasks_bpf_info(t, &info);
         printf("{\"pass\": %ld, \"info\": {\"mode\": \"%s\", \"rss_exact\": %s, \"pcpu_step\": %u, "
                "\"runs\": %llu, \"records\": %llu, \"grows\": %llu, \"loads\": %llu, \"capacity\": %u, "
-               "\"visited\": %llu, "
+               "\"visited\": %llu, \"reused\": %llu, "
                "\"cgroups\": %llu, \"filter_size\": %u}, \"procs\": [",
                k, info.mode, info.rss_exact ? "true" : "false", info.pcpu_step, (unsigned long long)info.runs,
                (unsigned long long)info.records, (unsigned long long)info.grows,
                (unsigned long long)info.loads, info.capacity, (unsigned long long)info.visited,
-               (unsigned long long)info.cgroups, info.filter_size);
+               (unsigned long long)info.reused, (unsigned long long)info.cgroups, info.filter_size);
         for (size_t i = 0; i < recs.n; i++) {
             printf("%s{\"pid\": %d, \"bpf\": ", i ? ", " : "", (int)recs.v[i].pid);
             print_bpf(&recs.v[i]);

@@ -38,6 +38,7 @@ FIELDS = ["pid", "ppid", "start_ticks", "state", "comm", "utime", "stime", "cuti
           "syscw", "read_bytes", "write_bytes", "cancelled_write_bytes", "fds"]
 FLAG_RSS_EXACT = 1 << 1
 FLAG_DISCOVERED = 1 << 4
+FLAG_REUSED = 1 << 7
 
 
 def run_compare(*args, env=None, prefix=(), timeout=60):
@@ -173,6 +174,115 @@ def test_fields_match_proc(workload, sleepers):
         inner = got[s["ns_inner"]]["bpf"]
         assert inner["pid"] == inner["host_pid"] == s["ns_inner"]
         assert inner["ppid"] == s["ns_outer"]
+
+
+@needs_bpf
+def test_reused_records_match_proc(tmp_path):
+    """A process that has not run since the last pass is not read whole again: its record is completed from the
+    last full one (flag REUSED), memory read again. Every pass must still equal /proc, field by field: passes
+    after the process changed (CPU, heap, a descriptor, I/O: it was kicked between them) are full reads, the
+    passes after those reuse, and a process read whole but for its memory shows its memory as it is now."""
+    ack = tmp_path / "ack"
+    kicked = subprocess.Popen([PYTHON, str(WORKLOADS / "kicked.py"), str(ack)])
+    plain = subprocess.Popen(["sleep", "100000"])
+    try:
+        wait_for(lambda: ack.exists() and ack.read_text() == "0", 30, what="kicked.py ready")
+        time.sleep(0.2)
+        # passes 0 1 | kick | 2 3 | kick | 4 5: a kick before passes 2 and 4
+        lines = passes(kicked.pid, plain.pid, "--passes", "6", "--interval-ms", "50", "--kick", kicked.pid,
+                       "--ack", ack, "--kick-every", "2")
+        prev = None
+        for k, line in enumerate(lines):
+            got = by_pid(line)
+            for pid in (kicked.pid, plain.pid):
+                assert_equal_fields(got[pid])
+            b = got[kicked.pid]["bpf"]
+            reused = bool(b["flags"] & FLAG_REUSED)
+            if k in (0, 2, 4):
+                assert not reused, f"pass {k}: the kicked process ran since the last pass"
+            else:
+                assert reused, f"pass {k}: the kicked process had not run since pass {k - 1}"
+            if k in (1, 3, 5):
+                assert got[plain.pid]["bpf"]["flags"] & FLAG_REUSED
+            if k in (2, 4):  # what the kick changed is in the full record
+                assert b["rss"] >= prev["rss"] + 8 * 1024 * 1024 * 0.9
+                assert b["fds"] == prev["fds"] + 1
+                assert b["wchar"] >= prev["wchar"] + 65536
+                assert b["cpu_ns"] >= prev["cpu_ns"] + 25_000_000
+            prev = b
+        assert lines[-1]["info"]["reused"] >= 5  # 3 x plain, 2 x kicked (before: pass 5's)
+    finally:
+        for p in (kicked, plain):
+            p.kill()
+            p.wait()
+
+
+PAGED = """
+import mmap, os, sys, time
+f = open(sys.argv[1], "rb")
+m = mmap.mmap(f.fileno(), 0, prot=mmap.PROT_READ)
+s = sum(m[i] for i in range(0, len(m), 4096))
+open(sys.argv[2] + ".tmp", "w").write("ready")
+os.rename(sys.argv[2] + ".tmp", sys.argv[2])
+while True:
+    time.sleep(1000)
+"""
+
+
+def page_out(pid, path):
+    """MADV_PAGEOUT, from this process, of `pid`'s mapping of `path` (process_madvise, Linux 5.10): its clean
+    file pages leave its RSS while it sleeps. Returns the bytes advised, or None where the kernel refuses."""
+    import ctypes
+    libc = ctypes.CDLL(None, use_errno=True)
+    start = end = None
+    for line in Path(f"/proc/{pid}/maps").read_text().splitlines():
+        if line.endswith(str(path)):
+            a, b = (int(x, 16) for x in line.split()[0].split("-"))
+            start, end = (a if start is None else start), b
+    if start is None:
+        return None
+
+    class Iovec(ctypes.Structure):
+        _fields_ = [("base", ctypes.c_void_p), ("len", ctypes.c_size_t)]
+
+    pidfd = os.pidfd_open(pid)
+    try:
+        iov = Iovec(start, end - start)
+        libc.syscall.restype = ctypes.c_long
+        n = libc.syscall(440, pidfd, ctypes.byref(iov), 1, 21, 0)  # process_madvise, MADV_PAGEOUT
+        return n if n > 0 else None
+    finally:
+        os.close(pidfd)
+
+
+@needs_bpf
+def test_reused_record_reads_memory_again(tmp_path):
+    """A process that sleeps while its pages are reclaimed (here: paged out from outside with process_madvise)
+    has not run, so its record is reused, yet its RSS is read again: it drops with /proc's."""
+    data = tmp_path / "data"
+    data.write_bytes(os.urandom(1 << 20) * 32)
+    ready, ack = tmp_path / "ready", tmp_path / "ack"
+    sleeper = subprocess.Popen([PYTHON, "-c", PAGED, str(data), str(ready)])
+    try:
+        wait_for(ready.exists, 30, what="the mapping touched")
+        time.sleep(0.2)
+        cmp = subprocess.Popen([str(COMPARE), str(sleeper.pid), "--passes", "3", "--kick", "0", "--ack", str(ack),
+                                "--kick-every", "2"], stdout=subprocess.PIPE, text=True)
+        lines = [json.loads(cmp.stdout.readline()) for _ in range(2)]  # passes 0 and 1; then it waits
+        advised = page_out(sleeper.pid, data)
+        ack.write_text("1")
+        lines.append(json.loads(cmp.stdout.readline()))
+        assert cmp.wait(timeout=60) == 0
+        if advised is None:
+            pytest.skip("process_madvise(MADV_PAGEOUT) refused here")
+        recs = [by_pid(line)[sleeper.pid] for line in lines]
+        for e in recs:
+            assert_equal_fields(e)
+        assert recs[1]["bpf"]["flags"] & FLAG_REUSED and recs[2]["bpf"]["flags"] & FLAG_REUSED
+        assert recs[2]["bpf"]["rss_file"] <= recs[1]["bpf"]["rss_file"] - 16 * 1024 * 1024, (recs[1], recs[2])
+    finally:
+        sleeper.kill()
+        sleeper.wait()
 
 
 @needs_bpf

@@ -63,6 +63,9 @@ void tasks_bpf_opts_init(tasks_bpf_opts_t *opts);
 #define TASKS_BPF_DISCOVERED (1u << 4) /* TASKS mode with follow: added as a child of a selected process */
 #define TASKS_BPF_PID_HIDDEN (1u << 5) /* not visible in the reader's PID namespace: pid and ppid are 0 */
 #define TASKS_BPF_KTHREAD (1u << 6)    /* a kernel thread */
+#define TASKS_BPF_REUSED                                                                                     \
+    (1u << 7) /* had not run since its last full read: CPU, I/O, faults, switches,                           \
+               * descriptors, name and UID are that read's; memory is read again */
 
 /* One process, with the units /proc uses for it (ticks = sysconf(_SC_CLK_TCK) per second). The source of
  * each field in /proc is given in brackets. */
@@ -109,6 +112,8 @@ typedef struct {
     uint64_t passes;      /* tasks_bpf_read() calls that completed */
     uint64_t runs;        /* program runs (a pass that outgrew the output array runs again) */
     uint64_t records;     /* records handed to callbacks, all passes */
+    uint64_t reused;      /* of those, processes that had not run since their last full read: their CPU,
+                           * I/O, faults and descriptors were taken from it, memory read again */
     uint64_t grows;       /* output arrays replaced by a larger one (no reload) */
     uint64_t loads;       /* loads of the program (verifications): 1 */
     uint32_t capacity;    /* records the output array holds */
@@ -128,7 +133,8 @@ int tasks_bpf_available(tasks_bpf_mode_t mode, int sys_fd, char *why, size_t why
  * -EOPNOTSUPP, -EPERM, -ENOENT, -ENOSYS as above, -EINVAL (bad options; cgroup_fd not a cgroup v2
  * directory), -ENOMEM, or the load's error (the verifier's complaint and libbpf's message in the reason).
  * Test hook: $JOBSCOPE_BPF_FAULT = "load" makes the load fail (a map of size 0), "btf" makes the BTF check
- * look for a file that does not exist. */
+ * look for a file that does not exist; $JOBSCOPE_BPF_NO_REUSE (set) makes every record a full read (the
+ * benchmark's before). */
 int tasks_bpf_open(const tasks_bpf_opts_t *opts, tasks_bpf_t **ret, char *why, size_t whylen);
 
 /* tasks_bpf_set_pids: TASKS mode with filter: the processes to report, replacing the previous set (only the

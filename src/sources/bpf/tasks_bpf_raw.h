@@ -30,6 +30,9 @@
 #define TASKS_BPF_R_DISCOVERED (1u << 4) /* tasks mode: added to the filter as a child of a filtered one */
 #define TASKS_BPF_R_PID_HIDDEN (1u << 5) /* not visible in the reader's PID namespace (pid = 0) */
 #define TASKS_BPF_R_KTHREAD (1u << 6)    /* a kernel thread */
+/* the process has not run since its last full record (same start, same leader runtime, one thread): only the
+ * identity, state, CPU and memory fields are read again; the reader takes the rest from that record */
+#define TASKS_BPF_R_SAME (1u << 7)
 
 /* mm counters, in this order in rss_sum / rss_count (the kernel's own order: MM_FILEPAGES .. MM_SHMEMPAGES)
  */
@@ -79,6 +82,7 @@ struct tasks_bpf_stats {
     __u64 root_gone;  /* cgroup mode: the subtree's root cgroup no longer exists (last pass) */
     __u64 pcpu_state; /* 0 not tried, 1 per-CPU offsets found, 2 failed (RSS from the counts alone) */
     __u64 pcpu_step;  /* where the offset search failed */
+    __u64 reused;     /* records of the last pass flagged TASKS_BPF_R_SAME */
 };
 
 #endif
