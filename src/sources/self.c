@@ -61,6 +61,7 @@ typedef struct {
     char text[128];
     js_buf_t buf;
     int fd_statm; /* kept open: one pread per sample */
+    int fd_io;    /* io_path, opened at the first collect (by the thread that collects), kept */
     long page;
 } self_state_t;
 
@@ -75,6 +76,7 @@ static int self_init(const js_ctx_t *ctx, void **ret_state, char *why, size_t wh
     st->fd_statm = ctx->embedded ? -1 : fs_open(ctx->root.proc, st->path);
     if (st->fd_statm < 0)
         st->fd_statm = -1;
+    st->fd_io = -1;
     *ret_state = st;
     return 0;
 }
@@ -108,14 +110,19 @@ static int self_collect(void *state, js_ctx_t *ctx, js_rows_t *const *rows)
             val_int(&v[SELF_RSS], (int64_t)res * st->page);
     }
     /* the monitor thread's own I/O: the embedded monitor's is in the host's /proc io, and taken off again */
-    if (!st->io_path[0])
+    if (!st->io_path[0]) {
         snprintf(st->io_path, sizeof(st->io_path), "%d/task/%d/io", (int)getpid(), (int)gettid());
+        st->fd_io = ctx->embedded ? -1 : fs_open(ctx->root.proc, st->io_path); /* the host's table: none */
+        if (st->fd_io < 0)
+            st->fd_io = -1;
+    }
     js_pid_io_t io;
     if (at_root && ctx->mon_io_present) {
         for (int i = 0; i < 6; i++)
             if (ctx->mon_io_present & (1u << i))
                 val_int(&v[SELF_IO_RCHAR + i], ctx->mon_io[i]);
-    } else if (fs_read_record(ctx->root.proc, st->io_path, &st->buf) == 0 &&
+    } else if ((st->fd_io >= 0 ? fd_read_record(st->fd_io, &st->buf)
+                               : fs_read_record(ctx->root.proc, st->io_path, &st->buf)) == 0 &&
                proc_parse_io(st->buf.p, &io) == 0) {
         for (int i = 0; i < 6; i++)
             if (io.present & (1u << i))
@@ -156,6 +163,8 @@ static void self_fini(void *state)
         buf_free(&st->buf);
         if (st->fd_statm >= 0)
             close(st->fd_statm);
+        if (st->fd_io >= 0)
+            close(st->fd_io);
     }
     free(st);
 }
