@@ -26,6 +26,7 @@
 
 #include "core/json.h"
 #include "core/pidmap.h"
+#include "core/util.h"
 #include "sys/parse.h"
 
 #include "sources/pfm_abi.h"
@@ -41,6 +42,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/syscall.h>
+#include <time.h>
 #include <unistd.h>
 
 /* ---- the table ---- */
@@ -175,6 +177,10 @@ typedef struct {
     bool have;
     uint64_t val[GROUP_MAX], en, run;
     uint16_t slot[GROUP_MAX];
+    /* a cgroup's counters (TG_CGROUP): when opened (CLOCK_MONOTONIC) and what is taken off time_enabled (see
+     * cgroup_enabled_fix) */
+    int64_t opened_ns;
+    uint64_t en_off;
 } ginst_t;
 
 #define AGG_NONE UINT16_MAX
@@ -211,6 +217,11 @@ typedef struct {
     unsigned tasks; /* per-task counter sets opened */
     bool tasks_capped;
     unsigned uncounted; /* attach on the root alone: processes of the tree at the attach it does not count */
+    /* run: 0 while the command's tree is counted by inheritance; 1 once counted on its cgroup per CPU (the
+     * inherited counters read a last time and closed: their rows keep that count); -errno when that was
+     * refused (tried once) */
+    int run_cgroup;
+    uint64_t run_cgroup_sample; /* the sample it began with */
     /* per-task counter sets (attach --perf-per-task, watch --user without the user's cgroup, a v1 cgroup):
      * the label and id of their rows; "task" and the TID only with --perf-per-task, else summed per event */
     const char *task_label;
@@ -537,7 +548,8 @@ static void perf_fini(void *state)
         return;
     for (size_t i = 0; i < st->ng; i++)
         for (int k = 0; k < st->g[i].n; k++)
-            sys_calls->close(st->g[i].fd[k]);
+            if (st->g[i].fd[k] >= 0)
+                sys_calls->close(st->g[i].fd[k]);
     free(st->g);
     free(st->agg);
     free(st->ev);
@@ -642,6 +654,7 @@ static int open_target(perf_state_t *st, bool uncore, pid_t pid, int cpu, unsign
                     return r;
                 g->label = label;
                 g->id = id;
+                g->opened_ns = now_ns(CLOCK_MONOTONIC);
                 for (int m = 0; m < GROUP_MAX; m++)
                     g->slot[m] = label == tg_names[TG_TASK] ? AGG_NONE : AGG_UNSET;
             }
@@ -1119,6 +1132,90 @@ static int perf_prepare_child(void *state, js_ctx_t *ctx, pid_t child)
     return r;
 }
 
+/* Run mode: reading an inherited counter sums one copy per live task of the tree (perf_read walks them), so
+ * its cost grows with the tree: 0.73 us per process and sample at N = 1000 (22% of a BPF sample), while a
+ * counter set per CPU on the run's own cgroup costs one read per CPU whatever the tree. Past this many live
+ * processes per online CPU (and at least RUN_CGROUP_MIN), the tree is counted on its cgroup from then on. */
+#define RUN_CGROUP_PER_CPU 8
+#define RUN_CGROUP_MIN 64
+
+/* run_cgroup_switch: run mode, a tree grown past the threshold, a v2 cgroup made for the command that it
+ * joined: open the cgroup's counters per CPU; the caller reads every group once more (the inherited ones a
+ * last time) and then calls run_cgroup_close. What the job does between the opening and that last read
+ * (microseconds) is counted twice. Returns 1 when switched, 0 when not (now or ever), -ENOMEM. */
+static int run_cgroup_switch(perf_state_t *st, js_ctx_t *ctx)
+{
+    const js_cgroup_t *cg = ctx->scope.cgroup;
+    if (st->run_cgroup != 0 || ctx->mode != JS_MODE_RUN || ctx->perf_per_task || !cg || cg->m.unified < 0 ||
+        !cg->created[cg->m.unified] || cg->dir[cg->m.unified] < 0 ||
+        !(ctx->cg_joined & (1u << cg->m.unified)) || !fsroot_is_live(&ctx->root))
+        return 0;
+    int cpus[1024];
+    size_t ncpus = (size_t)online_cpus(ctx, cpus, 1024);
+    size_t want = ncpus * RUN_CGROUP_PER_CPU > RUN_CGROUP_MIN ? ncpus * RUN_CGROUP_PER_CPU : RUN_CGROUP_MIN;
+    if (ctx->live_members < want)
+        return 0;
+    size_t ng = st->ng;
+    int n = open_cgroup_cpus(st, ctx, cg->dir[cg->m.unified]);
+    if (n == -ENOMEM)
+        return n;
+    if (n < 0 || st->ng == ng) { /* refused: inheritance it stays */
+        for (size_t i = ng; i < st->ng; i++)
+            for (int k = 0; k < st->g[i].n; k++)
+                sys_calls->close(st->g[i].fd[k]);
+        st->ng = ng;
+        st->run_cgroup = n < 0 ? n : -ENOENT;
+        return 0;
+    }
+    st->run_cgroup = 1;
+    st->run_cgroup_sample = ctx->seq;
+    snprintf(
+        st->target_desc, sizeof(st->target_desc),
+        "tree: the command from exec, every descendant inherited (enable_on_exec, inherit), until sample "
+        "%llu "
+        "(%zu processes); from then on its cgroup per CPU (%d CPUs), PERF_FLAG_PID_CGROUP, the inherited "
+        "counts kept",
+        (unsigned long long)ctx->seq, ctx->live_members, n);
+    ctx->inventory_changed = true;
+    return 1;
+}
+
+/* run_cgroup_close: the inherited counters, read a last time, are closed; their rows keep that count. */
+static void run_cgroup_close(perf_state_t *st)
+{
+    for (size_t i = 0; i < st->ng; i++) {
+        ginst_t *g = &st->g[i];
+        if (g->label != tg_names[TG_TREE])
+            continue;
+        for (int k = 0; k < g->n; k++)
+            if (g->fd[k] >= 0) {
+                sys_calls->close(g->fd[k]);
+                g->fd[k] = -1;
+            }
+    }
+}
+
+/* cgroup_enabled_fix: a cgroup's counter per CPU runs on the cgroup's clock on that CPU, and on Linux 6.18 a
+ * cgroup that no counter watched before can start that clock from 0: the first read then shows a
+ * time_enabled of the machine's uptime (39,797 s seen, with 0.16 ms running), which the model would take for
+ * multiplexing and scale the count by 2.4e8. Such a counter cannot have been enabled longer than it has been
+ * open, so the excess over that is taken off this and every later read of the group (the offset is constant:
+ * later intervals were exact). time_enabled stays at least time_running and never goes backwards. */
+static void cgroup_enabled_fix(ginst_t *g, uint64_t prev_en)
+{
+    int64_t open_ns = now_ns(CLOCK_MONOTONIC) - g->opened_ns;
+    uint64_t bound = (uint64_t)(open_ns > 0 ? open_ns : 0) + 1000000; /* 1 ms for the reads' own time */
+    if (g->en < g->en_off)
+        g->en_off = 0;
+    uint64_t en = g->en - g->en_off;
+    if (en > bound) {
+        uint64_t keep = g->run > prev_en ? g->run : prev_en;
+        g->en_off = g->en - (keep < g->en ? keep : g->en);
+        en = g->en - g->en_off;
+    }
+    g->en = en;
+}
+
 /* ---- collect ---- */
 
 static int emit(js_rows_t *out, const ev_t *e, const char *label, int32_t id, const uint64_t *val,
@@ -1179,6 +1276,9 @@ static int perf_collect(void *state, js_ctx_t *ctx, js_rows_t *const *rows)
     } else if (st->cg_fd >= 0 && (r = cgroup_rescan(st, ctx, false)) < 0) {
         return r;
     }
+    int switched = run_cgroup_switch(st, ctx);
+    if (switched < 0)
+        return switched;
     for (size_t i = 0; i < st->nagg; i++) {
         st->agg[i].have = false;
         st->agg[i].count = st->agg[i].en = st->agg[i].run = 0;
@@ -1186,13 +1286,18 @@ static int perf_collect(void *state, js_ctx_t *ctx, js_rows_t *const *rows)
     for (size_t i = 0; i < st->ng; i++) {
         ginst_t *g = &st->g[i];
         size_t want = (3 + (size_t)g->n) * sizeof(uint64_t);
-        ssize_t n = sys_calls->read(g->fd[0], st->rbuf, want);
+        ssize_t n = g->fd[0] >= 0 ? sys_calls->read(g->fd[0], st->rbuf, want) : -1; /* closed: its last */
         bool ok = n == (ssize_t)want && st->rbuf[0] == (uint64_t)g->n;
         if (ok) {
+            uint64_t prev_en = g->have ? g->en : 0;
             g->have = true;
             g->en = st->rbuf[1];
             g->run = st->rbuf[2];
             memcpy(g->val, &st->rbuf[3], (size_t)g->n * sizeof(uint64_t));
+            if (g->label == tg_names[TG_CGROUP]) {
+                cgroup_enabled_fix(g, prev_en);
+                st->rbuf[1] = g->en; /* a per-task row (AGG_NONE) emits rbuf */
+            }
         }
         for (int k = 0; k < g->n; k++) {
             if (g->slot[k] == AGG_UNSET)
@@ -1210,6 +1315,8 @@ static int perf_collect(void *state, js_ctx_t *ctx, js_rows_t *const *rows)
             }
         }
     }
+    if (switched)
+        run_cgroup_close(st);
     for (size_t i = 0; i < st->nagg; i++) {
         const agg_t *a = &st->agg[i];
         if ((r = emit(rows[0], &st->ev[a->ev], a->label, a->id, a->have ? &a->count : NULL,

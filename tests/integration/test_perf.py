@@ -102,6 +102,37 @@ def test_task_clock_of_short_children_matches_exact_cpu(js, perf_children):
 
 
 @pytest.mark.timing
+def test_run_counts_a_large_tree_on_its_cgroup(js, perf_children):
+    """Issue 25: reading an inherited counter walks one copy per live task. A run whose tree grows past 8
+    processes per CPU (64 at least) is counted from then on by counters per CPU on the cgroup made for it: the
+    inherited counts up to then are kept in their rows, and the total still matches the exact CPU (the
+    allowance of test_task_clock_of_short_children_matches_exact_cpu). Where no v2 cgroup was made for the
+    run, it stays on inheritance and says nothing of a switch."""
+    parallel = max(100, 8 * os.cpu_count() + 40)
+    before = stolen_s()
+    r = js.run([perf_children, str(2 * parallel), str(parallel), "10"], interval="0.1s", timeout=600)
+    stolen = stolen_s() - before
+    assert r.returncode == 0, r.proc.stderr
+    inv = inventory(r.recording)
+    with sqlite3.connect(r.recording) as c:
+        version = (c.execute("SELECT value FROM meta WHERE key = 'cgroup_version'").fetchone() or [None])[0]
+        targets = {t for (t,) in c.execute("SELECT DISTINCT target FROM perf WHERE event = 'task_clock_ns'")}
+        tree_last = c.execute("SELECT count FROM perf WHERE event = 'task_clock_ns' AND target = 'tree' "
+                              "ORDER BY sample DESC LIMIT 1").fetchone()[0]
+    if version not in ("v2", "hybrid"):
+        assert targets == {"tree"} and "cgroup per CPU" not in inv["perf.target"], (version, targets, inv)
+        return
+    assert targets == {"tree", "cgroup"}, targets
+    assert "from then on its cgroup per CPU" in inv["perf.target"], inv["perf.target"]
+    assert tree_last > 0  # what inheritance counted before the switch stays
+    total = r.summary["cpu"]["total_s"]
+    task = r.summary["perf"]["events"]["task_clock_ns"]["count"] / 1e9
+    assert r.summary["perf"]["events"]["task_clock_ns"]["targets"] == 2
+    assert task <= total + stolen + 0.005, (task, total, stolen)
+    assert abs(task - total) <= 0.02 * total, f"task-clock {task:.3f}s vs exact CPU {total:.3f}s"
+
+
+@pytest.mark.timing
 def test_task_clock_misses_only_a_bounded_exit_cost_per_process(js, workload):
     """Forked Python children of 10 ms each: what task-clock does not see is each process's exit after its
     counters were folded into its parent's (the address space teardown on Linux 6.18): bounded per process,
