@@ -709,7 +709,7 @@ static int run_start(run_t *run)
         run->mon.start_unix_ns = now_ns(CLOCK_REALTIME);
     }
     if (!run->o.attach)
-        hostinfo_read(&run->mon.ctx.root, run->mon.child, &run->hi); /* the command's affinity mask */
+        hostinfo_affinity(run->mon.child, &run->hi); /* the command's affinity mask */
     /* the allocation: the smallest of the affinity mask, the cgroup's cpuset and quota, SLURM's word */
     js_allocation_t al;
     js_buf_t envbuf = {0};

@@ -12,6 +12,14 @@
 #include <sys/utsname.h>
 #include <unistd.h>
 
+void hostinfo_affinity(pid_t pid, js_hostinfo_t *hi)
+{
+    cpu_set_t set;
+    CPU_ZERO(&set);
+    hi->cores_available =
+        sched_getaffinity(pid, sizeof(set), &set) == 0 ? CPU_COUNT(&set) : (int)hi->cpus_online;
+}
+
 int hostinfo_read(const js_fsroot_t *root, pid_t pid, js_hostinfo_t *ret)
 {
     memset(ret, 0, sizeof(*ret));
@@ -23,10 +31,7 @@ int hostinfo_read(const js_fsroot_t *root, pid_t pid, js_hostinfo_t *ret)
     ret->cpus_online = sysconf(_SC_NPROCESSORS_ONLN);
     ret->clk_tck = sysconf(_SC_CLK_TCK);
     ret->page_size = sysconf(_SC_PAGESIZE);
-    cpu_set_t set;
-    CPU_ZERO(&set);
-    ret->cores_available =
-        sched_getaffinity(pid, sizeof(set), &set) == 0 ? CPU_COUNT(&set) : (int)ret->cpus_online;
+    hostinfo_affinity(pid, ret);
     js_buf_t b = {0};
     if (fs_read(root->proc, "cpuinfo", &b) == 0) {
         const char *p = strstr(b.p, "model name");

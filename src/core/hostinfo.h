@@ -26,4 +26,8 @@ typedef struct {
  * affinity mask. Returns 0 (fields that cannot be read are left empty or -1). */
 int hostinfo_read(const js_fsroot_t *root, pid_t pid, js_hostinfo_t *ret);
 
+/* hostinfo_affinity: hi->cores_available from the affinity mask of `pid` (0: this process), or
+ * hi->cpus_online where it cannot be read. The rest of `hi` is left as it is (hostinfo_read filled it). */
+void hostinfo_affinity(pid_t pid, js_hostinfo_t *hi);
+
 #endif
