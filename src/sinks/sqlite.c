@@ -78,6 +78,7 @@ struct js_recorder {
     sqlite3_stmt *colins;       /* INSERT INTO columns */
     bool *created;              /* table i is in the file */
     size_t *new_tables, nnew;   /* created by the transaction in progress */
+    size_t ncat;                /* of those, the first ncat have their rows in `columns` (catalog_new) */
     size_t totals_ix, state_ix; /* the model's stored tables */
     js_rows_t mrows;            /* their rows for this sample */
     /* commits: one transaction holds up to `batch` samples and at most JS_COMMIT_MAX_NS of them */
@@ -180,7 +181,8 @@ static int create_schema(js_recorder_t *w)
     return r;
 }
 
-/* create_table: table i (CREATE TABLE, its rows in `columns`; the delta table's departures and view), when
+/* create_table: table i (CREATE TABLE; its rows in `columns` at the commit, catalog_new; the delta table's
+ * departures and view), when
  * its first rows are written: a table no sample filled is not in the file (readers take it as empty), and the
  * file is made in a fraction of the time the 45 tables took. Noted in new_tables, so that a transaction
  * rolled back forgets it. */
@@ -192,19 +194,8 @@ static int create_table(js_recorder_t *w, size_t i)
     bool is_samples = strcmp(t->name, "samples") == 0;
     int e = buf_printf(&sql, "CREATE TABLE %s (sample INTEGER %s", storage_name(t),
                        is_samples ? "PRIMARY KEY" : "NOT NULL");
-    for (size_t c = 0; c < t->ncols && r == 0; c++) {
-        const js_column_t *cd = &t->cols[c];
-        e |= buf_printf(&sql, ", %s %s", cd->name, type_names[cd->type]);
-        sqlite3_bind_text(w->colins, 1, t->name, -1, SQLITE_STATIC);
-        sqlite3_bind_text(w->colins, 2, cd->name, -1, SQLITE_STATIC);
-        sqlite3_bind_text(w->colins, 3, cd->unit, -1, SQLITE_STATIC);
-        sqlite3_bind_text(w->colins, 4, kind_names[cd->kind], -1, SQLITE_STATIC);
-        sqlite3_bind_int(w->colins, 5, cd->width);
-        sqlite3_bind_text(w->colins, 6, cd->help, -1, SQLITE_STATIC);
-        if (sqlite3_step(w->colins) != SQLITE_DONE)
-            r = -EIO;
-        sqlite3_reset(w->colins);
-    }
+    for (size_t c = 0; c < t->ncols; c++)
+        e |= buf_printf(&sql, ", %s %s", t->cols[c].name, type_names[t->cols[c].type]);
     e |= buf_append(&sql, ")", 1);
     if (e)
         r = -ENOMEM;
@@ -216,6 +207,30 @@ static int create_table(js_recorder_t *w, size_t i)
     if (r == 0) {
         w->created[i] = true;
         w->new_tables[w->nnew++] = i;
+    }
+    return r;
+}
+
+/* catalog_new: the rows in `columns` of the tables created since the last call, before the transaction that
+ * created them commits. Written after the CREATE TABLEs rather than between them: each CREATE changes the
+ * schema, and the catalog statement would be prepared again after every one. Returns 0 or -EIO. */
+static int catalog_new(js_recorder_t *w)
+{
+    int r = 0;
+    for (; w->ncat < w->nnew && r == 0; w->ncat++) {
+        const js_table_t *t = w->tables[w->new_tables[w->ncat]];
+        for (size_t c = 0; c < t->ncols && r == 0; c++) {
+            const js_column_t *cd = &t->cols[c];
+            sqlite3_bind_text(w->colins, 1, t->name, -1, SQLITE_STATIC);
+            sqlite3_bind_text(w->colins, 2, cd->name, -1, SQLITE_STATIC);
+            sqlite3_bind_text(w->colins, 3, cd->unit, -1, SQLITE_STATIC);
+            sqlite3_bind_text(w->colins, 4, kind_names[cd->kind], -1, SQLITE_STATIC);
+            sqlite3_bind_int(w->colins, 5, cd->width);
+            sqlite3_bind_text(w->colins, 6, cd->help, -1, SQLITE_STATIC);
+            if (sqlite3_step(w->colins) != SQLITE_DONE)
+                r = -EIO;
+            sqlite3_reset(w->colins);
+        }
     }
     return r;
 }
@@ -235,7 +250,7 @@ static void forget_new_tables(js_recorder_t *w)
             w->delta.gone = NULL;
         }
     }
-    w->nnew = 0;
+    w->nnew = w->ncat = 0;
 }
 
 /* ---- the writer's VFS: one write per WAL frame --------------------------------------------------------- */
@@ -571,10 +586,10 @@ int recorder_open(const char *path, bool overwrite, js_recorder_t **ret, char *e
     if ((r = exec(w->db, "PRAGMA synchronous=OFF; PRAGMA page_size=4096; PRAGMA journal_mode=OFF;"
                          " PRAGMA journal_mode=WAL; PRAGMA wal_autocheckpoint=8192;")) < 0)
         goto fail;
-    if ((r = exec(w->db, "BEGIN")) < 0 || (r = create_schema(w)) < 0 || (r = exec(w->db, "COMMIT")) < 0 ||
-        (r = exec(w->db, "PRAGMA synchronous=NORMAL")) < 0)
+    if ((r = exec(w->db, "BEGIN")) < 0 || (r = create_schema(w)) < 0 || (r = catalog_new(w)) < 0 ||
+        (r = exec(w->db, "COMMIT")) < 0 || (r = exec(w->db, "PRAGMA synchronous=NORMAL")) < 0)
         goto fail;
-    w->nnew = 0;
+    w->nnew = w->ncat = 0;
     if (sqlite3_prepare_v3(w->db, "INSERT OR REPLACE INTO meta VALUES (?,?)", -1, SQLITE_PREPARE_PERSISTENT,
                            &w->meta, NULL) != SQLITE_OK ||
         sqlite3_prepare_v3(w->db, "BEGIN", -1, SQLITE_PREPARE_PERSISTENT, &w->begin, NULL) != SQLITE_OK ||
@@ -1031,10 +1046,12 @@ int recorder_write_model(js_recorder_t *w, int64_t seq, const js_sample_t *s, co
         (final || urgent || w->pending >= w->batch || now_mono_ns() - w->txn_start_ns >= JS_COMMIT_MAX_NS)) {
         r = held_flush(w);
         if (r == 0)
+            r = catalog_new(w);
+        if (r == 0)
             r = step_once(w->commit);
         if (r == 0) {
             w->in_txn = false;
-            w->nnew = 0;
+            w->nnew = w->ncat = 0;
         }
     }
     if (r < 0) {
@@ -1060,6 +1077,8 @@ int recorder_flush(js_recorder_t *w)
         return 0;
     int r = held_flush(w);
     if (r == 0)
+        r = catalog_new(w);
+    if (r == 0)
         r = step_once(w->commit);
     if (r < 0) {
         if (!sqlite3_get_autocommit(w->db))
@@ -1069,7 +1088,7 @@ int recorder_flush(js_recorder_t *w)
         forget_new_tables(w);
         w->delta.reset = true;
     }
-    w->nnew = 0;
+    w->nnew = w->ncat = 0;
     w->pending = 0;
     w->in_txn = false;
     return r;
