@@ -1146,9 +1146,10 @@ static int perf_prepare_child(void *state, js_ctx_t *ctx, pid_t child)
 static int run_cgroup_switch(perf_state_t *st, js_ctx_t *ctx)
 {
     const js_cgroup_t *cg = ctx->scope.cgroup;
-    if (st->run_cgroup != 0 || ctx->mode != JS_MODE_RUN || ctx->perf_per_task || !cg || cg->m.unified < 0 ||
-        !cg->created[cg->m.unified] || cg->dir[cg->m.unified] < 0 ||
-        !(ctx->cg_joined & (1u << cg->m.unified)) || !fsroot_is_live(&ctx->root))
+    if (st->run_cgroup != 0 || ctx->live_members < RUN_CGROUP_MIN || ctx->mode != JS_MODE_RUN ||
+        ctx->perf_per_task || !cg || cg->m.unified < 0 || !cg->created[cg->m.unified] ||
+        cg->dir[cg->m.unified] < 0 || !(ctx->cg_joined & (1u << cg->m.unified)) ||
+        !fsroot_is_live(&ctx->root))
         return 0;
     int cpus[1024];
     size_t ncpus = (size_t)online_cpus(ctx, cpus, 1024);
