@@ -312,7 +312,8 @@ def test_watch_node_top(js):
 
 def test_watch_node_counts_every_10s(js):
     """watch --node without --top walks /proc to count the node's processes at the first sample, every 10 s
-    and at the closing one (the walk was most of its cost at 1 s); the samples between carry the last count."""
+    (longer where a walk costs more than 0.5 ms) and at the closing one (the walk was most of its cost at 1 s);
+    the samples between carry the last count."""
     r = js("watch", "--node", "-q", "-i", "0.2", "--duration", "1.2s", "-o", js.path("c.db"), timeout=30)
     assert r.returncode == 0, r.stderr
     with sqlite3.connect(js.path("c.db")) as db:
