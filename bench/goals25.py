@@ -255,30 +255,45 @@ while time.monotonic() < end:
 """
 
 
+def watch_node_once(binary, db, secs):
+    """One `jobscope watch --node -q -i 1s --duration SECS`: its whole CPU from wait4 (start-up and close
+    included) over its wall time, and the steady share (the self table's CPU from the third sample to the last
+    before the closing one, per second of that span)."""
+    for s in ("", "-wal", "-shm"):
+        if os.path.exists(db + s):
+            os.unlink(db + s)
+    r = run_cpu([binary, "watch", "--node", "-q", "-i", "1s", "--duration", f"{secs}s", "-o", db], secs + 120)
+    steady = None
+    try:
+        con = sqlite3.connect(f"file:{db}?mode=ro", uri=True)
+        rows = con.execute("SELECT s.t_mono_ns, self.utime_us + self.stime_us FROM self JOIN samples s USING "
+                           "(sample) WHERE s.sample >= 2 AND NOT s.final ORDER BY s.sample").fetchall()
+        con.close()
+        if len(rows) >= 2:
+            steady = (rows[-1][1] - rows[0][1]) / 1e6 / ((rows[-1][0] - rows[0][0]) / 1e9)
+    except sqlite3.Error:
+        pass
+    return {"cpu_s": r["cpu_s"], "wall_s": r["wall_s"], "share": r["cpu_s"] / r["wall_s"], "steady_share": steady,
+            "rc": r["rc"]}
+
+
 def watch_node(ctx, cfg, log):
+    """The goal's figure: `watch --node` at 1 s for goal_node_s (60 s), the whole run's CPU (start-up and close
+    included: wait4) over its wall time, median of goal_node_reps runs interleaved with the baseline's (one
+    run moves by 10-20% on a shared machine); the steady share (no start-up) beside."""
     secs = cfg["goal_node_s"]
-    out = {"seconds": secs}
-    for who, binary in (("this", ctx.jobscope), ("baseline", ctx.baseline)):
-        if not binary:
-            continue
-        db = os.path.join(ctx.workdir, f"goal-node-{who}.db")
-        for s in ("", "-wal", "-shm"):
-            if os.path.exists(db + s):
-                os.unlink(db + s)
-        r = run_cpu([binary, "watch", "--node", "-q", "-i", "1s", "--duration", f"{secs}s", "-o", db], secs + 120)
-        # steady state: the self table's CPU between the third and the last sample, per second
-        steady = None
-        try:
-            con = sqlite3.connect(f"file:{db}?mode=ro", uri=True)
-            rows = con.execute("SELECT s.t_mono_ns, self.utime_us + self.stime_us FROM self JOIN samples s USING "
-                               "(sample) WHERE s.sample >= 2 AND NOT s.final ORDER BY s.sample").fetchall()
-            con.close()
-            if len(rows) >= 2:
-                steady = (rows[-1][1] - rows[0][1]) / 1e6 / ((rows[-1][0] - rows[0][0]) / 1e9)
-        except sqlite3.Error:
-            pass
-        out[who] = {"cpu_s": r["cpu_s"], "wall_s": r["wall_s"], "share": r["cpu_s"] / r["wall_s"],
-                    "steady_share": steady}
+    reps = max(1, int(cfg.get("goal_node_reps", 1)))
+    out = {"seconds": secs, "reps": reps}
+    runs = {}
+    for _ in range(reps):
+        for who, binary in (("this", ctx.jobscope), ("baseline", ctx.baseline)):
+            if binary:
+                db = os.path.join(ctx.workdir, f"goal-node-{who}.db")
+                runs.setdefault(who, []).append(watch_node_once(binary, db, secs))
+    for who, rs in runs.items():
+        out[who] = {"cpu_s": med(x["cpu_s"] for x in rs), "wall_s": med(x["wall_s"] for x in rs),
+                    "share": med(x["share"] for x in rs), "steady_share": med(x["steady_share"] for x in rs),
+                    "runs": rs}
     r = run_cpu([ctx.python, "-c", PYTYCHE, str(secs)], secs + 60)
     out["pytyche"] = {"cpu_s": r["cpu_s"], "wall_s": r["wall_s"], "share": r["cpu_s"] / r["wall_s"]}
     log(f"  watch --node at 1 s for {secs} s: {out}")

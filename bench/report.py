@@ -265,12 +265,15 @@ def issue25(res, w, smoke):
                  f"< {G25['startup_added_s'] * 1e3:g} ms", sec(b), sec(a),
                  verdict(None if a is None else a < G25["startup_added_s"], smoke)])
     wn = g.get("watch_node") or {}
-    sa = (wn.get("this") or {}).get("steady_share")
-    sb = (wn.get("baseline") or {}).get("steady_share")
+    sa = (wn.get("this") or {}).get("share")
+    sb = (wn.get("baseline") or {}).get("share")
+    ta = (wn.get("this") or {}).get("steady_share")
+    tb = (wn.get("baseline") or {}).get("steady_share")
     py = (wn.get("pytyche") or {}).get("share")
-    rows.append([f"`watch --node` at 1 s, share of one core, steady ({wn.get('seconds', '?')} s run; pytyche's "
-                 f"/proc/stat sampler {pct(py)})", f"≤ {G25['node_share'] * 100:g} %", pct(sb), pct(sa),
-                 verdict(None if sa is None else sa <= G25["node_share"], smoke)])
+    rows.append([f"`watch --node` at 1 s, share of one core over a {wn.get('seconds', '?')} s run, start-up "
+                 f"included (median of {wn.get('reps', 1)}; steady, without start-up: before {pct(tb)}, after "
+                 f"{pct(ta)}; pytyche's /proc/stat sampler {pct(py)})", f"≤ {G25['node_share'] * 100:g} %",
+                 pct(sb), pct(sa), verdict(None if sa is None else sa <= G25["node_share"], smoke)])
     w(table(["Goal", "Target", "Before", "After", "Verdict"], rows))
     w("")
     at = g.get("attach") or {}

@@ -1102,17 +1102,42 @@ int ptree_pick_top(tree_state_t *st, js_ctx_t *ctx, js_rows_t *proc, js_rows_t *
     return 0;
 }
 
+int64_t ptree_node_count_period(int64_t walk_cpu_ns)
+{
+    const int64_t hour = 3600LL * 1000000000LL;
+    if (walk_cpu_ns <= 0)
+        return NODE_COUNT_NS;
+    if (walk_cpu_ns >= hour / NODE_COUNT_COST)
+        return hour;
+    int64_t t = walk_cpu_ns * NODE_COUNT_COST;
+    return t > NODE_COUNT_NS ? t : NODE_COUNT_NS;
+}
+
+/* thread_cpu_ns: the CPU time of the calling thread (the one that collects) in ns; 0 where it cannot be
+ * read. */
+static int64_t thread_cpu_ns(void)
+{
+    struct timespec ts;
+    if (clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts) < 0)
+        return 0;
+    return (int64_t)ts.tv_sec * 1000000000LL + ts.tv_nsec;
+}
+
 /* collect_node: the whole node. Per-process detail only with a top N: every process's stat is read, and full
  * rows are written for the N that used the most CPU over the last interval and the N with the largest RSS. */
 static int collect_node(tree_state_t *st, js_ctx_t *ctx, js_rows_t *proc, js_rows_t *info)
 {
     st->norder = 0;
-    if (!ctx->scope.top_n && st->counted_ns && st->now_ns - st->counted_ns < NODE_COUNT_NS && !ctx->final) {
+    if (!ctx->scope.top_n && st->counted_ns && st->now_ns - st->counted_ns < st->count_period_ns &&
+        !ctx->final) {
         st->counted = false; /* without --top the node's processes are only counted, now and then */
         return 0;
     }
+    int64_t cpu0 = ctx->scope.top_n ? 0 : thread_cpu_ns();
     int r = list_pids(st, ctx);
     st->counted_ns = st->now_ns;
+    if (!ctx->scope.top_n)
+        st->count_period_ns = ptree_node_count_period(cpu0 > 0 ? thread_cpu_ns() - cpu0 : 0);
     if (r < 0 || !ctx->scope.top_n)
         return r;
     if (st->nqueue > st->cand_cap) {

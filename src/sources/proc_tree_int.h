@@ -88,10 +88,11 @@ typedef struct {
     int32_t (*pairs)[2];
     size_t npairs, pairs_cap;
     uint64_t stamp;
-    int64_t now_ns;     /* CLOCK_MONOTONIC at this sample's start (the node count cadence) */
-    int64_t counted_ns; /* node scope without --top: when the node's processes were last counted */
-    bool counted;       /* user and node scope: nprocs counted this sample */
-    size_t nzombies;    /* members of the current sample that have exited but are not reaped yet */
+    int64_t now_ns;          /* CLOCK_MONOTONIC at this sample's start (the node count cadence) */
+    int64_t counted_ns;      /* node scope without --top: when the node's processes were last counted */
+    int64_t count_period_ns; /* ... and how long until the next count (ptree_node_count_period) */
+    bool counted;            /* user and node scope: nprocs counted this sample */
+    size_t nzombies;         /* members of the current sample that have exited but are not reaped yet */
     /* run mode: the monitor's own children file and io files, kept open (it is one thread) */
     int fd_mon_children, fd_mon_io, fd_mon_thread_io;
     /* descriptor budget: processes whose files are kept open, and at most how many (from RLIMIT_NOFILE) */
@@ -152,9 +153,17 @@ static inline bool stepd_mode(const js_ctx_t *ctx)
 #define BPF_PER_PROC_NS 500.0
 #define BPF_PER_VISIT_NS 75.0
 
-/* node scope without --top: the node's processes are counted (a walk of /proc, about 3 us per process: most
- * of watch --node's cost at 1 s) every this long, and at the closing sample */
+/* node scope without --top: the node's processes are counted (a walk of /proc, about 0.5-1 us of CPU per
+ * process: most of watch --node's cost at 1 s) at the first sample, at the closing one, and in between every
+ * NODE_COUNT_NS or, where the walk costs more, every NODE_COUNT_COST times the CPU the last walk took: the
+ * count then costs at most 1/NODE_COUNT_COST of a core (0.005%, a tenth of watch --node's goal) */
 #define NODE_COUNT_NS 10000000000LL
+#define NODE_COUNT_COST 20000
+
+/* ptree_node_count_period: the time from one count of the node's processes to the next (without --top) when
+ * the last walk of /proc took `walk_cpu_ns` of CPU (<= 0: unknown): max(NODE_COUNT_NS, NODE_COUNT_COST times
+ * it), at most an hour. */
+int64_t ptree_node_count_period(int64_t walk_cpu_ns);
 
 #define KEPT_PER_PROC 5       /* stat, statm, io, children, fd directory */
 #define FD_RESERVE 256        /* descriptors left for everything else: the recording, other sources, reads */

@@ -60,8 +60,9 @@ typedef struct {
     char io_path[48];     /* PID/task/TID/io of the thread that collects (the monitor's) */
     char text[128];
     js_buf_t buf;
-    int fd_statm; /* kept open: one pread per sample */
-    int fd_io;    /* io_path, opened at the first collect (by the thread that collects), kept */
+    int fd_statm;  /* kept open: one pread per sample */
+    int fd_status; /* PID/status, kept open from its first read (kept_read): -1 until then */
+    int fd_io;     /* io_path, kept open from its first read: -1 until then */
     long page;
 } self_state_t;
 
@@ -76,9 +77,24 @@ static int self_init(const js_ctx_t *ctx, void **ret_state, char *why, size_t wh
     st->fd_statm = ctx->embedded ? -1 : fs_open(ctx->root.proc, st->path);
     if (st->fd_statm < 0)
         st->fd_statm = -1;
+    st->fd_status = -1;
     st->fd_io = -1;
     *ret_state = st;
     return 0;
+}
+
+/* kept_read: read the procfs file `path` (under `dirfd`) through *fd, opened at the first call and kept: one
+ * pread per sample instead of an open, a read and a close (procfs renders the file again at offset 0). A
+ * file that could not be opened is tried again at the next call. Returns 0 or a negative errno. */
+static int kept_read(int dirfd, const char *path, int *fd, js_buf_t *b)
+{
+    if (*fd < 0) {
+        int f = fs_open(dirfd, path);
+        if (f < 0)
+            return f;
+        *fd = f;
+    }
+    return fd_read_record(*fd, b);
 }
 
 static int self_collect(void *state, js_ctx_t *ctx, js_rows_t *const *rows)
@@ -98,7 +114,7 @@ static int self_collect(void *state, js_ctx_t *ctx, js_rows_t *const *rows)
     /* not ru_maxrss: Linux carries it over from the image that exec'd jobscope (a Python parent, say) */
     uint64_t hwm;
     if (!ctx->embedded && (ctx->final || ctx->seq % (ctx->status_every ? ctx->status_every : 1) == 0) &&
-        fs_read_record(ctx->root.proc, st->status_path, &st->buf) == 0 &&
+        kept_read(ctx->root.proc, st->status_path, &st->fd_status, &st->buf) == 0 &&
         kv_u64(st->buf.p, "VmHWM:", &hwm) == 0)
         val_int(&v[SELF_MAXRSS], (int64_t)hwm * 1024);
     ssize_t n = st->fd_statm >= 0 ? pread(st->fd_statm, st->text, sizeof(st->text) - 1, 0) : -1;
@@ -110,19 +126,14 @@ static int self_collect(void *state, js_ctx_t *ctx, js_rows_t *const *rows)
             val_int(&v[SELF_RSS], (int64_t)res * st->page);
     }
     /* the monitor thread's own I/O: the embedded monitor's is in the host's /proc io, and taken off again */
-    if (!st->io_path[0]) {
+    if (!st->io_path[0])
         snprintf(st->io_path, sizeof(st->io_path), "%d/task/%d/io", (int)getpid(), (int)gettid());
-        st->fd_io = ctx->embedded ? -1 : fs_open(ctx->root.proc, st->io_path); /* the host's table: none */
-        if (st->fd_io < 0)
-            st->fd_io = -1;
-    }
     js_pid_io_t io;
     if (at_root && ctx->mon_io_present) {
         for (int i = 0; i < 6; i++)
             if (ctx->mon_io_present & (1u << i))
                 val_int(&v[SELF_IO_RCHAR + i], ctx->mon_io[i]);
-    } else if ((st->fd_io >= 0 ? fd_read_record(st->fd_io, &st->buf)
-                               : fs_read_record(ctx->root.proc, st->io_path, &st->buf)) == 0 &&
+    } else if (kept_read(ctx->root.proc, st->io_path, &st->fd_io, &st->buf) == 0 &&
                proc_parse_io(st->buf.p, &io) == 0) {
         for (int i = 0; i < 6; i++)
             if (io.present & (1u << i))
@@ -161,10 +172,10 @@ static void self_fini(void *state)
     self_state_t *st = state;
     if (st) {
         buf_free(&st->buf);
-        if (st->fd_statm >= 0)
-            close(st->fd_statm);
-        if (st->fd_io >= 0)
-            close(st->fd_io);
+        int fds[] = {st->fd_statm, st->fd_status, st->fd_io};
+        for (size_t i = 0; i < sizeof(fds) / sizeof(fds[0]); i++)
+            if (fds[i] >= 0)
+                close(fds[i]);
     }
     free(st);
 }

@@ -312,7 +312,8 @@ def test_watch_node_top(js):
 
 def test_watch_node_counts_every_10s(js):
     """watch --node without --top walks /proc to count the node's processes at the first sample, every 10 s
-    and at the closing one (the walk was most of its cost at 1 s); the samples between carry the last count."""
+    (longer where a walk costs more than 0.5 ms) and at the closing one (the walk was most of its cost at 1 s);
+    the samples between carry the last count."""
     r = js("watch", "--node", "-q", "-i", "0.2", "--duration", "1.2s", "-o", js.path("c.db"), timeout=30)
     assert r.returncode == 0, r.stderr
     with sqlite3.connect(js.path("c.db")) as db:
@@ -323,6 +324,31 @@ def test_watch_node_counts_every_10s(js):
                                       check=True).stdout.splitlines()]
     assert [x["processes"] for x in rows[:-1]] == [counts[0][1]] * (len(rows) - 1)  # the last count carried
     assert summary(js, js.path("c.db"))["processes"]["max_concurrent"] > 10
+
+
+def test_watch_node_self_rows_every_sample(js):
+    """The monitor's own figures (self table) under watch --node: CPU, RSS and its thread's I/O at every
+    sample, VmHWM at the status cadence and the closing sample, read through descriptors kept open from the
+    first read: the counters move on between samples (a kept descriptor read again, not a stale copy)."""
+    r = js("watch", "--node", "-q", "-i", "0.1", "--duration", "1.2s", "--status-every", "3", "-o",
+           js.path("self.db"), timeout=30)
+    assert r.returncode == 0, r.stderr
+    with sqlite3.connect(js.path("self.db")) as db:
+        rows = db.execute("SELECT s.sample, s.final, utime_us + stime_us, rss_bytes, maxrss_bytes, rchar_bytes, "
+                          "wchar_bytes, syscr, syscw FROM self JOIN samples s USING (sample) "
+                          "ORDER BY sample").fetchall()
+    assert len(rows) >= 8, rows
+    for sample, final, cpu, rss, _, *io in rows:
+        assert cpu is not None and rss and rss > 1 << 20, (sample, cpu, rss)
+        assert all(v is not None for v in io), (sample, io)
+    for a, b in zip(rows, rows[1:]):
+        assert all(y >= x for x, y in zip(a[5:], b[5:])), (a, b)  # cumulative I/O counters never go back
+    syscr = [row[7] for row in rows]
+    assert len(set(syscr)) == len(syscr), syscr  # each sample's reads counted by the next one
+    hwm = [(sample, final, m) for sample, final, _, _, m, *_ in rows]
+    assert all((m is not None) == (sample % 3 == 0 or bool(final)) for sample, final, m in hwm), hwm
+    present = [m for *_, m in hwm if m is not None]
+    assert present == sorted(present) and present[0] > 1 << 20, hwm
 
 
 def test_watch_node_methods_describe_the_node(js):

@@ -19,6 +19,7 @@
 #include "core/sample.h"
 #include "core/source.h"
 #include "sources/proc_tree.h"
+#include "sources/proc_tree_int.h"
 #include "sys/fsroot.h"
 
 #include <dirent.h>
@@ -794,6 +795,44 @@ static void test_collect_stepd_pid(void **state)
     tree_close(&t);
 }
 
+/* the time between two counts of the node's processes (watch --node without --top): 10 s, longer where the
+ * walk of /proc costs more than a 20,000th of it, an hour at most */
+static void test_node_count_period(void **state)
+{
+    (void)state;
+    assert_int_equal(ptree_node_count_period(0), NODE_COUNT_NS); /* not measured */
+    assert_int_equal(ptree_node_count_period(-5), NODE_COUNT_NS);
+    assert_int_equal(ptree_node_count_period(100000), NODE_COUNT_NS);  /* 0.1 ms: 2 s, so 10 s */
+    assert_int_equal(ptree_node_count_period(500000), NODE_COUNT_NS);  /* 0.5 ms: exactly 10 s */
+    assert_int_equal(ptree_node_count_period(1000000), 20000000000LL); /* 1 ms walk: every 20 s */
+    assert_int_equal(ptree_node_count_period(2500000), 50000000000LL);
+    assert_int_equal(ptree_node_count_period(1000000000LL), 3600000000000LL);  /* 1 s walk: hourly */
+    assert_int_equal(ptree_node_count_period(INT64_MAX / 2), 3600000000000LL); /* no overflow */
+}
+
+/* watch --node without --top on a fixture: the processes are counted at the first sample and at the closing
+ * one; a sample right after a count has no node_processes (absent, not 0) and no process rows */
+static void test_collect_node_counts(void **state)
+{
+    (void)state;
+    tree_t t;
+    js_scope_t node = {.kind = JS_SCOPE_NODE};
+    tree_open_scope(&t, FIXTURES "/proc", JS_MODE_WATCH, 0, &node);
+    int64_t counts[3];
+    for (int i = 0; i < 3; i++) {
+        t.ctx.final = i == 2;
+        tree_collect(&t);
+        assert_int_equal(t.rows[0]->nrows, 0);
+        assert_int_equal(t.rows[2]->nrows, 1);
+        const js_value_t *v = rows_row(t.rows[2], 0);
+        counts[i] = v[TREE_NODE_PROCS].present ? v[TREE_NODE_PROCS].i : -1;
+    }
+    assert_int_equal(counts[0], 5); /* 100-103 and 999 */
+    assert_int_equal(counts[1], -1);
+    assert_int_equal(counts[2], 5);
+    tree_close(&t);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -804,6 +843,7 @@ int main(void)
         cmocka_unit_test(test_collect_stepd_step), cmocka_unit_test(test_collect_stepd_pid),
         cmocka_unit_test(test_collect_scan),       cmocka_unit_test(test_collect_no_root),
         cmocka_unit_test(test_collect_subtree),    cmocka_unit_test(test_collect_changes),
+        cmocka_unit_test(test_node_count_period),  cmocka_unit_test(test_collect_node_counts),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -562,6 +562,63 @@ static void test_corrupt_pages(void **state)
     free(all);
 }
 
+/* copy_file: copy `from` to `to` (created); 0 or -1. */
+static int copy_file(const char *from, const char *to)
+{
+    FILE *in = fopen(from, "rb"), *out = in ? fopen(to, "wb") : NULL;
+    char buf[65536];
+    size_t n;
+    int r = in && out ? 0 : -1;
+    while (r == 0 && (n = fread(buf, 1, sizeof(buf), in)) > 0)
+        r = fwrite(buf, 1, n, out) == n ? 0 : -1;
+    if (in)
+        fclose(in);
+    if (out && fclose(out) != 0)
+        r = -1;
+    return r;
+}
+
+/* The writer holds a transaction's WAL frames to send them in one write at its commit frame: once a write
+ * returned, every frame of it is in the -wal file. A copy of the recording and its -wal taken right after
+ * each commit (what a kill -9 then leaves; no -shm) reads back every sample written, also after a sample
+ * whose frames pass the 128 KiB one write may carry (1,500 process rows). */
+static void test_commit_whole_in_wal(void **state)
+{
+    fx_t *f = *state;
+    js_recorder_t *w = NULL;
+    assert_int_equal(recorder_open(f->path, false, &w, f->err, sizeof(f->err)), 0);
+    js_sample_t s, rs;
+    assert_int_equal(sample_init(&s), 0);
+    assert_int_equal(sample_init(&rs), 0);
+    char copy[160], from[160], to[170];
+    snprintf(copy, sizeof(copy), "%s/copy.jobscope", f->dir);
+    for (int64_t k = 0; k < 5; k++) {
+        int nproc = k == 2 ? 1500 : 3;
+        fill(&s, k, true, nproc);
+        assert_int_equal(recorder_write(w, k, &s), 0);
+        snprintf(from, sizeof(from), "%s-wal", f->path);
+        snprintf(to, sizeof(to), "%s-wal", copy);
+        unlink(copy);
+        assert_int_equal(copy_file(f->path, copy), 0);
+        assert_int_equal(copy_file(from, to), 0);
+        js_recording_t *r = NULL;
+        assert_int_equal(recording_open(copy, &r, f->err, sizeof(f->err)), 0);
+        int64_t seq = -1, n = 0;
+        while (recording_next(r, &rs, &seq, f->err, sizeof(f->err)) == 1) {
+            assert_int_equal(seq, n);
+            check(&rs, n, n == 2 ? 1500 : 3);
+            n++;
+        }
+        assert_int_equal(n, k + 1);
+        recording_close(r);
+        snprintf(to, sizeof(to), "%s-shm", copy);
+        unlink(to);
+    }
+    recorder_close(w);
+    sample_free(&s);
+    sample_free(&rs);
+}
+
 /* A reader opened on a recording being written (WAL): the writer is never blocked, the reader sees whole
  * samples only, and a reader opened later sees everything. */
 static void test_reader_while_writing(void **state)
@@ -972,6 +1029,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_truncated, setup, teardown),
         cmocka_unit_test_setup_teardown(test_corrupt_pages, setup, teardown),
         cmocka_unit_test_setup_teardown(test_reader_while_writing, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_commit_whole_in_wal, setup, teardown),
         cmocka_unit_test_setup_teardown(test_write_failure_rolls_back, setup, teardown),
         cmocka_unit_test_setup_teardown(test_batched_samples, setup, teardown),
         cmocka_unit_test_setup_teardown(test_delta_storage, setup, teardown),
