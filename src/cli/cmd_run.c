@@ -842,7 +842,9 @@ static void run_conclude(run_t *run)
             run->status = EXIT_FAIL;
     }
     if (run->out.report) {
-        /* from the closed recording, as `jobscope report` would */
+        /* from the closed recording, as `jobscope report` would; the sinks are stopped first, the recording
+         * among them, which must not be handed to them once closed */
+        monitor_finish(&run->mon);
         recorder_close(run->out.rec);
         run->out.rec = NULL;
         run->out.report = false;

@@ -705,6 +705,7 @@ void monitor_finish(js_monitor_t *mon)
                 mon->write_rc = sl->first_rc;
         }
     }
+    mon->nsinks = 0; /* stopped once: a second call (after a sink's state was freed) touches none */
     if (mon->prepared) {
         sampler_fini(&mon->sampler);
         sample_free(&mon->sample);

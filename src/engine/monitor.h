@@ -121,8 +121,8 @@ bool monitor_file_finished(const char *path);
  * -errno. */
 int monitor_request(js_monitor_t *mon, int bits);
 
-/* monitor_finish: stop every sink (flush), fini the sources, free the sample. Accepts an unprepared monitor.
- */
+/* monitor_finish: stop every sink (flush), fini the sources, free the sample. Accepts an unprepared monitor;
+ * a second call stops no sink again (their states may be gone by then). */
 void monitor_finish(js_monitor_t *mon);
 
 #endif
