@@ -1071,6 +1071,7 @@ static void test_real_attach_cgroup_matches_per_task(void **state)
     if (!cgroup2_dir(dir, sizeof(dir)))
         skip(); /* not root, or no writable cgroup v2 hierarchy */
     int go[2], ready[2];
+    double unacc0 = unaccounted_s();
     pid_t a = start_tree(go, ready);
     /* the root and its child into the cgroup (the later child is born there) */
     char kids[64] = "";
@@ -1122,8 +1123,11 @@ static void test_real_attach_cgroup_matches_per_task(void **state)
     assert_true(moved);
     assert_int_equal(rc, 0);
     double cpu = rusage_s(&ru);
-    fprintf(stderr, "attach (cgroup): task-clock %.4f s, per task %.4f s over %d tasks, rusage %.4f s; %s\n",
-            tj, te, tasks, cpu, desc);
+    double unacc1 = unaccounted_s(), unacc = unacc0 >= 0 && unacc1 >= unacc0 ? unacc1 - unacc0 : 0.05;
+    fprintf(stderr,
+            "attach (cgroup): task-clock %.4f s, per task %.4f s over %d tasks, rusage %.4f s; %s; "
+            "steal+irq+softirq on all CPUs meanwhile %.3f s\n",
+            tj, te, tasks, cpu, desc, unacc);
     assert_non_null(strstr(desc, "its cgroup (nothing else in it)"));
     assert_string_equal(target, "cgroup");
     assert_int_equal(tasks, 2); /* the root and its earlier child; the later one inherits the root's */
@@ -1131,7 +1135,11 @@ static void test_real_attach_cgroup_matches_per_task(void **state)
     /* per-task counters miss each task's exit (its address-space teardown, a few ms under the sanitizers):
      * the cgroup's count is as large, within 5% */
     assert_true(tj >= te - 0.003 && tj - te <= 0.05 * te + 0.003);
-    assert_true(fabs(tj - cpu) <= 0.02 * cpu + 0.003);
+    /* task-clock runs ahead of rusage by the hypervisor's and the IRQs' time while the tasks are scheduled in
+     * (see test_real_held_child): 0.3139 s (cgroup) and 0.3131 s (per task) against 0.3020 s seen on a loaded
+     * run; never behind by more than the 2% */
+    assert_true(tj - cpu <= 0.02 * cpu + 0.003 + unacc + 2.0 / (double)sysconf(_SC_CLK_TCK));
+    assert_true(cpu - tj <= 0.02 * cpu + 0.003);
 }
 
 /* ---- the model part ---- */
