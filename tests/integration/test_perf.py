@@ -78,8 +78,8 @@ def test_task_clock_of_short_children_matches_exact_cpu(js, perf_children):
     after its counters were folded, about 1-2 ms here, must stay well under 2% of its life: hence 100 ms.)
     task-clock counts on perf's clock while a task is on a CPU, the exact total on the scheduler's runtime,
     which leaves out interrupt and stolen time: task-clock may exceed it by that much, and no more (it did by
-    0.2% unloaded and 0.4% under load on this VM, past the 0.1% + 5 ms once allowed). Oracle for the excess:
-    the node's own irq + softirq + steal over the run."""
+    0.2% unloaded and 0.4% under load on this VM, past the 0.1% + 5 ms once allowed; by 2.2% on a CI machine).
+    Oracle for the excess: the node's own irq + softirq + steal over the run."""
     before = stolen_s()
     r = js.run([perf_children, "200", "2", "100"], interval="1s", timeout=600)
     stolen = stolen_s() - before
@@ -95,7 +95,9 @@ def test_task_clock_of_short_children_matches_exact_cpu(js, perf_children):
     assert task <= total + stolen + 0.005, (
         f"task-clock {task:.3f}s above the exact total {total:.3f}s by more than the node's interrupt and "
         f"stolen time {stolen:.3f}s")
-    assert abs(task - total) <= 0.02 * total, (
+    # Above the exact total only by what the oracle above bounds (CI once saw +2.2%, 0.44 s over 20.1 s, within
+    # the node's interrupt and stolen time); below it by at most 2% (the children's exits after folding).
+    assert task >= 0.98 * total, (
         f"task-clock {task:.3f}s vs exact CPU {total:.3f}s: {(task - total) / total * 100:+.2f}%"
     )
     assert perf["derived"]["task_clock_s"] == pytest.approx(task)
@@ -129,7 +131,7 @@ def test_run_counts_a_large_tree_on_its_cgroup(js, perf_children):
     task = r.summary["perf"]["events"]["task_clock_ns"]["count"] / 1e9
     assert r.summary["perf"]["events"]["task_clock_ns"]["targets"] == 2
     assert task <= total + stolen + 0.005, (task, total, stolen)
-    assert abs(task - total) <= 0.02 * total, f"task-clock {task:.3f}s vs exact CPU {total:.3f}s"
+    assert task >= 0.98 * total, f"task-clock {task:.3f}s vs exact CPU {total:.3f}s"  # above: bounded just before
 
 
 @pytest.mark.timing
