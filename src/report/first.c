@@ -31,6 +31,14 @@ char *first_duration(char *buf, size_t cap, double s)
         snprintf(buf, cap, "\u2014");
     else if (s >= 48 * 3600.0)
         snprintf(buf, cap, "%.1f h", s / 3600);
+    else if (s >= 3599.5) { /* named units: "2:24" beside "core time" read as a clock time */
+        long long m = llround(s / 60);
+        snprintf(buf, cap, "%lld h %02lld min", m / 60, m % 60);
+    } else if (s >= 119.5) {
+        long long r = llround(s);
+        snprintf(buf, cap, "%lld min %02lld s", r / 60, r % 60);
+    } else if (s > 0 && s < 0.9995) /* "0 s" beside a phase's mean cores reads as nothing */
+        snprintf(buf, cap, s < 0.0005 ? "< 1 ms" : "%.0f ms", s * 1e3);
     else
         units_time(buf, cap, s, &(js_timeaxis_t){0});
     return buf;

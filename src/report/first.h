@@ -24,8 +24,8 @@
  * 256 MiB (below 4 GiB) or to 1 GiB; NAN for a peak that is missing or not positive. */
 double first_request_bytes(double peak);
 
-/* first_duration: a duration for people: "42 s", "12:34", "1:02:03", then hours from 48 h ("866.8 h").
- * Returns buf (cap 32 or more). */
+/* first_duration: a duration for people, units named: "4 ms", "42 s", "12 min 34 s", "1 h 02 min", then hours
+ * from 48 h ("866.8 h"). Returns buf (cap 32 or more). */
 char *first_duration(char *buf, size_t cap, double s);
 
 /* first_screen: write the section (id "first") from the job's facts `f` and the summaries of its `nsums`

@@ -55,6 +55,13 @@ static void t_request(void **state)
     char b[32];
     assert_string_equal(first_duration(b, sizeof(b), 3120481), "866.8 h");
     assert_string_equal(first_duration(b, sizeof(b), 42), "42 s");
+    assert_string_equal(first_duration(b, sizeof(b), 0.0042), "4 ms"); /* not "0 s" */
+    assert_string_equal(first_duration(b, sizeof(b), 0.0001), "< 1 ms");
+    assert_string_equal(first_duration(b, sizeof(b), 0), "0 s");
+    assert_string_equal(first_duration(b, sizeof(b), 1.3), "1.3 s");
+    assert_string_equal(first_duration(b, sizeof(b), 144), "2 min 24 s"); /* not "2:24", a clock time */
+    assert_string_equal(first_duration(b, sizeof(b), 3599.7), "1 h 00 min");
+    assert_string_equal(first_duration(b, sizeof(b), 3723), "1 h 02 min");
 }
 
 /* a long two-node job: core-hours, kWh, the phases by name */
@@ -101,7 +108,7 @@ static void t_long_job(void **state)
     const char *ph = strstr(page, "id=\"first-phases\"");
     assert_non_null(ph);
     assert_non_null(strstr(ph, "load data"));
-    assert_non_null(strstr(ph, ">10:00<"));        /* the phase's wall time */
+    assert_non_null(strstr(ph, ">10 min 00 s<"));  /* the phase's wall time */
     assert_non_null(strstr(ph, "694 core-hours")); /* 2.5e6 s */
     assert_non_null(strstr(ph, "(outside every phase)"));
     assert_non_null(strstr(ph, "2 kWh"));
@@ -168,10 +175,10 @@ static void t_compare_phases(void **state)
     assert_non_null(train);
     assert_non_null(eval);
     assert_true(load < train && train < eval);
-    assert_non_null(strstr(train, ">10:00<")); /* A's wall */
-    assert_non_null(strstr(train, ">5:00<"));  /* B's */
-    assert_non_null(strstr(train, ">1.5<"));   /* CPU B / A: 1800 / 1200 */
-    assert_non_null(strstr(load, "\u2014"));   /* load: B has none */
+    assert_non_null(strstr(train, ">10 min 00 s<")); /* A's wall */
+    assert_non_null(strstr(train, ">5 min 00 s<"));  /* B's */
+    assert_non_null(strstr(train, ">1.5<"));         /* CPU B / A: 1800 / 1200 */
+    assert_non_null(strstr(load, "\u2014"));         /* load: B has none */
     buf_free(&buf);
     /* neither run has phases: nothing */
     js_buf_t empty = {0};
