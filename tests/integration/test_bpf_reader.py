@@ -217,6 +217,38 @@ def test_reused_records_match_proc(tmp_path):
             p.wait()
 
 
+@needs_bpf
+def test_reuse_needs_the_same_place(tmp_path):
+    """A record is reused in place: only while the process holds the place its last full record had in the
+    output (the same slot, pass after pass). A process that leaves moves every later one up a slot: those are
+    read whole in that pass (equal to /proc), and reused again in the next; one before it keeps its slot."""
+    ack = tmp_path / "ack"
+    first, leaving, last = (subprocess.Popen(["sleep", "100000"]) for _ in range(3))  # in this (creation) order
+    try:
+        time.sleep(0.2)
+        cmp = subprocess.Popen([str(COMPARE), str(first.pid), str(leaving.pid), str(last.pid), "--passes", "4",
+                                "--kick", "0", "--ack", str(ack), "--kick-every", "2"], stdout=subprocess.PIPE,
+                               text=True)
+        lines = [json.loads(cmp.stdout.readline()) for _ in range(2)]  # passes 0 and 1; then it waits
+        leaving.kill()
+        leaving.wait()  # reaped: gone from the task list, `last` moves up a slot
+        ack.write_text("1")
+        lines += [json.loads(cmp.stdout.readline()) for _ in range(2)]
+        assert cmp.wait(timeout=60) == 0
+        reused = []
+        for line in lines:
+            got = by_pid(line)
+            for pid in (first.pid, last.pid):
+                assert_equal_fields(got[pid])
+            reused.append({pid: bool(got[pid]["bpf"]["flags"] & FLAG_REUSED) for pid in (first.pid, last.pid)})
+        assert [r[first.pid] for r in reused] == [False, True, True, True], reused
+        assert [r[last.pid] for r in reused] == [False, True, False, True], reused
+    finally:
+        for p in (first, leaving, last):
+            p.kill()
+            p.wait()
+
+
 PAGED = """
 import mmap, os, sys, time
 f = open(sys.argv[1], "rb")

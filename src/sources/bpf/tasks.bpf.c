@@ -101,23 +101,7 @@ struct {
     __type(value, __u8);
 } pid_filter SEC(".maps");
 
-/* what the last full record of a process found, to tell at the next pass whether it has run since: keyed by
- * its host PID; an entry is good only while `gen` equals reuse_gen (the reader moves reuse_gen on when it
- * did not take in a pass's records). An LRU map: an entry it drops only costs that process a full read. */
-struct last_read {
-    __u64 start_ns; /* start_boottime (a reused PID starts again) */
-    __u64 runtime;  /* the leader's se.sum_exec_runtime */
-    __u64 gen;
-};
-
-struct {
-    __uint(type, BPF_MAP_TYPE_LRU_HASH);
-    __uint(max_entries, 8192); /* the loader sets it */
-    __type(key, __u32);
-    __type(value, struct last_read);
-} last_reads SEC(".maps");
-
-__u64 reuse_gen = 0; /* set by the reader; 0: every record is a full one */
+__u32 reuse = 0; /* set by the reader: 1 to reuse a record in place (see tb_visit), 0: every record is full */
 
 /* the records of one pass: an array the loader maps, reached through `outs` so that the loader can put a
  * larger one in its place without loading the program again (BPF_F_INNER_MAP: the array's size is not part of
@@ -523,10 +507,34 @@ __noinline int tb_visit(struct scratch *sc, __u32 cgroup_walk)
     struct tasks_bpf_raw *r = out_slot(idx);
     if (!r)
         return 0;
-    __builtin_memset(r, 0, sizeof(*r));
-    r->size = sizeof(*r);
-    r->flags = flags;
-    r->host_pid = task->tgid;
+    __s32 host_pid = task->tgid;
+    __u64 start_ns = task->start_boottime;
+    __u32 state = task->__state, exit_state = task->exit_state;
+    /* A process of one thread (its mm has no other user) that is not runnable now and whose runtime has not
+     * moved since its last full record has not run since: its CPU, faults, I/O, switches, descriptors, name
+     * and credentials are as they were (each changes only when it runs). That record is still in this slot
+     * when the process is where it was in the last pass (processes keep their order while none before them
+     * leaves): only the identity, state and memory are written again (reclaim shrinks an idle process's RSS
+     * without it running). */
+    unsigned int tflags = task->flags;
+    struct mm_struct *mm = task->mm;
+    __u64 runtime = task->se.sum_exec_runtime;
+    bool single =
+        reuse && mm && !(tflags & PF_KTHREAD) && state != 0 && !exit_state && mm->mm_users.counter == 1;
+    bool same = single && r->size == sizeof(*r) && (r->flags & TASKS_BPF_R_BASE) && r->host_pid == host_pid &&
+                r->start_ns == start_ns && r->leader_runtime == runtime;
+    if (same) {
+        static const __u32 fresh = TASKS_BPF_R_RSS_EXACT | TASKS_BPF_R_DISCOVERED | TASKS_BPF_R_PID_HIDDEN;
+        r->flags = (r->flags & ~fresh) | flags | TASKS_BPF_R_SAME;
+        stats.reused++;
+    } else {
+        __builtin_memset(r, 0, sizeof(*r));
+        r->size = sizeof(*r);
+        r->flags = flags;
+        r->host_pid = host_pid;
+        r->start_ns = start_ns;
+        r->leader_runtime = runtime;
+    }
     struct task_struct *parent = task->real_parent;
     r->host_ppid = parent ? parent->tgid : 0;
     if (ns_level == 0) {
@@ -538,35 +546,17 @@ __noinline int tb_visit(struct scratch *sc, __u32 cgroup_walk)
         if (!r->pid)
             r->flags |= TASKS_BPF_R_PID_HIDDEN;
     }
-    r->state = task->__state;
-    r->exit_state = task->exit_state;
+    r->state = state;
+    r->exit_state = exit_state;
     r->cpu = task->thread_info.cpu;
-    r->start_ns = task->start_boottime;
     r->nvcsw = task->nvcsw;
     r->nivcsw = task->nivcsw;
-
-    /* A process of one thread (its mm has no other user) that is not runnable now and whose runtime has not
-     * moved since its last full record has not run since: its CPU, faults, I/O, switches, descriptors, name
-     * and credentials are as they were (each changes only when it runs). Memory can shrink without it
-     * running (reclaim), so the memory fields are read again. */
-    unsigned int tflags = task->flags;
-    struct mm_struct *mm = task->mm;
-    __u64 runtime = task->se.sum_exec_runtime;
-    __u32 hkey = r->host_pid;
-    struct last_read *lr = NULL;
-    bool single = reuse_gen && mm && !(tflags & PF_KTHREAD) && r->state != 0 && !r->exit_state &&
-                  mm->mm_users.counter == 1;
-    if (single) {
-        lr = bpf_map_lookup_elem(&last_reads, &hkey);
-        if (lr && lr->gen == reuse_gen && lr->start_ns == r->start_ns && lr->runtime == runtime) {
-            r->flags |= TASKS_BPF_R_SAME | TASKS_BPF_R_MM;
-            r->total_vm = mm->total_vm;
-            r->hiwater_rss = mm->hiwater_rss;
-            read_rss(r, sc, mm);
-            stats.reused++;
-            stats.written++;
-            return 0;
-        }
+    if (same) {
+        r->total_vm = mm->total_vm;
+        r->hiwater_rss = mm->hiwater_rss;
+        read_rss(r, sc, mm);
+        stats.written++;
+        return 0;
     }
     const struct cred *cred = task->real_cred;
     r->uid = cred ? cred->uid.val : 0;
@@ -600,17 +590,9 @@ __noinline int tb_visit(struct scratch *sc, __u32 cgroup_walk)
         sc->fd_bits = (__u64)fdt->open_fds;
         tb_count_fds(r, sc, fdt->max_fds / 64);
     }
-    if (single) { /* the runtime read before the full record: if it ran meanwhile, the next pass reads again
-                   */
-        if (lr) {
-            lr->start_ns = r->start_ns;
-            lr->runtime = runtime;
-            lr->gen = reuse_gen;
-        } else {
-            struct last_read v = {.start_ns = r->start_ns, .runtime = runtime, .gen = reuse_gen};
-            bpf_map_update_elem(&last_reads, &hkey, &v, BPF_ANY);
-        }
-    }
+    if (single) /* the runtime was read before the full record: if it ran meanwhile, the next pass reads again
+                 */
+        r->flags |= TASKS_BPF_R_BASE;
     stats.written++;
     return 0;
 }
