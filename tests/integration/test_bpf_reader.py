@@ -249,6 +249,28 @@ def test_reuse_needs_the_same_place(tmp_path):
             p.wait()
 
 
+@needs_bpf
+def test_filter_drop_is_seen_at_once():
+    """A process in the slot its record had in the last pass is reported again without a lookup in the filter,
+    but only while the filter lost no entry: one taken out of the filter while it still runs (a process that
+    left a v1 cgroup) is no longer reported from the next pass on, and the others still are."""
+    a, b, c = (subprocess.Popen(["sleep", "100000"]) for _ in range(3))
+    try:
+        time.sleep(0.1)
+        lines = passes(a.pid, b.pid, c.pid, "--passes", "4", "--interval-ms", "20", "--drop", b.pid,
+                       "--drop-at", "2")
+        got = [sorted(by_pid(line)) for line in lines]
+        both = sorted([a.pid, c.pid])
+        assert got == [sorted([a.pid, b.pid, c.pid])] * 2 + [both] * 2, got
+        for line in lines[2:]:
+            for pid in both:
+                assert_equal_fields(by_pid(line)[pid])
+    finally:
+        for p in (a, b, c):
+            p.kill()
+            p.wait()
+
+
 PAGED = """
 import mmap, os, sys, time
 f = open(sys.argv[1], "rb")

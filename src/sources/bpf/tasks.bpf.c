@@ -101,6 +101,7 @@ struct {
     __type(value, __u8);
 } pid_filter SEC(".maps");
 
+__u32 filter_kept = 0; /* set by the reader: pid_filter lost and changed no entry since the last pass */
 __u32 reuse = 0; /* set by the reader: 1 to reuse a record in place (see tb_visit), 0: every record is full */
 
 /* the records of one pass: an array the loader maps, reached through `outs` so that the loader can put a
@@ -474,7 +475,12 @@ __noinline int tb_visit(struct scratch *sc, __u32 cgroup_walk)
         if (task->pid == 0)
             return 0; /* the idle task the walk starts from */
         stats.visited++;
-        if (filter_on) {
+        /* a process in the slot its record had in the last pass was reported then; while the filter has
+         * lost or changed no entry since (filter_kept), it is reported again: no lookup in the filter */
+        struct tasks_bpf_raw *o = filter_on && filter_kept ? out_slot(stats.matched) : NULL;
+        if (o && o->size == sizeof(*o) && o->host_pid == task->tgid && o->start_ns == task->start_boottime) {
+            flags |= o->flags & TASKS_BPF_R_DISCOVERED;
+        } else if (filter_on) {
             __u32 key = tgid_nr(task);
             if (!key)
                 return 0;

@@ -216,6 +216,7 @@ struct tasks_bpf {
     uint64_t passes, runs, records, grows, loads;
     tb_pid_t *pids; /* the filter as the map holds it, sorted by pid */
     size_t npids, pids_cap;
+    bool filter_dirty; /* the filter lost or changed an entry since the last run of the program */
     js_pidmap_t procs; /* host pid -> tb_proc_t */
     size_t seen;       /* entries of `procs` converted in the current pass (each counted once) */
     uint64_t reused;   /* records reused in place (flag TASKS_BPF_R_SAME), all passes */
@@ -697,6 +698,7 @@ int tasks_bpf_set_pids(tasks_bpf_t *t, const int32_t *pids, const uint8_t *how, 
     size_t i = 0, j = 0;
     while ((i < t->npids || j < nw) && r == 0) {
         if (j >= nw || (i < t->npids && t->pids[i].pid < want[j].pid)) {
+            t->filter_dirty = true;
             if (bpf_map_delete_elem(fd, &t->pids[i].pid) < 0 && errno != ENOENT)
                 r = -errno;
             i++;
@@ -705,14 +707,17 @@ int tasks_bpf_set_pids(tasks_bpf_t *t, const int32_t *pids, const uint8_t *how, 
                 r = -errno;
             j++;
         } else {
-            if ((t->pids[i].how & ~TASKS_BPF_F_AUTO) != want[j].how &&
-                bpf_map_update_elem(fd, &want[j].pid, &want[j].how, BPF_ANY) < 0)
-                r = -errno;
+            if ((t->pids[i].how & ~TASKS_BPF_F_AUTO) != want[j].how) {
+                t->filter_dirty = true;
+                if (bpf_map_update_elem(fd, &want[j].pid, &want[j].how, BPF_ANY) < 0)
+                    r = -errno;
+            }
             i++;
             j++;
         }
     }
     if (r < 0) {
+        t->filter_dirty = true;
         /* the map is now somewhere between the two sets: forget what it holds, rebuild it from scratch */
         uint32_t key, next;
         bool first = true;
@@ -920,8 +925,11 @@ int tasks_bpf_read(tasks_bpf_t *t, tasks_bpf_record_cb cb, void *arg)
     uint64_t n = 0;
     for (int attempt = 0;; attempt++) {
         LIBBPF_OPTS(bpf_test_run_opts, ro);
+        /* a process in its last pass's slot is a member still, unless the filter lost or changed an entry */
+        t->skel->bss->filter_kept = !t->filter_dirty;
         if (bpf_prog_test_run_opts(bpf_program__fd(t->skel->progs.run), &ro) < 0)
             return -errno;
+        t->filter_dirty = false;
         t->runs++;
         if (t->skel->bss->stats.root_gone)
             return -ENOENT; /* the scope's cgroup was removed */
