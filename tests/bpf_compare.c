@@ -15,6 +15,8 @@
  *   --available            only print tasks_bpf_available()
  *   --sysfs DIR            the sysfs root handed to the reader (its kernel/btf/vmlinux is checked)
  *   --passes K, --interval-ms MS   K passes, MS milliseconds apart (default 1 pass)
+ *   --drop PID --drop-at K  before pass K (default 1), the filter is set again without PID (PID may still
+ * run)
  *   --kick PID --ack FILE --kick-every J   before every J-th pass (not the first), send SIGUSR1 to PID (0:
  *                          none) and wait (up to 60 s) until FILE holds the number of kicks so far: a
  * workload (or the test) that changes something between passes and says when it is done
@@ -250,6 +252,8 @@ int main(int argc, char **argv)
     bool available_only = false;
     long passes = 1, interval_ms = 0, kick_every = 1, kicks = 0;
     pid_t kick = -1;
+    int32_t drop = 0;
+    long drop_at = 1;
     const char *ack = NULL;
     int32_t *pids = calloc((size_t)argc + 1, sizeof(*pids));
     uint8_t *how = calloc((size_t)argc + 1, sizeof(*how));
@@ -282,6 +286,12 @@ int main(int argc, char **argv)
             i++;
         } else if (strcmp(a, "--kick") == 0 && v) {
             kick = (pid_t)strtol(v, NULL, 10);
+            i++;
+        } else if (strcmp(a, "--drop") == 0 && v) {
+            drop = (int32_t)strtol(v, NULL, 10);
+            i++;
+        } else if (strcmp(a, "--drop-at") == 0 && v) {
+            drop_at = strtol(v, NULL, 10);
             i++;
         } else if (strcmp(a, "--ack") == 0 && v) {
             ack = v;
@@ -355,6 +365,20 @@ int main(int argc, char **argv)
             fprintf(stderr, "bpf_compare: no ack %ld from %d in %s\n", kicks, (int)kick, ack);
             rc = 1;
             goto out;
+        }
+        if (drop > 0 && k == drop_at && opts.mode == TASKS_BPF_TASKS && opts.filter) {
+            size_t kept = 0;
+            for (size_t i = 0; i < npids; i++)
+                if (pids[i] != drop) {
+                    pids[kept] = pids[i];
+                    how[kept++] = how[i];
+                }
+            npids = kept;
+            if ((r = tasks_bpf_set_pids(t, pids, how, npids)) < 0) {
+                fprintf(stderr, "bpf_compare: set_pids: %s\n", strerror(-r));
+                rc = 1;
+                goto out;
+            }
         }
         recs.n = 0;
         r = tasks_bpf_read(t, collect, &recs);

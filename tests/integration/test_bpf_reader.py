@@ -217,6 +217,60 @@ def test_reused_records_match_proc(tmp_path):
             p.wait()
 
 
+@needs_bpf
+def test_reuse_needs_the_same_place(tmp_path):
+    """A record is reused in place: only while the process holds the place its last full record had in the
+    output (the same slot, pass after pass). A process that leaves moves every later one up a slot: those are
+    read whole in that pass (equal to /proc), and reused again in the next; one before it keeps its slot."""
+    ack = tmp_path / "ack"
+    first, leaving, last = (subprocess.Popen(["sleep", "100000"]) for _ in range(3))  # in this (creation) order
+    try:
+        time.sleep(0.2)
+        cmp = subprocess.Popen([str(COMPARE), str(first.pid), str(leaving.pid), str(last.pid), "--passes", "4",
+                                "--kick", "0", "--ack", str(ack), "--kick-every", "2"], stdout=subprocess.PIPE,
+                               text=True)
+        lines = [json.loads(cmp.stdout.readline()) for _ in range(2)]  # passes 0 and 1; then it waits
+        leaving.kill()
+        leaving.wait()  # reaped: gone from the task list, `last` moves up a slot
+        ack.write_text("1")
+        lines += [json.loads(cmp.stdout.readline()) for _ in range(2)]
+        assert cmp.wait(timeout=60) == 0
+        reused = []
+        for line in lines:
+            got = by_pid(line)
+            for pid in (first.pid, last.pid):
+                assert_equal_fields(got[pid])
+            reused.append({pid: bool(got[pid]["bpf"]["flags"] & FLAG_REUSED) for pid in (first.pid, last.pid)})
+        assert [r[first.pid] for r in reused] == [False, True, True, True], reused
+        assert [r[last.pid] for r in reused] == [False, True, False, True], reused
+    finally:
+        for p in (first, leaving, last):
+            p.kill()
+            p.wait()
+
+
+@needs_bpf
+def test_filter_drop_is_seen_at_once():
+    """A process in the slot its record had in the last pass is reported again without a lookup in the filter,
+    but only while the filter lost no entry: one taken out of the filter while it still runs (a process that
+    left a v1 cgroup) is no longer reported from the next pass on, and the others still are."""
+    a, b, c = (subprocess.Popen(["sleep", "100000"]) for _ in range(3))
+    try:
+        time.sleep(0.1)
+        lines = passes(a.pid, b.pid, c.pid, "--passes", "4", "--interval-ms", "20", "--drop", b.pid,
+                       "--drop-at", "2")
+        got = [sorted(by_pid(line)) for line in lines]
+        both = sorted([a.pid, c.pid])
+        assert got == [sorted([a.pid, b.pid, c.pid])] * 2 + [both] * 2, got
+        for line in lines[2:]:
+            for pid in both:
+                assert_equal_fields(by_pid(line)[pid])
+    finally:
+        for p in (a, b, c):
+            p.kill()
+            p.wait()
+
+
 PAGED = """
 import mmap, os, sys, time
 f = open(sys.argv[1], "rb")

@@ -101,23 +101,8 @@ struct {
     __type(value, __u8);
 } pid_filter SEC(".maps");
 
-/* what the last full record of a process found, to tell at the next pass whether it has run since: keyed by
- * its host PID; an entry is good only while `gen` equals reuse_gen (the reader moves reuse_gen on when it
- * did not take in a pass's records). An LRU map: an entry it drops only costs that process a full read. */
-struct last_read {
-    __u64 start_ns; /* start_boottime (a reused PID starts again) */
-    __u64 runtime;  /* the leader's se.sum_exec_runtime */
-    __u64 gen;
-};
-
-struct {
-    __uint(type, BPF_MAP_TYPE_LRU_HASH);
-    __uint(max_entries, 8192); /* the loader sets it */
-    __type(key, __u32);
-    __type(value, struct last_read);
-} last_reads SEC(".maps");
-
-__u64 reuse_gen = 0; /* set by the reader; 0: every record is a full one */
+__u32 filter_kept = 0; /* set by the reader: pid_filter lost and changed no entry since the last pass */
+__u32 reuse = 0; /* set by the reader: 1 to reuse a record in place (see tb_visit), 0: every record is full */
 
 /* the records of one pass: an array the loader maps, reached through `outs` so that the loader can put a
  * larger one in its place without loading the program again (BPF_F_INNER_MAP: the array's size is not part of
@@ -375,36 +360,31 @@ __noinline int tb_sum_group(struct tasks_bpf_raw *r, struct scratch *sc)
     return !(seq0 & 1) && seq0 == seq1;
 }
 
+/* s32_at: the 32-bit value at kernel address `addr` through an untrusted view (0 where nothing is mapped) */
+#define s32_at(addr)                                                                                         \
+    (((struct in6_addr *)bpf_rdonly_cast((const void *)(addr), bpf_core_type_id_kernel(struct in6_addr)))    \
+         ->in6_u.u6_addr32[0])
+
 /* tb_rss_deltas: add every CPU's pending delta of the four counters (per-CPU pointers in sc->ctr) to
- * r->rss_sum, as percpu_counter_sum() does. The kernel allocates an mm's four counters together
- * (percpu_counter_init_many), so on each CPU they are four adjacent s32 in enum order: then one read per CPU.
- * A global function, verified once. */
+ * r->rss_sum, as percpu_counter_sum() does: four inline loads per CPU through an untrusted view (s32_at), not
+ * the probe-read helper (a call and its checks each). A global function, verified once. */
 __noinline int tb_rss_deltas(struct tasks_bpf_raw *r, struct scratch *sc)
 {
     if (!r || !sc || stats.pcpu_state != 1)
         return 0;
     __u64 c_file = sc->ctr[TASKS_BPF_RSS_FILE], c_anon = sc->ctr[TASKS_BPF_RSS_ANON];
     __u64 c_swap = sc->ctr[TASKS_BPF_RSS_SWAP], c_shmem = sc->ctr[TASKS_BPF_RSS_SHMEM];
-    bool together = c_anon == c_file + 4 && c_swap == c_file + 8 && c_shmem == c_file + 12;
     __s64 d[4] = {};
     struct bpf_iter_num it;
     int *c;
     bpf_iter_num_new(&it, 0, nr_cpus);
     while ((c = bpf_iter_num_next(&it))) {
         __u64 off = pcpu_off[*c & (TASKS_BPF_MAX_CPUS - 1)];
-        __s32 v[4] = {};
-        if (together) {
-            bpf_probe_read_kernel(v, sizeof(v), (void *)(c_file + off));
-        } else {
-            bpf_probe_read_kernel(&v[0], sizeof(v[0]), (void *)(c_file + off));
-            bpf_probe_read_kernel(&v[1], sizeof(v[1]), (void *)(c_anon + off));
-            bpf_probe_read_kernel(&v[2], sizeof(v[2]), (void *)(c_swap + off));
-            bpf_probe_read_kernel(&v[3], sizeof(v[3]), (void *)(c_shmem + off));
-        }
-        d[0] += v[0];
-        d[1] += v[1];
-        d[2] += v[2];
-        d[3] += v[3];
+        /* inline probe loads (no helper call); the four counters of an mm share a cache line on each CPU */
+        d[0] += (__s32)s32_at(c_file + off);
+        d[1] += (__s32)s32_at(c_anon + off);
+        d[2] += (__s32)s32_at(c_swap + off);
+        d[3] += (__s32)s32_at(c_shmem + off);
     }
     bpf_iter_num_destroy(&it);
     r->rss_sum[TASKS_BPF_RSS_FILE] += d[0];
@@ -490,7 +470,12 @@ __noinline int tb_visit(struct scratch *sc, __u32 cgroup_walk)
         if (task->pid == 0)
             return 0; /* the idle task the walk starts from */
         stats.visited++;
-        if (filter_on) {
+        /* a process in the slot its record had in the last pass was reported then; while the filter has
+         * lost or changed no entry since (filter_kept), it is reported again: no lookup in the filter */
+        struct tasks_bpf_raw *o = filter_on && filter_kept ? out_slot(stats.matched) : NULL;
+        if (o && o->size == sizeof(*o) && o->host_pid == task->tgid && o->start_ns == task->start_boottime) {
+            flags |= o->flags & TASKS_BPF_R_DISCOVERED;
+        } else if (filter_on) {
             __u32 key = tgid_nr(task);
             if (!key)
                 return 0;
@@ -523,10 +508,34 @@ __noinline int tb_visit(struct scratch *sc, __u32 cgroup_walk)
     struct tasks_bpf_raw *r = out_slot(idx);
     if (!r)
         return 0;
-    __builtin_memset(r, 0, sizeof(*r));
-    r->size = sizeof(*r);
-    r->flags = flags;
-    r->host_pid = task->tgid;
+    __s32 host_pid = task->tgid;
+    __u64 start_ns = task->start_boottime;
+    __u32 state = task->__state, exit_state = task->exit_state;
+    /* A process of one thread (its mm has no other user) that is not runnable now and whose runtime has not
+     * moved since its last full record has not run since: its CPU, faults, I/O, switches, descriptors, name
+     * and credentials are as they were (each changes only when it runs). That record is still in this slot
+     * when the process is where it was in the last pass (processes keep their order while none before them
+     * leaves): only the identity, state and memory are written again (reclaim shrinks an idle process's RSS
+     * without it running). */
+    unsigned int tflags = task->flags;
+    struct mm_struct *mm = task->mm;
+    __u64 runtime = task->se.sum_exec_runtime;
+    bool single =
+        reuse && mm && !(tflags & PF_KTHREAD) && state != 0 && !exit_state && mm->mm_users.counter == 1;
+    bool same = single && r->size == sizeof(*r) && (r->flags & TASKS_BPF_R_BASE) && r->host_pid == host_pid &&
+                r->start_ns == start_ns && r->leader_runtime == runtime;
+    if (same) {
+        static const __u32 fresh = TASKS_BPF_R_RSS_EXACT | TASKS_BPF_R_DISCOVERED | TASKS_BPF_R_PID_HIDDEN;
+        r->flags = (r->flags & ~fresh) | flags | TASKS_BPF_R_SAME;
+        stats.reused++;
+    } else {
+        __builtin_memset(r, 0, sizeof(*r));
+        r->size = sizeof(*r);
+        r->flags = flags;
+        r->host_pid = host_pid;
+        r->start_ns = start_ns;
+        r->leader_runtime = runtime;
+    }
     struct task_struct *parent = task->real_parent;
     r->host_ppid = parent ? parent->tgid : 0;
     if (ns_level == 0) {
@@ -538,35 +547,17 @@ __noinline int tb_visit(struct scratch *sc, __u32 cgroup_walk)
         if (!r->pid)
             r->flags |= TASKS_BPF_R_PID_HIDDEN;
     }
-    r->state = task->__state;
-    r->exit_state = task->exit_state;
+    r->state = state;
+    r->exit_state = exit_state;
     r->cpu = task->thread_info.cpu;
-    r->start_ns = task->start_boottime;
     r->nvcsw = task->nvcsw;
     r->nivcsw = task->nivcsw;
-
-    /* A process of one thread (its mm has no other user) that is not runnable now and whose runtime has not
-     * moved since its last full record has not run since: its CPU, faults, I/O, switches, descriptors, name
-     * and credentials are as they were (each changes only when it runs). Memory can shrink without it
-     * running (reclaim), so the memory fields are read again. */
-    unsigned int tflags = task->flags;
-    struct mm_struct *mm = task->mm;
-    __u64 runtime = task->se.sum_exec_runtime;
-    __u32 hkey = r->host_pid;
-    struct last_read *lr = NULL;
-    bool single = reuse_gen && mm && !(tflags & PF_KTHREAD) && r->state != 0 && !r->exit_state &&
-                  mm->mm_users.counter == 1;
-    if (single) {
-        lr = bpf_map_lookup_elem(&last_reads, &hkey);
-        if (lr && lr->gen == reuse_gen && lr->start_ns == r->start_ns && lr->runtime == runtime) {
-            r->flags |= TASKS_BPF_R_SAME | TASKS_BPF_R_MM;
-            r->total_vm = mm->total_vm;
-            r->hiwater_rss = mm->hiwater_rss;
-            read_rss(r, sc, mm);
-            stats.reused++;
-            stats.written++;
-            return 0;
-        }
+    if (same) {
+        r->total_vm = mm->total_vm;
+        r->hiwater_rss = mm->hiwater_rss;
+        read_rss(r, sc, mm);
+        stats.written++;
+        return 0;
     }
     const struct cred *cred = task->real_cred;
     r->uid = cred ? cred->uid.val : 0;
@@ -600,17 +591,9 @@ __noinline int tb_visit(struct scratch *sc, __u32 cgroup_walk)
         sc->fd_bits = (__u64)fdt->open_fds;
         tb_count_fds(r, sc, fdt->max_fds / 64);
     }
-    if (single) { /* the runtime read before the full record: if it ran meanwhile, the next pass reads again
-                   */
-        if (lr) {
-            lr->start_ns = r->start_ns;
-            lr->runtime = runtime;
-            lr->gen = reuse_gen;
-        } else {
-            struct last_read v = {.start_ns = r->start_ns, .runtime = runtime, .gen = reuse_gen};
-            bpf_map_update_elem(&last_reads, &hkey, &v, BPF_ANY);
-        }
-    }
+    if (single) /* the runtime was read before the full record: if it ran meanwhile, the next pass reads again
+                 */
+        r->flags |= TASKS_BPF_R_BASE;
     stats.written++;
     return 0;
 }

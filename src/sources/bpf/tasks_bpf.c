@@ -196,13 +196,11 @@ typedef struct {
     uint8_t how; /* TASKS_BPF_F_* as in the map */
 } tb_pid_t;
 
-/* per-process state: the last utime/stime split handed out (see the file comment), and the last full record,
- * which a record flagged TASKS_BPF_R_SAME completes */
+/* per-process state: the last utime/stime split handed out (see the file comment) */
 typedef struct {
     uint64_t start_ns;
     uint64_t prev_u, prev_s;
     uint64_t pass;
-    struct tasks_bpf_raw last; /* last.size 0: none yet */
 } tb_proc_t;
 
 struct tasks_bpf {
@@ -218,9 +216,10 @@ struct tasks_bpf {
     uint64_t passes, runs, records, grows, loads;
     tb_pid_t *pids; /* the filter as the map holds it, sorted by pid */
     size_t npids, pids_cap;
+    bool filter_dirty; /* the filter lost or changed an entry since the last run of the program */
     js_pidmap_t procs; /* host pid -> tb_proc_t */
     size_t seen;       /* entries of `procs` converted in the current pass (each counted once) */
-    uint64_t reused;   /* records completed from the process's last full record, all passes */
+    uint64_t reused;   /* records reused in place (flag TASKS_BPF_R_SAME), all passes */
 };
 
 /* ---- libbpf's messages: kept instead of printed (library code prints nothing) ---- */
@@ -557,11 +556,7 @@ static int load(tasks_bpf_t *t, char *why, size_t whylen)
         max_pids = 0; /* a hash map of no entries: the kernel refuses to create it */
     bpf_map__set_max_entries(t->skel->maps.pid_filter, max_pids);
     bpf_map__set_max_entries(t->skel->maps.out, t->cap);
-    /* room to remember twice the processes expected (an LRU map: past that, some are read whole again) */
-    uint32_t remember = t->cap * 2 < 8192 ? 8192 : t->cap * 2;
-    bpf_map__set_max_entries(t->skel->maps.last_reads,
-                             remember < max_pids || !max_pids ? remember : max_pids);
-    t->skel->bss->reuse_gen = getenv("JOBSCOPE_BPF_NO_REUSE") ? 0 : 1;
+    t->skel->bss->reuse = getenv("JOBSCOPE_BPF_NO_REUSE") ? 0 : 1;
     what = "load";
     r = tasks_skel__load(t->skel);
     if (r < 0)
@@ -703,6 +698,7 @@ int tasks_bpf_set_pids(tasks_bpf_t *t, const int32_t *pids, const uint8_t *how, 
     size_t i = 0, j = 0;
     while ((i < t->npids || j < nw) && r == 0) {
         if (j >= nw || (i < t->npids && t->pids[i].pid < want[j].pid)) {
+            t->filter_dirty = true;
             if (bpf_map_delete_elem(fd, &t->pids[i].pid) < 0 && errno != ENOENT)
                 r = -errno;
             i++;
@@ -711,14 +707,17 @@ int tasks_bpf_set_pids(tasks_bpf_t *t, const int32_t *pids, const uint8_t *how, 
                 r = -errno;
             j++;
         } else {
-            if ((t->pids[i].how & ~TASKS_BPF_F_AUTO) != want[j].how &&
-                bpf_map_update_elem(fd, &want[j].pid, &want[j].how, BPF_ANY) < 0)
-                r = -errno;
+            if ((t->pids[i].how & ~TASKS_BPF_F_AUTO) != want[j].how) {
+                t->filter_dirty = true;
+                if (bpf_map_update_elem(fd, &want[j].pid, &want[j].how, BPF_ANY) < 0)
+                    r = -errno;
+            }
             i++;
             j++;
         }
     }
     if (r < 0) {
+        t->filter_dirty = true;
         /* the map is now somewhere between the two sets: forget what it holds, rebuild it from scratch */
         uint32_t key, next;
         bool first = true;
@@ -786,8 +785,6 @@ static void convert(tasks_bpf_t *t, const struct tasks_bpf_raw *w, tasks_bpf_rec
     uint64_t pu = w->prev_utime, ps = w->prev_stime;
     int fresh = 0;
     tb_proc_t *p = pidmap_put(&t->procs, w->host_pid, &fresh);
-    if (p && !(w->flags & TASKS_BPF_R_SAME))
-        p->last = *w;
     if (p && !fresh && p->start_ns == w->start_ns && p->prev_u + p->prev_s > pu + ps) {
         pu = p->prev_u;
         ps = p->prev_s;
@@ -861,41 +858,6 @@ static void convert(tasks_bpf_t *t, const struct tasks_bpf_raw *w, tasks_bpf_rec
     o->flags = f;
 }
 
-/* last_of: the state of the process of record `w` when it holds a full record of the same process. */
-static const tb_proc_t *last_of(const tasks_bpf_t *t, const struct tasks_bpf_raw *w)
-{
-    const tb_proc_t *p = pidmap_get(&t->procs, w->host_pid);
-    return p && p->last.size == sizeof(*w) && p->last.start_ns == w->start_ns ? p : NULL;
-}
-
-/* complete: a record flagged TASKS_BPF_R_SAME made whole in *out from the process's last full record (what
- * cannot change without the process running) and the fields the pass read again. Returns false when there is
- * no such record (the reader did not take in the pass that made it): the pass must be read again whole. */
-static bool complete(const tasks_bpf_t *t, const struct tasks_bpf_raw *w, struct tasks_bpf_raw *out)
-{
-    const tb_proc_t *p = last_of(t, w);
-    if (!p)
-        return false;
-    *out = p->last;
-    static const uint32_t fresh = TASKS_BPF_R_MM | TASKS_BPF_R_RSS_EXACT | TASKS_BPF_R_DISCOVERED |
-                                  TASKS_BPF_R_PID_HIDDEN | TASKS_BPF_R_SAME;
-    out->flags = (out->flags & ~fresh) | (w->flags & fresh);
-    out->pid = w->pid;
-    out->ppid = w->ppid;
-    out->host_pid = w->host_pid;
-    out->host_ppid = w->host_ppid;
-    out->state = w->state;
-    out->exit_state = w->exit_state;
-    out->cpu = w->cpu;
-    out->nvcsw = w->nvcsw;
-    out->nivcsw = w->nivcsw;
-    out->total_vm = w->total_vm;
-    out->hiwater_rss = w->hiwater_rss;
-    memcpy(out->rss_sum, w->rss_sum, sizeof(out->rss_sum));
-    memcpy(out->rss_count, w->rss_count, sizeof(out->rss_count));
-    return true;
-}
-
 /* forget: drop per-process state of processes not seen in the pass that just ended; nothing to do (no walk)
  * when every entry was seen in it. */
 static void forget(tasks_bpf_t *t, uint64_t pass)
@@ -961,62 +923,42 @@ int tasks_bpf_read(tasks_bpf_t *t, tasks_bpf_record_cb cb, void *arg)
     if (!t->skel)
         return -ENODEV;
     uint64_t n = 0;
-    int again = 0;
-read_again:
     for (int attempt = 0;; attempt++) {
         LIBBPF_OPTS(bpf_test_run_opts, ro);
+        /* a process in its last pass's slot is a member still, unless the filter lost or changed an entry */
+        t->skel->bss->filter_kept = !t->filter_dirty;
         if (bpf_prog_test_run_opts(bpf_program__fd(t->skel->progs.run), &ro) < 0)
             return -errno;
+        t->filter_dirty = false;
         t->runs++;
         if (t->skel->bss->stats.root_gone)
             return -ENOENT; /* the scope's cgroup was removed */
         n = t->skel->bss->stats.matched;
         if (n <= t->cap)
             break;
-        /* more processes than room: the pass is discarded and run again with a larger array; what the
-         * program remembered of the discarded records is no base for the next pass */
-        t->skel->bss->reuse_gen += t->skel->bss->reuse_gen ? 1 : 0;
+        /* more processes than room: the pass is discarded and run again with a larger array (empty: every
+         * record of that pass is a full one) */
         if (attempt >= 3)
             return -E2BIG;
         int r = grow(t, n);
         if (r < 0)
             return r;
     }
-    /* every record flagged SAME must have its last full record here; one that does not (the program
-     * remembered a record this reader never took in: a process it stopped reporting for a while, a pass it
-     * discarded) makes the program forget everything, and the pass is read again whole */
-    for (uint64_t i = 0; i < n; i++) {
-        if ((t->out[i].flags & TASKS_BPF_R_SAME) && !last_of(t, &t->out[i])) {
-            t->skel->bss->reuse_gen++;
-            if (again++)
-                return -EPROTO;
-            goto read_again;
-        }
-    }
     int r = 0;
     t->seen = 0;
     for (uint64_t i = 0; i < n && r == 0; i++) {
-        struct tasks_bpf_raw w;
-        memcpy(&w, &t->out[i], sizeof(w));
-        if (w.size != sizeof(w)) {
+        const struct tasks_bpf_raw *w = &t->out[i];
+        if (w->size != sizeof(*w)) {
             r = -EPROTO;
             break;
         }
-        if (w.flags & TASKS_BPF_R_SAME) {
-            struct tasks_bpf_raw whole;
-            if (!complete(t, &w, &whole)) { /* checked above: cannot happen */
-                r = -EPROTO;
-                break;
-            }
-            w = whole;
-            t->reused++;
-        }
-        if ((w.flags & TASKS_BPF_R_DISCOVERED) && w.pid > 0 && shadow_add(t, (uint32_t)w.pid) < 0) {
+        t->reused += (w->flags & TASKS_BPF_R_SAME) != 0;
+        if ((w->flags & TASKS_BPF_R_DISCOVERED) && w->pid > 0 && shadow_add(t, (uint32_t)w->pid) < 0) {
             r = -ENOMEM;
             break;
         }
         tasks_bpf_record_t rec;
-        convert(t, &w, &rec);
+        convert(t, w, &rec);
         t->records++;
         int c = cb(&rec, arg);
         if (c < 0)

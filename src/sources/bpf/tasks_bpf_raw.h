@@ -30,9 +30,12 @@
 #define TASKS_BPF_R_DISCOVERED (1u << 4) /* tasks mode: added to the filter as a child of a filtered one */
 #define TASKS_BPF_R_PID_HIDDEN (1u << 5) /* not visible in the reader's PID namespace (pid = 0) */
 #define TASKS_BPF_R_KTHREAD (1u << 6)    /* a kernel thread */
-/* the process has not run since its last full record (same start, same leader runtime, one thread): only the
- * identity, state, CPU and memory fields are read again; the reader takes the rest from that record */
+/* the process has not run since its last full record (same start, same leader runtime, one thread), which its
+ * slot still held: only the identity, state, CPU, switches and memory were written again over that record */
 #define TASKS_BPF_R_SAME (1u << 7)
+/* a full record of a process of one thread, not runnable, whose leader's runtime was leader_runtime: the next
+ * pass may reuse it in place (same slot, same process, same runtime) */
+#define TASKS_BPF_R_BASE (1u << 8)
 
 /* mm counters, in this order in rss_sum / rss_count (the kernel's own order: MM_FILEPAGES .. MM_SHMEMPAGES)
  */
@@ -56,6 +59,7 @@ struct tasks_bpf_raw {
     __u32 fds;                    /* open descriptors (bits set in the fd table's open_fds) */
     __u32 attempts;               /* reads of the group sums (a thread exiting forces a retry) */
     __u64 start_ns;               /* start_boottime */
+    __u64 leader_runtime;         /* the leader's se.sum_exec_runtime (read before the rest of the record) */
     __u64 utime, stime;           /* ns, tick-sampled, live threads + exited ones (signal) */
     __u64 sum_exec;               /* ns, scheduler runtime, live threads + exited ones */
     __u64 prev_utime, prev_stime; /* signal->prev_cputime: the last split /proc or getrusage handed out */
