@@ -222,21 +222,45 @@ static void usage(void)
             "[--passes K] [--interval-ms MS] [--sysfs DIR] [--available] [PID...]\n");
 }
 
+/* settled: whether process `pid` sleeps (state S) and its runtime (schedstat) did not move over 20 ms: it has
+ * finished what a kick made it do, also the steps after its ack (returning from the handler to its pause). */
+static bool settled(const js_fsroot_t *root, pid_t pid, js_buf_t *b)
+{
+    char path[64];
+    uint64_t run[2];
+    for (int k = 0; k < 2; k++) {
+        js_schedstat_t ss;
+        js_pid_stat_t ps;
+        snprintf(path, sizeof(path), "%d/schedstat", (int)pid);
+        if (fs_read(root->proc, path, b) < 0 || proc_parse_schedstat(b->p, &ss) < 0)
+            return false;
+        run[k] = ss.run_ns;
+        snprintf(path, sizeof(path), "%d/stat", (int)pid);
+        if (fs_read(root->proc, path, b) < 0 || parse_pid_stat(b->p, &ps) < 0 || ps.state != 'S')
+            return false;
+        if (k == 0)
+            usleep(20000);
+    }
+    return run[0] == run[1];
+}
+
 /* wait_kick: SIGUSR1 to `pid` (0: none; the test changes something itself), then until file `ack` holds the
- * number `n` (60 s at most). */
-static bool wait_kick(pid_t pid, const char *ack, long n)
+ * number `n` and the kicked process has settled (60 s at most). */
+static bool wait_kick(const js_fsroot_t *root, pid_t pid, const char *ack, long n, js_buf_t *b)
 {
     if (pid > 0 && kill(pid, SIGUSR1) < 0)
         return false;
+    bool acked = false;
     for (int i = 0; i < 6000; i++) {
-        FILE *f = fopen(ack, "r");
+        FILE *f = acked ? NULL : fopen(ack, "r");
         long got = -1;
         if (f) {
             if (fscanf(f, "%ld", &got) != 1)
                 got = -1;
             fclose(f);
         }
-        if (got == n)
+        acked = acked || got == n;
+        if (acked && (pid <= 0 || settled(root, pid, b)))
             return true;
         usleep(10000);
     }
@@ -361,7 +385,7 @@ int main(int argc, char **argv)
         if (k && interval_ms > 0)
             usleep((useconds_t)interval_ms * 1000);
         if (k && kick >= 0 && ack && kick_every > 0 && k % kick_every == 0 &&
-            !wait_kick(kick, ack, ++kicks)) {
+            !wait_kick(&root, kick, ack, ++kicks, &b)) {
             fprintf(stderr, "bpf_compare: no ack %ld from %d in %s\n", kicks, (int)kick, ack);
             rc = 1;
             goto out;
