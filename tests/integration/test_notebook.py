@@ -48,12 +48,17 @@ CELLS = [
     "%jobscope plot --cell 4",                                                    # 13
     "try:\n    get_ipython().run_line_magic('jobscope', 'start --level slurm')\nexcept Exception as e:\n"
     "    print('refused:', e)",                                                   # 14
-    "%jobscope start 0.1 --level user --output lvl.db",                           # 15
-    # 16: an orphan that burns 0.4 s of CPU, says so in a file, and lives on; the cell ends once it has burned
-    # (a loaded machine may give it its CPU late: waiting on the CPU it used, not on the clock)
-    "import subprocess, sys, os, time\nsubprocess.run(['sh', '-c', sys.executable + ' -c \"import time, sys"
-    "\\nt=time.process_time()\\nwhile time.process_time()-t<0.4: pass\\nopen(sys.argv[1], chr(119)).close()"
-    "\\ntime.sleep(3)\" orphan.burned &'])\nwhile not os.path.exists('orphan.burned'): time.sleep(0.02)\n"
+    # 15: an orphan of the kernel, made before monitoring starts (a sample taken while it was still its shell's
+    # child would make it the kernel's descendant for good), waits for the file orphan.go, then burns 0.4 s of
+    # CPU, says so in a file, and lives on
+    "import subprocess, sys, os, time\nsubprocess.run(['sh', '-c', sys.executable + ' -c \"import time, sys, os"
+    "\\nwhile not os.path.exists(sys.argv[1]): time.sleep(0.02)"
+    "\\nt=time.process_time()\\nwhile time.process_time()-t<0.4: pass\\nopen(sys.argv[2], chr(119)).close()"
+    "\\ntime.sleep(3)\" orphan.go orphan.burned &'])\n"
+    "%jobscope start 0.1 --level user --output lvl.db",
+    # 16: the orphan burns; the cell ends once it has burned (a loaded machine may give it its CPU late:
+    # waiting on the CPU it used, not on the clock)
+    "import os, time\nopen('orphan.go', 'w').close()\nwhile not os.path.exists('orphan.burned'): time.sleep(0.02)\n"
     "time.sleep(0.2)",
     "%jobscope report --level user\n%jobscope report --level process\n%jobscope stop",  # 17
 ]
@@ -154,7 +159,8 @@ def test_offline_load_and_levels(executed):
 
 
 def test_user_level(executed):
-    """%jobscope start --level user: the cell's orphan (not the kernel's descendant any more) is the user's."""
+    """%jobscope start --level user: the orphan (not the kernel's descendant) burning during a cell is the user's
+    CPU in that cell, not the process level's."""
     nb, work = executed
     assert len(outputs(nb.cells[16], "text/html")) == 2  # a table per level
     sys.path.insert(0, str(PYDIR))
