@@ -61,7 +61,7 @@ def test_signal_to_jobscope_reaches_child(js, sig):
     assert_no_crash(cp)
     assert p.returncode == 128 + sig, f"expected {128 + sig} after {sig.name}, got {p.returncode}: {cp.stderr}"
     assert not child.is_running() or child.status() == psutil.STATUS_ZOMBIE, "the child outlived jobscope"
-    assert elapsed < 3.0, f"jobscope took {elapsed:.2f}s to exit after {sig.name}"
+    assert elapsed < 5.0, f"jobscope took {elapsed:.2f}s to exit after {sig.name}"
 
 
 def _default_signals():

