@@ -366,7 +366,15 @@ def test_job_node_local_moved_and_killed(js, tmp_path):
         deadline = time.monotonic() + 20
         while time.monotonic() < deadline and not list(local.glob("jobscope-92-nz.*.db")):
             time.sleep(0.05)
-        time.sleep(1.0)
+
+        def taken():  # samples committed so far (a busy machine may take a second before the first)
+            try:
+                with sqlite3.connect(f"file:{next(local.glob('jobscope-92-nz.*.db'))}?mode=ro", uri=True) as db:
+                    return db.execute("SELECT count(*) FROM samples").fetchone()[0]
+            except (sqlite3.Error, StopIteration):
+                return 0
+        while time.monotonic() < deadline + 20 and taken() < 3:
+            time.sleep(0.05)
         p.send_signal(signal.SIGKILL)
         _, err = p.communicate(timeout=30)
         left = list(local.glob("jobscope-92-nz.*.db"))
