@@ -263,10 +263,12 @@ def test_unprivileged_run_counts_its_own_processes_or_says_why(jobscope_bin, wor
         shutil.copy(workload("burn.py"), wl)
         os.chmod(wl, 0o644)
         rec, sj = Path(d) / "run.db", Path(d) / "run.json"
+        before = stolen_s()
         p = subprocess.run(["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", str(jobscope_bin),
                             "run", "-q", "-i", "100ms", "-o", str(rec), "--summary-json", str(sj), "--",
                             PYTHON, str(wl), "0.3"],
                            cwd=d, capture_output=True, text=True, timeout=120)
+        stolen = stolen_s() - before
         assert_no_crash(p)
         assert p.returncode == 0, p.stderr
         s = json.loads(sj.read_text())
@@ -283,7 +285,10 @@ def test_unprivileged_run_counts_its_own_processes_or_says_why(jobscope_bin, wor
             assert perf["missing"]["context_switches"].startswith("EACCES:")
         if "task_clock_ns" in perf["events"]:
             task = perf["events"]["task_clock_ns"]["count"] / 1e9
-            assert task == pytest.approx(s["cpu"]["total_s"], rel=0.05, abs=0.02)
+            # above the total by at most the node's interrupt and stolen time over the run (the suite once saw
+            # 0.359 s against 0.331 s; 8 runs under stress-ng --cpu 3: -0.6% to +1.4%), below it by 5%
+            total = s["cpu"]["total_s"]
+            assert 0.95 * total - 0.02 <= task <= total + stolen + 0.02, (task, total, stolen)
     finally:
         shutil.rmtree(d, ignore_errors=True)
 
